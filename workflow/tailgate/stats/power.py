@@ -1,0 +1,59 @@
+"""Sample-size bound for ξ separation (Eq. 2 of seed 000, Section 4).
+
+By the Smith (1987) asymptotic, √n_exc (ξ̂ − ξ) → N(0, (1 + ξ)²) for ξ > −1/2, so the two-sample
+z statistic for Δξ between two conditions with n_exc exceedances each has standard error
+σ_Δ = (1 + ξ̄) √(2 / n_exc). Eq. 2 inverts the power of that z-test:
+
+    n_exc ≥ 2 (z_{α/2} + z_β)² (1 + ξ̄)² / Δξ².
+
+It is a *necessary* bound for the protocol's P1∧P2 rule, not a sufficient one (App. E of seed 000).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.stats import norm
+
+__all__ = ["achieved_power", "required_exceedances"]
+
+
+def _check(delta_xi: float, alpha: float, xi_bar: float) -> None:
+    if not delta_xi > 0:
+        raise ValueError(f"delta_xi must be > 0, got {delta_xi!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if not xi_bar > -0.5:
+        raise ValueError(f"xi_bar must be > -1/2 (Smith asymptotic), got {xi_bar!r}")
+
+
+def required_exceedances(
+    delta_xi: float, alpha: float = 0.05, power: float = 0.80, xi_bar: float = 0.0
+) -> int:
+    """n_exc* of Eq. 2 of seed 000: exceedances per condition for ``power`` at two-sided ``alpha``.
+
+    Table 1 of seed 000: Δξ = 0.05, 0.07, 0.10, 0.20 → 6280, 3204, 1570, 393.
+    """
+    _check(delta_xi, alpha, xi_bar)
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    n = 2 * z**2 * (1 + xi_bar) ** 2 / delta_xi**2
+    # round away float noise before the ceiling (e.g. 1569.99999999 must not become 1570 twice)
+    return int(math.ceil(round(n, 9)))
+
+
+def achieved_power(
+    n_exc: float, delta_xi: float, alpha: float = 0.05, xi_bar: float = 0.0
+) -> float:
+    """Power of the two-sided two-sample z-test behind Eq. 2 of seed 000 at ``n_exc`` per condition.
+
+    Both rejection tails are counted: Φ(d − z_{α/2}) + Φ(−d − z_{α/2}) with
+    d = Δξ √(n_exc / 2) / (1 + ξ̄).
+    """
+    _check(delta_xi, alpha, xi_bar)
+    if n_exc < 0:
+        raise ValueError(f"n_exc must be >= 0, got {n_exc!r}")
+    d = delta_xi * math.sqrt(n_exc / 2.0) / (1 + xi_bar)
+    z = norm.ppf(1 - alpha / 2)
+    return float(norm.cdf(d - z) + norm.cdf(-d - z))
