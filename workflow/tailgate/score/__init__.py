@@ -1,1 +1,151 @@
-"""tailgate.score."""
+"""tailgate.score: scorers that turn completions into per-row severities.
+
+:func:`score_shard` is the one entry point the workflow calls. Kinds (Sec. 5 and App. C of
+seed 000): ``detoxify`` (Detoxify head on the completion only), ``profanity``
+(alt-profanity-check), ``token_nll`` (a judge model's mean NLL of the completion given the
+prompt; also writes per-token losses) and ``column`` (scores already in the data).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from tailgate.atomic import write_parquet
+from tailgate.score.common import (
+    ScorerSpec,
+    ScoringError,
+    check_texts,
+    read_generations,
+    scorer_spec,
+    write_scores,
+)
+
+__all__ = ["ScorerSpec", "ScoringError", "score_shard", "token_losses_path"]
+
+
+def token_losses_path(out_path: str | os.PathLike[str]) -> Path:
+    """Where ``token_nll`` writes per-token losses: ``<out>.tokens.parquet`` beside ``out``."""
+    out = Path(out_path)
+    return out.with_name(out.name.removesuffix(".parquet") + ".tokens.parquet")
+
+
+def score_shard(
+    study: Any,
+    scorer: str,
+    condition: str,
+    generations_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    *,
+    options: dict,
+) -> None:
+    """Score one generations shard with the registered ``scorer`` into ``out_path``.
+
+    Writes Parquet ``prompt_id`` (int64), ``score`` (float64) sorted by prompt_id;
+    ``token_nll`` also writes ``<out>.tokens.parquet`` (prompt_id, position, loss). ``options``:
+    ``batch_size``, ``device`` (``auto``/``cpu``/``cuda[:n]``), ``progress`` (bool).
+    """
+    spec = scorer_spec(study, scorer, condition=condition)
+    progress = bool(options.get("progress", True))
+    if spec.kind == "column":
+        column = spec.fields.get("column")
+        if not column:
+            raise ScoringError(
+                f"Scorer {scorer!r} of kind 'column' registers no 'column'. Name the column of "
+                "the generations table that holds the scores."
+            )
+        table = read_generations(generations_path, (column,), scorer=scorer, condition=condition)
+        from tailgate.score.column import column_scores
+
+        scores = column_scores(
+            table, column, scorer=scorer, condition=condition, path=generations_path
+        )
+        write_scores(out_path, table.column("prompt_id"), scores, spec=spec, condition=condition)
+        return
+
+    needs = ("prompt", "completion") if spec.kind == "token_nll" else ("completion",)
+    table = read_generations(generations_path, needs, scorer=scorer, condition=condition)
+    texts = check_texts(
+        table, "completion", scorer=scorer, condition=condition, path=generations_path
+    )
+    prompt_ids = table.column("prompt_id").to_numpy()
+    from tailgate.generate.transformers_backend import resolve_device
+
+    device = resolve_device(options.get("device"))
+    if spec.kind == "profanity":
+        from tailgate.score.profanity import profanity_scores
+
+        scores = profanity_scores(texts)
+    elif spec.kind == "detoxify":
+        from tailgate.score.toxicity import detoxify_scores
+
+        scores = detoxify_scores(
+            texts,
+            spec_fields=spec.fields,
+            scorer=scorer,
+            device=str(device),
+            batch_size=int(options.get("batch_size", 64)),
+            progress=progress,
+        )
+    else:
+        scores = _token_nll(study, spec, condition, table, texts, prompt_ids, out_path, options)
+    write_scores(out_path, prompt_ids, scores, spec=spec, condition=condition)
+
+
+def _token_nll(
+    study: Any,
+    spec: ScorerSpec,
+    condition: str,
+    table: pa.Table,
+    texts: list[str],
+    prompt_ids: np.ndarray,
+    out_path: str | os.PathLike[str],
+    options: dict,
+) -> np.ndarray:
+    from tailgate.generate.transformers_backend import load_causal_lm, model_spec, resolve_device
+    from tailgate.score.token_nll import token_nll
+
+    judge = spec.fields.get("judge")
+    if not judge:
+        raise ScoringError(
+            f"Scorer {spec.name!r} of kind 'token_nll' registers no 'judge'. Name the key of "
+            "the judge model under 'models'."
+        )
+    lm = load_causal_lm(
+        model_spec(study, str(judge), condition=condition),
+        device=resolve_device(options.get("device")),
+        condition=condition,
+    )
+    result = token_nll(
+        lm,
+        [str(p) for p in table.column("prompt").to_pylist()],
+        texts,
+        prompt_ids,
+        scorer=spec.name,
+        condition=condition,
+        batch_size=int(options.get("batch_size", 8)),
+        progress=bool(options.get("progress", True)),
+    )
+    bad = np.flatnonzero(~np.isfinite(result.token_loss))
+    if bad.size:
+        pid = int(result.token_prompt_id[bad[0]])
+        raise ScoringError(
+            f"Scorer {spec.name!r}: a token of prompt_id {pid} of condition {condition!r} has a "
+            "non-finite loss under the judge. Check the judge's dtype (float32 avoids overflow)."
+        )
+    order = np.lexsort((result.token_position, result.token_prompt_id))
+    write_parquet(
+        token_losses_path(out_path),
+        pa.table(
+            {
+                "prompt_id": pa.array(result.token_prompt_id[order]),
+                "position": pa.array(result.token_position[order]),
+                "loss": pa.array(result.token_loss[order]),
+            }
+        ),
+    )
+    return result.mean_nll

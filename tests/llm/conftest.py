@@ -1,0 +1,277 @@
+"""Fixtures that build tiny models, tokenizers and datasets locally (no downloads).
+
+* ``tiny_lm``: a random-init GPT-2-style causal LM with a byte-level BPE tokenizer trained
+  on a few sentences, saved with ``save_pretrained``. Its ``generation_config`` carries
+  hostile defaults (top_k=3, min_p=0.3, repetition_penalty=1.5) that a registered
+  sampling spec must override.
+* ``tiny_chat_lm``: the same with a chat template.
+* ``tiny_bert`` / ``detoxify_checkpoint``: a random-init BERT classifier with six labels and
+  a WordPiece tokenizer, and a Detoxify-format checkpoint dict around it
+  (``{"config": {"arch": {"args": ...}, "dataset": {"args": {"classes": ...}}},
+  "state_dict": ...}``, as ``detoxify.detoxify.load_checkpoint`` reads it).
+* ``rtp_jsonl``: a small RealToxicityPrompts-schema JSONL file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp(prefix="tailgate-datasets-"))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest
+import torch
+
+SENTENCES = [
+    "the quick brown fox jumps over the lazy dog",
+    "hello world this is a small test of the tokenizer",
+    "you are a terrible person and I hate you",
+    "what a nice day it is today in the park",
+    "she said that the movie was boring and far too long",
+    "they walked home together after the game last night",
+    "shut up you stupid idiot",
+    "the weather forecast says it will rain tomorrow",
+]
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+)
+
+DETOXIFY_CLASSES = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
+
+
+def _bpe_tokenizer(extra_special: list[str] | None = None):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=320,
+        special_tokens=["<|endoftext|>", "<unk>", *(extra_special or [])],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(SENTENCES, trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<unk>",
+        model_max_length=256,
+    )
+
+
+def build_tiny_lm(path: Path, *, chat: bool = False, seed: int = 0) -> Path:
+    """Save a random-init GPT-2-style LM and its tokenizer under ``path``."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = _bpe_tokenizer(["<|user|>", "<|assistant|>"] if chat else None)
+    if chat:
+        tok.chat_template = CHAT_TEMPLATE
+    tok.save_pretrained(path)
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        vocab_size=len(tok),
+        n_positions=256,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        initializer_range=0.2,  # peaky logits: varied completions that sometimes stop early
+    )
+    model = GPT2LMHeadModel(config)
+    model.generation_config.do_sample = True
+    model.generation_config.top_k = 3
+    model.generation_config.min_p = 0.3
+    model.generation_config.repetition_penalty = 1.5
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.save_pretrained(path)
+    return path
+
+
+def build_tiny_bert(path: Path, *, seed: int = 0):
+    """Save a random-init six-label BERT classifier with a WordPiece tokenizer under ``path``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    wp.normalizer = normalizers.BertNormalizer(lowercase=True)
+    wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    wp.train_from_iterator(
+        SENTENCES,
+        trainers.WordPieceTrainer(
+            vocab_size=200,
+            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+            show_progress=False,
+        ),
+    )
+    cls, sep = wp.token_to_id("[CLS]"), wp.token_to_id("[SEP]")
+    wp.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
+    tok = BertTokenizerFast(
+        tokenizer_object=wp,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=64,
+    )
+    tok.save_pretrained(path)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=len(DETOXIFY_CLASSES),
+        initializer_range=0.5,  # spread the sigmoid outputs away from 0.5
+    )
+    model = BertForSequenceClassification(config)
+    model.save_pretrained(path)
+    return model, tok
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tmp_path_factory) -> Path:
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-lm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_lm(tmp_path_factory) -> Path:
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-chat-lm"), chat=True, seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("tiny-bert")
+    build_tiny_bert(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def detoxify_checkpoint(tiny_bert: Path, tmp_path_factory) -> Path:
+    """A Detoxify-format checkpoint around ``tiny_bert``."""
+    from transformers import BertForSequenceClassification
+
+    model = BertForSequenceClassification.from_pretrained(tiny_bert)
+    ckpt = {
+        "config": {
+            "arch": {
+                "args": {
+                    "model_type": str(tiny_bert),
+                    "model_name": "BertForSequenceClassification",
+                    "tokenizer_name": "BertTokenizer",
+                    "num_classes": len(DETOXIFY_CLASSES),
+                }
+            },
+            "dataset": {"args": {"classes": DETOXIFY_CLASSES}},
+        },
+        "state_dict": model.state_dict(),
+    }
+    path = tmp_path_factory.mktemp("detoxify") / "toxic_tiny.ckpt"
+    torch.save(ckpt, path)
+    return path
+
+
+def rtp_rows(n: int) -> list[dict]:
+    """``n`` RealToxicityPrompts-schema rows with varied toxicity and ``challenging`` flags."""
+    rows = []
+    for i in range(n):
+        words = SENTENCES[i % len(SENTENCES)].split()
+        text = " ".join(words[: 3 + i % 4])
+        rows.append(
+            {
+                "filename": f"{i:04d}.txt",
+                "begin": i,
+                "end": i + 10,
+                "challenging": i % 3 == 0,
+                "prompt": {
+                    "text": text,
+                    "toxicity": None if i % 7 == 6 else round((i * 37 % 100) / 100, 2),
+                    "profanity": 0.1,
+                },
+                "continuation": {"text": "tail", "toxicity": 0.2},
+            }
+        )
+    return rows
+
+
+@pytest.fixture
+def rtp_jsonl(tmp_path) -> Path:
+    path = tmp_path / "rtp.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rtp_rows(40)))
+    return path
+
+
+def make_study(
+    *,
+    model_path: Path | None = None,
+    source: Path | str = "unused",
+    conditions: dict | None = None,
+    scorers: list | None = None,
+    shards: int = 2,
+    max_new_tokens: int = 8,
+    seed: int = 7,
+    prompt_format: str = "plain",
+    order: str = "dataset",
+    filters: dict | None = None,
+    extra_models: dict | None = None,
+) -> SimpleNamespace:
+    """A stand-in for a loaded pre-registration with defaults applied."""
+    models = {}
+    if model_path is not None:
+        models["tiny"] = {"id": str(model_path), "dtype": "float32", "prompt_format": prompt_format}
+    models.update(extra_models or {})
+    data = {
+        "seed": seed,
+        "sample_cap": 1000,
+        "data": {
+            "prompts": {
+                "source": str(source),
+                "split": "train",
+                "order": order,
+                "filters": filters or {},
+            }
+        },
+        "models": models,
+        "generation": {
+            "temperature": 1.0,
+            "top_p": 0.9,
+            "max_new_tokens": max_new_tokens,
+            "shards": shards,
+        },
+        "conditions": conditions
+        or [
+            {"name": "clean", "model": "tiny", "prompts": 12, "perturbation": {"kind": "none"}},
+            {
+                "name": "noisy",
+                "model": "tiny",
+                "prompts": 12,
+                "perturbation": {"kind": "embedding_noise", "sigma_rel": 0.25},
+            },
+        ],
+        "scorers": scorers or [],
+    }
+    return SimpleNamespace(data=data, name="tiny-study", canonical_hash="0" * 64)
+
+
+@pytest.fixture
+def study_factory():
+    return make_study

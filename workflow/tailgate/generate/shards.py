@@ -1,0 +1,243 @@
+"""Shard I/O shared by every generation backend and scorer.
+
+A condition's prompts are split into shards so that generation is resumable and
+cluster-parallel (DESIGN, "The DAG"). This module owns the three things every shard writer
+needs:
+
+* reading the selected-prompts table and taking one shard of it (:func:`shard_prompts`):
+  shard ``k`` of ``n`` holds the rows whose selection ``position`` satisfies
+  ``position % n == k``, after capping the table at the condition's prompt count;
+* a resumable, atomically checkpointed writer (:class:`ShardCheckpoint`): completed batches
+  are appended to ``shard-k.partial.parquet`` (rewritten atomically after every batch), a
+  restarted job skips the batches found there, and :meth:`ShardCheckpoint.finish` writes the
+  final file sorted by ``prompt_id`` and removes the partial file, so a killed job neither
+  loses nor duplicates rows and the final bytes equal those of an uninterrupted run;
+* the error type for bad shard input (:class:`ShardInputError`), whose one-paragraph message
+  names the condition, the file, the row and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tailgate.atomic import write_parquet
+
+__all__ = [
+    "GENERATION_COLUMNS",
+    "ShardCheckpoint",
+    "ShardInputError",
+    "condition_spec",
+    "fingerprint",
+    "generation_schema",
+    "read_table",
+    "require_columns",
+    "shard_prompts",
+]
+
+from tailgate.errors import InputError
+from tailgate.generate import DataInputError
+
+
+class ShardInputError(InputError, DataInputError):
+    """Bad input to a generation or scoring shard (a user-fixable problem, CLI exit 2)."""
+
+
+#: Columns every generation backend writes, in this order (workflow/README.md).
+GENERATION_COLUMNS = (
+    "prompt_id",
+    "prompt",
+    "completion",
+    "prompt_tokens",
+    "completion_tokens",
+    "finish_reason",
+)
+
+_BATCH = "_batch"
+_KEY = "_checkpoint_key"
+
+
+def generation_schema() -> pa.Schema:
+    """The Arrow schema of a generations shard."""
+    return pa.schema(
+        [
+            ("prompt_id", pa.int64()),
+            ("prompt", pa.string()),
+            ("completion", pa.string()),
+            ("prompt_tokens", pa.int64()),
+            ("completion_tokens", pa.int64()),
+            ("finish_reason", pa.string()),
+        ]
+    )
+
+
+def fingerprint(obj: Any) -> str:
+    """SHA-256 of the canonical JSON of ``obj`` (sorted keys): the identity of a shard's inputs."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def condition_spec(study: Any, condition: str) -> dict[str, Any]:
+    """The registered specification of ``condition`` (conditions as a mapping or a named list)."""
+    conditions = study.data.get("conditions")
+    if isinstance(conditions, dict) and condition in conditions:
+        return dict(conditions[condition])
+    if isinstance(conditions, list):
+        for entry in conditions:
+            if isinstance(entry, dict) and entry.get("name") == condition:
+                return dict(entry)
+    known = (
+        sorted(conditions)
+        if isinstance(conditions, dict)
+        else [c.get("name") for c in conditions or [] if isinstance(c, dict)]
+    )
+    raise ShardInputError(
+        f"Condition {condition!r} is not registered in study {getattr(study, 'name', '?')!r}: "
+        f"the pre-registration's 'conditions' lists {known}. Use one of those names, or register "
+        "the condition (an amendment) before generating or scoring it."
+    )
+
+
+def read_table(path: str | os.PathLike[str], *, what: str, condition: str) -> pa.Table:
+    """Read a Parquet table, turning a missing or unreadable file into a clear error."""
+    p = Path(path)
+    if not p.is_file():
+        raise ShardInputError(
+            f"The {what} file {str(p)!r} for condition {condition!r} does not exist. Run the step "
+            "that writes it first (or fix the path given to this step)."
+        )
+    try:
+        return pq.read_table(p)
+    except (OSError, pa.ArrowException) as exc:
+        raise ShardInputError(
+            f"The {what} file {str(p)!r} for condition {condition!r} is not a readable Parquet "
+            f"file ({exc}). Delete it and re-run the step that writes it."
+        ) from exc
+
+
+def require_columns(
+    table: pa.Table, columns: tuple[str, ...] | list[str], *, path: Any, what: str, condition: str
+) -> None:
+    """Raise :class:`ShardInputError` naming every missing column of ``table``."""
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise ShardInputError(
+            f"The {what} file {str(path)!r} for condition {condition!r} lacks the column(s) "
+            f"{missing}; it has {table.column_names}. Re-create it with the step that writes "
+            f"{what} files, or add the column(s)."
+        )
+
+
+def shard_prompts(
+    prompts: pa.Table, *, condition: str, shard: int, shards: int, count: int, path: Any = "?"
+) -> pa.Table:
+    """Rows of shard ``shard``: ``position < count`` and ``position % shards == shard``.
+
+    ``position`` is the 0-based rank of a prompt in the registered selection order (written by
+    :func:`tailgate.generate.prompts.select_prompts`); a table without it uses row order.
+    """
+    require_columns(
+        prompts, ("prompt_id", "prompt"), path=path, what="prompts", condition=condition
+    )
+    if not 0 <= shard < shards:
+        raise ShardInputError(
+            f"Shard {shard} of condition {condition!r} is outside 0..{shards - 1} "
+            f"(generation.shards = {shards}). Ask for a shard index below generation.shards."
+        )
+    if "position" in prompts.column_names:
+        position = prompts.column("position").to_numpy()
+    else:
+        position = np.arange(prompts.num_rows)
+    available = int((position < count).sum())
+    if available < count:
+        raise ShardInputError(
+            f"Condition {condition!r} registers {count} prompts but the prompts file {str(path)!r} "
+            f"holds only {available}. Re-run prompt selection for this pre-registration, or "
+            "register a smaller 'prompts' count for the condition."
+        )
+    keep = (position < count) & (position % shards == shard)
+    return prompts.filter(pa.array(keep))
+
+
+@dataclass(frozen=True)
+class CheckpointState:
+    """What a restarted shard writer found on disk."""
+
+    completed: frozenset[int]
+    rows: int
+    discarded_stale: bool
+
+
+class ShardCheckpoint:
+    """Resumable writer of one shard, checkpointed atomically after every batch.
+
+    ``key`` identifies everything the rows depend on (registered specs, seed, batch layout):
+    a partial file written under a different key is stale and is discarded, never merged.
+    Batches are identified by their index in the shard's deterministic batch order.
+    """
+
+    def __init__(self, out_path: str | os.PathLike[str], *, key: str, schema: pa.Schema) -> None:
+        self.out_path = Path(out_path)
+        self.partial_path = self.out_path.with_name(
+            self.out_path.name.removesuffix(".parquet") + ".partial.parquet"
+        )
+        self.key = key
+        self.schema = schema
+        self._parts: list[pa.Table] = []
+        self._completed: set[int] = set()
+        self.state = self._load()
+
+    def _load(self) -> CheckpointState:
+        if not self.partial_path.is_file():
+            return CheckpointState(frozenset(), 0, False)
+        try:
+            table = pq.read_table(self.partial_path)
+            keys = set(table.column(_KEY).unique().to_pylist()) if table.num_rows else {self.key}
+            stale = keys != {self.key} or not set(self.schema.names) <= set(table.column_names)
+        except (OSError, KeyError, pa.ArrowException):
+            stale = True
+        if stale:
+            with contextlib.suppress(FileNotFoundError):
+                self.partial_path.unlink()
+            return CheckpointState(frozenset(), 0, True)
+        self._parts = [table]
+        self._completed = set(table.column(_BATCH).unique().to_pylist())
+        return CheckpointState(frozenset(self._completed), table.num_rows, False)
+
+    @property
+    def completed(self) -> frozenset[int]:
+        """Indices of the batches already written."""
+        return frozenset(self._completed)
+
+    def append(self, batch: int, rows: pa.Table) -> None:
+        """Add one completed batch and rewrite the partial file atomically."""
+        if batch in self._completed:
+            raise RuntimeError(f"batch {batch} of {self.out_path} was already written")
+        rows = rows.select(self.schema.names).cast(self.schema)
+        n = rows.num_rows
+        rows = rows.append_column(_BATCH, pa.array([batch] * n, pa.int64()))
+        rows = rows.append_column(_KEY, pa.array([self.key] * n, pa.string()))
+        self._parts.append(rows)
+        self._completed.add(batch)
+        write_parquet(self.partial_path, pa.concat_tables(self._parts).combine_chunks())
+
+    def finish(self) -> pa.Table:
+        """Write the final shard (sorted by ``prompt_id``), remove the partial file, return rows."""
+        if self._parts:
+            table = pa.concat_tables(self._parts).select(self.schema.names).cast(self.schema)
+        else:
+            table = self.schema.empty_table()
+        table = table.sort_by("prompt_id").combine_chunks()
+        write_parquet(self.out_path, table)
+        with contextlib.suppress(FileNotFoundError):
+            self.partial_path.unlink()
+        return table

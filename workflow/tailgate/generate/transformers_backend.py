@@ -1,0 +1,353 @@
+"""The ``transformers`` generation backend (Sec. 5 "Data" and "Perturbation" of seed 000).
+
+One completion per prompt is sampled from a registered causal LM with the registered
+temperature, top-p and max-new-tokens (seed 000: T = 1.0, top-p 0.9). Every other sampling
+knob is pinned to "off" so a model's own ``generation_config`` (e.g. a hub default of
+``top_k=20`` or ``repetition_penalty=1.05``) cannot leak into a registered condition.
+
+Determinism and resumption. A shard's prompts are tokenised, sorted by length (longest first,
+ties by selection position) and cut into batches of ``options["batch_size"]``: the batches
+are a deterministic function of the shard's prompts. Before batch ``b`` the torch generator
+is seeded with ``derive_seed(seed, "generate", condition, shard, b)``, and the embedding-noise
+generator with ``derive_seed(seed, "perturb", condition, shard, b)``, so a batch's rows do not
+depend on which batches ran before it in this process. Completed batches are checkpointed
+atomically (:class:`tailgate.generate.shards.ShardCheckpoint`); a restarted job resumes and
+writes the same bytes as an uninterrupted run. Results depend on the batch size, dtype and
+device (padding and kernels change floating-point sums), all recorded in the checkpoint key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from tailgate.generate.perturbation import embedding_noise, perturbation_spec
+from tailgate.generate.shards import (
+    ShardCheckpoint,
+    ShardInputError,
+    condition_spec,
+    fingerprint,
+    generation_schema,
+    read_table,
+    shard_prompts,
+)
+from tailgate.seeds import derive_seed
+
+__all__ = [
+    "LoadedModel",
+    "ModelSpec",
+    "encode_prompts",
+    "generate_shard",
+    "length_sorted_batches",
+    "load_causal_lm",
+    "model_spec",
+    "resolve_device",
+    "sampling_config",
+]
+
+_DTYPES = {
+    "auto": "auto",
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+}
+_FORMATS = ("chat", "plain", "raw")  # "plain" and "raw" are synonyms: no template
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registered model: hub id or local path, revision, dtype and prompt format."""
+
+    key: str
+    source: str
+    revision: str | None
+    dtype: str
+    prompt_format: str
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A causal LM ready for generation or judging."""
+
+    spec: ModelSpec
+    model: Any
+    tokenizer: Any
+    device: torch.device
+
+
+def model_spec(study: Any, key: str, *, condition: str) -> ModelSpec:
+    """Validate ``study.data["models"][key]`` (id or path, revision, dtype, prompt_format)."""
+    models = study.data.get("models") or {}
+    if key not in models:
+        raise ShardInputError(
+            f"Condition {condition!r} uses model {key!r}, which is not among the registered "
+            f"models {sorted(models)}. Register the model under 'models' or fix the reference."
+        )
+    spec = dict(models[key] or {})
+    source = spec.get("id") or spec.get("path")
+    if not source:
+        raise ShardInputError(
+            f"Model {key!r} (used by condition {condition!r}) has no 'id' (hub id or local path). "
+            "Register where the weights come from."
+        )
+    dtype = str(spec.get("dtype") or "auto")
+    if dtype not in _DTYPES:
+        raise ShardInputError(
+            f"Model {key!r} registers dtype {dtype!r}; use one of {sorted(_DTYPES)}."
+        )
+    fmt = str(spec.get("prompt_format") or "chat")
+    if fmt not in _FORMATS:
+        raise ShardInputError(
+            f"Model {key!r} registers prompt_format {fmt!r}; use 'plain' (raw continuation of the "
+            "prompt text) or 'chat' (the model's chat template)."
+        )
+    return ModelSpec(
+        key=key,
+        source=str(source),
+        revision=spec.get("revision"),
+        dtype=dtype,
+        prompt_format=fmt,
+    )
+
+
+def resolve_device(option: str | None) -> torch.device:
+    """``"auto"`` is the first CUDA device when present, else the CPU."""
+    option = option or "auto"
+    if option == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(option)
+
+
+def load_causal_lm(spec: ModelSpec, *, device: torch.device, condition: str) -> LoadedModel:
+    """Load a tokenizer (left padding) and causal LM (eval mode) for ``spec`` on ``device``."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(spec.source, revision=spec.revision)
+        model = AutoModelForCausalLM.from_pretrained(
+            spec.source, revision=spec.revision, dtype=_DTYPES[spec.dtype]
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        raise ShardInputError(
+            f"Could not load model {spec.key!r} for condition {condition!r} from "
+            f"{spec.source!r} (models.{spec.key}.id, revision {spec.revision!r}): "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}. Give a local "
+            "directory written by save_pretrained, or a hub id that is reachable (or already "
+            "cached when offline)."
+        ) from exc
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if tokenizer.pad_token_id is None:
+        raise ShardInputError(
+            f"Model {spec.key!r} ({spec.source!r}) has neither a pad nor an end-of-sequence token, "
+            "so batches cannot be padded. Use a tokenizer that defines one."
+        )
+    model.to(device)
+    model.eval()
+    return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, device=device)
+
+
+def format_prompt(lm: LoadedModel, text: str) -> str:
+    """The text fed to the model: the prompt itself (``plain``) or its chat-template rendering."""
+    if lm.spec.prompt_format != "chat":
+        return text
+    if not getattr(lm.tokenizer, "chat_template", None):
+        raise ShardInputError(
+            f"Model {lm.spec.key!r} registers prompt_format 'chat' but its tokenizer "
+            f"({lm.spec.source!r}) has no chat template. Register prompt_format 'plain' or use a "
+            "model that ships a chat template."
+        )
+    return lm.tokenizer.apply_chat_template(
+        [{"role": "user", "content": text}], add_generation_prompt=True, tokenize=False
+    )
+
+
+def encode_prompts(lm: LoadedModel, texts: list[str]) -> list[list[int]]:
+    """Token ids of each prompt as the model sees it (special tokens as the format implies)."""
+    rendered = [format_prompt(lm, t) for t in texts]
+    special = lm.spec.prompt_format != "chat"
+    return [list(x) for x in lm.tokenizer(rendered, add_special_tokens=special)["input_ids"]]
+
+
+def length_sorted_batches(lengths: list[int], batch_size: int) -> list[np.ndarray]:
+    """Row indices grouped into batches, longest first, ties in row order (deterministic)."""
+    if batch_size < 1:
+        raise ShardInputError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    order = np.lexsort((np.arange(len(lengths)), -np.asarray(lengths, dtype=np.int64)))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _eos_ids(lm: LoadedModel) -> list[int]:
+    ids = lm.model.generation_config.eos_token_id
+    ids = [ids] if isinstance(ids, int) else list(ids or [])
+    if lm.tokenizer.eos_token_id is not None and lm.tokenizer.eos_token_id not in ids:
+        ids.append(lm.tokenizer.eos_token_id)
+    return ids
+
+
+def sampling_config(generation: dict, lm: LoadedModel) -> Any:
+    """A ``GenerationConfig`` with the registered sampling and every other knob switched off."""
+    from transformers import GenerationConfig
+
+    temperature = float(generation.get("temperature", 1.0))
+    top_p = float(generation.get("top_p", 1.0))
+    sample = temperature > 0.0
+    return GenerationConfig(
+        do_sample=sample,
+        temperature=temperature if sample else 1.0,
+        top_p=top_p if sample else 1.0,
+        top_k=0,
+        min_p=None,
+        typical_p=1.0,
+        epsilon_cutoff=0.0,
+        eta_cutoff=0.0,
+        repetition_penalty=1.0,
+        no_repeat_ngram_size=0,
+        num_beams=1,
+        num_return_sequences=1,
+        max_new_tokens=int(generation.get("max_new_tokens", 32)),
+        min_new_tokens=0,
+        eos_token_id=_eos_ids(lm),
+        pad_token_id=lm.tokenizer.pad_token_id,
+        bos_token_id=lm.tokenizer.bos_token_id,
+    )
+
+
+def _left_pad(ids: list[list[int]], pad_id: int, device: torch.device) -> tuple[Any, Any]:
+    width = max(len(x) for x in ids)
+    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for i, row in enumerate(ids):
+        if row:
+            input_ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            mask[i, width - len(row) :] = 1
+    return input_ids.to(device), mask.to(device)
+
+
+def _completions(
+    lm: LoadedModel, new_tokens: torch.Tensor
+) -> tuple[list[str], list[int], list[str]]:
+    """Decoded completions, their token counts (EOS excluded) and finish reasons."""
+    eos = set(_eos_ids(lm))
+    texts, counts, reasons = [], [], []
+    for row in new_tokens.tolist():
+        stop = next((i for i, t in enumerate(row) if t in eos), None)
+        kept = row if stop is None else row[:stop]
+        texts.append(lm.tokenizer.decode(kept, skip_special_tokens=True))
+        counts.append(len(kept))
+        reasons.append("length" if stop is None else "stop")
+    return texts, counts, reasons
+
+
+def generate_shard(
+    study: Any, condition: str, shard: int, out_path: str | os.PathLike[str], *, options: dict
+) -> None:
+    """Generate shard ``shard`` of ``condition`` into ``out_path`` (Parquet, resumable).
+
+    ``options``: ``prompts_path`` (required; Parquet from ``select_prompts``), ``batch_size``
+    (default 16), ``device`` (``auto``/``cpu``/``cuda[:n]``), ``progress`` (bool) and
+    ``after_batch`` (optional callable ``f(batch_index)`` run after each checkpoint). Shard
+    ``k`` takes the selected prompts with ``position % generation.shards == k`` among the first
+    ``prompts`` of the condition. Output columns: prompt_id, prompt, completion, prompt_tokens,
+    completion_tokens (EOS excluded), finish_reason (``stop``: end-of-sequence sampled;
+    ``length``: max_new_tokens reached), sorted by prompt_id.
+    """
+    from tqdm.auto import tqdm
+
+    cond = condition_spec(study, condition)
+    generation = dict(study.data.get("generation") or {})
+    shards = int(generation.get("shards", 1))
+    noise = perturbation_spec(condition, cond.get("perturbation"))
+    spec = model_spec(study, str(cond.get("model")), condition=condition)
+    seed = int(study.data["seed"])
+    prompts_path = options.get("prompts_path")
+    if not prompts_path:
+        raise ShardInputError(
+            f"Generation of condition {condition!r} needs options['prompts_path'], the prompts "
+            "table written by select_prompts. Pass the path of prompts.parquet."
+        )
+    count = cond.get("prompts")
+    if not isinstance(count, int) or count < 1:
+        raise ShardInputError(
+            f"Condition {condition!r} has no positive integer 'prompts' count ({count!r}). "
+            "Register how many prompts the condition uses."
+        )
+    table = read_table(prompts_path, what="prompts", condition=condition)
+    rows = shard_prompts(
+        table, condition=condition, shard=shard, shards=shards, count=count, path=prompts_path
+    )
+    prompt_ids = rows.column("prompt_id").to_numpy()
+    texts = [str(t) for t in rows.column("prompt").to_pylist()]
+    batch_size = int(options.get("batch_size", 16))
+    device = resolve_device(options.get("device"))
+
+    lm = load_causal_lm(spec, device=device, condition=condition)
+    encoded = encode_prompts(lm, texts)
+    batches = length_sorted_batches([len(x) for x in encoded], batch_size)
+    config = sampling_config(generation, lm)
+    key = fingerprint(
+        {
+            "backend": "transformers",
+            "condition": cond,
+            "model": spec.__dict__,
+            "sampling": config.to_dict(),
+            "seed": seed,
+            "shard": shard,
+            "shards": shards,
+            "batches": [[int(prompt_ids[i]) for i in b] for b in batches],
+            "prompts": [texts[i] for b in batches for i in b],
+            "device": device.type,
+        }
+    )
+    checkpoint = ShardCheckpoint(Path(out_path), key=key, schema=generation_schema())
+    after_batch: Callable[[int], None] | None = options.get("after_batch")
+    todo = [b for b in range(len(batches)) if b not in checkpoint.completed]
+    bar = tqdm(
+        total=len(prompt_ids),
+        initial=len(prompt_ids) - sum(len(batches[b]) for b in todo),
+        desc=f"generate {condition} shard {shard}",
+        unit="prompt",
+        disable=not options.get("progress", True),
+    )
+    with torch.inference_mode(), bar:
+        for b in todo:
+            idx = batches[b]
+            input_ids, mask = _left_pad(
+                [encoded[i] for i in idx], lm.tokenizer.pad_token_id, device
+            )
+            torch.manual_seed(derive_seed(seed, "generate", condition, shard, b))
+            with embedding_noise(
+                lm.model, noise, seed=derive_seed(seed, "perturb", condition, shard, b)
+            ):
+                out = lm.model.generate(
+                    input_ids=input_ids, attention_mask=mask, generation_config=config
+                )
+            completions, counts, reasons = _completions(lm, out[:, input_ids.shape[1] :].cpu())
+            checkpoint.append(
+                b,
+                pa.table(
+                    {
+                        "prompt_id": pa.array(prompt_ids[idx], pa.int64()),
+                        "prompt": pa.array([texts[i] for i in idx], pa.string()),
+                        "completion": pa.array(completions, pa.string()),
+                        "prompt_tokens": pa.array([len(encoded[i]) for i in idx], pa.int64()),
+                        "completion_tokens": pa.array(counts, pa.int64()),
+                        "finish_reason": pa.array(reasons, pa.string()),
+                    }
+                ),
+            )
+            bar.update(len(idx))
+            if after_batch is not None:
+                after_batch(b)
+    checkpoint.finish()
