@@ -1,1 +1,25 @@
-"""tailgate.prereg."""
+"""The pre-registration contract: schema, strict loading, canonical hash, lock, amendment chain,
+refusal guard and audit (DESIGN: "The pre-registration contract").
+
+Public entry points::
+
+    from tailgate.prereg import load, PreregError, RefusalError
+    study = load("preregistrations/demo.yaml")          # validated, defaults applied, hashed
+    from tailgate.prereg.guard import require_frozen     # refuse unless it matches its lock
+    from tailgate.prereg.design import derived_design    # Eq. 2 of seed 000
+    from tailgate.prereg.audit import register_verdict_check
+"""
+
+from tailgate.errors import PreregError, RefusalError
+from tailgate.prereg.canonical import canonical_hash, canonical_json
+from tailgate.prereg.study import Study, load, lock_path_for
+
+__all__ = [
+    "PreregError",
+    "RefusalError",
+    "Study",
+    "canonical_hash",
+    "canonical_json",
+    "load",
+    "lock_path_for",
+]

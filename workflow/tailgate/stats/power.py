@@ -39,8 +39,8 @@ def required_exceedances(
         raise ValueError(f"power must be in (0, 1), got {power!r}")
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
     n = 2 * z**2 * (1 + xi_bar) ** 2 / delta_xi**2
-    # round away float noise before the ceiling (e.g. 1569.99999999 must not become 1570 twice)
-    return int(math.ceil(round(n, 9)))
+    # round away float noise before the ceiling (an exact integer bound must not gain one)
+    return math.ceil(round(n, 9))
 
 
 def achieved_power(

@@ -1,0 +1,81 @@
+"""Errors that carry their own exit code and a one-paragraph message for the user.
+
+The ``tailgate`` command maps them to its stable exit codes: 2 invalid input or usage
+(:class:`PreregError`, :class:`InputError`), 3 refusal because a pre-registration differs from its
+lock (:class:`RefusalError`). Any other exception is an internal error (exit 1).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_AUDIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "InputError",
+    "PreregError",
+    "RefusalError",
+    "TailgateError",
+]
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INVALID = 2
+EXIT_REFUSED = 3
+EXIT_AUDIT_FAILED = 4
+
+
+class TailgateError(Exception):
+    """Base class: ``str(err)`` is the complete message shown to the user."""
+
+    exit_code: int = EXIT_INTERNAL
+
+
+class InputError(TailgateError):
+    """Invalid input or usage that is not a pre-registration field (exit 2)."""
+
+    exit_code = EXIT_INVALID
+
+
+class PreregError(InputError):
+    """An invalid pre-registration: names the file, the line, the field and the fix (exit 2)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.field = field
+        self.fix = fix
+        self.problem = message
+        where = file or "<pre-registration>"
+        if line is not None:
+            where = f"{where}, line {line}"
+        text = f"{where}: "
+        if field:
+            text += f"field '{field}': "
+        text += message.rstrip(".") + "."
+        if fix:
+            text += f" Fix: {fix.rstrip('.')}."
+        super().__init__(text)
+
+
+class RefusalError(TailgateError):
+    """The pre-registration differs from its lock, or the lock is missing or broken (exit 3).
+
+    ``changes`` holds the field-level diff (a list of :class:`tailgate.prereg.diff.Change`) when
+    one could be computed.
+    """
+
+    exit_code = EXIT_REFUSED
+
+    def __init__(self, message: str, changes: list | None = None) -> None:
+        self.changes = list(changes or [])
+        super().__init__(message)

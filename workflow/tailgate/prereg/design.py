@@ -1,0 +1,142 @@
+"""The design a pre-registration implies (Section 4 of seed 000).
+
+:func:`derived_design` computes n_exc* from Eq. 2 of seed 000 for the registered Δfloor, α,
+power and ξ̄, the prompt count that yields n_exc* exceedances at the headline threshold, and
+whether the registered prompts per condition reach it. The statistics engine adds a simulated
+P1∧P2 pass rate through :func:`simulated_power` (App. E of seed 000).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tailgate.stats.power import achieved_power, required_exceedances
+
+__all__ = ["Design", "derived_design", "exceedances_at", "prompts_for", "simulated_power"]
+
+
+def exceedances_at(prompts: int, q: float) -> int:
+    """Expected exceedances of the q-quantile among ``prompts`` draws: ⌊prompts·(1 − q)⌋."""
+    return math.floor(round(prompts * (1.0 - q), 6))
+
+
+def prompts_for(n_exc: int, q: float) -> int:
+    """Prompts needed for ``n_exc`` exceedances above the q-quantile: ⌈n_exc / (1 − q)⌉."""
+    return math.ceil(round(n_exc / (1.0 - q), 6))
+
+
+@dataclass(frozen=True)
+class Design:
+    """Derived design values of a study (recorded in its lock).
+
+    ``cap_meets_bound`` is about the smallest planned prompts per condition (``min_prompts``,
+    the sample cap unless a condition registers fewer). ``simulated_power`` is the P1∧P2 pass
+    rate at the floor when the statistics engine provides it, else ``None``.
+    """
+
+    delta_floor: float
+    alpha: float
+    power: float
+    xi_bar: float
+    q_headline: float
+    n_exc_required: int
+    prompts_required: int
+    sample_cap: int
+    min_prompts: int
+    n_exc_planned: int
+    cap_meets_bound: bool
+    achieved_power: float
+    accepted_power: float | None
+    min_exceedances: int
+    simulated_power: float | None = None
+
+    @property
+    def power_accepted(self) -> bool:
+        """The bound is met, or a lower power was explicitly accepted and is achieved."""
+        if self.cap_meets_bound:
+            return True
+        return self.accepted_power is not None and self.achieved_power >= self.accepted_power - 5e-4
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain values for the lock file."""
+        return {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in dataclasses.asdict(self).items()
+        }
+
+
+def derived_design(study: Any) -> Design:
+    """The Eq. 2 design of ``study`` (a :class:`tailgate.prereg.Study`)."""
+    data = study.data
+    proto = data["protocol"]
+    q = float(proto["thresholds"]["headline"])
+    alpha, power, xi_bar = float(proto["alpha"]), float(proto["power"]), float(proto["xi_bar"])
+    delta = float(proto["delta_floor"])
+    n_req = required_exceedances(delta, alpha=alpha, power=power, xi_bar=xi_bar)
+    min_prompts = min(int(c["prompts"]) for c in data["conditions"])
+    n_plan = exceedances_at(min_prompts, q)
+    ap = data.get("accepted_power")
+    return Design(
+        delta_floor=delta,
+        alpha=alpha,
+        power=power,
+        xi_bar=xi_bar,
+        q_headline=q,
+        n_exc_required=n_req,
+        prompts_required=prompts_for(n_req, q),
+        sample_cap=int(data["sample_cap"]),
+        min_prompts=min_prompts,
+        n_exc_planned=n_plan,
+        cap_meets_bound=n_plan >= n_req,
+        achieved_power=achieved_power(n_plan, delta, alpha=alpha, xi_bar=xi_bar),
+        accepted_power=None if ap is None else float(ap),
+        min_exceedances=int(proto["min_exceedances"]),
+    )
+
+
+def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
+    """``design`` with the simulated P1∧P2 pass rate filled in, and a line saying how.
+
+    Uses ``tailgate.stats.power.simulate_pass_rate(study) -> float`` (the pass rate of P1∧P2 at
+    Δξ = Δfloor for the registered design) when the statistics engine provides it.
+    """
+    try:
+        from tailgate.stats.power import simulate_pass_rate  # type: ignore[attr-defined]
+    except ImportError:
+        return design, "simulated power: not available"
+    rate = float(simulate_pass_rate(study))
+    return dataclasses.replace(design, simulated_power=rate), f"simulated power: {rate:.3f}"
+
+
+def describe(design: Design) -> list[str]:
+    """Human-readable lines for ``tailgate design``."""
+    d = design
+    lines = [
+        f"Eq. 2 of seed 000: n_exc* = {d.n_exc_required} exceedances per condition "
+        f"(Δfloor={d.delta_floor:g}, α={d.alpha:g} two-sided, power={d.power:g}, ξ̄={d.xi_bar:g})",
+        f"prompts at headline q={d.q_headline:g}: {d.prompts_required} per condition",
+        f"registered: sample_cap={d.sample_cap}, smallest condition={d.min_prompts} prompts "
+        f"→ {d.n_exc_planned} exceedances (N*={d.min_exceedances})",
+        f"z-test power at {d.n_exc_planned} exceedances: {d.achieved_power:.3f}",
+    ]
+    if d.cap_meets_bound:
+        lines.append("cap check: OK, the registered prompts meet the Eq. 2 bound")
+    elif d.power_accepted:
+        lines.append(
+            f"cap check: below the Eq. 2 bound; lower power {d.accepted_power:g} accepted "
+            f"explicitly (accepted_power)"
+        )
+    else:
+        lines.append(
+            "cap check: FAILS — the registered prompts are below the Eq. 2 bound and no "
+            "sufficient accepted_power is recorded (freeze will refuse)"
+        )
+    if d.n_exc_planned < d.min_exceedances:
+        lines.append(
+            f"warning: {d.n_exc_planned} planned exceedances are below N*={d.min_exceedances}: "
+            "gate G3 cannot pass"
+        )
+    return lines

@@ -1,0 +1,207 @@
+"""The lock file and its amendment chain (DESIGN: "Lock", "Amendments").
+
+``<stem>.lock.json`` beside a pre-registration holds a hash chain of entries. Entry 0 is the
+freeze; every later entry is an amendment. Each entry carries the canonical snapshot of the
+pre-registration it registers (so a later diff can name fields), its canonical and raw hashes,
+the derived design, versions, UTC time, git state, whether data already existed, and
+``previous_entry_hash``; ``entry_hash`` is the SHA-256 of the canonical JSON of everything else
+in the entry. The lock also records ``chain_length`` and ``head`` so a truncated chain is
+detected.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tailgate import __version__
+from tailgate.atomic import write_json
+from tailgate.errors import InputError
+from tailgate.prereg.canonical import canonical_hash
+from tailgate.prereg.schema import SCHEMA_VERSION
+
+__all__ = [
+    "LOCK_VERSION",
+    "Lock",
+    "LockIntegrityError",
+    "make_entry",
+    "read_lock",
+    "utc_now",
+    "write_lock",
+]
+
+LOCK_VERSION = 1
+
+
+class LockIntegrityError(Exception):
+    """The lock's chain does not verify; the message names the entry and the fault."""
+
+
+def utc_now() -> str:
+    """Current UTC time, ISO 8601 with microseconds and a ``Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def tool_versions() -> dict[str, str]:
+    return {"tailgate": __version__, "python": platform.python_version()}
+
+
+def entry_hash(entry: dict[str, Any]) -> str:
+    """SHA-256 over the entry's content (which includes ``previous_entry_hash``)."""
+    return canonical_hash({k: v for k, v in entry.items() if k != "entry_hash"})
+
+
+def make_entry(
+    *,
+    seq: int,
+    kind: str,
+    previous_entry_hash: str | None,
+    snapshot: dict[str, Any],
+    raw_hash: str,
+    derived: dict[str, Any],
+    data_existed: bool,
+    git: dict[str, Any] | None,
+    reason: str | None = None,
+    changes: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A new chain entry with its ``entry_hash``."""
+    entry: dict[str, Any] = {
+        "seq": seq,
+        "type": kind,
+        "previous_entry_hash": previous_entry_hash,
+        "canonical_hash": canonical_hash(snapshot),
+        "raw_hash": raw_hash,
+        "schema_version": SCHEMA_VERSION,
+        "tool_versions": tool_versions(),
+        "time": utc_now(),
+        "git": git,
+        "data_existed": data_existed,
+        "derived": derived,
+        "prereg": snapshot,
+    }
+    if kind == "amendment":
+        entry["reason"] = reason
+        entry["changes"] = changes or []
+    entry["entry_hash"] = entry_hash(entry)
+    return entry
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A lock file's content: ``chain`` (entries, oldest first), recorded length and head."""
+
+    path: Path
+    study: str
+    chain: list[dict[str, Any]]
+    chain_length: int
+    head: dict[str, Any]
+
+    @property
+    def head_entry(self) -> dict[str, Any]:
+        return self.chain[-1]
+
+    @property
+    def head_hash(self) -> str:
+        """Canonical hash of the pre-registration at the chain head."""
+        return str(self.head["canonical_hash"])
+
+    def verify(self) -> None:
+        """Raise :class:`LockIntegrityError` unless the chain is whole and every hash holds."""
+        name = self.path.name
+        if not self.chain:
+            raise LockIntegrityError(f"{name}: the chain is empty")
+        previous = None
+        for i, entry in enumerate(self.chain):
+            if entry.get("seq") != i:
+                raise LockIntegrityError(f"{name}: entry {i} has seq {entry.get('seq')!r}")
+            if entry.get("previous_entry_hash") != previous:
+                raise LockIntegrityError(
+                    f"{name}: entry {i} does not link to entry {i - 1} "
+                    "(previous_entry_hash differs)"
+                )
+            if entry_hash(entry) != entry.get("entry_hash"):
+                raise LockIntegrityError(f"{name}: entry {i} was altered (its entry_hash differs)")
+            if canonical_hash(entry.get("prereg")) != entry.get("canonical_hash"):
+                raise LockIntegrityError(
+                    f"{name}: entry {i}'s snapshot does not match its canonical_hash"
+                )
+            previous = entry["entry_hash"]
+        if self.chain_length != len(self.chain):
+            raise LockIntegrityError(
+                f"{name}: the chain holds {len(self.chain)} entries but the lock records "
+                f"chain_length {self.chain_length} (truncated or extended chain)"
+            )
+        last = self.chain[-1]
+        if (
+            self.head.get("seq") != last["seq"]
+            or self.head.get("entry_hash") != last["entry_hash"]
+            or self.head.get("canonical_hash") != last["canonical_hash"]
+        ):
+            raise LockIntegrityError(
+                f"{name}: the recorded head (entry {self.head.get('seq')}) is not the last "
+                f"entry of the chain (entry {last['seq']}): the chain was truncated or edited"
+            )
+
+    def entry_by_hash(self, entry_hash_: str) -> dict[str, Any] | None:
+        return next((e for e in self.chain if e["entry_hash"] == entry_hash_), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lock_version": LOCK_VERSION,
+            "study": self.study,
+            "chain_length": len(self.chain),
+            "head": _head(self.chain),
+            "chain": self.chain,
+        }
+
+
+def _head(chain: list[dict[str, Any]]) -> dict[str, Any]:
+    last = chain[-1]
+    return {
+        "seq": last["seq"],
+        "entry_hash": last["entry_hash"],
+        "canonical_hash": last["canonical_hash"],
+        "time": last["time"],
+    }
+
+
+def new_lock(path: Path, study: str, chain: list[dict[str, Any]]) -> Lock:
+    return Lock(path=path, study=study, chain=chain, chain_length=len(chain), head=_head(chain))
+
+
+def write_lock(lock: Lock) -> None:
+    """Write the lock atomically."""
+    write_json(lock.path, lock.to_json())
+
+
+def read_lock(path: str | Path) -> Lock | None:
+    """The lock at ``path``, ``None`` if absent; :class:`InputError` if it is not a lock file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        obj = json.loads(text)
+        if obj.get("lock_version") != LOCK_VERSION:
+            raise ValueError(f"lock_version {obj.get('lock_version')!r}")
+        return Lock(
+            path=p,
+            study=str(obj["study"]),
+            chain=list(obj["chain"]),
+            chain_length=int(obj["chain_length"]),
+            head=dict(obj["head"]),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(
+            f"{p}: not a readable tailgate lock file ({exc}). Fix: restore it from version "
+            f"control, or delete it and run 'tailgate freeze' again if no data exists yet."
+        ) from None

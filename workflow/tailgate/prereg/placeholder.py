@@ -1,0 +1,78 @@
+"""Placeholder data artifact of the pre-registration stage.
+
+Until the protocol workflow provides the real DAG, the workflow's one rule draws, for every
+registered condition, ``n`` severities from the simulate truth's GPD tail with a stream derived
+from the study seed, writes them as Parquet and records them as a *data* artifact. It exists so
+that refusal, ``has data`` and ``tailgate audit`` are exercised end to end.
+
+Usage: ``python -m tailgate.prereg.placeholder PREREG OUT [--n N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import genpareto
+
+from tailgate.atomic import write_parquet
+from tailgate.errors import TailgateError
+from tailgate.prereg.guard import require_frozen
+from tailgate.provenance import record
+from tailgate.seeds import rng
+
+
+def write_placeholder(prereg: str | Path, out: str | Path, n: int = 200) -> None:
+    """Refuse unless frozen; write the draws to ``out`` and record them."""
+    study = require_frozen(prereg)
+    frames = []
+    for cond in study.conditions():
+        tail = cond.get("simulate", {}).get("tail", {"xi": 0.1, "sigma": 0.5})
+        draws = genpareto.rvs(
+            c=float(tail["xi"]),
+            scale=float(tail["sigma"]),
+            size=n,
+            random_state=rng(study.seed, "placeholder", cond["name"]),
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "condition": cond["name"],
+                    "prompt_id": np.arange(n, dtype=np.int64),
+                    "severity": draws,
+                }
+            )
+        )
+    write_parquet(out, pd.concat(frames, ignore_index=True))
+    out_path = Path(out)
+    results_dir = out_path.parent.parent  # results/<study>/placeholder/<file>
+    record(
+        out_path,
+        results_dir=results_dir,
+        study=study,
+        inputs=[study.path],
+        seed=study.seed,
+        kind="data",
+        extra={"placeholder": True, "n_per_condition": n},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tailgate.prereg.placeholder")
+    parser.add_argument("prereg")
+    parser.add_argument("out")
+    parser.add_argument("--n", type=int, default=200)
+    args = parser.parse_args(argv)
+    try:
+        write_placeholder(args.prereg, args.out, args.n)
+    except TailgateError as exc:
+        print(str(exc), file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

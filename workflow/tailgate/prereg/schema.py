@@ -1,0 +1,184 @@
+"""The versioned JSON Schema of a pre-registration: validation messages and defaults.
+
+The schema lives in ``workflow/schemas/prereg.v<N>.schema.json``; defaults are the schema's
+``default`` keywords (the protocol defaults are the pre-registered design of seed 000, Section 3)
+and are applied before hashing, so writing a default out or leaving it implicit hashes alike.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from tailgate.errors import PreregError
+from tailgate.prereg.strict_yaml import Located, field_name
+
+__all__ = ["SCHEMA_DIR", "SCHEMA_VERSION", "apply_defaults", "load_schema", "validate"]
+
+SCHEMA_VERSION = 1
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+
+
+@functools.cache
+def load_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    """The JSON Schema of pre-registration ``version``."""
+    path = SCHEMA_DIR / f"prereg.v{version}.schema.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator(version: int = SCHEMA_VERSION) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load_schema(version))
+
+
+def validate(doc: Located, file: str) -> None:
+    """Raise :class:`PreregError` for the first schema violation (in file order)."""
+    version = doc.data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise PreregError(
+            f"schema_version is {version!r}; this version of tailgate reads schema version "
+            f"{SCHEMA_VERSION}",
+            file=file,
+            line=doc.line_of(("schema_version",)),
+            field="schema_version",
+            fix=f"write 'schema_version: {SCHEMA_VERSION}' as in preregistrations/template.yaml",
+        )
+    errors = list(_validator().iter_errors(doc.data))
+    if not errors:
+        return
+    errors = [_leaf(e) for e in errors]
+    errors.sort(key=lambda e: (doc.line_of(tuple(e.absolute_path)) or 0, -len(e.absolute_path)))
+    raise _to_prereg_error(errors[0], doc, file)
+
+
+def _leaf(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For ``oneOf``/``anyOf`` failures, the most specific sub-error (jsonschema's best match)."""
+    if error.context:
+        return jsonschema.exceptions.best_match(error.context)
+    return error
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -> PreregError:
+    path = tuple(err.absolute_path)
+    kw = err.validator
+    val = err.validator_value
+    inst = err.instance
+    fix = None
+    if kw == "additionalProperties":
+        allowed = sorted((err.schema.get("properties") or {}).keys())
+        extra = sorted(k for k in inst if k not in allowed) if isinstance(inst, dict) else []
+        key = extra[0] if extra else "?"
+        path = (*path, key)
+        message = f"unknown key '{key}'"
+        fix = "remove it or correct its spelling; allowed here: " + ", ".join(allowed)
+    elif kw == "required":
+        missing = [k for k in val if not (isinstance(inst, dict) and k in inst)]
+        key = missing[0] if missing else "?"
+        message = f"required field '{key}' is missing"
+        path = (*path, key)
+        fix = f"add '{key}:' (see preregistrations/template.yaml)"
+    elif kw == "type":
+        want = val if isinstance(val, str) else " or ".join(val)
+        message = f"expected {want}, got {_describe(inst)}"
+        fix = f"write a {want} here"
+    elif kw in ("enum", "const"):
+        options = val if kw == "enum" else [val]
+        message = f"{_describe(inst)} is not one of {', '.join(_describe(o) for o in options)}"
+        fix = "use one of the listed values"
+    elif kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
+            kw
+        ]
+        message = f"must be {op} {val}, got {_describe(inst)}"
+        fix = f"use a value {op} {val}"
+    elif kw == "pattern":
+        message = f"{_describe(inst)} is not a valid name"
+        fix = (
+            "use lower-case letters, digits, '_' and '-', starting with a letter or digit "
+            "(no paths, dots or spaces)"
+        )
+    elif kw == "propertyNames":
+        message = f"{err.message}"
+        fix = "use lower-case letters, digits, '_' and '-' for names"
+    elif kw == "minItems":
+        message = f"needs at least {val} item(s), got {len(inst)}"
+        fix = "add the missing entries"
+    elif kw == "maxItems":
+        message = f"allows at most {val} item(s), got {len(inst)}"
+        fix = "remove the extra entries"
+    elif kw == "uniqueItems":
+        message = "contains the same value twice"
+        fix = "list each value once"
+    elif kw in ("maxLength", "minLength"):
+        message = err.message
+        fix = "use a shorter name" if kw == "maxLength" else "write a non-empty string"
+    else:
+        message = err.message
+        fix = "see preregistrations/template.yaml for the expected form"
+    return PreregError(message, file=file, line=doc.line_of(path), field=field_name(path), fix=fix)
+
+
+def apply_defaults(data: dict[str, Any], version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    """A copy of valid ``data`` with every schema default filled in (recursively)."""
+    schema = load_schema(version)
+    out = copy.deepcopy(data)
+    _fill(out, schema, schema)
+    return out
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if ref:
+        name = ref.rsplit("/", 1)[-1]
+        return root["$defs"][name]
+    return schema
+
+
+def fill_defaults(value: Any, schema: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
+    """Fill defaults of ``schema`` (a sub-schema of the pre-registration schema) into ``value``."""
+    _fill(value, schema, load_schema(version))
+
+
+def _fill(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> None:
+    schema = _resolve(schema, root)
+    if isinstance(value, dict):
+        branches = [schema]
+        for clause in schema.get("allOf", []):
+            cond = clause.get("if")
+            if cond is not None and jsonschema.Draft202012Validator(cond).is_valid(value):
+                branches.append(_resolve(clause.get("then", {}), root))
+        for branch in branches:
+            for key, sub in (branch.get("properties") or {}).items():
+                if not isinstance(sub, dict):
+                    continue
+                sub_r = _resolve(sub, root)
+                if key not in value:
+                    default = sub.get("default", sub_r.get("default", _MISSING))
+                    if default is _MISSING:
+                        continue
+                    value[key] = copy.deepcopy(default)
+                _fill(value[key], sub_r, root)
+            extra = branch.get("additionalProperties")
+            if isinstance(extra, dict):
+                known = set(branch.get("properties") or {})
+                for key, item in value.items():
+                    if key not in known:
+                        _fill(item, extra, root)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for item in value:
+                _fill(item, items, root)
+
+
+_MISSING = object()

@@ -1,0 +1,212 @@
+"""Strict YAML loading for pre-registrations: JSON values only, every value with its line.
+
+A pre-registration is hashed as JSON (DESIGN: "Canonical hash"), so the loader accepts only what
+JSON can express and refuses the YAML features that make two readers disagree: duplicate keys,
+non-string keys, NaN and infinities, timestamps, binary, sets, merge keys and multiple documents.
+Numbers in exponent form without a dot (``1e-6``) are read as numbers, as JSON reads them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tailgate.errors import PreregError
+
+__all__ = ["Located", "field_name", "load_yaml"]
+
+Path_ = tuple[str | int, ...]
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with its own resolver table (the global SafeLoader is left untouched)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True)
+class Located:
+    """A parsed document and the 1-based line of every field path in it."""
+
+    data: dict[str, Any]
+    lines: dict[Path_, int]
+
+    def line_of(self, path: Path_) -> int | None:
+        """The line of ``path``, or of its nearest ancestor that has one."""
+        p = tuple(path)
+        while p:
+            if p in self.lines:
+                return self.lines[p]
+            p = p[:-1]
+        return self.lines.get((), None)
+
+
+def field_name(path: Path_) -> str:
+    """Dotted field name with list indices in brackets: ``conditions[0].perturbation.kind``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def load_yaml(path: str | Path, text: str | None = None) -> Located:
+    """Parse ``path`` strictly; raise :class:`PreregError` naming the file, line and field."""
+    file = str(path)
+    if text is None:
+        try:
+            raw = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise PreregError(
+                "the file does not exist", file=file, fix="check the path of the pre-registration"
+            ) from None
+        except OSError as exc:
+            raise PreregError(f"cannot read the file ({exc.strerror})", file=file) from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PreregError(
+                f"the file is not UTF-8 text (byte {exc.start})",
+                file=file,
+                fix="save the file as UTF-8",
+            ) from None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise PreregError(
+            f"malformed YAML: {problem}",
+            file=file,
+            line=mark.line + 1 if mark else None,
+            fix="correct the YAML syntax at that line (indentation, quotes, colons)",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise PreregError(
+            f"malformed YAML: {exc}", file=file, fix="correct the YAML syntax"
+        ) from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise PreregError(
+            "the file is empty",
+            file=file,
+            line=1,
+            fix="start from preregistrations/template.yaml",
+        )
+    lines: dict[Path_, int] = {}
+    data = _build(node, (), lines, file, _Loader(""))
+    if not isinstance(data, dict):
+        raise PreregError(
+            f"the document is a {_json_type(data)}, not a mapping of fields",
+            file=file,
+            line=node.start_mark.line + 1,
+            fix="write 'field: value' lines as in preregistrations/template.yaml",
+        )
+    return Located(data, lines)
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "mapping", list: "list", str: "string", bool: "boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, ctor: _Loader) -> Any:
+    line = node.start_mark.line + 1
+    lines.setdefault(path, line)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        key_lines: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise PreregError(
+                    "YAML merge keys ('<<') are not allowed",
+                    file=file,
+                    line=key_line,
+                    field=field_name(path),
+                    fix="write the fields out in full",
+                )
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise PreregError(
+                    "a mapping key must be a plain string",
+                    file=file,
+                    line=key_line,
+                    field=field_name(path),
+                    fix="use a plain word as the key",
+                )
+            key = _scalar(key_node, ctor, file, path)
+            if not isinstance(key, str):
+                raise PreregError(
+                    f"the key {key_node.value!r} is read as a {_json_type(key)}, not a string",
+                    file=file,
+                    line=key_line,
+                    field=field_name((*path, str(key_node.value))),
+                    fix=f'quote the key: "{key_node.value}":',
+                )
+            if key in out:
+                raise PreregError(
+                    f"duplicate key '{key}' (first defined at line {key_lines[key]})",
+                    file=file,
+                    line=key_line,
+                    field=field_name((*path, key)),
+                    fix="keep exactly one entry for this key",
+                )
+            key_lines[key] = key_line
+            lines[(*path, key)] = key_line
+            out[key] = _build(value_node, (*path, key), lines, file, ctor)
+            lines[(*path, key)] = key_line
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item, (*path, i), lines, file, ctor) for i, item in enumerate(node.value)]
+    return _scalar(node, ctor, file, path)
+
+
+def _scalar(node: yaml.Node, ctor: _Loader, file: str, path: Path_) -> Any:
+    line = node.start_mark.line + 1
+    try:
+        value = ctor.construct_object(node, deep=True)
+    except yaml.MarkedYAMLError as exc:
+        raise PreregError(
+            f"unsupported YAML value: {exc.problem}",
+            file=file,
+            line=line,
+            field=field_name(path),
+            fix="use plain strings, numbers, booleans, null, lists and mappings",
+        ) from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise PreregError(
+            f"{node.value!r} is not a finite number",
+            file=file,
+            line=line,
+            field=field_name(path),
+            fix="write a finite number (NaN and infinities have no JSON form)",
+        )
+    if not isinstance(value, _JSON_SCALARS):
+        raise PreregError(
+            f"{node.value!r} is read as a YAML {type(value).__name__}, which JSON cannot express",
+            file=file,
+            line=line,
+            field=field_name(path),
+            fix=f'quote it to make it a string: "{node.value}"',
+        )
+    return value

@@ -1,0 +1,296 @@
+"""A loaded pre-registration: validated, defaults applied, hashed.
+
+``load(path)`` is the only way the rest of tailgate reads a study: strict YAML
+(:mod:`tailgate.prereg.strict_yaml`), the versioned JSON Schema (:mod:`tailgate.prereg.schema`),
+derived defaults, the cross-field checks the schema cannot express, then the canonical hash
+(:mod:`tailgate.prereg.canonical`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tailgate.errors import PreregError
+from tailgate.prereg.canonical import canonical_hash, normalise, sha256_bytes
+from tailgate.prereg.schema import apply_defaults, fill_defaults, load_schema, validate
+from tailgate.prereg.strict_yaml import Located, field_name, load_yaml
+
+__all__ = ["NAME_RE", "Study", "load", "lock_path_for"]
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+@dataclass(frozen=True, eq=False)
+class Study:
+    """A validated pre-registration.
+
+    ``data`` is the canonical document (defaults applied, numbers normalised): treat it as
+    read-only. Two studies are equal when their canonical hashes are.
+    """
+
+    path: Path
+    data: dict[str, Any] = field(repr=False)
+    canonical_hash: str
+    raw_hash: str
+
+    @property
+    def name(self) -> str:
+        return str(self.data["study"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.data["seed"])
+
+    @property
+    def protocol(self) -> dict[str, Any]:
+        return self.data["protocol"]
+
+    @property
+    def lock_path(self) -> Path:
+        return lock_path_for(self.path)
+
+    def conditions(self) -> list[dict[str, Any]]:
+        return list(self.data["conditions"])
+
+    def condition(self, name: str) -> dict[str, Any]:
+        for cond in self.data["conditions"]:
+            if cond["name"] == name:
+                return cond
+        raise KeyError(f"study {self.name!r} has no condition {name!r}")
+
+    def scorers(self) -> list[dict[str, Any]]:
+        return list(self.data["scorers"])
+
+    def scorer(self, name: str) -> dict[str, Any]:
+        for sc in self.data["scorers"]:
+            if sc["name"] == name:
+                return sc
+        raise KeyError(f"study {self.name!r} has no scorer {name!r}")
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The registered condition pairs (``pairs: all`` expands to every unordered pair)."""
+        names = [c["name"] for c in self.data["conditions"]]
+        reg = self.protocol["pairs"]
+        if reg == "all":
+            return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+        return [(a, b) for a, b in reg]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Study) and other.canonical_hash == self.canonical_hash
+
+    def __hash__(self) -> int:
+        return hash(self.canonical_hash)
+
+
+def lock_path_for(prereg_path: str | Path) -> Path:
+    """``<stem>.lock.json`` beside the pre-registration."""
+    p = Path(prereg_path)
+    return p.with_name(f"{p.stem}.lock.json")
+
+
+def load(path: str | Path) -> Study:
+    """Load, validate and hash the pre-registration at ``path``.
+
+    Raises :class:`tailgate.errors.PreregError` naming the file, line, field and fix.
+    """
+    p = Path(path)
+    file = str(p)
+    if p.suffix not in (".yaml", ".yml"):
+        raise PreregError(
+            f"a pre-registration is a .yaml file, got '{p.name}'",
+            file=file,
+            fix="name the file preregistrations/<study>.yaml",
+        )
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise PreregError(
+            "the file does not exist",
+            file=file,
+            fix="check the path, or copy preregistrations/template.yaml to start a study",
+        ) from None
+    except OSError as exc:
+        raise PreregError(f"cannot read the file ({exc.strerror})", file=file) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PreregError(
+            f"the file is not UTF-8 text (byte {exc.start})", file=file, fix="save it as UTF-8"
+        ) from None
+    doc = load_yaml(p, text)
+    validate(doc, file)
+    data = apply_defaults(doc.data)
+    _derive(data)
+    check_cross_fields(data, doc, p)
+    data = normalise(data)
+    return Study(path=p, data=data, canonical_hash=canonical_hash(data), raw_hash=sha256_bytes(raw))
+
+
+def _derive(data: dict[str, Any]) -> None:
+    """Defaults that depend on other fields: condition prompts and the simulate truth."""
+    simulate_schema = load_schema()["$defs"]["simulate"]
+    for cond in data["conditions"]:
+        cond.setdefault("prompts", data["sample_cap"])
+        if data["data"]["backend"] == "simulate" and "simulate" not in cond:
+            cond["simulate"] = {}
+        if "simulate" in cond:
+            fill_defaults(cond["simulate"], simulate_schema)
+
+
+def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
+    """The rules JSON Schema cannot express (names, references, orderings)."""
+    file = str(path)
+
+    def fail(where: tuple, message: str, fix: str) -> None:
+        raise PreregError(
+            message, file=file, line=doc.line_of(where), field=field_name(where), fix=fix
+        )
+
+    stem = path.stem
+    if data["study"] != stem:
+        fail(
+            ("study",),
+            f"study is '{data['study']}' but the file is named '{path.name}'",
+            f"rename the file to {data['study']}.yaml or set 'study: {stem}'"
+            + ("" if NAME_RE.match(stem) else " after renaming the file to a valid study name"),
+        )
+    backend = data["data"]["backend"]
+    models = data["models"]
+    seen: dict[str, int] = {}
+    for i, cond in enumerate(data["conditions"]):
+        name = cond["name"]
+        if name in seen:
+            fail(
+                ("conditions", i, "name"),
+                f"condition name '{name}' is used twice (also conditions[{seen[name]}])",
+                "give every condition a unique name",
+            )
+        seen[name] = i
+        if cond["prompts"] > data["sample_cap"]:
+            fail(
+                ("conditions", i, "prompts"),
+                f"prompts ({cond['prompts']}) exceeds sample_cap ({data['sample_cap']})",
+                "lower the condition's prompts or raise sample_cap",
+            )
+        model = cond.get("model")
+        if backend == "transformers":
+            if model is None:
+                fail(
+                    ("conditions", i),
+                    f"condition '{name}' names no model, but data.backend is transformers",
+                    "add 'model: <key of models>' to the condition",
+                )
+            if model not in models:
+                fail(
+                    ("conditions", i, "model"),
+                    f"model '{model}' is not a key of models"
+                    + (
+                        f" (known: {', '.join(sorted(models))})" if models else " (models is empty)"
+                    ),
+                    "add the model under 'models:' or correct the key",
+                )
+        elif model is not None and model not in models:
+            fail(
+                ("conditions", i, "model"),
+                f"model '{model}' is not a key of models",
+                "add the model under 'models:', correct the key, or remove 'model'",
+            )
+        if cond["perturbation"]["kind"] != "none" and backend == "import":
+            fail(
+                ("conditions", i, "perturbation"),
+                "perturbations need generation, but data.backend is import",
+                "use 'perturbation: {kind: none}' for imported data",
+            )
+    seen = {}
+    for i, sc in enumerate(data["scorers"]):
+        if sc["name"] in seen:
+            fail(
+                ("scorers", i, "name"),
+                f"scorer name '{sc['name']}' is used twice (also scorers[{seen[sc['name']]}])",
+                "give every scorer a unique name",
+            )
+        seen[sc["name"]] = i
+        if sc["kind"] == "token_nll" and sc["judge"] not in models:
+            fail(
+                ("scorers", i, "judge"),
+                f"judge '{sc['judge']}' is not a key of models",
+                "add the judge model under 'models:' or correct the key",
+            )
+    if backend == "import" and data["data"]["import"]["path"] is None:
+        fail(
+            ("data", "import", "path"),
+            "data.backend is import but data.import.path is null",
+            "give the path of the JSONL/CSV/Parquet file to import",
+        )
+    proto = data["protocol"]
+    if proto["headline_scale"] not in data["transform"]["scales"]:
+        fail(
+            ("protocol", "headline_scale"),
+            f"headline_scale '{proto['headline_scale']}' is not among transform.scales "
+            f"{data['transform']['scales']}",
+            "add it to transform.scales or choose a listed scale",
+        )
+    thr = proto["thresholds"]
+    band = thr["band"]
+    if band != sorted(band):
+        fail(
+            ("protocol", "thresholds", "band"),
+            f"the threshold band {band} is not in increasing order",
+            f"write it sorted: {sorted(band)}",
+        )
+    if thr["headline"] not in band:
+        fail(
+            ("protocol", "thresholds", "headline"),
+            f"headline threshold {thr['headline']} is not in the band {band}",
+            "add the headline threshold to the band or pick one of its values",
+        )
+    scan = proto["stability"]["scan"]
+    if not scan["start"] < scan["stop"]:
+        fail(
+            ("protocol", "stability", "scan"),
+            f"scan start ({scan['start']}) is not below stop ({scan['stop']})",
+            "swap start and stop so that start < stop",
+        )
+    if scan["step"] > scan["stop"] - scan["start"]:
+        fail(
+            ("protocol", "stability", "scan", "step"),
+            f"scan step ({scan['step']}) is larger than the scanned range",
+            "use a step smaller than stop - start",
+        )
+    pairs = proto["pairs"]
+    if pairs != "all":
+        names = {c["name"] for c in data["conditions"]}
+        done: set[frozenset[str]] = set()
+        for i, (a, b) in enumerate(pairs):
+            for j, n in enumerate((a, b)):
+                if n not in names:
+                    fail(
+                        ("protocol", "pairs", i, j),
+                        f"pair [{a}, {b}] names '{n}', which is not a condition",
+                        "use names from 'conditions'",
+                    )
+            if a == b:
+                fail(
+                    ("protocol", "pairs", i),
+                    f"pair [{a}, {b}] compares a condition with itself",
+                    "name two different conditions",
+                )
+            if frozenset((a, b)) in done:
+                fail(("protocol", "pairs", i), f"pair [{a}, {b}] is listed twice", "list it once")
+            done.add(frozenset((a, b)))
+    ap = data["accepted_power"]
+    if ap is not None and ap >= proto["power"]:
+        fail(
+            ("accepted_power",),
+            f"accepted_power ({ap}) is not below protocol.power ({proto['power']})",
+            "set accepted_power: null, or record the lower power actually accepted",
+        )
+
+
+def study_copy(study: Study) -> dict[str, Any]:
+    """A deep, mutable copy of the study's canonical data (for building variants in tests)."""
+    return copy.deepcopy(study.data)

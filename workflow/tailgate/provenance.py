@@ -1,0 +1,251 @@
+"""One provenance record per artifact (DESIGN: "Provenance").
+
+Every rule writes its output atomically (:mod:`tailgate.atomic`) and then calls :func:`record`,
+which writes ``results/<study>/provenance/<path relative to results/<study>, "/" → "__">.json``
+holding the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock
+entry that was the chain head, the hashes of its inputs, the seed, package versions and the UTC
+time. One file per artifact means parallel cluster jobs never write the same file. For tables
+(Parquet, CSV) the record adds a digest over rows in blocks, so that ``tailgate audit`` can say
+which rows changed. A study *has data* as soon as one record of kind ``"data"`` exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tailgate import __version__
+from tailgate.atomic import write_json
+from tailgate.errors import RefusalError
+from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.lock import read_lock, utc_now
+
+__all__ = [
+    "PROVENANCE_DIR",
+    "ROW_BLOCK",
+    "ProvenanceRecord",
+    "RowsDigest",
+    "has_data",
+    "iter_records",
+    "record",
+    "record_path",
+    "rows_digest",
+]
+
+PROVENANCE_DIR = "provenance"
+ROW_BLOCK = 64
+Kind = Literal["data", "derived", "report"]
+_TABULAR = {".parquet", ".csv"}
+_BASE_PACKAGES = ("numpy", "scipy", "pandas", "pyarrow", "snakemake")
+_OPTIONAL_PACKAGES = ("torch", "transformers", "detoxify", "profanity_check", "datasets")
+
+
+@dataclass(frozen=True)
+class RowsDigest:
+    """Per-block SHA-256 of row hashes: ``blocks[i]`` covers rows ``i*block .. (i+1)*block-1``."""
+
+    rows: int
+    columns: list[str]
+    block: int
+    blocks: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "columns": self.columns,
+            "block": self.block,
+            "blocks": self.blocks,
+        }
+
+    def changed_rows(self, other: RowsDigest) -> str:
+        """Where ``other`` (the file now) differs from this recorded digest, in words."""
+        if self.columns != other.columns:
+            return f"columns changed: {self.columns} → {other.columns}"
+        if self.rows != other.rows:
+            return f"row count changed: {self.rows} → {other.rows}"
+        bad = [i for i, (a, b) in enumerate(zip(self.blocks, other.blocks, strict=True)) if a != b]
+        if not bad:
+            return "same rows, different bytes (file rewritten without changing its rows)"
+        spans = ", ".join(
+            f"{i * self.block}–{min((i + 1) * self.block, self.rows) - 1}" for i in bad[:5]
+        )
+        more = f" and {len(bad) - 5} more blocks" if len(bad) > 5 else ""
+        return f"changed rows within {spans}{more} (0-based row numbers)"
+
+
+@dataclass(frozen=True)
+class ProvenanceRecord:
+    """A record as written (see module docstring for the fields)."""
+
+    record_file: Path
+    content: dict[str, Any]
+
+    @property
+    def path(self) -> str:
+        return str(self.content["path"])
+
+    @property
+    def kind(self) -> str:
+        return str(self.content["kind"])
+
+    @property
+    def sha256(self) -> str:
+        return str(self.content["sha256"])
+
+
+def record_path(artifact_path: str | Path, results_dir: str | Path) -> Path:
+    """Where the record of ``artifact_path`` lives."""
+    rel = _relative(artifact_path, results_dir)
+    return Path(results_dir) / PROVENANCE_DIR / (rel.replace("/", "__") + ".json")
+
+
+def _relative(artifact_path: str | Path, results_dir: str | Path) -> str:
+    a = Path(os.path.abspath(artifact_path))
+    r = Path(os.path.abspath(results_dir))
+    try:
+        return a.relative_to(r).as_posix()
+    except ValueError:
+        raise ValueError(
+            f"artifact {artifact_path} is not inside results directory {results_dir}"
+        ) from None
+
+
+def rows_digest(path: str | Path, block: int = ROW_BLOCK) -> RowsDigest:
+    """Row-block digest of a Parquet or CSV table (CSV cells are read as text).
+
+    Rows are hashed with ``pandas.util.hash_pandas_object`` (vectorised, 64-bit per row, index
+    excluded); each block of ``block`` row hashes is SHA-256'd.
+    """
+    import pandas as pd
+
+    p = Path(path)
+    if p.suffix == ".parquet":
+        df = pd.read_parquet(p)
+    elif p.suffix == ".csv":
+        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    else:
+        raise ValueError(f"rows_digest reads .parquet or .csv, not {p.name}")
+    hashes = pd.util.hash_pandas_object(df, index=False).to_numpy(dtype="<u8")
+    blocks = [
+        hashlib.sha256(hashes[i : i + block].tobytes()).hexdigest()
+        for i in range(0, len(hashes), block)
+    ]
+    return RowsDigest(
+        rows=len(df), columns=[str(c) for c in df.columns], block=block, blocks=blocks
+    )
+
+
+def _input(path: str | Path, results_dir: str | Path) -> dict[str, Any]:
+    try:
+        artifact: str | None = _relative(path, results_dir)
+    except ValueError:
+        artifact = None
+    return {"path": Path(path).as_posix(), "artifact": artifact, "sha256": sha256_file(path)}
+
+
+def _versions() -> dict[str, str]:
+    out = {"tailgate": __version__, "python": sys.version.split()[0]}
+    names = list(_BASE_PACKAGES) + [n for n in _OPTIONAL_PACKAGES if n in sys.modules]
+    for name in names:
+        dist = {"profanity_check": "alt-profanity-check"}.get(name, name)
+        try:
+            out[name] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _head_of(study: Any) -> dict[str, Any]:
+    lock = read_lock(study.lock_path)
+    if lock is None:
+        raise RefusalError(
+            f"{study.path}: refusing to record an artifact: the study is not frozen "
+            f"(no {study.lock_path.name}). Run 'tailgate freeze {study.path}' first."
+        )
+    if lock.head_hash != study.canonical_hash:
+        raise RefusalError(
+            f"{study.path}: refusing to record an artifact: the pre-registration differs from "
+            f"the chain head of {study.lock_path.name}. Run 'tailgate verify {study.path}'."
+        )
+    return {"seq": lock.head["seq"], "entry_hash": lock.head["entry_hash"]}
+
+
+def record(
+    artifact_path: str | Path,
+    *,
+    results_dir: str | Path,
+    study: Any,
+    inputs: Iterable[str | Path] = (),
+    seed: int | None = None,
+    kind: Kind = "derived",
+    extra: dict[str, Any] | None = None,
+) -> ProvenanceRecord:
+    """Write the provenance record of an artifact that was just written; return it.
+
+    ``study`` is the loaded, frozen :class:`tailgate.prereg.Study`; ``inputs`` are the files the
+    artifact was computed from (their SHA-256 is recorded now). ``kind`` is ``"data"`` for
+    generated or imported data (generations, scores), ``"derived"`` for statistics, ``"report"``
+    for tables and figures meant for readers.
+    """
+    if kind not in ("data", "derived", "report"):
+        raise ValueError(f"kind must be 'data', 'derived' or 'report', got {kind!r}")
+    artifact = Path(artifact_path)
+    rel = _relative(artifact, results_dir)
+    content: dict[str, Any] = {
+        "record_version": 1,
+        "path": rel,
+        "kind": kind,
+        "bytes": artifact.stat().st_size,
+        "sha256": sha256_file(artifact),
+        "study": study.name,
+        "prereg": {
+            "path": Path(study.path).as_posix(),
+            "canonical_hash": study.canonical_hash,
+            "lock_head": _head_of(study),
+        },
+        "inputs": [_input(i, results_dir) for i in inputs],
+        "seed": seed,
+        "versions": _versions(),
+        "created": utc_now(),
+        "extra": extra or {},
+    }
+    if artifact.suffix in _TABULAR:
+        content["rows_digest"] = rows_digest(artifact).to_json()
+    out = record_path(artifact, results_dir)
+    write_json(out, content)
+    return ProvenanceRecord(out, content)
+
+
+def iter_records(results_dir: str | Path) -> list[ProvenanceRecord]:
+    """All records under ``results_dir/provenance`` (unreadable ones raise ``ValueError``)."""
+    base = Path(results_dir) / PROVENANCE_DIR
+    out = []
+    if not base.is_dir():
+        return out
+    for f in sorted(base.glob("*.json")):
+        try:
+            out.append(ProvenanceRecord(f, json.loads(f.read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{f}: unreadable provenance record ({exc})") from None
+    return out
+
+
+def has_data(results_dir: str | Path) -> bool:
+    """Whether any data artifact of the study has been recorded."""
+    base = Path(results_dir) / PROVENANCE_DIR
+    if not base.is_dir():
+        return False
+    for f in base.glob("*.json"):
+        try:
+            if json.loads(f.read_text(encoding="utf-8")).get("kind") == "data":
+                return True
+        except (OSError, ValueError):
+            return True  # an unreadable record is treated as data: refuse rather than guess
+    return False
