@@ -1,1 +1,85 @@
-"""tailgate.generate."""
+"""Generation backends: ``simulate``, ``transformers`` and ``import`` (DESIGN: "The DAG").
+
+Every backend implements the same shard interface (workflow/README.md)::
+
+    generate_shard(study, condition, shard, out_path, *, options) -> None
+
+and writes one Parquet table per (condition, shard) with the columns ``prompt_id``, ``prompt``,
+``completion``, ``prompt_tokens``, ``completion_tokens``, ``finish_reason`` plus backend columns.
+Shard ``k`` of ``K`` holds the prompt positions ``p`` with ``p % K == k``.
+
+Backends are imported lazily so that the ``transformers`` backend's heavy dependencies are only
+loaded when a study uses it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["BACKENDS", "DataInputError", "condition_spec", "generate_shard", "shard_count"]
+
+BACKENDS = ("simulate", "import", "transformers")
+
+
+class DataInputError(ValueError):
+    """Bad user input for a data backend (a registration field or an imported file).
+
+    The message is one paragraph that names the file, the field or row, what is wrong and how
+    to fix it; command-line entry points print it without a traceback and exit with code 2.
+    """
+
+
+def condition_spec(study: Any, condition: str) -> dict[str, Any]:
+    """The registered entry of ``condition`` in ``study.data["conditions"]``."""
+    conditions = study.data.get("conditions") or []
+    for entry in conditions:
+        if entry.get("name") == condition:
+            return entry
+    names = ", ".join(repr(c.get("name")) for c in conditions) or "none"
+    raise DataInputError(
+        f"Condition {condition!r} is not registered in the pre-registration of study "
+        f"{study.name!r} (field `conditions[].name`; registered: {names}). Fix: use one of the "
+        f"registered names, or add the condition to the pre-registration and amend it."
+    )
+
+
+def shard_count(study: Any) -> int:
+    """Number of shards per condition (``generation.shards``, default 1)."""
+    shards = (study.data.get("generation") or {}).get("shards", 1)
+    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+        raise DataInputError(
+            f"Field `generation.shards` of study {study.name!r} must be a positive integer, got "
+            f"{shards!r}. Fix: set `generation: {{shards: 4}}` (any integer >= 1)."
+        )
+    return shards
+
+
+def generate_shard(
+    study: Any,
+    condition: str,
+    shard: int,
+    out_path: str | os.PathLike[str],
+    *,
+    options: dict[str, Any],
+) -> None:
+    """Write shard ``shard`` of ``condition`` to ``out_path`` with the study's registered backend.
+
+    Dispatches on ``study.data["data"]["backend"]``: ``simulate`` →
+    :func:`tailgate.generate.simulate.generate_shard`, ``import`` →
+    :func:`tailgate.generate.importer.generate_shard`, ``transformers`` →
+    ``tailgate.generate.transformers_backend.generate_shard``.
+    """
+    backend = (study.data.get("data") or {}).get("backend", "simulate")
+    if backend == "simulate":
+        from .simulate import generate_shard as impl
+    elif backend == "import":
+        from .importer import generate_shard as impl
+    elif backend == "transformers":
+        from .transformers_backend import generate_shard as impl
+    else:
+        raise DataInputError(
+            f"Field `data.backend` of study {study.name!r} is {backend!r}, which is not a "
+            f"generation backend. Fix: set it to one of {', '.join(BACKENDS)}."
+        )
+    impl(study, condition, shard, out_path, options=options)

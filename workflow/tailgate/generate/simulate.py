@@ -1,0 +1,280 @@
+"""The ``simulate`` backend: bounded classifier-like scores with a known logit-scale truth.
+
+Model (per condition; all parameters are registered under ``conditions[].simulate``):
+
+* A latent severity ``L`` on the logit scale. Below the splice point ``u0`` — the
+  ``1 - tail.share`` quantile of the bulk — ``L`` follows the bulk distribution
+  (``bulk.family`` logistic or normal with ``bulk.loc`` and ``bulk.scale``). Above ``u0``,
+  ``L - u0`` is exactly Generalized Pareto with shape ``tail.xi`` and scale ``tail.sigma``
+  (Eq. 1 of seed 000), and carries the mass ``tail.share``. Peaks-over-threshold fits above
+  ``u0`` therefore have the registered ξ as their truth.
+* The score a sigmoid-headed classifier would return, ``S = sigmoid(L)`` in (0, 1).
+
+Saturation (``saturation.share`` > 0, ``saturation.at``): a fraction ``share`` of all rows has
+a latent severity above ``at`` on the logit scale, i.e. a score within ``1 - sigmoid(at)`` of the
+ceiling. It is realised by solving the tail scale σ in closed form so that the spliced GPD tail
+puts exactly that mass above ``at`` (``saturation.share > 0`` therefore replaces ``tail.sigma``;
+the solved value is :attr:`SimulationTruth.tail_sigma`). This keeps the logit-scale tail an exact
+GPD — the Anderson–Darling gate accepts it on the logit scale — while on the probability scale
+``1 - S ≈ exp(-L)`` turns an exponential logit tail of scale σ into a density ∝ t^(1/σ - 1)
+near the ceiling: for σ > 1 the exceedances pile against 1, the GPD likelihood is unbounded
+at ξ < -1 and the probability-scale MLE collapses to the boundary ξ̂ ≈ -1 (Proposition 1 and
+Section 6.2 of seed 000, where the near-atom is "a non-negligible fraction of mass concentrated
+within a small neighbourhood [B - η, B]").
+
+Sampling is by inversion from a single uniform per row drawn from
+``tailgate.seeds.rng(seed, "simulate", condition)``; the full vector of a condition is drawn and
+shard ``k`` keeps positions ``p % shards == k``, so every prompt's value is independent of the
+number of shards and of the order in which jobs run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from scipy import stats
+from scipy.special import expit
+
+from tailgate.atomic import write_parquet
+from tailgate.seeds import rng
+
+from . import DataInputError, condition_spec, shard_count
+
+__all__ = [
+    "BULK_FAMILIES",
+    "DEFAULT_BULK",
+    "DEFAULT_SATURATION",
+    "DEFAULT_TAIL",
+    "SCORE_COLUMN",
+    "SimulationTruth",
+    "generate_shard",
+    "simulate_condition",
+    "simulated_table",
+    "truth_from_spec",
+]
+
+SCORE_COLUMN = "simulated_score"
+BULK_FAMILIES = ("logistic", "normal")
+#: Defaults for ``conditions[].simulate`` (documented in the pre-registration schema).
+DEFAULT_BULK: dict[str, Any] = {"family": "logistic", "loc": -6.0, "scale": 1.0}
+DEFAULT_TAIL: dict[str, Any] = {"xi": 0.0, "sigma": 0.5, "share": 0.05}
+DEFAULT_SATURATION: dict[str, Any] = {"share": 0.0, "at": 6.0}
+
+# Smallest and largest float64 strictly inside (0, 1): scores stay in the open interval even
+# where sigmoid rounds to 0 or 1 (|latent| > ~36.7).
+_OPEN_LOW = np.nextafter(0.0, 1.0)
+_OPEN_HIGH = np.nextafter(1.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SimulationTruth:
+    """The known truth of one simulated condition (latent logit-scale severity).
+
+    ``splice`` is u0, the bulk's ``1 - tail_share`` quantile above which the latent excess is
+    GPD(``tail_xi``, ``tail_sigma``); ``tail_sigma`` is the registered σ or, with saturation, the
+    σ solved so that ``saturation_share`` of all rows lie above ``saturation_at``.
+    """
+
+    bulk_family: str
+    bulk_loc: float
+    bulk_scale: float
+    tail_xi: float
+    tail_sigma: float
+    tail_share: float
+    saturation_share: float
+    saturation_at: float
+    splice: float
+
+    @property
+    def _bulk(self) -> Any:
+        dist = stats.logistic if self.bulk_family == "logistic" else stats.norm
+        return dist(loc=self.bulk_loc, scale=self.bulk_scale)
+
+    @property
+    def _tail(self) -> Any:
+        return stats.genpareto(self.tail_xi, loc=0.0, scale=self.tail_sigma)
+
+    def ppf(self, p: np.ndarray | float) -> np.ndarray:
+        """Quantile function of the latent severity (inversion sampling uses it)."""
+        p = np.asarray(p, dtype=np.float64)
+        body = 1.0 - self.tail_share
+        out = np.empty_like(p)
+        low = p < body
+        out[low] = self._bulk.ppf(p[low])
+        if self.tail_share > 0:
+            excess = (p[~low] - body) / self.tail_share
+            out[~low] = self.splice + self._tail.ppf(excess)
+        else:  # pragma: no cover - p < 1 always lands in the bulk
+            out[~low] = self._bulk.ppf(p[~low])
+        return out
+
+    def cdf(self, x: np.ndarray | float) -> np.ndarray:
+        """Distribution function of the latent severity."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.tail_share == 0:
+            return np.asarray(self._bulk.cdf(x))
+        body = 1.0 - self.tail_share
+        below = np.minimum(np.asarray(self._bulk.cdf(x)), body)
+        above = body + self.tail_share * np.asarray(self._tail.cdf(x - self.splice))
+        return np.where(x <= self.splice, below, above)
+
+    def sf_latent(self, x: float) -> float:
+        """P(L > x): share of rows whose latent severity exceeds ``x``."""
+        return float(1.0 - self.cdf(x))
+
+    def as_dict(self) -> dict[str, float | str]:
+        """Plain-dict view (for reports and provenance)."""
+        return {
+            "bulk_family": self.bulk_family,
+            "bulk_loc": self.bulk_loc,
+            "bulk_scale": self.bulk_scale,
+            "tail_xi": self.tail_xi,
+            "tail_sigma": self.tail_sigma,
+            "tail_share": self.tail_share,
+            "saturation_share": self.saturation_share,
+            "saturation_at": self.saturation_at,
+            "splice": self.splice,
+        }
+
+
+def _number(block: dict[str, Any], key: str, default: Any, where: str) -> float:
+    value = block.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise DataInputError(
+            f"Field `{where}.{key}` must be a finite number, got {value!r}. Fix: set it to a "
+            f"number (default {default!r})."
+        )
+    return float(value)
+
+
+def truth_from_spec(spec: dict[str, Any] | None, *, where: str = "simulate") -> SimulationTruth:
+    """Validate a ``simulate:`` block (defaults applied) and derive its :class:`SimulationTruth`.
+
+    ``where`` names the block in error messages (e.g. ``conditions[qwen_clean].simulate``).
+    """
+    spec = spec or {}
+    bulk = {**DEFAULT_BULK, **(spec.get("bulk") or {})}
+    tail = {**DEFAULT_TAIL, **(spec.get("tail") or {})}
+    sat = {**DEFAULT_SATURATION, **(spec.get("saturation") or {})}
+    family = bulk["family"]
+    if family not in BULK_FAMILIES:
+        raise DataInputError(
+            f"Field `{where}.bulk.family` is {family!r}. Fix: use one of "
+            f"{', '.join(BULK_FAMILIES)}."
+        )
+    loc = _number(bulk, "loc", DEFAULT_BULK["loc"], f"{where}.bulk")
+    scale = _number(bulk, "scale", DEFAULT_BULK["scale"], f"{where}.bulk")
+    xi = _number(tail, "xi", DEFAULT_TAIL["xi"], f"{where}.tail")
+    sigma = _number(tail, "sigma", DEFAULT_TAIL["sigma"], f"{where}.tail")
+    share = _number(tail, "share", DEFAULT_TAIL["share"], f"{where}.tail")
+    sat_share = _number(sat, "share", DEFAULT_SATURATION["share"], f"{where}.saturation")
+    sat_at = _number(sat, "at", DEFAULT_SATURATION["at"], f"{where}.saturation")
+    if scale <= 0:
+        raise DataInputError(f"Field `{where}.bulk.scale` must be > 0, got {scale}. Fix: e.g. 1.0.")
+    if sigma <= 0:
+        raise DataInputError(f"Field `{where}.tail.sigma` must be > 0, got {sigma}. Fix: e.g. 0.5.")
+    if not 0 <= share < 1:
+        raise DataInputError(
+            f"Field `{where}.tail.share` must lie in [0, 1), got {share}. Fix: e.g. 0.05 (the GPD "
+            f"tail then starts at the bulk's 95% quantile)."
+        )
+    if not -1 < xi < 1:
+        raise DataInputError(
+            f"Field `{where}.tail.xi` must lie in (-1, 1) (finite mean, regular tail), got {xi}. "
+            f"Fix: choose a shape in that range, e.g. 0.0 for a light (Gumbel-domain) tail."
+        )
+    dist = stats.logistic if family == "logistic" else stats.norm
+    splice = float(dist.ppf(1.0 - share, loc=loc, scale=scale)) if share > 0 else math.inf
+    if sat_share < 0 or (sat_share > 0 and sat_share >= share):
+        raise DataInputError(
+            f"Field `{where}.saturation.share` must lie in [0, tail.share) = [0, {share}), got "
+            f"{sat_share}. Fix: saturation piles part of the tail near the ceiling, so it must be "
+            f"smaller than `tail.share` (or 0 for none)."
+        )
+    if sat_share > 0:
+        distance = sat_at - splice
+        if distance <= 0:
+            raise DataInputError(
+                f"Field `{where}.saturation.at` ({sat_at}) must lie above the tail's splice point "
+                f"u0 = {splice:.4g} (the bulk's {1 - share:.4g} quantile). Fix: raise "
+                f"`saturation.at` or lower `bulk.loc`/`tail.share`."
+            )
+        ratio = sat_share / share  # GPD survival needed at `distance`
+        if xi == 0:
+            sigma = distance / -math.log(ratio)
+        else:  # (1 + xi d / sigma)^(-1/xi) = ratio  =>  sigma = xi d / (ratio^-xi - 1)
+            sigma = xi * distance / (ratio ** (-xi) - 1.0)
+    return SimulationTruth(
+        bulk_family=family,
+        bulk_loc=loc,
+        bulk_scale=scale,
+        tail_xi=xi,
+        tail_sigma=float(sigma),
+        tail_share=share,
+        saturation_share=sat_share,
+        saturation_at=sat_at,
+        splice=splice,
+    )
+
+
+def simulate_condition(seed: int, condition: str, truth: SimulationTruth, n: int) -> np.ndarray:
+    """The full latent vector (length ``n``) of ``condition``, by inversion of ``truth.ppf``."""
+    u = rng(seed, "simulate", condition).random(n)
+    return truth.ppf(u)
+
+
+def simulated_table(prompt_ids: np.ndarray, latent: np.ndarray) -> pa.Table:
+    """A generation table in the shared shard layout for simulated prompts."""
+    n = len(prompt_ids)
+    score = np.clip(expit(latent), _OPEN_LOW, _OPEN_HIGH)
+    return pa.table(
+        {
+            "prompt_id": pa.array(prompt_ids, pa.int64()),
+            "prompt": pa.array([f"sim-{int(i)}" for i in prompt_ids], pa.string()),
+            "completion": pa.array([""] * n, pa.string()),
+            "prompt_tokens": pa.array(np.zeros(n, np.int32), pa.int32()),
+            "completion_tokens": pa.array(np.zeros(n, np.int32), pa.int32()),
+            "finish_reason": pa.array(["simulated"] * n, pa.string()),
+            SCORE_COLUMN: pa.array(score, pa.float64()),
+            "latent": pa.array(latent, pa.float64()),
+        }
+    )
+
+
+def _prompt_count(study: Any, spec: dict[str, Any]) -> int:
+    n = spec.get("prompts", study.data.get("sample_cap"))
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise DataInputError(
+            f"Field `conditions[{spec.get('name')}].prompts` (or `sample_cap`) of study "
+            f"{study.name!r} must be a positive integer, got {n!r}. Fix: e.g. `prompts: 30000`."
+        )
+    return n
+
+
+def generate_shard(
+    study: Any,
+    condition: str,
+    shard: int,
+    out_path: str | os.PathLike[str],
+    *,
+    options: dict[str, Any],
+) -> None:
+    """Write shard ``shard`` of the simulated ``condition`` (see the module docstring)."""
+    del options  # the simulate backend has no operational knobs
+    spec = condition_spec(study, condition)
+    shards = shard_count(study)
+    if not 0 <= shard < shards:
+        raise DataInputError(
+            f"Shard {shard} does not exist: study {study.name!r} registers "
+            f"`generation.shards: {shards}` (shards 0..{shards - 1})."
+        )
+    truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
+    n = _prompt_count(study, spec)
+    latent = simulate_condition(int(study.data["seed"]), condition, truth, n)
+    positions = np.arange(shard, n, shards, dtype=np.int64)
+    write_parquet(out_path, simulated_table(positions, latent[positions]))

@@ -1,0 +1,253 @@
+"""Report figures in the spirit of Figs 2–5 of seed 000, drawn with matplotlib's Agg canvas.
+
+Builders take plain structures (:mod:`tailgate.report.model`) and return a
+:class:`matplotlib.figure.Figure`; :func:`png_bytes` renders one to PNG bytes (no timestamp or
+software metadata, so identical inputs give identical bytes) and the ``write_*`` functions write
+standalone PNG files atomically, e.g. for ``snakemake --report`` entries with :data:`CAPTIONS`.
+No pyplot state is used, so figures can be drawn from any thread or process.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from tailgate.atomic import write_bytes
+
+from .model import PowerGrid, QQRecord, StabilityScan
+
+__all__ = [
+    "CAPTIONS",
+    "FishingPoint",
+    "ForestRow",
+    "forest_figure",
+    "png_bytes",
+    "power_figure",
+    "qq_figure",
+    "stability_figure",
+    "write_forest",
+    "write_png",
+    "write_power",
+    "write_qq",
+    "write_stability",
+]
+
+#: Captions for standalone figure files (report entries).
+CAPTIONS = {
+    "qq": (
+        "QQ plot of the exceedances above the threshold against the fitted GPD, probability "
+        "scale (left) vs logit scale (right). Points piling below the diagonal near the top on "
+        "the probability scale are bounded-support contamination (Fig. 2, Proposition 1 of seed "
+        "000); a straight logit-scale QQ means the transform restored the GPD."
+    ),
+    "stability": (
+        "Parameter-stability scan: ξ̂(u) with its 95% CI over thresholds; the grey band is the "
+        "scan's median ± one standard deviation, the shaded span the registered robustness band. "
+        "Red stars mark thresholds where a pair passed every gate except stability (G5): "
+        "threshold fishing (Fig. 3, Section 6.3 of seed 000)."
+    ),
+    "forest": (
+        "Pairwise |Δξ̂| with 95% CI at the headline threshold; the shaded band is the effect-size "
+        "floor (P2). Squares: pairs that fail an admissibility gate; circles: admissible pairs; "
+        "filled green: pairs passing every gate (Fig. 4 of seed 000)."
+    ),
+    "power": (
+        "Synthetic recovery: empirical P1∧P2 PASS rate against n_exc for each true Δξ; dotted "
+        "lines mark the n_exc at which Eq. 2 gives the registered power (Fig. 5, App. E of seed "
+        "000)."
+    ),
+}
+
+
+class FishingPoint(TypedDict):
+    """A threshold where a pair passed every gate but G5: marked on the stability scan."""
+
+    condition: str
+    q: float
+    xi: float
+    pair: str
+
+
+class ForestRow(TypedDict):
+    """One pair on the forest plot."""
+
+    label: str
+    delta_xi: float | None
+    ci: list[float] | None
+    admissible: bool
+    passed: bool
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def png_bytes(fig: Figure) -> bytes:
+    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def write_png(fig: Figure, path: str | os.PathLike[str]) -> None:
+    """Write ``fig`` to ``path`` as PNG, atomically."""
+    write_bytes(path, png_bytes(fig))
+
+
+def _floats(values: Sequence[Any]) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def qq_figure(
+    prob: QQRecord,
+    logit: QQRecord,
+    *,
+    condition: str,
+    ad_p_prob: float | None = None,
+    ad_p_logit: float | None = None,
+) -> Figure:
+    """Fig. 2 of seed 000: exceedance QQ plots, probability scale vs logit scale."""
+    fig = _new_figure(8.0, 3.8)
+    axes = fig.subplots(1, 2)
+    for ax, rec, scale, p in (
+        (axes[0], prob, "probability", ad_p_prob),
+        (axes[1], logit, "logit", ad_p_logit),
+    ):
+        model = _floats(rec["model"])
+        empirical = _floats(rec["empirical"])
+        ax.scatter(model, empirical, s=8, alpha=0.7, color="#1f77b4", edgecolors="none")
+        finite = np.concatenate([model[np.isfinite(model)], empirical[np.isfinite(empirical)]])
+        if finite.size:
+            lo, hi = float(finite.min()), float(finite.max())
+            ax.plot([lo, hi], [lo, hi], color="black", lw=0.8, ls="--")
+        ad = "—" if p is None else f"{p:.3g}"
+        ax.set_title(
+            f"{scale}: ξ̂ = {rec['xi']:.2f}, AD p = {ad}, n_exc = {rec['n_exc']}", fontsize=9
+        )
+        ax.set_xlabel("fitted GPD quantile")
+        ax.set_ylabel("empirical exceedance")
+    fig.suptitle(f"{condition}: exceedances above q = {prob['q']:g}", fontsize=10)
+    return fig
+
+
+def stability_figure(
+    scans: Mapping[str, StabilityScan],
+    *,
+    band: Sequence[float] = (),
+    fishing: Sequence[FishingPoint] = (),
+    title: str = "",
+) -> Figure:
+    """Fig. 3 of seed 000: ξ̂(u) ± CI per condition, ±σ envelope, band, fishing stars."""
+    names = list(scans)
+    cols = min(len(names), 2) or 1
+    rows = max(math.ceil(len(names) / cols), 1)
+    fig = _new_figure(4.2 * cols, 3.0 * rows)
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax in axes[len(names) :]:
+        ax.set_visible(False)
+    for ax, name in zip(axes, names, strict=False):
+        scan = scans[name]
+        q = _floats(scan["q"])
+        xi = _floats(scan["xi"])
+        lo = _floats(scan["ci_low"])
+        hi = _floats(scan["ci_high"])
+        if band:
+            ax.axvspan(min(band), max(band), color="#ffe9a8", alpha=0.6, lw=0)
+        if scan["median"] is not None and scan["std"] is not None:
+            med, sd = float(scan["median"]), float(scan["std"])
+            ax.axhspan(med - sd, med + sd, color="grey", alpha=0.25, lw=0)
+            ax.axhline(med, color="grey", lw=0.8)
+        ax.fill_between(q, lo, hi, color="#1f77b4", alpha=0.2, lw=0)
+        ax.plot(q, xi, marker="o", ms=3, color="#1f77b4")
+        for point in fishing:
+            if point["condition"] == name:
+                ax.plot([point["q"]], [point["xi"]], marker="*", ms=14, color="red", zorder=5)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("threshold quantile q")
+        ax.set_ylabel("ξ̂")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: str = "") -> Figure:
+    """Fig. 4 of seed 000: |Δξ̂| per pair with CI and the effect-size floor band."""
+    fig = _new_figure(6.5, 0.5 * max(len(rows), 1) + 1.4)
+    ax = fig.subplots()
+    ax.axvspan(0.0, floor, color="grey", alpha=0.25, lw=0, label=f"floor |Δξ| < {floor:g}")
+    for i, row in enumerate(rows):
+        y = len(rows) - 1 - i
+        if row["delta_xi"] is None:
+            continue
+        x = abs(float(row["delta_xi"]))
+        if row["ci"] and None not in row["ci"]:
+            a, b = (abs(float(c)) for c in row["ci"])
+            if float(row["ci"][0]) <= 0 <= float(row["ci"][1]):
+                a, b = 0.0, max(a, b)
+            ax.plot([min(a, b), max(a, b)], [y, y], color="black", lw=1)
+        if row["passed"]:
+            ax.plot([x], [y], marker="o", ms=8, color="green")
+        elif row["admissible"]:
+            ax.plot([x], [y], marker="o", ms=8, mfc="white", color="#1f77b4")
+        else:
+            ax.plot([x], [y], marker="s", ms=7, color="#d62728")
+    ax.set_yticks(range(len(rows)), [r["label"] for r in reversed(rows)], fontsize=8)
+    ax.set_xlabel(f"|Δξ̂| at q = {q:g}")
+    ax.set_xlim(left=0.0)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(title or "Pairwise tail-shape differences", fontsize=10)
+    return fig
+
+
+def power_figure(power: PowerGrid) -> Figure:
+    """Fig. 5 of seed 000: PASS rate vs n_exc per true Δξ with the Eq. 2 frontier."""
+    fig = _new_figure(6.5, 4.0)
+    ax = fig.subplots()
+    n = np.asarray(power["n_exc"], dtype=float)
+    colours = [f"C{i}" for i in range(len(power["delta_xi"]))]
+    frontier = {format(float(p["delta_xi"]), "g"): p["n_exc_star"] for p in power["frontier"]}
+    for colour, dxi, rates in zip(colours, power["delta_xi"], power["pass_rate"], strict=True):
+        ax.plot(n, _floats(rates), marker="o", ms=4, color=colour, label=f"Δξ = {dxi:g}")
+        star = frontier.get(format(float(dxi), "g"))
+        if star is not None and math.isfinite(star) and star <= n.max() * 1.5:
+            ax.axvline(star, color=colour, ls=":", lw=1)
+    ax.axhline(power["power"], color="black", lw=0.6, ls="--")
+    if power["design_n_exc"]:
+        ax.axvline(power["design_n_exc"], color="black", lw=1.2, label="registered n_exc")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("exceedances per condition n_exc")
+    ax.set_ylabel("PASS rate (P1 ∧ P2)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("Synthetic recovery vs the Eq. 2 frontier", fontsize=10)
+    return fig
+
+
+def write_qq(path: str | os.PathLike[str], prob: QQRecord, logit: QQRecord, **kw: Any) -> None:
+    """Standalone PNG of :func:`qq_figure`."""
+    write_png(qq_figure(prob, logit, **kw), path)
+
+
+def write_stability(
+    path: str | os.PathLike[str], scans: Mapping[str, StabilityScan], **kw: Any
+) -> None:
+    """Standalone PNG of :func:`stability_figure`."""
+    write_png(stability_figure(scans, **kw), path)
+
+
+def write_forest(path: str | os.PathLike[str], rows: Sequence[ForestRow], **kw: Any) -> None:
+    """Standalone PNG of :func:`forest_figure`."""
+    write_png(forest_figure(rows, **kw), path)
+
+
+def write_power(path: str | os.PathLike[str], power: PowerGrid) -> None:
+    """Standalone PNG of :func:`power_figure`."""
+    write_png(power_figure(power), path)

@@ -1,0 +1,331 @@
+"""The JSON structures the report consumes (the contract with the fit/gates/power stages).
+
+Phase-2 rules write exactly these shapes; :func:`check_report_inputs` validates them before
+anything is drawn, so a malformed artifact fails with a message naming the file and field.
+
+* ``fits/<scorer>/<scale>/<condition>.json`` — one :class:`ConditionFits` per file; the report
+  takes them as a :data:`FitsIndex` (scorer → scale → condition → ConditionFits).
+* ``gates/<scorer>/<scale>.json`` — one :class:`GatesFile` (pairwise G1–G5, P1, P2 at every band
+  threshold, H1 verdict; Section 3 of seed 000).
+* ``sensitivity/<scorer>/<scale>.json`` — one :class:`SensitivityFile` (Table 5 of seed 000).
+* ``power.json`` — one :class:`PowerGrid` (App. E and Eq. 2 of seed 000).
+* ``verdict.json`` — one :class:`Verdict`: headline, H1, the gates and sensitivity files, the
+  amendment chain and the deviations from the registered plan.
+
+Floats that are undefined (a failed fit) are ``null``; quantile levels are floats (0.95), and
+where they key a JSON object they are written with ``format(q, "g")`` ("0.95").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+__all__ = [
+    "GATE_ORDER",
+    "Amendment",
+    "ConditionFits",
+    "Deviation",
+    "FieldChange",
+    "FitsIndex",
+    "GateOutcome",
+    "GatesFile",
+    "H1Verdict",
+    "Headline",
+    "PairAtThreshold",
+    "PairResult",
+    "PowerFrontierPoint",
+    "PowerGrid",
+    "QQRecord",
+    "ReportInputError",
+    "SensitivityFile",
+    "SensitivityRow",
+    "StabilityScan",
+    "ThresholdFit",
+    "Verdict",
+    "check_report_inputs",
+    "qkey",
+]
+
+#: Gates in the order the protocol evaluates them (Fig. 1 of seed 000); the first one that
+#: fails is a pair's "first failing gate".
+GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
+
+
+class ReportInputError(ValueError):
+    """A report input (fits, gates, power or verdict JSON) lacks a field or has a wrong type."""
+
+
+def qkey(q: float) -> str:
+    """The JSON object key of quantile level ``q`` (``0.95`` → ``"0.95"``)."""
+    return format(float(q), "g")
+
+
+class ThresholdFit(TypedDict):
+    """The POT-GPD fit of one condition at one threshold (Tables 2–4 of seed 000).
+
+    ``status``: ``"ok"``, ``"too_few_exceedances"``, ``"boundary"`` (MLE on the ξ = -1 edge),
+    ``"failed"``. ``boundary_share`` (probability scale only, else null) maps ``"0.9"`` and
+    ``"0.95"`` to the share of exceedances above that score (Section 6.2).
+    """
+
+    q: float
+    u: float
+    n: int
+    n_exc: int
+    xi: float | None
+    sigma: float | None
+    xi_ci: list[float] | None
+    ad_stat: float | None
+    ad_p: float | None
+    status: str
+    boundary_share: dict[str, float | None] | None
+
+
+class StabilityScan(TypedDict):
+    """ξ̂(u) over a threshold scan (Fig. 3 of seed 000); ``median``/``std`` over the scan."""
+
+    q: list[float]
+    xi: list[float | None]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    n_exc: list[int]
+    median: float | None
+    std: float | None
+
+
+class QQRecord(TypedDict):
+    """QQ data as written by :meth:`tailgate.diagnostics.QQData.to_dict`."""
+
+    q: float
+    threshold: float
+    n_exc: int
+    xi: float
+    sigma: float
+    probabilities: list[float]
+    empirical: list[float]
+    model: list[float]
+
+
+class ConditionFits(TypedDict):
+    """``fits/<scorer>/<scale>/<condition>.json``.
+
+    ``mean`` and ``tvar`` (TVaR at ``tvar_level``, 0.9 in seed 000) are over all ``n``
+    severities; ``qq`` maps qkey(q) → QQ data (may be empty); ``transform`` is the
+    :class:`tailgate.transform.TransformSummary` dict (null when not recorded).
+    """
+
+    scorer: str
+    scale: str
+    condition: str
+    n: int
+    mean: float
+    tvar: float
+    tvar_level: float
+    thresholds: list[ThresholdFit]
+    stability: StabilityScan
+    qq: dict[str, QQRecord]
+    transform: dict[str, Any] | None
+
+
+#: scorer → scale → condition → fits.
+FitsIndex = dict[str, dict[str, dict[str, ConditionFits]]]
+
+
+class GateOutcome(TypedDict):
+    """One gate's outcome: ``passed`` (null when not evaluated), its statistic and a note."""
+
+    passed: bool | None
+    value: float | None
+    detail: str
+
+
+class PairAtThreshold(TypedDict):
+    """A pair at one band threshold: every gate, the first failing one (null if none)."""
+
+    q: float
+    gates: dict[str, GateOutcome]
+    first_failing: str | None
+    passed: bool
+    delta_xi: float | None
+    delta_xi_ci: list[float] | None
+
+
+class PairResult(TypedDict):
+    """One pair of conditions over the band; ``verdict`` is PASS if it passes at any threshold
+    with every gate (G5 included)."""
+
+    a: str
+    b: str
+    thresholds: list[PairAtThreshold]
+    verdict: Literal["PASS", "KILL"]
+
+
+class H1Verdict(TypedDict):
+    """The H1 verdict (Section 3 of seed 000): KILL unless a pair passes every gate."""
+
+    verdict: Literal["PASS", "KILL"]
+    passing_pairs: list[str]
+    reason: str
+
+
+class GatesFile(TypedDict):
+    """``gates/<scorer>/<scale>.json``: the pairwise matrix over the robustness band."""
+
+    scorer: str
+    scale: str
+    headline_q: float
+    band: list[float]
+    floor: float
+    pairs: list[PairResult]
+    h1: H1Verdict
+
+
+class SensitivityRow(TypedDict):
+    """One tolerance setting of the sensitivity sweep (Table 5 of seed 000)."""
+
+    label: str
+    delta_mu: float
+    delta_tvar: float
+    q: float
+    n_pairs: int
+    admissible_pairs: list[str]
+    passing_pairs: list[str]
+
+
+class SensitivityFile(TypedDict):
+    """``sensitivity/<scorer>/<scale>.json``."""
+
+    scorer: str
+    scale: str
+    rows: list[SensitivityRow]
+
+
+class PowerFrontierPoint(TypedDict):
+    """Eq. 2 of seed 000: the n_exc for the z-test's registered power at this Δξ."""
+
+    delta_xi: float
+    n_exc_star: float
+
+
+class PowerGrid(TypedDict):
+    """``power.json``: empirical P1∧P2 PASS rate per (Δξ, n_exc) cell (App. E of seed 000).
+
+    ``pass_rate[i][j]`` is the rate at ``delta_xi[i]`` and ``n_exc[j]``; ``design_n_exc`` is the
+    registered design's exceedance count (null if none).
+    """
+
+    delta_xi: list[float]
+    n_exc: list[int]
+    pass_rate: list[list[float]]
+    trials: int
+    bootstrap: int
+    alpha: float
+    power: float
+    xi_bar: float
+    floor: float
+    frontier: list[PowerFrontierPoint]
+    design_n_exc: int | None
+
+
+class FieldChange(TypedDict):
+    """One field of an amendment's diff (dotted path, old and new values)."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+class Amendment(TypedDict):
+    """One entry of the hash-chained amendment log.
+
+    ``classes`` name what the change touches: ``decision_rule`` (tolerances, floor, gates,
+    thresholds, scale…), ``data`` (conditions, prompts, scorers), ``presentation``.
+    """
+
+    seq: int
+    time: str
+    reason: str
+    classes: list[str]
+    fields: list[FieldChange]
+    data_existed: bool
+    entry_hash: str
+
+
+class Deviation(TypedDict):
+    """A departure from the registered plan (e.g. results after a decision-rule amendment)."""
+
+    what: str
+    amendment: int | None
+
+
+class Headline(TypedDict):
+    """The registered headline analysis."""
+
+    scorer: str
+    scale: str
+    q: float
+
+
+class Verdict(TypedDict):
+    """``verdict.json``: the study's outcome as the report presents it."""
+
+    study: str
+    prereg_hash: str
+    headline: Headline
+    h1: H1Verdict
+    gates: list[GatesFile]
+    sensitivity: list[SensitivityFile]
+    amendments: list[Amendment]
+    deviations: list[Deviation]
+
+
+def _check(obj: Any, spec: type, where: str) -> None:
+    if not isinstance(obj, dict):
+        raise ReportInputError(
+            f"{where} must be a JSON object ({spec.__name__}), got {type(obj).__name__}. Fix: "
+            f"regenerate it with the stage that writes {spec.__name__}."
+        )
+    missing = sorted(set(spec.__required_keys__) - set(obj))
+    if missing:
+        raise ReportInputError(
+            f"{where} ({spec.__name__}) lacks field(s) {', '.join(missing)}. Fix: regenerate it "
+            f"with the current version of the stage that writes it."
+        )
+
+
+def check_report_inputs(verdict: Any, fits: Any, power: Any) -> None:
+    """Check the required fields of every structure the report reads (no type coercion)."""
+    _check(verdict, Verdict, "verdict.json")
+    _check(verdict["headline"], Headline, "verdict.json: headline")
+    _check(verdict["h1"], H1Verdict, "verdict.json: h1")
+    for i, gates in enumerate(verdict["gates"]):
+        _check(gates, GatesFile, f"verdict.json: gates[{i}]")
+        for j, pair in enumerate(gates["pairs"]):
+            _check(pair, PairResult, f"gates[{i}].pairs[{j}]")
+            for k, at in enumerate(pair["thresholds"]):
+                _check(at, PairAtThreshold, f"gates[{i}].pairs[{j}].thresholds[{k}]")
+    for i, sens in enumerate(verdict["sensitivity"]):
+        _check(sens, SensitivityFile, f"verdict.json: sensitivity[{i}]")
+        for j, row in enumerate(sens["rows"]):
+            _check(row, SensitivityRow, f"sensitivity[{i}].rows[{j}]")
+    for i, amendment in enumerate(verdict["amendments"]):
+        _check(amendment, Amendment, f"verdict.json: amendments[{i}]")
+    for i, deviation in enumerate(verdict["deviations"]):
+        _check(deviation, Deviation, f"verdict.json: deviations[{i}]")
+    if not isinstance(fits, dict):
+        raise ReportInputError("fits must map scorer → scale → condition → ConditionFits.")
+    for scorer, scales in fits.items():
+        for scale, conditions in scales.items():
+            for condition, record in conditions.items():
+                where = f"fits/{scorer}/{scale}/{condition}.json"
+                _check(record, ConditionFits, where)
+                _check(record["stability"], StabilityScan, f"{where}: stability")
+                for k, fit in enumerate(record["thresholds"]):
+                    _check(fit, ThresholdFit, f"{where}: thresholds[{k}]")
+    _check(power, PowerGrid, "power.json")
+    rates = power["pass_rate"]
+    if len(rates) != len(power["delta_xi"]) or any(len(r) != len(power["n_exc"]) for r in rates):
+        raise ReportInputError(
+            "power.json: pass_rate must have one row per delta_xi and one column per n_exc. "
+            "Fix: regenerate power.json."
+        )

@@ -1,0 +1,298 @@
+"""Report tables in the spirit of Tables 2–5 of seed 000, rendered as Markdown and HTML.
+
+Each builder takes the plain structures of :mod:`tailgate.report.model` and returns a
+:class:`Table`; :meth:`Table.markdown` and :meth:`Table.html` render the same cells.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import (
+    GATE_ORDER,
+    Amendment,
+    ConditionFits,
+    Deviation,
+    GatesFile,
+    PowerGrid,
+    SensitivityFile,
+    ThresholdFit,
+    qkey,
+)
+
+__all__ = [
+    "Table",
+    "amendments_table",
+    "deviations_table",
+    "fit_at",
+    "fits_table",
+    "fmt",
+    "gate_detail_table",
+    "pairwise_table",
+    "power_table",
+    "probability_vs_logit_table",
+    "sensitivity_table",
+]
+
+
+def fmt(value: object, digits: int = 3) -> str:
+    """A number with ``digits`` decimals (scientific for tiny ones); None/NaN → "—"."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "—"
+        if value != 0 and abs(value) < 10 ** (-digits):
+            return f"{value:.{max(digits - 1, 1)}e}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _ci(ci: Sequence[float | None] | None, digits: int = 3) -> str:
+    if not ci or any(c is None for c in ci):
+        return "—"
+    return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table of text cells with an optional note."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def markdown(self) -> str:
+        def cell(text: str) -> str:
+            return text.replace("|", "\\|").replace("\n", " ")
+
+        lines = [f"**{self.title}**", ""]
+        lines.append("| " + " | ".join(cell(h) for h in self.header) + " |")
+        lines.append("|" + "|".join("---" for _ in self.header) + "|")
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows]
+        if self.note:
+            lines += ["", f"*{self.note}*"]
+        return "\n".join(lines) + "\n"
+
+    def html(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.rows
+        )
+        note = f"<p class='note'>{html.escape(self.note)}</p>" if self.note else ""
+        return (
+            f"<table><caption>{html.escape(self.title)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>{note}"
+        )
+
+
+def fit_at(record: ConditionFits, q: float) -> ThresholdFit | None:
+    """The fit of ``record`` at quantile level ``q`` (None if that threshold was not fitted)."""
+    for fit in record["thresholds"]:
+        if math.isclose(fit["q"], q, abs_tol=1e-9):
+            return fit
+    return None
+
+
+def amendments_table(amendments: Sequence[Amendment]) -> Table:
+    """Every amendment of the chain, in order (DESIGN: amendments are listed prominently)."""
+    rows = []
+    for a in amendments:
+        changes = "; ".join(f"{c['path']}: {c['old']!r} → {c['new']!r}" for c in a["fields"])
+        rows.append(
+            (
+                str(a["seq"]),
+                a["time"],
+                ", ".join(a["classes"]) or "—",
+                changes or "—",
+                fmt(bool(a["data_existed"])),
+                a["reason"],
+                a["entry_hash"][:12],
+            )
+        )
+    return Table(
+        "Amendments to the pre-registration",
+        ("#", "time", "classes", "changes", "data existed", "reason", "entry hash"),
+        tuple(rows),
+        "" if rows else "None: the analysis ran under the registered plan.",
+    )
+
+
+def deviations_table(deviations: Sequence[Deviation]) -> Table:
+    rows = tuple(
+        (d["what"], "—" if d["amendment"] is None else f"amendment {d['amendment']}")
+        for d in deviations
+    )
+    return Table(
+        "Deviations from the registered plan",
+        ("deviation", "source"),
+        rows,
+        "" if rows else "None.",
+    )
+
+
+def fits_table(scorer: str, scale: str, records: dict[str, ConditionFits], q: float) -> Table:
+    """Per-condition fits at ``q``: mean, TVaR, ξ̂, CI, AD p, n_exc (Tables 2–4 of seed 000)."""
+    rows = []
+    level = None
+    for condition, rec in records.items():
+        level = rec["tvar_level"]
+        fit = fit_at(rec, q)
+        rows.append(
+            (
+                condition,
+                fmt(rec["mean"], 4),
+                fmt(rec["tvar"], 4),
+                fmt(fit["xi"]) if fit else "—",
+                _ci(fit["xi_ci"]) if fit else "—",
+                fmt(fit["ad_p"]) if fit else "—",
+                str(fit["n_exc"]) if fit else "—",
+                fit["status"] if fit else "not fitted",
+            )
+        )
+    tv = f"TVaR_{fmt(level, 2)}" if level is not None else "TVaR"
+    return Table(
+        f"POT-GPD fits, {scorer}, {scale} scale, q = {fmt(q, 2)}",
+        ("condition", "mean", tv, "ξ̂", "ξ̂ 95% CI", "AD p", "n_exc", "status"),
+        tuple(rows),
+    )
+
+
+def probability_vs_logit_table(
+    scorer: str,
+    prob: dict[str, ConditionFits],
+    logit: dict[str, ConditionFits],
+    q: float,
+) -> Table:
+    """Probability vs logit scale at ``q`` with the ceiling shares (Section 6.2 of seed 000)."""
+    rows = []
+    for condition in prob:
+        fp = fit_at(prob[condition], q)
+        fl = fit_at(logit[condition], q) if condition in logit else None
+        share = (fp or {}).get("boundary_share") or {}
+        rows.append(
+            (
+                condition,
+                fmt(fp["xi"]) if fp else "—",
+                fmt(fp["ad_p"]) if fp else "—",
+                fmt(share.get("0.9")),
+                fmt(share.get("0.95")),
+                fmt(fl["xi"]) if fl else "—",
+                fmt(fl["ad_p"]) if fl else "—",
+            )
+        )
+    return Table(
+        f"Bounded-support diagnosis, {scorer}, q = {fmt(q, 2)}",
+        (
+            "condition",
+            "ξ̂ probability",
+            "AD p probability",
+            "exceedances > 0.9",
+            "exceedances > 0.95",
+            "ξ̂ logit",
+            "AD p logit",
+        ),
+        tuple(rows),
+        "A pile-up of exceedances near the ceiling with ξ̂ near -1 and AD rejecting on the "
+        "probability scale, but a passing logit fit, is bounded-support contamination "
+        "(Proposition 1 of seed 000).",
+    )
+
+
+def _pair_label(pair: dict) -> str:
+    return f"{pair['a']} vs {pair['b']}"
+
+
+def pairwise_table(gates: GatesFile) -> Table:
+    """Pairs × band thresholds: PASS or the first failing gate (Fig. 4 / Section 6.3)."""
+    band = list(gates["band"])
+    rows = []
+    for pair in gates["pairs"]:
+        by_q = {qkey(t["q"]): t for t in pair["thresholds"]}
+        cells = []
+        for q in band:
+            at = by_q.get(qkey(q))
+            if at is None:
+                cells.append("—")
+            else:
+                cells.append("PASS" if at["passed"] else (at["first_failing"] or "KILL"))
+        rows.append((_pair_label(pair), *cells, pair["verdict"]))
+    return Table(
+        f"Pairwise H1 matrix, {gates['scorer']}, {gates['scale']} scale",
+        ("pair", *(f"q = {fmt(q, 2)}" for q in band), "verdict"),
+        tuple(rows),
+        "Cells show PASS or the first failing gate in the order " + ", ".join(GATE_ORDER) + ".",
+    )
+
+
+def gate_detail_table(gates: GatesFile, q: float) -> Table:
+    """Each gate's value and outcome for every pair at threshold ``q``."""
+    rows = []
+    for pair in gates["pairs"]:
+        at = next((t for t in pair["thresholds"] if math.isclose(t["q"], q, abs_tol=1e-9)), None)
+        if at is None:
+            continue
+        cells = []
+        for gate in GATE_ORDER:
+            g = at["gates"].get(gate)
+            if g is None or g["passed"] is None:
+                cells.append("—")
+            else:
+                mark = "pass" if g["passed"] else "FAIL"
+                cells.append(f"{mark} ({fmt(g['value'])})" if g["value"] is not None else mark)
+        rows.append((_pair_label(pair), fmt(at["delta_xi"]), _ci(at["delta_xi_ci"]), *cells))
+    return Table(
+        f"Gate values at q = {fmt(q, 2)}, {gates['scorer']}, {gates['scale']} scale",
+        ("pair", "Δξ̂", "Δξ̂ CI", *GATE_ORDER),
+        tuple(rows),
+    )
+
+
+def sensitivity_table(sens: SensitivityFile) -> Table:
+    """Tolerance sensitivity of the H1 verdict (Table 5 of seed 000)."""
+    rows = tuple(
+        (
+            f"({fmt(r['delta_mu'], 2)}, {fmt(r['delta_tvar'], 2)}) – {r['label']}",
+            fmt(r["q"], 2),
+            f"{len(r['admissible_pairs'])} of {r['n_pairs']}"
+            + (f" ({', '.join(r['admissible_pairs'])})" if r["admissible_pairs"] else ""),
+            str(len(r["passing_pairs"]))
+            + (f" ({', '.join(r['passing_pairs'])})" if r["passing_pairs"] else ""),
+        )
+        for r in sens["rows"]
+    )
+    return Table(
+        f"Sensitivity of the H1 verdict, {sens['scorer']}, {sens['scale']} scale",
+        ("(δμ, δTVaR)", "q", "admissible pairs", "H1 PASS"),
+        rows,
+    )
+
+
+def power_table(power: PowerGrid) -> Table:
+    """Empirical P1∧P2 PASS rate per (Δξ, n_exc) with the Eq. 2 n_exc* (App. E of seed 000)."""
+    star = {qkey(p["delta_xi"]): p["n_exc_star"] for p in power["frontier"]}
+    rows = tuple(
+        (
+            fmt(dxi, 2),
+            *(fmt(rate, 2) for rate in power["pass_rate"][i]),
+            fmt(star.get(qkey(dxi)), 0) if qkey(dxi) in star else "—",
+        )
+        for i, dxi in enumerate(power["delta_xi"])
+    )
+    return Table(
+        "Synthetic recovery: P1∧P2 PASS rate",
+        ("Δξ true", *(f"n_exc = {n}" for n in power["n_exc"]), "Eq. 2 n_exc*"),
+        rows,
+        f"{power['trials']} trials per cell, {power['bootstrap']} bootstrap resamples; Eq. 2 at "
+        f"α = {fmt(power['alpha'], 2)}, power {fmt(power['power'], 2)}, ξ̄ = "
+        f"{fmt(power['xi_bar'], 2)}.",
+    )
