@@ -220,7 +220,7 @@ def fit(y: np.ndarray) -> GPDFit:
     xi_best = float(res.xi[0])
     iterations = int(res.iterations[0])
     # scan η = log1p(θ·max y) over the whole feasible range: a better interior point restarts Newton
-    eta = np.arange(-12.0, 25.01, 0.5)
+    eta = np.arange(-12.0, 25.01, 1.0)
     grid = np.broadcast_to(y, (eta.size, n)).copy()
     xi_g, f_g, _, _, _ = profile_rows(grid, np.expm1(eta) / ymax, np.full(eta.size, ymax))
     admissible = (xi_g > -1.0) & np.isfinite(f_g)

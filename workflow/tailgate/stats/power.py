@@ -12,10 +12,27 @@ It is a *necessary* bound for the protocol's P1∧P2 rule, not a sufficient one 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
 
+import numpy as np
 from scipy.stats import norm
 
-__all__ = ["achieved_power", "required_exceedances"]
+from tailgate.stats import gpd
+from tailgate.stats.gof import sample_gpd
+from tailgate.stats.profile import STATUS_NO_CONVERGENCE, newton_rows
+
+__all__ = [
+    "PassRate",
+    "RecoveryGrid",
+    "achieved_power",
+    "prompts_required",
+    "recovery_grid",
+    "required_exceedances",
+    "simulate_pass_rate",
+]
 
 
 def _check(delta_xi: float, alpha: float, xi_bar: float) -> None:
@@ -57,3 +74,201 @@ def achieved_power(
     d = delta_xi * math.sqrt(n_exc / 2.0) / (1 + xi_bar)
     z = norm.ppf(1 - alpha / 2)
     return float(norm.cdf(d - z) + norm.cdf(-d - z))
+
+
+def prompts_required(
+    delta_xi: float,
+    q: float = 0.95,
+    alpha: float = 0.05,
+    power: float = 0.80,
+    xi_bar: float = 0.0,
+) -> int:
+    """Prompts per condition so that n_exc* of Eq. 2 lie above the q-quantile (Table 1 of seed 000).
+
+    n_exc* / (1 − q), rounded up: Δξ = 0.10 at q = 0.95 → 31,400.
+    """
+    if not 0 < q < 1:
+        raise ValueError(f"threshold quantile q must be in (0, 1), got {q!r}")
+    n_exc = required_exceedances(delta_xi, alpha, power, xi_bar)
+    return math.ceil(round(n_exc / (1.0 - q), 6))
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic recovery of the P1 ∧ P2 rule (App. E of seed 000)
+
+
+@dataclass(frozen=True)
+class PassRate:
+    """Simulated PASS rate of P1 ∧ P2 for one (Δξ_true, n_exc) cell of App. E of seed 000."""
+
+    delta_xi: float
+    n_exc: int
+    passes: int
+    trials: int
+    resamples: int
+    level: float
+    delta_floor: float
+    xi_a: float
+
+    @property
+    def rate(self) -> float:
+        return self.passes / self.trials
+
+    @property
+    def mc_se(self) -> float:
+        """Binomial Monte Carlo standard error of :attr:`rate`."""
+        p = self.rate
+        return math.sqrt(p * (1.0 - p) / self.trials)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "rate": self.rate, "mc_se": self.mc_se}
+
+
+def _child(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
+
+
+def _fit_and_ci(
+    y: np.ndarray, resamples: int, level: float, rng: np.random.Generator
+) -> tuple[float, float, float, bool]:
+    """ξ̂ and its percentile CI for one synthetic sample (boundary replicates at ξ = −1)."""
+    f = gpd.fit(y)
+    if not f.converged:
+        return math.nan, math.nan, math.nan, False
+    n = y.size
+    x = np.take(y, rng.integers(0, n, size=(resamples, n)))
+    ymax = x.max(axis=1)
+    res = newton_rows(x, np.full(resamples, f.theta), ymax=ymax)
+    rows = gpd._finish_rows(x, ymax, res)
+    xi = rows.xi[rows.status != STATUS_NO_CONVERGENCE]
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(xi, [a, 1.0 - a])
+    return f.xi, float(lo), float(hi), True
+
+
+def _trial(
+    ss: np.random.SeedSequence,
+    m: int,
+    xi_a: float,
+    delta_xi: float,
+    n_exc: int,
+    resamples: int,
+    level: float,
+    delta_floor: float,
+) -> bool:
+    rng = np.random.Generator(np.random.PCG64(_child(ss, m)))
+    ya = sample_gpd(rng, xi_a, 1.0, n_exc)
+    yb = sample_gpd(rng, xi_a + delta_xi, 1.0, n_exc)
+    xa, la, ha, oka = _fit_and_ci(ya, resamples, level, rng)
+    xb, lb, hb, okb = _fit_and_ci(yb, resamples, level, rng)
+    if not (oka and okb):
+        return False
+    p1 = ha < lb or hb < la
+    p2 = abs(xa - xb) > delta_floor
+    return bool(p1 and p2)
+
+
+def simulate_pass_rate(
+    delta_xi: float,
+    n_exc: int,
+    *,
+    delta_floor: float = 0.10,
+    level: float = 0.95,
+    trials: int = 80,
+    resamples: int = 80,
+    seed: gpd.SeedLike = 0,
+    xi_a: float = 0.0,
+    workers: int | None = None,
+) -> PassRate:
+    """PASS rate of P1 ∧ P2 on synthetic GPD pairs with known Δξ (App. E of seed 000).
+
+    Each trial draws y_A ~ GPD(ξ_A, 1) and y_B ~ GPD(ξ_A + Δξ, 1) of size ``n_exc``, fits both,
+    builds ``level`` percentile-bootstrap CIs from ``resamples`` resamples, and passes iff the CIs
+    do not overlap (P1) and |ξ̂_A − ξ̂_B| > ``delta_floor`` (P2). Trial m uses child m of ``seed``,
+    so the result is identical for identical seeds whatever ``workers`` is.
+    """
+    if n_exc < gpd.MIN_EXCEEDANCES or trials < 1 or resamples < 2:
+        raise ValueError(
+            f"need n_exc >= {gpd.MIN_EXCEEDANCES}, trials >= 1 and resamples >= 2, "
+            f"got n_exc={n_exc}, trials={trials}, resamples={resamples}"
+        )
+    ss = gpd.seed_sequence_of(seed)
+    args = (xi_a, float(delta_xi), int(n_exc), int(resamples), float(level), float(delta_floor))
+    workers = max(1, min(workers or 2, trials))
+    if workers == 1:
+        results = [_trial(ss, m, *args) for m in range(trials)]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(lambda m: _trial(ss, m, *args), range(trials)))
+    return PassRate(
+        float(delta_xi),
+        int(n_exc),
+        int(sum(results)),
+        int(trials),
+        int(resamples),
+        float(level),
+        float(delta_floor),
+        float(xi_a),
+    )
+
+
+@dataclass(frozen=True)
+class RecoveryGrid:
+    """App. E grid: PASS rates over Δξ_true × n_exc and the Eq. 2 frontier n_exc*(Δξ)."""
+
+    cells: tuple[PassRate, ...]
+    delta_xis: tuple[float, ...]
+    n_excs: tuple[int, ...]
+    frontier: dict[float, int]
+
+    def rate(self, delta_xi: float, n_exc: int) -> float:
+        for c in self.cells:
+            if math.isclose(c.delta_xi, delta_xi) and c.n_exc == n_exc:
+                return c.rate
+        raise KeyError((delta_xi, n_exc))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "delta_xis": list(self.delta_xis),
+            "n_excs": list(self.n_excs),
+            "cells": [c.to_dict() for c in self.cells],
+            "frontier": [{"delta_xi": d, "n_exc": n} for d, n in self.frontier.items()],
+        }
+
+
+def recovery_grid(
+    delta_xis: Sequence[float] = (0.0, 0.05, 0.10, 0.15, 0.20),
+    n_excs: Sequence[int] = (200, 500, 1000, 1500, 2000, 3000),
+    *,
+    delta_floor: float = 0.10,
+    level: float = 0.95,
+    trials: int = 80,
+    resamples: int = 80,
+    seed: gpd.SeedLike = 0,
+    alpha: float = 0.05,
+    power: float = 0.80,
+    workers: int | None = None,
+) -> RecoveryGrid:
+    """The synthetic-recovery grid of App. E of seed 000 with the Eq. 2 frontier.
+
+    Cell (i, j) uses child (i, j) of ``seed``.
+    """
+    ss = gpd.seed_sequence_of(seed)
+    cells = tuple(
+        simulate_pass_rate(
+            d,
+            n,
+            delta_floor=delta_floor,
+            level=level,
+            trials=trials,
+            resamples=resamples,
+            seed=_child(ss, i, j),
+            workers=workers,
+        )
+        for i, d in enumerate(delta_xis)
+        for j, n in enumerate(n_excs)
+    )
+    frontier = {float(d): required_exceedances(d, alpha, power) for d in delta_xis if d > 0}
+    return RecoveryGrid(
+        cells, tuple(float(d) for d in delta_xis), tuple(int(n) for n in n_excs), frontier
+    )

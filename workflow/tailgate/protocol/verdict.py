@@ -1,0 +1,132 @@
+"""Pairwise matrix across the threshold band and the H1 PASS/KILL rule (Sections 3, 6.3, 6.4).
+
+Band rule. Seed 000 kills H1 "when no admissible pair satisfies both pass criteria across the
+threshold robustness band", and treats a pass at a single threshold of the band as
+threshold-fishing (Section 6.3). tailgate therefore registers one of two rules:
+
+``"all"`` (default)
+    H1 PASS iff at least one pair passes every gate (G1–G5) and P1 ∧ P2 at *every* threshold of
+    the band.
+``"headline"``
+    H1 PASS iff some pair passes everything at the headline threshold; the other thresholds of
+    the band are still evaluated and reported. (G5 is the only guard against fishing then.)
+
+Multiplicity: Bonferroni over the C(k, 2) pairs of the matrix (seed 000: α = 0.05/6), registered
+in :class:`GateSettings`; thresholds of the band are not a multiplicity family because the rule
+``"all"`` requires all of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tailgate.protocol.gates import ConditionSummary, GateSettings, PairVerdict, evaluate_pair
+from tailgate.stats.equivalence import BulkEquivalence
+
+__all__ = ["BAND_RULES", "ProtocolVerdict", "h1_verdict", "pairwise_matrix"]
+
+BAND_RULES = ("all", "headline")
+
+
+@dataclass(frozen=True)
+class ProtocolVerdict:
+    """H1 outcome with every pair's gates at every threshold of the band."""
+
+    h1: str  # "PASS" or "KILL"
+    band_rule: str
+    headline_q: float
+    thresholds: tuple[float, ...]
+    pairs: tuple[PairVerdict, ...]
+    passing_pairs: tuple[tuple[str, str], ...]
+    settings: GateSettings
+
+    def at(self, a: str, b: str, q: float) -> PairVerdict:
+        for p in self.pairs:
+            if {p.a, p.b} == {a, b} and math.isclose(p.q, q, abs_tol=1e-12):
+                return p
+        raise KeyError((a, b, q))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "h1": self.h1,
+            "band_rule": self.band_rule,
+            "headline_q": self.headline_q,
+            "thresholds": list(self.thresholds),
+            "pairs": [p.to_dict() for p in self.pairs],
+            "passing_pairs": [list(p) for p in self.passing_pairs],
+            "settings": self.settings.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProtocolVerdict:
+        return cls(
+            h1=d["h1"],
+            band_rule=d["band_rule"],
+            headline_q=float(d["headline_q"]),
+            thresholds=tuple(float(q) for q in d["thresholds"]),
+            pairs=tuple(PairVerdict.from_dict(p) for p in d["pairs"]),
+            passing_pairs=tuple((a, b) for a, b in d["passing_pairs"]),
+            settings=GateSettings.from_dict(d["settings"]),
+        )
+
+
+def pairwise_matrix(
+    summaries: Mapping[float, Mapping[str, ConditionSummary]],
+    bulk: Mapping[tuple[str, str], BulkEquivalence],
+    settings: GateSettings,
+) -> tuple[PairVerdict, ...]:
+    """Evaluate every pair (A, B), A before B in sorted order, at every threshold of ``summaries``.
+
+    ``summaries[q][condition]`` holds the per-condition statistics; ``bulk[(A, B)]`` the difference
+    CIs of the pair (A − B).
+    """
+    out = []
+    for q in sorted(summaries):
+        conds = sorted(summaries[q])
+        for a, b in itertools.combinations(conds, 2):
+            if (a, b) not in bulk:
+                raise KeyError(f"no bulk-equivalence statistics stored for pair ({a}, {b})")
+            out.append(evaluate_pair(summaries[q][a], summaries[q][b], bulk[(a, b)], settings))
+    return tuple(out)
+
+
+def h1_verdict(
+    pairs: Sequence[PairVerdict],
+    *,
+    headline_q: float,
+    band: Sequence[float],
+    settings: GateSettings,
+    band_rule: str = "all",
+) -> ProtocolVerdict:
+    """H1 PASS/KILL of seed 000 from the evaluated pairs under the registered band rule."""
+    if band_rule not in BAND_RULES:
+        raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")
+    thresholds = tuple(sorted(float(q) for q in band))
+    if not any(math.isclose(headline_q, q, abs_tol=1e-12) for q in thresholds):
+        raise ValueError(f"headline threshold {headline_q} is not in the band {thresholds}")
+    by_pair: dict[tuple[str, str], dict[float, bool]] = {}
+    for p in pairs:
+        by_pair.setdefault((p.a, p.b), {})[p.q] = p.passed
+
+    def passes(results: dict[float, bool]) -> bool:
+        def at(q: float) -> bool:
+            return any(math.isclose(q, k, abs_tol=1e-12) and v for k, v in results.items())
+
+        if band_rule == "headline":
+            return at(headline_q)
+        return all(at(q) for q in thresholds)
+
+    passing = tuple(sorted(k for k, v in by_pair.items() if passes(v)))
+    return ProtocolVerdict(
+        h1="PASS" if passing else "KILL",
+        band_rule=band_rule,
+        headline_q=float(headline_q),
+        thresholds=thresholds,
+        pairs=tuple(pairs),
+        passing_pairs=passing,
+        settings=settings,
+    )

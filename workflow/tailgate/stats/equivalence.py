@@ -1,0 +1,153 @@
+"""CI-inside-band equivalence of two conditions in mean and TVaR (G1, G2 of seed 000).
+
+Schuirmann's (1987) two one-sided tests at level α are equivalent to requiring the (1 − 2α)
+confidence interval of the difference to lie inside [−δ, +δ]. Seed 000 states G1/G2 with the
+95 % percentile-bootstrap CI (10k resamples), i.e. TOST at 2.5 % per side; tailgate follows the
+seed: the CI level is the registered ``level`` (0.95, or 1 − α/m under Bonferroni), and the band is
+closed, so a pair is equivalent iff −δ ≤ low and high ≤ +δ.
+
+Resampling is by prompt: ``paired=True`` draws the same prompt indices for both conditions (their
+arrays must be aligned by prompt id), ``paired=False`` draws them independently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from tailgate.stats.gpd import SeedLike, seed_sequence_of
+from tailgate.stats.risk import BulkBootstrap, bulk_bootstrap
+
+__all__ = ["BulkEquivalence", "EquivalenceResult", "bulk_equivalence", "ci_inside_band"]
+
+
+@dataclass(frozen=True)
+class EquivalenceResult:
+    """Difference estimate, its percentile CI, the band half-width and the decision."""
+
+    statistic: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    margin: float
+    level: float
+    n_boot: int
+    paired: bool
+
+    @property
+    def equivalent(self) -> bool:
+        return bool(-self.margin <= self.ci_low and self.ci_high <= self.margin)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "equivalent": self.equivalent}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EquivalenceResult:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+
+
+def ci_inside_band(
+    replicates: np.ndarray,
+    estimate: float,
+    margin: float,
+    level: float,
+    *,
+    statistic: str = "difference",
+    paired: bool = False,
+) -> EquivalenceResult:
+    """Percentile CI of bootstrap ``replicates`` of a difference, tested inside ±margin."""
+    if not margin > 0:
+        raise ValueError(f"equivalence margin must be > 0, got {margin!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"CI level must be in (0, 1), got {level!r}")
+    r = np.asarray(replicates, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if r.size == 0:
+        lo = hi = math.nan
+    else:
+        a = (1.0 - level) / 2.0
+        lo, hi = (float(v) for v in np.quantile(r, [a, 1.0 - a]))
+    return EquivalenceResult(
+        statistic,
+        float(estimate),
+        lo,
+        hi,
+        float(margin),
+        float(level),
+        int(np.asarray(replicates).size),
+        paired,
+    )
+
+
+@dataclass(frozen=True)
+class BulkEquivalence:
+    """G1 (mean) and G2 (TVaR) equivalence of condition A minus condition B."""
+
+    mean: EquivalenceResult
+    tvar: EquivalenceResult
+    tvar_level: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean.to_dict(),
+            "tvar": self.tvar.to_dict(),
+            "tvar_level": self.tvar_level,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BulkEquivalence:
+        return cls(
+            EquivalenceResult.from_dict(d["mean"]),
+            EquivalenceResult.from_dict(d["tvar"]),
+            float(d["tvar_level"]),
+        )
+
+
+def bulk_equivalence(
+    x_a: np.ndarray,
+    x_b: np.ndarray,
+    *,
+    margin_mean: float,
+    margin_tvar: float,
+    tvar_level: float = 0.9,
+    level: float = 0.95,
+    n_boot: int = 10_000,
+    seed: SeedLike = 0,
+    paired: bool = False,
+) -> BulkEquivalence:
+    """Bootstrap the A − B differences of mean and TVaR and test both CIs inside their bands."""
+    ss = seed_sequence_of(seed)
+    if paired:
+        if np.shape(x_a) != np.shape(x_b):
+            raise ValueError(
+                "paired resampling needs both conditions aligned by prompt with equal length, "
+                f"got {np.shape(x_a)} and {np.shape(x_b)}; use paired=False or align the prompts"
+            )
+        sa = sb = ss
+    else:
+        # fixed children (not SeedSequence.spawn, which depends on earlier spawns)
+        sa, sb = (
+            np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, 2**31 + k)) for k in (0, 1)
+        )
+    ba: BulkBootstrap = bulk_bootstrap(x_a, n_boot, sa, tvar_level=tvar_level)
+    bb: BulkBootstrap = bulk_bootstrap(x_b, n_boot, sb, tvar_level=tvar_level)
+    mean = ci_inside_band(
+        ba.mean - bb.mean,
+        ba.estimate_mean - bb.estimate_mean,
+        margin_mean,
+        level,
+        statistic="mean",
+        paired=paired,
+    )
+    tv = ci_inside_band(
+        ba.tvar - bb.tvar,
+        ba.estimate_tvar - bb.estimate_tvar,
+        margin_tvar,
+        level,
+        statistic=f"tvar_{tvar_level:g}",
+        paired=paired,
+    )
+    return BulkEquivalence(mean, tv, float(tvar_level))
