@@ -56,14 +56,14 @@ def test_samples_follow_the_truth_and_recover_xi():
 
 def test_saturation_puts_exactly_the_registered_share_above_at():
     spec = {**SPEC, "tail": {"xi": 0.0, "sigma": 0.5, "share": 0.05}}
-    spec["saturation"] = {"share": 0.001, "at": 3.0}
+    spec["saturation"] = {"share": 0.001, "at": 0.95}
     truth = truth_from_spec(spec)
-    # closed form for xi = 0: share * exp(-(at - u0) / sigma) = saturation share
+    # closed form for xi = 0: share * exp(-(logit(at) - u0) / sigma) = saturation share
     u0 = -6.0 + math.log(19.0)
-    assert truth.tail_sigma == pytest.approx((3.0 - u0) / math.log(0.05 / 0.001), rel=1e-12)
-    assert truth.sf_latent(3.0) == pytest.approx(0.001, rel=1e-9)
+    assert truth.tail_sigma == pytest.approx((math.log(19.0) - u0) / math.log(50), rel=1e-12)
+    assert truth.sf_latent(math.log(19.0)) == pytest.approx(0.001, rel=1e-9)
     x = simulate_condition(1, "sat", truth, 200_000)
-    k = int((expit(x) > expit(3.0)).sum())
+    k = int((expit(x) > 0.95).sum())
     assert stats.binomtest(k, x.size, 0.001).pvalue > 1e-3
 
 
@@ -72,7 +72,7 @@ def test_saturation_reproduces_proposition_1():
     spec = {
         "bulk": {"loc": -6.0, "scale": 1.0},
         "tail": {"xi": 0.0, "sigma": 1.0, "share": 0.05},
-        "saturation": {"share": 0.001, "at": 3.0},
+        "saturation": {"share": 0.001, "at": 0.95},
     }
     x = simulate_condition(20260615, "nemo", truth_from_spec(spec), 30_000)
     p = expit(x)
@@ -95,7 +95,8 @@ def test_saturation_reproduces_proposition_1():
         ({"bulk": {"family": "cauchy"}}, "bulk.family"),
         ({"bulk": {"loc": "high"}}, "bulk.loc"),
         ({"saturation": {"share": 0.2}}, "saturation.share"),
-        ({"saturation": {"share": 0.01, "at": -9.0}}, "saturation.at"),
+        ({"saturation": {"share": 0.01, "at": 1e-5}}, "saturation.at"),
+        ({"saturation": {"share": 0.01, "at": 3.0}}, "saturation.at"),
     ],
 )
 def test_bad_truth_names_the_field(block, field):

@@ -10,10 +10,11 @@ Model (per condition; all parameters are registered under ``conditions[].simulat
   ``u0`` therefore have the registered ξ as their truth.
 * The score a sigmoid-headed classifier would return, ``S = sigmoid(L)`` in (0, 1).
 
-Saturation (``saturation.share`` > 0, ``saturation.at``): a fraction ``share`` of all rows has
-a latent severity above ``at`` on the logit scale, i.e. a score within ``1 - sigmoid(at)`` of the
-ceiling. It is realised by solving the tail scale σ in closed form so that the spliced GPD tail
-puts exactly that mass above ``at`` (``saturation.share > 0`` therefore replaces ``tail.sigma``;
+Saturation (``saturation.share`` > 0, ``saturation.at``, a probability score in (0, 1)): a
+fraction ``share`` of all rows scores above ``at``, i.e. lies within ``1 - at`` of the ceiling
+(latent above ``logit(at)``). It is realised by solving the tail scale σ in closed form so that
+the spliced GPD tail puts exactly that mass above ``logit(at)`` (``saturation.share > 0``
+therefore replaces ``tail.sigma``;
 the solved value is :attr:`SimulationTruth.tail_sigma`). This keeps the logit-scale tail an exact
 GPD — the Anderson–Darling gate accepts it on the logit scale — while on the probability scale
 ``1 - S ≈ exp(-L)`` turns an exponential logit tail of scale σ into a density ∝ t^(1/σ - 1)
@@ -62,8 +63,8 @@ SCORE_COLUMN = "simulated_score"
 BULK_FAMILIES = ("logistic", "normal")
 #: Defaults for ``conditions[].simulate`` (documented in the pre-registration schema).
 DEFAULT_BULK: dict[str, Any] = {"family": "logistic", "loc": -6.0, "scale": 1.0}
-DEFAULT_TAIL: dict[str, Any] = {"xi": 0.0, "sigma": 0.5, "share": 0.05}
-DEFAULT_SATURATION: dict[str, Any] = {"share": 0.0, "at": 6.0}
+DEFAULT_TAIL: dict[str, Any] = {"xi": 0.1, "sigma": 0.5, "share": 0.05}
+DEFAULT_SATURATION: dict[str, Any] = {"share": 0.0, "at": 0.999}
 
 # Smallest and largest float64 strictly inside (0, 1): scores stay in the open interval even
 # where sigmoid rounds to 0 or 1 (|latent| > ~36.7).
@@ -77,7 +78,8 @@ class SimulationTruth:
 
     ``splice`` is u0, the bulk's ``1 - tail_share`` quantile above which the latent excess is
     GPD(``tail_xi``, ``tail_sigma``); ``tail_sigma`` is the registered σ or, with saturation, the
-    σ solved so that ``saturation_share`` of all rows lie above ``saturation_at``.
+    σ solved so that ``saturation_share`` of all rows score above ``saturation_at`` (a
+    probability; the latent level is ``logit(saturation_at)``).
     """
 
     bulk_family: str
@@ -196,13 +198,20 @@ def truth_from_spec(spec: dict[str, Any] | None, *, where: str = "simulate") -> 
             f"{sat_share}. Fix: saturation piles part of the tail near the ceiling, so it must be "
             f"smaller than `tail.share` (or 0 for none)."
         )
+    if not 0.0 < sat_at < 1.0:
+        raise DataInputError(
+            f"Field `{where}.saturation.at` must be a probability score in (0, 1), got {sat_at}. "
+            f"Fix: e.g. `at: 0.95` (rows scoring above 0.95 count as saturated)."
+        )
     if sat_share > 0:
-        distance = sat_at - splice
+        level = math.log(sat_at / (1.0 - sat_at))
+        distance = level - splice
         if distance <= 0:
             raise DataInputError(
-                f"Field `{where}.saturation.at` ({sat_at}) must lie above the tail's splice point "
-                f"u0 = {splice:.4g} (the bulk's {1 - share:.4g} quantile). Fix: raise "
-                f"`saturation.at` or lower `bulk.loc`/`tail.share`."
+                f"Field `{where}.saturation.at` ({sat_at}, logit {level:.4g})"
+                f" must lie above the tail's splice point u0 = {splice:.4g} (the bulk's "
+                f"{1 - share:.4g} quantile, logit scale). Fix: raise `saturation.at` or lower "
+                f"`bulk.loc`/`tail.share`."
             )
         ratio = sat_share / share  # GPD survival needed at `distance`
         if xi == 0:
