@@ -100,15 +100,38 @@ def derived_design(study: Any) -> Design:
 def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
     """``design`` with the simulated P1∧P2 pass rate filled in, and a line saying how.
 
-    Uses ``tailgate.stats.power.simulate_pass_rate(study) -> float`` (the pass rate of P1∧P2 at
-    Δξ = Δfloor for the registered design) when the statistics engine provides it.
+    Uses the statistics engine's ``tailgate.stats.power.simulate_pass_rate`` (App. E of seed
+    000) at Δξ_true = Δfloor, the planned exceedances, the registered bootstrap level and the
+    ``protocol.power_simulation`` trials and resamples, with a stream derived from the study seed.
     """
     try:
         from tailgate.stats.power import simulate_pass_rate  # type: ignore[attr-defined]
     except ImportError:
         return design, "simulated power: not available"
-    rate = float(simulate_pass_rate(study))
-    return dataclasses.replace(design, simulated_power=rate), f"simulated power: {rate:.3f}"
+    from tailgate.seeds import derive_seed
+
+    proto = study.data["protocol"]
+    sim = proto["power_simulation"]
+    try:
+        res = simulate_pass_rate(
+            design.delta_floor,
+            design.n_exc_planned,
+            delta_floor=design.delta_floor,
+            level=float(proto["bootstrap"]["level"]),
+            trials=int(sim["trials"]),
+            resamples=int(sim["resamples"]),
+            seed=derive_seed(study.seed, "design", "simulated_power"),
+            xi_a=design.xi_bar,
+        )
+    except (TypeError, ValueError) as exc:
+        return design, f"simulated power: not available ({exc})"
+    rate = float(getattr(res, "rate", res))
+    line = (
+        f"simulated power of P1∧P2 at Δξ = Δfloor = {design.delta_floor:g} and "
+        f"{design.n_exc_planned} exceedances: {rate:.3f} ({sim['trials']} trials; App. E of "
+        "seed 000: the operative rule is conservative at the floor)"
+    )
+    return dataclasses.replace(design, simulated_power=rate), line
 
 
 def describe(design: Design) -> list[str]:

@@ -90,7 +90,7 @@ def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -
     elif kw == "type":
         want = val if isinstance(val, str) else " or ".join(val)
         message = f"expected {want}, got {_describe(inst)}"
-        fix = f"write a {want} here"
+        fix = f"write {'an' if want[0] in 'aeiou' else 'a'} {want} here"
     elif kw in ("enum", "const"):
         options = val if kw == "enum" else [val]
         message = f"{_describe(inst)} is not one of {', '.join(_describe(o) for o in options)}"

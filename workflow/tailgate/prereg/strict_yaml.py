@@ -36,6 +36,7 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."),
 )
 
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
@@ -116,7 +117,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Located:
     data = _build(node, (), lines, file, _Loader(""))
     if not isinstance(data, dict):
         raise PreregError(
-            f"the document is a {_json_type(data)}, not a mapping of fields",
+            f"the document is {_article(_json_type(data))}, not a mapping of fields",
             file=file,
             line=node.start_mark.line + 1,
             fix="write 'field: value' lines as in preregistrations/template.yaml",
@@ -124,8 +125,12 @@ def load_yaml(path: str | Path, text: str | None = None) -> Located:
     return Located(data, lines)
 
 
+def _article(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _json_type(value: Any) -> str:
-    return {dict: "mapping", list: "list", str: "string", bool: "boolean"}.get(
+    return {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer"}.get(
         type(value), type(value).__name__
     )
 
@@ -133,6 +138,14 @@ def _json_type(value: Any) -> str:
 def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, ctor: _Loader) -> Any:
     line = node.start_mark.line + 1
     lines.setdefault(path, line)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
+        raise PreregError(
+            f"the YAML tag {node.tag.rsplit(':', 1)[-1]!r} has no JSON form",
+            file=file,
+            line=line,
+            field=field_name(path),
+            fix="write a plain mapping or list without a '!!' tag",
+        )
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         key_lines: dict[str, int] = {}
@@ -157,7 +170,8 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, cto
             key = _scalar(key_node, ctor, file, path)
             if not isinstance(key, str):
                 raise PreregError(
-                    f"the key {key_node.value!r} is read as a {_json_type(key)}, not a string",
+                    f"the key {key_node.value!r} is read as {_article(_json_type(key))}, "
+                    "not a string",
                     file=file,
                     line=key_line,
                     field=field_name((*path, str(key_node.value))),

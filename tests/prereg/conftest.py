@@ -1,0 +1,161 @@
+"""Fixtures for pre-registration tests: a throw-away project (config/, preregistrations/,
+results/) built in tmp_path, with helpers to edit, freeze, add data and run the CLI or Snakemake.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BAD_INPUTS = Path(__file__).resolve().parent / "bad_inputs"
+
+# A small valid study; every decision field is written out so that tests can edit it textually.
+STUDY_TEXT = """\
+# a small study for tests
+schema_version: 1
+study: NAME
+title: "test study"
+seed: 12345
+hypotheses: {H1: "tails differ"}
+sample_cap: 40000
+accepted_power: null
+models:
+  tiny: {id: "local/tiny", revision: null, dtype: float32, prompt_format: plain}
+conditions:
+  - name: clean
+    model: tiny
+    perturbation: {kind: none}
+    simulate: {tail: {xi: 0.1, sigma: 0.5, share: 0.05}}
+  - name: noisy
+    model: tiny
+    perturbation: {kind: embedding_noise, sigma_rel: 0.25}
+    simulate: {tail: {xi: 0.3, sigma: 0.5, share: 0.05}}
+data:
+  backend: simulate
+scorers:
+  - {name: toxicity, kind: column, column: simulated_score, bounded: true}
+transform: {scales: [probability, logit], epsilon: 1.0e-6}
+protocol:
+  headline_scale: logit
+  alpha: 0.05
+  multiplicity: bonferroni
+  power: 0.80
+  xi_bar: 0.0
+  delta_floor: 0.10
+  tolerances: {mean: 0.10, tvar: 0.20}
+  tvar_level: 0.90
+  min_exceedances: 500
+  thresholds: {headline: 0.95, band: [0.95, 0.96, 0.97, 0.98, 0.99]}
+  stability:
+    delta: 0.02
+    tolerance: 0.05
+    scan: {start: 0.70, stop: 0.985, step: 0.005}
+    min_exceedances: 200
+  gof: {alpha: 0.05}
+  bootstrap: {resamples: 10000, level: 0.95, resampling: independent}
+  pairs: all
+  sensitivity: {tolerance_multipliers: [0.5, 1.0, 2.0]}
+  power_simulation: {delta_xi: [0.0, 0.1], n_exc: [500, 1500], trials: 10, resamples: 10}
+analyses: {}
+"""
+
+
+@dataclass
+class Project:
+    root: Path
+    name: str
+
+    @property
+    def prereg(self) -> Path:
+        return self.root / "preregistrations" / f"{self.name}.yaml"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "preregistrations" / f"{self.name}.lock.json"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results" / self.name
+
+    def text(self) -> str:
+        return self.prereg.read_text()
+
+    def write(self, text: str) -> None:
+        self.prereg.write_text(text)
+
+    def replace(self, old: str, new: str, count: int = 1) -> None:
+        text = self.text()
+        assert old in text, f"{old!r} not in the study text"
+        self.write(text.replace(old, new, count))
+
+    def freeze(self) -> None:
+        from tailgate.prereg.freeze import freeze
+
+        freeze(self.prereg)
+
+    def add_data(self) -> Path:
+        """Write and record the placeholder data artifact (as the workflow's rule does)."""
+        from tailgate.prereg.placeholder import write_placeholder
+
+        out = self.results / "placeholder" / "draws.parquet"
+        write_placeholder(self.prereg, out, n=50)
+        return out
+
+    def cli(self, *args: str, capsys) -> tuple[int, str, str]:
+        """Run ``tailgate`` in-process from the project root."""
+        from tailgate.cli import main
+
+        old = os.getcwd()
+        os.chdir(self.root)
+        try:
+            code = main([str(a) for a in args])
+        finally:
+            os.chdir(old)
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    def snakemake(self, *args: str) -> subprocess.CompletedProcess:
+        cmd = [
+            sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
+            "-d", str(self.root), "--cores", "1", *args,
+        ]  # fmt: skip
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+
+
+def make_project(root: Path, name: str = "study", text: str | None = None) -> Project:
+    (root / "config").mkdir(parents=True, exist_ok=True)
+    (root / "preregistrations").mkdir(exist_ok=True)
+    (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
+    proj = Project(root, name)
+    proj.write((text or STUDY_TEXT).replace("study: NAME", f"study: {name}"))
+    return proj
+
+
+@pytest.fixture()
+def project(tmp_path) -> Project:
+    """An unfrozen project with the small study."""
+    return make_project(tmp_path / "proj")
+
+
+@pytest.fixture()
+def frozen(project) -> Project:
+    project.freeze()
+    return project
+
+
+@pytest.fixture()
+def with_data(frozen) -> Project:
+    frozen.add_data()
+    return frozen
+
+
+@pytest.fixture()
+def study_text() -> str:
+    """The small study's YAML text (``study: NAME`` placeholder)."""
+    return STUDY_TEXT
