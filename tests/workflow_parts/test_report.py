@@ -284,3 +284,36 @@ def test_standalone_figures_are_reproducible_pngs(inputs, tmp_path):
         write(b)
         assert a.read_bytes().startswith(PNG)
         assert a.read_bytes() == b.read_bytes()
+
+
+def test_protocol_verdict_adapts_to_the_report_shape(inputs, tmp_path):
+    from tailgate.protocol.gates import GateResult, GateSettings, PairVerdict
+    from tailgate.protocol.verdict import ProtocolVerdict
+    from tailgate.report.adapt import gates_file_from_protocol
+
+    verdict, fits, power = inputs
+
+    def pv(a, b, q, failing):
+        gates = tuple(
+            GateResult(g, g != failing, 0.2 if g == "P2" else 0.01, "crit") for g in GATE_ORDER
+        )
+        return PairVerdict(a, b, q, gates)
+
+    pairs = tuple(pv("clean", "noisy", q, "G5" if q == 0.97 else "P2") for q in BAND)
+    pairs += tuple(pv("noisy", "nemo", q, None) for q in BAND)
+    engine = ProtocolVerdict(
+        "PASS", "all", 0.95, tuple(BAND), pairs, (("noisy", "nemo"),), GateSettings()
+    ).to_dict()
+    gates = gates_file_from_protocol(engine, scorer="toxicity", scale="logit", fits=fits)
+    assert [p["verdict"] for p in gates["pairs"]] == ["KILL", "PASS"]
+    at = gates["pairs"][0]["thresholds"][2]
+    assert (at["q"], at["first_failing"], at["passed"]) == (0.97, "G5", False)
+    fa = fits["toxicity"]["logit"]["clean"]["thresholds"][2]
+    fb = fits["toxicity"]["logit"]["noisy"]["thresholds"][2]
+    assert at["delta_xi"] == pytest.approx(fa["xi"] - fb["xi"])
+    half = (0.1**2 + 0.1**2) ** 0.5  # the synthetic CIs are ξ̂ ± 0.1: quadrature
+    assert at["delta_xi_ci"] == pytest.approx([at["delta_xi"] - half, at["delta_xi"] + half])
+    assert gates["floor"] == 0.1 and gates["h1"]["passing_pairs"] == ["noisy vs nemo"]
+    verdict = {**verdict, "gates": [gates]}
+    result = render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
+    assert result.n_figures == 3 + 1 + 1 + 1
