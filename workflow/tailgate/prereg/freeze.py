@@ -86,18 +86,18 @@ def _has_data(results_dir: Path) -> bool:
 def freeze(prereg_path: str | Path, results_dir: str | Path | None = None) -> FreezeResult:
     """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it."""
     study = load(prereg_path)
-    design = check_design(study)
     rd = Path(results_dir) if results_dir is not None else results_dir_for(study.path)
     lock_path = lock_path_for(study.path)
     state = check_frozen(study.path)
-    if state.lock is not None and state.ok:
-        return FreezeResult(study, state.lock, design, "unchanged")
-    if state.lock is not None and _has_data(rd):
+    if state.lock is not None and not state.ok and _has_data(rd):
         raise RefusalError(
             refusal_message(state, rd)
             + f"\nRe-freezing is refused because data artifacts exist in {rd}.",
             changes=state.changes,
         )
+    design = check_design(study)
+    if state.lock is not None and state.ok:
+        return FreezeResult(study, state.lock, design, "unchanged")
     entry = make_entry(
         seq=0,
         kind="freeze",
