@@ -105,7 +105,7 @@ def bench_app_e() -> None:
     dt = time.perf_counter() - t
     print(f"App. E grid 5 x 6 x M=80 x B=80: {dt:.1f} s (target < 60 s)")
     for d in g.delta_xis:
-        print("  dxi=%.2f " % d + " ".join(f"{g.rate(d, n):.2f}" for n in g.n_excs))
+        print(f"  dxi={d:.2f} " + " ".join(f"{g.rate(d, n):.2f}" for n in g.n_excs))
     print("  n_exc:    " + " ".join(f"{n:>4d}" for n in g.n_excs))
 
 

@@ -63,7 +63,9 @@ def test_table_pvalues_are_calibrated_under_the_null(n: int) -> None:
     fits = gpd.fit_rows(x)
     a2 = ad_statistic_rows(x, fits.xi, fits.sigma)
     t = load_table()
-    p = np.array([t.pvalue(a, min(max(xi, -0.5), 1.0))[0] for a, xi in zip(a2, fits.xi)])
+    p = np.array(
+        [t.pvalue(a, min(max(xi, -0.5), 1.0))[0] for a, xi in zip(a2, fits.xi, strict=True)]
+    )
     for level in (0.05, 0.10, 0.50):
         sd = math.sqrt(level * (1 - level) / p.size)
         assert abs(np.mean(p <= level) - level) < 4 * sd + 0.005
