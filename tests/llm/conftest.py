@@ -95,7 +95,13 @@ def build_tiny_lm(path: Path, *, chat: bool = False, seed: int = 0) -> Path:
     model.generation_config.top_k = 3
     model.generation_config.min_p = 0.3
     model.generation_config.repetition_penalty = 1.5
-    model.generation_config.eos_token_id = tok.eos_token_id
+    # A second end-of-sequence id (as Llama 3 and Qwen chat models have): the token this
+    # random model predicts most often, so that sampled completions sometimes stop early.
+    with torch.no_grad():
+        ids = tok(SENTENCES)["input_ids"]
+        guesses = [int(model(torch.tensor([x])).logits[0, -1].argmax()) for x in ids]
+    frequent = max(set(guesses), key=lambda t: (guesses.count(t), -t))
+    model.generation_config.eos_token_id = [tok.eos_token_id, frequent]
     model.save_pretrained(path)
     return path
 

@@ -208,7 +208,7 @@ def sampling_config(generation: dict, lm: LoadedModel) -> Any:
         temperature=temperature if sample else 1.0,
         top_p=top_p if sample else 1.0,
         top_k=0,
-        min_p=None,
+        min_p=0.0,
         typical_p=1.0,
         epsilon_cutoff=0.0,
         eta_cutoff=0.0,
@@ -296,6 +296,13 @@ def generate_shard(
     encoded = encode_prompts(lm, texts)
     batches = length_sorted_batches([len(x) for x in encoded], batch_size)
     config = sampling_config(generation, lm)
+    # unset fields of a passed config fall back to the model's own generation_config (hub
+    # defaults such as suppress_tokens or sequence_bias): leave only the token ids there
+    lm.model.generation_config = type(config)(
+        eos_token_id=config.eos_token_id,
+        pad_token_id=config.pad_token_id,
+        bos_token_id=config.bos_token_id,
+    )
     key = fingerprint(
         {
             "backend": "transformers",
