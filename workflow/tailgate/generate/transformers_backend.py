@@ -294,6 +294,14 @@ def generate_shard(
 
     lm = load_causal_lm(spec, device=device, condition=condition)
     encoded = encode_prompts(lm, texts)
+    empty = [i for i, ids in enumerate(encoded) if not ids]
+    if empty:
+        raise ShardInputError(
+            f"Prompt_id {int(prompt_ids[empty[0]])} of condition {condition!r} (and "
+            f"{len(empty) - 1} more) encodes to no tokens under model {spec.key!r}'s tokenizer "
+            f"with prompt_format {spec.prompt_format!r}, so there is nothing to continue. Use "
+            "the 'chat' format or a tokenizer that adds a beginning-of-sequence token."
+        )
     batches = length_sorted_batches([len(x) for x in encoded], batch_size)
     config = sampling_config(generation, lm)
     # unset fields of a passed config fall back to the model's own generation_config (hub
