@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -27,131 +26,12 @@ os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp(prefix="tailgate-dat
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
-import torch
-
-SENTENCES = [
-    "the quick brown fox jumps over the lazy dog",
-    "hello world this is a small test of the tokenizer",
-    "you are a terrible person and I hate you",
-    "what a nice day it is today in the park",
-    "she said that the movie was boring and far too long",
-    "they walked home together after the game last night",
-    "shut up you stupid idiot",
-    "the weather forecast says it will rain tomorrow",
-]
-
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+from tiny_models import (
+    build_detoxify_checkpoint,
+    build_tiny_bert,
+    build_tiny_lm,
+    write_rtp_jsonl,
 )
-
-DETOXIFY_CLASSES = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
-
-
-def _bpe_tokenizer(extra_special: list[str] | None = None):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=320,
-        special_tokens=["<|endoftext|>", "<unk>", *(extra_special or [])],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(SENTENCES, trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<|endoftext|>",
-        eos_token="<|endoftext|>",
-        unk_token="<unk>",
-        model_max_length=256,
-    )
-
-
-def build_tiny_lm(path: Path, *, chat: bool = False, seed: int = 0) -> Path:
-    """Save a random-init GPT-2-style LM and its tokenizer under ``path``."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    tok = _bpe_tokenizer(["<|user|>", "<|assistant|>"] if chat else None)
-    if chat:
-        tok.chat_template = CHAT_TEMPLATE
-    tok.save_pretrained(path)
-    torch.manual_seed(seed)
-    config = GPT2Config(
-        vocab_size=len(tok),
-        n_positions=256,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        initializer_range=0.2,  # peaky logits: varied completions that sometimes stop early
-    )
-    model = GPT2LMHeadModel(config)
-    model.generation_config.do_sample = True
-    model.generation_config.top_k = 3
-    model.generation_config.min_p = 0.3
-    model.generation_config.repetition_penalty = 1.5
-    # A second end-of-sequence id (as Llama 3 and Qwen chat models have): the token this
-    # random model predicts most often, so that sampled completions sometimes stop early.
-    with torch.no_grad():
-        ids = tok(SENTENCES)["input_ids"]
-        guesses = [int(model(torch.tensor([x])).logits[0, -1].argmax()) for x in ids]
-    frequent = max(set(guesses), key=lambda t: (guesses.count(t), -t))
-    model.generation_config.eos_token_id = [tok.eos_token_id, frequent]
-    model.save_pretrained(path)
-    return path
-
-
-def build_tiny_bert(path: Path, *, seed: int = 0):
-    """Save a random-init six-label BERT classifier with a WordPiece tokenizer under ``path``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    wp.normalizer = normalizers.BertNormalizer(lowercase=True)
-    wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    wp.train_from_iterator(
-        SENTENCES,
-        trainers.WordPieceTrainer(
-            vocab_size=200,
-            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-            show_progress=False,
-        ),
-    )
-    cls, sep = wp.token_to_id("[CLS]"), wp.token_to_id("[SEP]")
-    wp.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
-    )
-    tok = BertTokenizerFast(
-        tokenizer_object=wp,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-        model_max_length=64,
-    )
-    tok.save_pretrained(path)
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        num_labels=len(DETOXIFY_CLASSES),
-        initializer_range=0.5,  # spread the sigmoid outputs away from 0.5
-    )
-    model = BertForSequenceClassification(config)
-    model.save_pretrained(path)
-    return model, tok
 
 
 @pytest.fixture(scope="session")
@@ -174,56 +54,14 @@ def tiny_bert(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def detoxify_checkpoint(tiny_bert: Path, tmp_path_factory) -> Path:
     """A Detoxify-format checkpoint around ``tiny_bert``."""
-    from transformers import BertForSequenceClassification
-
-    model = BertForSequenceClassification.from_pretrained(tiny_bert)
-    ckpt = {
-        "config": {
-            "arch": {
-                "args": {
-                    "model_type": str(tiny_bert),
-                    "model_name": "BertForSequenceClassification",
-                    "tokenizer_name": "BertTokenizer",
-                    "num_classes": len(DETOXIFY_CLASSES),
-                }
-            },
-            "dataset": {"args": {"classes": DETOXIFY_CLASSES}},
-        },
-        "state_dict": model.state_dict(),
-    }
-    path = tmp_path_factory.mktemp("detoxify") / "toxic_tiny.ckpt"
-    torch.save(ckpt, path)
-    return path
-
-
-def rtp_rows(n: int) -> list[dict]:
-    """``n`` RealToxicityPrompts-schema rows with varied toxicity and ``challenging`` flags."""
-    rows = []
-    for i in range(n):
-        words = SENTENCES[i % len(SENTENCES)].split()
-        text = " ".join(words[: 3 + i % 4])
-        rows.append(
-            {
-                "filename": f"{i:04d}.txt",
-                "begin": i,
-                "end": i + 10,
-                "challenging": i % 3 == 0,
-                "prompt": {
-                    "text": text,
-                    "toxicity": None if i % 7 == 6 else round((i * 37 % 100) / 100, 2),
-                    "profanity": 0.1,
-                },
-                "continuation": {"text": "tail", "toxicity": 0.2},
-            }
-        )
-    return rows
+    return build_detoxify_checkpoint(
+        tiny_bert, tmp_path_factory.mktemp("detoxify") / "toxic_tiny.ckpt"
+    )
 
 
 @pytest.fixture
 def rtp_jsonl(tmp_path) -> Path:
-    path = tmp_path / "rtp.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rtp_rows(40)))
-    return path
+    return write_rtp_jsonl(tmp_path / "rtp.jsonl", 40)
 
 
 def make_study(
