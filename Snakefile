@@ -18,8 +18,26 @@ from tailgate.prereg.guard import workflow_guard
 STUDY = workflow_guard(config["study"])
 
 
+report: "workflow/report/workflow.rst"
+
+
+wildcard_constraints:
+    condition="[a-z0-9][a-z0-9_-]*",
+    scorer="[a-z0-9][a-z0-9_-]*",
+    scale="identity|probability|logit",
+    shard="[0-9]+",
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/prereg.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/transform.smk"
+include: "workflow/rules/fit.smk"
+include: "workflow/rules/gates.smk"
+include: "workflow/rules/sensitivity.smk"
+include: "workflow/rules/power.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -1,5 +1,6 @@
 # Helpers shared by every stage. The Snakefile has already verified STUDY (the frozen
-# pre-registration, defaults applied) against its lock before this file is read.
+# pre-registration, defaults applied) against its lock before this file is read. Every job
+# repeats that check itself (tailgate.stages.common.open_stage) and records what it writes.
 
 from tailgate.provenance import record_path
 
@@ -41,3 +42,36 @@ def log_for(rule_name, *parts):
 
 def all_targets():
     return list(ALL_TARGETS)
+
+
+def scorer_scales(scorer):
+    """The scales a scorer is analysed on (every registered scale if bounded, else identity)."""
+    from tailgate.stages.common import scales_for
+
+    return scales_for(STUDY, scorer)
+
+
+def analyses():
+    """Every (scorer, scale) pair that gets fits, gates and sensitivity."""
+    return [(s, sc) for s in scorers() for sc in scorer_scales(s)]
+
+
+def registered(*parts):
+    """Fingerprint of the named parts of the registration: a params entry, so that Snakemake
+    re-runs a job exactly when an amendment changed what the job depends on."""
+    from tailgate.stages.common import fingerprint
+
+    return fingerprint(STUDY, *parts)
+
+
+def options(section):
+    """Operational settings of config/config.yaml (never hashed) passed to a backend."""
+    return dict(config.get(section, {}) or {})
+
+
+def gpus(section):
+    """GPUs a job of this kind asks for (config `<section>.gpus`, default 0)."""
+    return int((config.get(section, {}) or {}).get("gpus", 0))
+
+
+COMMON = {"prereg": PREREG, "results": RESULTS}

@@ -1,22 +1,25 @@
-# Pre-registration stage. Placeholder until the protocol workflow provides the real DAG: one
-# recorded data artifact, so that refusal, "has data" and `tailgate audit` work end to end.
+# Pre-registration stage: the registered prompt selection (transformers backend only; the
+# simulate and import backends carry their own prompts).
 
-PLACEHOLDER = f"{RESULTS}/placeholder/draws.parquet"
-ALL_TARGETS.append(PLACEHOLDER)
+PROMPTS = f"{RESULTS}/prompts.parquet"
+PROMPTS_DIGEST = f"{RESULTS}/prompts.digest.json"
 
 
-rule placeholder_draws:
-    input:
-        prereg=PREREG,
-    output:
-        draws=PLACEHOLDER,
-        record=provenance_of(PLACEHOLDER),
-    log:
-        log_for("placeholder_draws"),
-    conda:
-        "../../envs/stats.yaml"
-    params:
-        n=200,
-    shell:
-        "python -m tailgate.prereg.placeholder {input.prereg} {output.draws} "
-        "--n {params.n} > {log} 2>&1"
+if STUDY.data["data"]["backend"] == "transformers":
+
+    rule select_prompts:
+        output:
+            prompts=PROMPTS,
+            digest=PROMPTS_DIGEST,
+            record=provenance_of(PROMPTS),
+            digest_record=provenance_of(PROMPTS_DIGEST),
+        log:
+            log_for("select_prompts"),
+        conda:
+            "../../envs/llm.yaml"
+        params:
+            **COMMON,
+            registered=registered("seed", "data.prompts", "sample_cap", "conditions"),
+            options=options("generation"),
+        script:
+            "../scripts/prompts.py"

@@ -11,7 +11,8 @@ The audit checks, and reports each check by name:
    recorded inputs inside the results directory still have the recorded hashes;
 5. that the lock predates the first data artifact (lock time, and git history when available);
 6. the recorded verdicts, re-derived by the functions registered with
-   :func:`register_verdict_check` (the protocol workflow registers them).
+   :func:`register_verdict_check`; the protocol workflow's check
+   (:func:`tailgate.stages.audit.verdict_check`) is registered by every audit.
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ _SKIP_DIRS = {"provenance", "logs", ".snakemake"}
 def register_verdict_check(name: str, fn: VerdictCheck) -> None:
     """Register ``fn(results_dir, study) -> list of failure strings`` under ``name``."""
     _VERDICT_CHECKS[name] = fn
+
+
+def _register_protocol_check() -> None:
+    """Register the protocol workflow's re-derivation of every gate and H1 verdict
+    (:func:`tailgate.stages.audit.verdict_check`) unless a check of that name exists."""
+    if "protocol" not in _VERDICT_CHECKS:
+        from tailgate.stages.audit import verdict_check
+
+        register_verdict_check("protocol", verdict_check)
 
 
 def verdict_checks() -> dict[str, VerdictCheck]:
@@ -172,6 +182,7 @@ def audit(
     checks.extend(_check_artifacts(rd, lock, lock_path))
 
     # 6. verdicts
+    _register_protocol_check()
     if not _VERDICT_CHECKS:
         checks.append(
             Check("verdicts", "verdict re-derivation is not available (no checks registered)")
@@ -186,7 +197,14 @@ def audit(
                 fails = list(fn(rd, study))
             except Exception as exc:  # a crashing check is a failed check, not a crashed audit
                 fails = [f"{name}: re-derivation raised {type(exc).__name__}: {exc}"]
-            checks.append(Check(f"verdicts: {name}", "re-derived from stored statistics", fails))
+            detail = "re-derived from stored statistics"
+            if name == "protocol" and not (
+                (rd / "verdict.json").exists() or (rd / "gates").exists()
+            ):
+                detail = (
+                    "verdict re-derivation is not available: no recorded verdicts in this directory"
+                )
+            checks.append(Check(f"verdicts: {name}", detail, fails))
     return AuditReport(rd, checks)
 
 

@@ -2,9 +2,15 @@
 
 Band rule. Seed 000 kills H1 "when no admissible pair satisfies both pass criteria across the
 threshold robustness band", and treats a pass at a single threshold of the band as
-threshold-fishing (Section 6.3). tailgate therefore registers one of two rules:
+threshold-fishing (Section 6.3). tailgate registers one of three rules (``protocol.band_rule``):
 
-``"all"`` (default)
+``"any"`` (the schema's default)
+    H1 PASS iff at least one pair passes every gate (G1–G5) and P1 ∧ P2 at *some* threshold of
+    the band. Section 6.3 of seed 000 lets G5 reject the single-threshold pass at q = 0.97 that
+    "a naive single-threshold report would have published", and Section 6.4 kills H1 because
+    "no pair satisfies all gates at any of the five thresholds": a pass is some threshold of the
+    band with every gate, G5 included.
+``"all"`` (stricter; this function's default)
     H1 PASS iff at least one pair passes every gate (G1–G5) and P1 ∧ P2 at *every* threshold of
     the band.
 ``"headline"``
@@ -29,7 +35,7 @@ from tailgate.stats.equivalence import BulkEquivalence
 
 __all__ = ["BAND_RULES", "ProtocolVerdict", "h1_verdict", "pairwise_matrix"]
 
-BAND_RULES = ("all", "headline")
+BAND_RULES = ("any", "all", "headline")
 
 
 @dataclass(frozen=True)
@@ -78,16 +84,19 @@ def pairwise_matrix(
     summaries: Mapping[float, Mapping[str, ConditionSummary]],
     bulk: Mapping[tuple[str, str], BulkEquivalence],
     settings: GateSettings,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> tuple[PairVerdict, ...]:
-    """Evaluate every pair (A, B), A before B in sorted order, at every threshold of ``summaries``.
+    """Evaluate every pair (A, B) at every threshold of ``summaries``.
 
     ``summaries[q][condition]`` holds the per-condition statistics; ``bulk[(A, B)]`` the difference
-    CIs of the pair (A − B).
+    CIs of the pair (A − B). ``pairs`` are the registered pairs in registration order (default:
+    every pair, A before B in sorted order).
     """
     out = []
     for q in sorted(summaries):
         conds = sorted(summaries[q])
-        for a, b in itertools.combinations(conds, 2):
+        todo = list(pairs) if pairs is not None else list(itertools.combinations(conds, 2))
+        for a, b in todo:
             if (a, b) not in bulk:
                 raise KeyError(f"no bulk-equivalence statistics stored for pair ({a}, {b})")
             out.append(evaluate_pair(summaries[q][a], summaries[q][b], bulk[(a, b)], settings))
@@ -118,6 +127,8 @@ def h1_verdict(
 
         if band_rule == "headline":
             return at(headline_q)
+        if band_rule == "any":
+            return any(at(q) for q in thresholds)
         return all(at(q) for q in thresholds)
 
     passing = tuple(sorted(k for k, v in by_pair.items() if passes(v)))

@@ -1,0 +1,29 @@
+# Fit stage: fit[scorer, scale, condition], the POT-GPD fits at every band threshold (ξ̂, σ̂,
+# bootstrap CIs with the registered B, AD p-value, n_exc, mean, TVaR) and the stability scan.
+
+FITS = f"{RESULTS}/fits/{{scorer}}/{{scale}}/{{condition}}.json"
+
+
+def fits_of(scorer, scale):
+    return [FITS.format(scorer=scorer, scale=scale, condition=c) for c in conditions()]
+
+
+rule fit:
+    input:
+        severities=SEVERITIES,
+        summary=TRANSFORM_SUMMARY,
+    output:
+        fits=FITS,
+        record=provenance_of(FITS),
+    log:
+        log_for("fit", "{scorer}", "{scale}", "{condition}"),
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+        registered=registered("seed", "protocol", "conditions"),
+    script:
+        "../scripts/fit.py"
+
+
+ALL_TARGETS.extend(f for s, sc in analyses() for f in fits_of(s, sc))

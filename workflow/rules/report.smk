@@ -1,0 +1,56 @@
+# Outcome: verdict.json (H1, per-pair per-threshold gates, sensitivity, hash, amendments) and the
+# report (self-contained HTML + Markdown, with standalone figures for `snakemake --report`).
+
+VERDICT = f"{RESULTS}/verdict.json"
+REPORT_HTML = f"{RESULTS}/report.html"
+REPORT_MD = f"{RESULTS}/report.md"
+POWER_PNG = f"{RESULTS}/figures/power.png"
+STABILITY_PNG = f"{RESULTS}/figures/stability.png"
+
+
+rule verdict:
+    input:
+        gates=[GATES.format(scorer=s, scale=sc) for s, sc in analyses()],
+        sensitivity=[SENSITIVITY.format(scorer=s, scale=sc) for s, sc in analyses()],
+        lock=str(STUDY.lock_path),
+    output:
+        verdict=report(VERDICT, caption="../report/verdict.rst", category="Verdict"),
+        record=provenance_of(VERDICT),
+    log:
+        log_for("verdict"),
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+        registered=registered("study", "protocol", "scorers"),
+    script:
+        "../scripts/verdict.py"
+
+
+rule report:
+    input:
+        verdict=VERDICT,
+        fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
+        power=POWER,
+    output:
+        html=report(REPORT_HTML, caption="../report/report.rst", category="Report"),
+        md=REPORT_MD,
+        power_png=report(POWER_PNG, caption="../report/power.rst", category="Figures"),
+        stability_png=report(
+            STABILITY_PNG, caption="../report/stability.rst", category="Figures"
+        ),
+        records=[
+            provenance_of(p)
+            for p in (REPORT_HTML, REPORT_MD, POWER_PNG, STABILITY_PNG)
+        ],
+    log:
+        log_for("report"),
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+    script:
+        "../scripts/report.py"
+
+
+ALL_TARGETS.extend([VERDICT, REPORT_HTML, REPORT_MD, POWER_PNG, STABILITY_PNG])

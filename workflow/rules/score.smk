@@ -1,0 +1,43 @@
+# Scoring stage: score[scorer, condition, shard] with the registered scorer, then merge the
+# shards of a condition into scores/<scorer>/<condition>.parquet (sorted by prompt_id).
+
+SCORES = f"{RESULTS}/scores/{{scorer}}/{{condition}}/shard-{{shard}}.parquet"
+MERGED = f"{RESULTS}/scores/{{scorer}}/{{condition}}.parquet"
+
+
+rule score:
+    input:
+        generations=GENERATIONS,
+    output:
+        scores=SCORES,
+        record=provenance_of(SCORES),
+    log:
+        log_for("score", "{scorer}", "{condition}", "{shard}"),
+    conda:
+        "../../envs/llm.yaml"
+    resources:
+        gpu=gpus("scoring"),
+    params:
+        **COMMON,
+        registered=lambda wc: registered(f"scorers[{wc.scorer}]", "models"),
+        options=options("scoring"),
+    script:
+        "../scripts/score.py"
+
+
+rule merge_scores:
+    input:
+        shards=lambda wc: expand(
+            SCORES, scorer=wc.scorer, condition=wc.condition, shard=shards()
+        ),
+    output:
+        merged=MERGED,
+        record=provenance_of(MERGED),
+    log:
+        log_for("merge_scores", "{scorer}", "{condition}"),
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+    script:
+        "../scripts/merge.py"

@@ -1,0 +1,21 @@
+# Sensitivity stage: sensitivity[scorer, scale], the H1 verdict under the registered tolerance
+# multipliers (App. B, Table 5 of seed 000) at every band threshold.
+
+SENSITIVITY = f"{RESULTS}/sensitivity/{{scorer}}/{{scale}}.json"
+
+
+rule sensitivity:
+    input:
+        gates=GATES,
+    output:
+        sensitivity=SENSITIVITY,
+        record=provenance_of(SENSITIVITY),
+    log:
+        log_for("sensitivity", "{scorer}", "{scale}"),
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+        registered=registered("protocol"),
+    script:
+        "../scripts/sensitivity.py"

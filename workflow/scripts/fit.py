@@ -1,0 +1,17 @@
+# Rule script: POT-GPD fits of one condition on one scale (tailgate.stages.fit).
+from tailgate.stages.fit import fit_stage
+from tailgate.stages.rule import run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    fit_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    scorer=sm.wildcards.scorer,
+    scale=sm.wildcards.scale,
+    condition=sm.wildcards.condition,
+    severities=sm.input.severities,
+    transform_summary=sm.input.summary,
+    out=sm.output.fits,
+)

@@ -1,0 +1,17 @@
+# Rule script: pairwise gates and the H1 verdict for one scorer and scale (tailgate.stages.gates).
+from tailgate.stages.gates import gates_stage
+from tailgate.stages.rule import run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+names = list(sm.params.conditions)
+run(
+    sm.log[0],
+    gates_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    scorer=sm.wildcards.scorer,
+    scale=sm.wildcards.scale,
+    fits=dict(zip(names, sm.input.fits, strict=True)),
+    bulk=dict(zip(names, sm.input.bulk, strict=True)),
+    out=sm.output.gates,
+)

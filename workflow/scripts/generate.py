@@ -1,0 +1,16 @@
+# Rule script: one generation shard (tailgate.stages.data.generate_stage).
+from tailgate.stages.data import generate_stage
+from tailgate.stages.rule import run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    generate_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    condition=sm.wildcards.condition,
+    shard=int(sm.wildcards.shard),
+    out=sm.output.generations,
+    options=dict(sm.params.options),
+    prompts=sm.input.get("prompts"),
+)

@@ -1,0 +1,15 @@
+# Rule script: merge a condition's score shards (tailgate.stages.data.merge_stage).
+from tailgate.stages.data import merge_stage
+from tailgate.stages.rule import run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    merge_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    scorer=sm.wildcards.scorer,
+    condition=sm.wildcards.condition,
+    shards=list(sm.input.shards),
+    out=sm.output.merged,
+)

@@ -1,0 +1,17 @@
+# Rule script: report.html, report.md and the standalone figures (tailgate.stages.report).
+from tailgate.stages.report import report_stage
+from tailgate.stages.rule import run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    report_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    verdict=sm.input.verdict,
+    fits=list(sm.input.fits),
+    power=sm.input.power,
+    out_html=sm.output.html,
+    out_md=sm.output.md,
+    figure_paths={"power": sm.output.power_png, "stability": sm.output.stability_png},
+)

@@ -1,0 +1,16 @@
+# Rule script: score one generations shard (tailgate.stages.data.score_stage).
+from tailgate.stages.data import score_stage
+from tailgate.stages.rule import run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    score_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    scorer=sm.wildcards.scorer,
+    condition=sm.wildcards.condition,
+    generations=sm.input.generations,
+    out=sm.output.scores,
+    options=dict(sm.params.options),
+)

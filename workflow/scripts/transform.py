@@ -1,0 +1,17 @@
+# Rule script: merged scores -> severities on one scale (tailgate.stages.transform).
+from tailgate.stages.rule import run
+from tailgate.stages.transform import transform_stage
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+names = list(sm.params.conditions)
+run(
+    sm.log[0],
+    transform_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    scorer=sm.wildcards.scorer,
+    scale=sm.wildcards.scale,
+    merged=dict(zip(names, sm.input.merged, strict=True)),
+    out=dict(zip(names, sm.output.severities, strict=True)),
+    summary=sm.output.summary,
+)

@@ -1,0 +1,14 @@
+# Rule script: verdict.json (tailgate.stages.verdict).
+from tailgate.stages.rule import run
+from tailgate.stages.verdict import verdict_stage
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    verdict_stage,
+    prereg=sm.params.prereg,
+    results=sm.params.results,
+    gates=list(sm.input.gates),
+    sensitivity=list(sm.input.sensitivity),
+    out=sm.output.verdict,
+)

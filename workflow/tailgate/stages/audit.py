@@ -1,0 +1,171 @@
+"""Audit check: re-derive every gate and the H1 verdict from stored statistics.
+
+Registered with :func:`tailgate.prereg.audit.register_verdict_check` as ``"protocol"`` whenever
+:mod:`tailgate.prereg.audit` is imported. For every ``gates/<scorer>/<scale>.json`` it rebuilds the
+per-condition summaries from the stored ``fits/…json`` (not from the gates file's own copy), takes
+the stored bulk-equivalence CIs, re-evaluates G1–G5, P1, P2 at every band threshold and the H1
+verdict under the registered settings (:func:`tailgate.stages.gates.evaluate`), and compares
+each recorded outcome — in the gates file, in ``verdict.json`` and in the sensitivity files — with
+the re-derived one. Any disagreement is a failure naming the file, the pair, the threshold and
+the gate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tailgate.prereg.study import Study
+
+__all__ = ["verdict_check"]
+
+
+def _load(path: Path, fails: list[str]) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        fails.append(f"{path}: cannot be read ({exc})")
+        return None
+
+
+def _check_gates(rd: Path, study: Study, path: Path, fails: list[str]) -> dict | None:
+    from .common import band, gate_settings
+    from .gates import evaluate, summaries_from_fits
+    from .sensitivity import stored_inputs
+
+    doc = _load(path, fails)
+    if doc is None:
+        return None
+    scorer, scale = doc.get("scorer"), doc.get("scale")
+    names = [c["name"] for c in study.conditions()]
+    fits = {}
+    for c in names:
+        f = rd / "fits" / str(scorer) / str(scale) / f"{c}.json"
+        fits[c] = _load(f, fails)
+        if fits[c] is None:
+            return None
+    summaries = summaries_from_fits(fits, band(study))
+    _, bulk = stored_inputs(doc)
+    v = evaluate(study, summaries, bulk, gate_settings(study))
+    recorded = {(p["a"], p["b"], round(float(p["q"]), 10)): p for p in doc["protocol"]["pairs"]}
+    for p in v.pairs:
+        key = (p.a, p.b, round(p.q, 10))
+        rec = recorded.get(key)
+        where = f"{path}: pair {p.a} vs {p.b} at q={p.q:g}"
+        if rec is None:
+            fails.append(f"{where}: missing from the recorded matrix")
+            continue
+        for g, rg in zip(p.gates, rec["gates"], strict=False):
+            if g.gate != rg["gate"] or g.passed != bool(rg["passed"]):
+                fails.append(
+                    f"{where}: gate {g.gate} recorded {'pass' if rg['passed'] else 'fail'}, "
+                    f"re-derived {'pass' if g.passed else 'fail'}"
+                )
+        if p.first_failing != rec.get("first_failing") or p.passed != bool(rec.get("passed")):
+            fails.append(
+                f"{where}: recorded first failing gate {rec.get('first_failing')}, re-derived "
+                f"{p.first_failing}"
+            )
+    if len(recorded) != len(v.pairs):
+        fails.append(f"{path}: records {len(recorded)} pair-thresholds, re-derived {len(v.pairs)}")
+    if doc["protocol"].get("h1") != v.h1 or doc["report"]["h1"]["verdict"] != v.h1:
+        fails.append(f"{path}: recorded H1 {doc['protocol'].get('h1')}, re-derived {v.h1}")
+    rec_pass = sorted(tuple(x) for x in doc["protocol"].get("passing_pairs", []))
+    if rec_pass != sorted(v.passing_pairs):
+        fails.append(
+            f"{path}: recorded passing pairs {rec_pass}, re-derived {list(v.passing_pairs)}"
+        )
+    for p in doc["report"]["pairs"]:
+        for at in p["thresholds"]:
+            try:
+                d = v.at(p["a"], p["b"], float(at["q"]))
+            except KeyError:
+                fails.append(f"{path}: report lists unknown pair {p['a']} vs {p['b']}")
+                continue
+            if bool(at["passed"]) != d.passed or at["first_failing"] != d.first_failing:
+                fails.append(
+                    f"{path}: report table for {p['a']} vs {p['b']} at q={at['q']:g} says "
+                    f"{at['first_failing'] or 'PASS'}, re-derived {d.first_failing or 'PASS'}"
+                )
+    _check_sensitivity(rd, study, doc, fails)
+    return {"scorer": scorer, "scale": scale, "h1": v.h1, "passing": list(v.passing_pairs), "v": v}
+
+
+def _check_sensitivity(rd: Path, study: Study, gates: dict, fails: list[str]) -> None:
+    from .sensitivity import sensitivity_document
+
+    path = rd / "sensitivity" / str(gates["scorer"]) / f"{gates['scale']}.json"
+    if not path.is_file():
+        return
+    doc = _load(path, fails)
+    if doc is None:
+        return
+    expect = sensitivity_document(study, gates)
+    if doc.get("h1") != expect["h1"] or doc.get("rows") != expect["rows"]:
+        fails.append(f"{path}: recorded sensitivity differs from the re-derived one")
+
+
+def verdict_check(results_dir: Path, study: Study) -> list[str]:
+    """Failures (file-naming strings) where a recorded verdict disagrees with the re-derived one."""
+    rd = Path(results_dir)
+    fails: list[str] = []
+    gate_files = sorted((rd / "gates").glob("*/*.json"))
+    verdict_path = rd / "verdict.json"
+    if not gate_files and not verdict_path.is_file():
+        return []
+    derived = {}
+    for path in gate_files:
+        res = _check_gates(rd, study, path, fails)
+        if res is not None:
+            derived[(res["scorer"], res["scale"])] = res
+    if not verdict_path.is_file():
+        return fails
+    verdict = _load(verdict_path, fails)
+    if verdict is None:
+        return fails
+    if verdict.get("prereg_hash") != study.canonical_hash:
+        fails.append(f"{verdict_path}: prereg_hash is not the registered canonical hash")
+    head = verdict.get("headline", {})
+    main = derived.get((head.get("scorer"), head.get("scale")))
+    if main is None:
+        fails.append(f"{verdict_path}: no gates file re-derives the headline analysis")
+    elif verdict.get("h1", {}).get("verdict") != main["h1"]:
+        fails.append(
+            f"{verdict_path}: recorded H1 {verdict.get('h1', {}).get('verdict')}, re-derived "
+            f"{main['h1']} ({head.get('scorer')}, {head.get('scale')} scale)"
+        )
+    for g in verdict.get("gates", []):
+        d = derived.get((g.get("scorer"), g.get("scale")))
+        if d is None:
+            fails.append(f"{verdict_path}: gates of {g.get('scorer')}/{g.get('scale')} not found")
+            continue
+        if g["h1"]["verdict"] != d["h1"]:
+            fails.append(
+                f"{verdict_path}: {g['scorer']}/{g['scale']} H1 recorded {g['h1']['verdict']}, "
+                f"re-derived {d['h1']}"
+            )
+        for p in g["pairs"]:
+            for at in p["thresholds"]:
+                try:
+                    r = d["v"].at(p["a"], p["b"], float(at["q"]))
+                except KeyError:
+                    fails.append(f"{verdict_path}: unknown pair {p['a']} vs {p['b']}")
+                    continue
+                if bool(at["passed"]) != r.passed or at["first_failing"] != r.first_failing:
+                    fails.append(
+                        f"{verdict_path}: {g['scorer']}/{g['scale']} {p['a']} vs {p['b']} at "
+                        f"q={at['q']:g} recorded {at['first_failing'] or 'PASS'}, re-derived "
+                        f"{r.first_failing or 'PASS'}"
+                    )
+                for gate, outcome in at["gates"].items():
+                    rg = next((x for x in r.gates if x.gate == gate), None)
+                    if rg is not None and outcome.get("passed") is not None:
+                        if bool(outcome["passed"]) != rg.passed:
+                            fails.append(
+                                f"{verdict_path}: {g['scorer']}/{g['scale']} {p['a']} vs "
+                                f"{p['b']} at q={at['q']:g}: gate {gate} recorded "
+                                f"{'pass' if outcome['passed'] else 'fail'}, re-derived "
+                                f"{'pass' if rg.passed else 'fail'}"
+                            )
+    return fails

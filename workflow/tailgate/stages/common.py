@@ -1,0 +1,174 @@
+"""What every stage shares: the frozen study, its results directory, records and registered rules.
+
+Every stage function starts with :func:`open_stage`, which refuses (``RefusalError``) unless the
+pre-registration matches its lock's chain head — the same check as the Snakefile's parse-time
+guard, repeated inside each job so that no entry point can produce results from a changed plan.
+Every artifact is written with :mod:`tailgate.atomic` and then recorded with
+:func:`tailgate.provenance.record` in the same job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from tailgate.errors import InputError
+from tailgate.prereg.guard import require_frozen
+from tailgate.prereg.study import Study
+from tailgate.protocol.gates import GateSettings
+from tailgate.provenance import ProvenanceRecord, record
+
+__all__ = [
+    "StageContext",
+    "band",
+    "fingerprint",
+    "gate_settings",
+    "open_stage",
+    "qkey",
+    "read_json",
+    "read_severities",
+    "scales_for",
+    "scan_quantiles",
+]
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """The frozen study and the directory its results go to (``results/<study>``)."""
+
+    study: Study
+    results: Path
+
+    def record(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        inputs: Iterable[str | os.PathLike[str]] = (),
+        kind: str = "derived",
+        seed: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> ProvenanceRecord:
+        """Record an artifact just written (its inputs always include the pre-registration)."""
+        return record(
+            path,
+            results_dir=self.results,
+            study=self.study,
+            inputs=[self.study.path, *inputs],
+            seed=self.study.seed if seed is None else seed,
+            kind=kind,  # type: ignore[arg-type]
+            extra=extra,
+        )
+
+
+def open_stage(prereg: str | os.PathLike[str], results: str | os.PathLike[str]) -> StageContext:
+    """Refuse unless ``prereg`` matches its lock; check ``results`` is ``results/<study>``."""
+    study = require_frozen(prereg, results_dir=results)
+    rd = Path(results)
+    if rd.name != study.name:
+        raise InputError(
+            f"{rd}: the results directory of study '{study.name}' must be named "
+            f"'{study.name}' (results/{study.name}). Fix: pass results/{study.name}."
+        )
+    return StageContext(study, rd)
+
+
+def fingerprint(study: Study, *paths: str) -> str:
+    """SHA-256 (16 hex) of the named parts of the canonical document, e.g. ``"protocol"`` or
+    ``"conditions[clean]"``; Snakemake re-runs a job when its fingerprint parameter changes, so
+    an amendment re-runs exactly the stages whose registered inputs it touched."""
+    parts: dict[str, Any] = {}
+    for p in paths:
+        if p.startswith("conditions[") and p.endswith("]"):
+            parts[p] = study.condition(p[len("conditions[") : -1])
+        elif p.startswith("scorers[") and p.endswith("]"):
+            parts[p] = study.scorer(p[len("scorers[") : -1])
+        else:
+            node: Any = study.data
+            for key in p.split("."):
+                node = node[key]
+            parts[p] = node
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def qkey(q: float) -> str:
+    """JSON object key of quantile ``q`` (``0.95`` → ``"0.95"``)."""
+    return format(float(q), "g")
+
+
+def band(study: Study) -> list[float]:
+    """The registered threshold band (increasing)."""
+    return [float(q) for q in study.protocol["thresholds"]["band"]]
+
+
+def scan_quantiles(study: Study) -> list[float]:
+    """The stability scan's grid start, start + step, … ≤ stop (Fig. 3 of seed 000)."""
+    scan = study.protocol["stability"]["scan"]
+    start, stop, step = float(scan["start"]), float(scan["stop"]), float(scan["step"])
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    return [round(start + i * step, 10) for i in range(count)]
+
+
+def gate_settings(study: Study, multiplier: float = 1.0) -> GateSettings:
+    """The registered decision rules, tolerances scaled by ``multiplier`` (App. B of seed 000)."""
+    p = study.protocol
+    return GateSettings(
+        delta_mu=float(p["tolerances"]["mean"]) * multiplier,
+        delta_tvar=float(p["tolerances"]["tvar"]) * multiplier,
+        n_star=int(p["min_exceedances"]),
+        gof_alpha=float(p["gof"]["alpha"]),
+        stability_delta=float(p["stability"]["delta"]),
+        stability_tolerance=float(p["stability"]["tolerance"]),
+        delta_floor=float(p["delta_floor"]),
+        alpha=float(p["alpha"]),
+        multiplicity=str(p["multiplicity"]),
+        n_pairs=len(study.pairs()),
+        tvar_level=float(p["tvar_level"]),
+    )
+
+
+def read_json(path: str | os.PathLike[str], what: str) -> Any:
+    """A JSON artifact, or :class:`InputError` naming the file and the stage that writes it."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            f"{path}: the {what} file does not exist. Fix: run the workflow stage that writes it "
+            "(snakemake --cores all)."
+        ) from None
+    except ValueError as exc:
+        raise InputError(
+            f"{path}: the {what} file is not valid JSON ({exc}). Fix: delete it and re-run the "
+            "workflow, which rewrites it."
+        ) from None
+
+
+def read_severities(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(prompt_id, severity) of a ``severities/<scorer>/<scale>/<condition>.parquet`` file."""
+    try:
+        table = pq.read_table(path, columns=["prompt_id", "severity"])
+    except (OSError, KeyError, ValueError) as exc:
+        raise InputError(
+            f"{path}: cannot read the severities table (columns prompt_id, severity): {exc}. "
+            "Fix: delete it and re-run the transform stage."
+        ) from None
+    ids = table.column("prompt_id").to_numpy()
+    x = table.column("severity").to_numpy().astype(np.float64)
+    return ids, x
+
+
+def scales_for(study: Study, scorer: str) -> list[str]:
+    """The scales a scorer is analysed on: every registered scale for a bounded (probability)
+    scorer; ``identity`` for an unbounded one (probability and logit need scores in [0, 1])."""
+    if study.scorer(scorer).get("bounded", True):
+        return [str(s) for s in study.data["transform"]["scales"]]
+    return ["identity"]

@@ -1,0 +1,129 @@
+"""Data stages: prompt selection, generation shards, scoring shards and the merge (DESIGN, DAG).
+
+Thin wrappers around the backends (:func:`tailgate.generate.generate_shard`,
+:func:`tailgate.score.score_shard`) that refuse on a changed pre-registration and record every
+file they write as a *data* artifact. The interfaces are the ones of workflow/README.md, so the
+``transformers`` backend and the real scorers slot in without changing the DAG.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tailgate.atomic import write_parquet
+from tailgate.errors import InputError
+
+from .common import open_stage
+
+__all__ = ["generate_stage", "merge_stage", "prompts_stage", "score_stage"]
+
+
+def prompts_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    options: dict[str, Any],
+) -> str:
+    """Select the registered prompts (``transformers`` backend); return the selection digest."""
+    from tailgate.generate.prompts import select_prompts
+
+    ctx = open_stage(prereg, results)
+    digest = select_prompts(ctx.study, out, options=options)
+    sidecar = Path(out).with_name(Path(out).name.removesuffix(".parquet") + ".digest.json")
+    ctx.record(out, kind="data", extra={"digest": digest})
+    if sidecar.exists():
+        ctx.record(sidecar, inputs=[out], kind="data")
+    return digest
+
+
+def generate_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    condition: str,
+    shard: int,
+    out: str | os.PathLike[str],
+    *,
+    options: dict[str, Any],
+    prompts: str | os.PathLike[str] | None = None,
+) -> None:
+    """Generation shard ``shard`` of ``condition`` with the registered backend."""
+    from tailgate.generate import generate_shard
+
+    ctx = open_stage(prereg, results)
+    opts = dict(options)
+    if prompts is not None:
+        opts["prompts_path"] = str(prompts)
+    generate_shard(ctx.study, condition, int(shard), out, options=opts)
+    ctx.record(
+        out,
+        inputs=[prompts] if prompts is not None else [],
+        kind="data",
+        extra={"condition": condition, "shard": int(shard)},
+    )
+
+
+def score_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    scorer: str,
+    condition: str,
+    generations: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    options: dict[str, Any],
+) -> None:
+    """Score one generations shard with the registered ``scorer``."""
+    from tailgate.score import score_shard, token_losses_path
+
+    ctx = open_stage(prereg, results)
+    score_shard(ctx.study, scorer, condition, generations, out, options=options)
+    ctx.record(out, inputs=[generations], kind="data", extra={"scorer": scorer})
+    tokens = token_losses_path(out)
+    if tokens.exists():
+        ctx.record(tokens, inputs=[generations], kind="data", extra={"scorer": scorer})
+
+
+def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) -> pa.Table:
+    """Concatenate score shards (``prompt_id``, ``score``) by prompt id; refuse duplicates."""
+    tables = []
+    for path in shards:
+        t = pq.read_table(path)
+        for col in ("prompt_id", "score"):
+            if col not in t.column_names:
+                raise InputError(
+                    f"{path}: score shard of condition '{condition}' has no column '{col}'. "
+                    "Fix: delete it and re-run the score stage."
+                )
+        tables.append(t.select(["prompt_id", "score"]))
+    table = pa.concat_tables(tables).sort_by("prompt_id")
+    ids = table.column("prompt_id").to_numpy()
+    dup = np.flatnonzero(np.diff(ids) == 0)
+    if dup.size:
+        raise InputError(
+            f"score shards of condition '{condition}' hold prompt_id {int(ids[dup[0]])} twice "
+            f"({', '.join(str(s) for s in shards)}). Fix: the shards overlap; delete them and "
+            "re-run generation and scoring."
+        )
+    return table
+
+
+def merge_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    scorer: str,
+    condition: str,
+    shards: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+) -> None:
+    """``scores/<scorer>/<condition>.parquet``: every shard's scores, sorted by prompt id."""
+    ctx = open_stage(prereg, results)
+    write_parquet(out, merge_scores(shards, condition=condition))
+    ctx.record(out, inputs=list(shards), kind="data", extra={"scorer": scorer})

@@ -1,0 +1,210 @@
+"""Fit stage: POT-GPD fits of one condition on one scale (Sections 3, 6.1–6.3 of seed 000).
+
+``fit[scorer, scale, condition]`` writes ``fits/<scorer>/<scale>/<condition>.json`` in the
+:class:`tailgate.report.model.ConditionFits` shape. At every threshold q of the registered band:
+the threshold u (empirical q-quantile), n_exc, ξ̂ and σ̂ (Eq. 1), percentile-bootstrap CIs of ξ
+from the registered B resamples — ``xi_ci`` at the registered bootstrap level (Tables 2–4) and
+``xi_ci_gate`` at the gates' level 1 − α/k (Bonferroni over the k registered pairs, P1) — the
+Anderson–Darling p-value (G4), ξ̂ at q ± δ (G5: ``xi_minus``/``xi_plus``; null when that side is
+outside (0, 1) or has fewer than the scan's minimum exceedances, "nan" when it has no interior
+fit), the mean excess and TVaR_q above u, and for the probability scale the share of exceedances
+above 0.9 and 0.95 (Section 6.2). Plus the stability scan ξ̂(u) of Fig. 3 with its display CIs
+(``protocol.stability.resamples``) and QQ data at every band threshold (Fig. 2).
+
+Every bootstrap draws from ``tailgate.seeds`` streams keyed by (stage, scorer, scale, condition,
+threshold), so the file is byte-identical for identical seeds, whatever the number of cores.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from tailgate.atomic import write_json
+from tailgate.diagnostics import bounded_support_diagnostics, qq_data
+from tailgate.prereg.study import Study
+from tailgate.seeds import seed_sequence
+from tailgate.stats import gof, gpd
+from tailgate.stats.risk import exceedances, tvar
+from tailgate.stats.stability import stability_scan
+
+from .common import band, gate_settings, open_stage, qkey, read_json, read_severities
+from .common import scan_quantiles as _scan_quantiles
+
+__all__ = ["fit_condition", "fit_stage", "side_xi"]
+
+QQ_POINTS = 200
+
+
+def _num(v: float) -> float | None:
+    return float(v) if v is not None and math.isfinite(v) else None
+
+
+def side_xi(x: np.ndarray, q: float, min_exceedances: int) -> float | None:
+    """ξ̂ at quantile ``q`` for G5: None if q ∉ (0, 1) or too few exceedances, NaN if no interior
+    maximum (Section 6.3 of seed 000)."""
+    if not 0.0 < q < 1.0:
+        return None
+    ex = exceedances(x, q)
+    if ex.n_exc < min_exceedances:
+        return None
+    f = gpd.fit(ex.y)
+    return f.xi if f.status == "ok" else math.nan
+
+
+def _side_json(v: float | None) -> float | str | None:
+    return None if v is None else ("nan" if not math.isfinite(v) else float(v))
+
+
+def fit_threshold(
+    x: np.ndarray, q: float, *, study: Study, keys: tuple[str, ...], probability: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ThresholdFit record at ``q`` and its QQ data (None when there is no fit)."""
+    p = study.protocol
+    level = float(p["bootstrap"]["level"])
+    gate_level = gate_settings(study).ci_level
+    ex = exceedances(x, q)
+    f = gpd.fit(ex.y)
+    ci = ci_gate = (math.nan, math.nan)
+    n_boundary = n_failed = 0
+    if f.status in ("ok", "boundary"):
+        boot = gpd.bootstrap(
+            ex.y,
+            int(p["bootstrap"]["resamples"]),
+            seed_sequence(study.seed, "fit", *keys, qkey(q)),
+            full_fit=f,
+            workers=1,
+        )
+        ci, ci_gate = boot.ci(level), boot.ci(gate_level)
+        n_boundary, n_failed = boot.n_boundary, boot.n_failed
+    ad = gof.anderson_darling(ex.y, f, seed=seed_sequence(study.seed, "gof", *keys, qkey(q)))
+    delta = float(p["stability"]["delta"])
+    smin = int(p["stability"]["min_exceedances"])
+    xi_minus = side_xi(x, round(q - delta, 10), smin)
+    xi_plus = side_xi(x, round(q + delta, 10), smin)
+    share = None
+    if probability:
+        share = bounded_support_diagnostics(x, q, threshold=ex.u).to_dict()["share_above"]
+    mean_excess = float(ex.y.mean()) if ex.n_exc else math.nan
+    fit: dict[str, Any] = {
+        "q": float(q),
+        "u": float(ex.u),
+        "n": int(ex.n),
+        "n_exc": int(ex.n_exc),
+        "xi": _num(f.xi),
+        "sigma": _num(f.sigma),
+        "xi_ci": [_num(ci[0]), _num(ci[1])] if math.isfinite(ci[0]) else None,
+        "xi_ci_gate": [_num(ci_gate[0]), _num(ci_gate[1])] if math.isfinite(ci_gate[0]) else None,
+        "ci_level": level,
+        "gate_ci_level": gate_level,
+        "ad_stat": _num(ad.statistic) if not math.isinf(ad.statistic) else None,
+        "ad_p": _num(ad.pvalue),
+        "ad_method": ad.method,
+        "status": f.status,
+        "boundary_share": share,
+        "xi_minus": _side_json(xi_minus),
+        "xi_plus": _side_json(xi_plus),
+        "n_boundary": int(n_boundary),
+        "n_failed": int(n_failed),
+        "mean_excess": _num(mean_excess),
+        "tvar_q": _num(ex.u + mean_excess),
+    }
+    qq = None
+    if f.status in ("ok", "boundary") and f.sigma > 0:
+        qq = qq_data(x, q, f.xi, f.sigma, threshold=ex.u, max_points=QQ_POINTS).to_dict()
+    return fit, qq
+
+
+def fit_condition(
+    x: np.ndarray,
+    *,
+    study: Study,
+    scorer: str,
+    scale: str,
+    condition: str,
+    transform: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Every fit of one condition on one scale (the ``fits/…json`` document; module docstring)."""
+    p = study.protocol
+    keys = (scorer, scale, condition)
+    x = np.asarray(x, dtype=np.float64)
+    level = float(p["bootstrap"]["level"])
+    thresholds = []
+    qq: dict[str, Any] = {}
+    bar = tqdm(band(study), desc=f"fit {scorer}/{scale}/{condition}", disable=not progress)
+    for q in bar:
+        fit, qq_rec = fit_threshold(
+            x, q, study=study, keys=keys, probability=scale == "probability"
+        )
+        thresholds.append(fit)
+        if qq_rec is not None:
+            qq[qkey(q)] = qq_rec
+    scan = stability_scan(
+        x,
+        _scan_quantiles(study),
+        min_exceedances=int(p["stability"]["min_exceedances"]),
+        n_boot=int(p["stability"]["resamples"]),
+        level=level,
+        seed=seed_sequence(study.seed, "scan", *keys),
+    )
+    tv_level = float(p["tvar_level"])
+    return {
+        "scorer": scorer,
+        "scale": scale,
+        "condition": condition,
+        "pilot": bool(study.condition(condition).get("pilot", False)),
+        "n": int(x.size),
+        "mean": float(x.mean()),
+        "tvar": float(tvar(x, tv_level)),
+        "tvar_level": tv_level,
+        "bootstrap": {
+            "resamples": int(p["bootstrap"]["resamples"]),
+            "level": level,
+            "gate_level": gate_settings(study).ci_level,
+            "scan_resamples": int(p["stability"]["resamples"]),
+        },
+        "thresholds": thresholds,
+        "stability": {
+            "q": [pt.q for pt in scan.points],
+            "xi": [_num(pt.xi) if pt.status == "ok" else None for pt in scan.points],
+            "ci_low": [_num(pt.ci_low) for pt in scan.points],
+            "ci_high": [_num(pt.ci_high) for pt in scan.points],
+            "n_exc": [int(pt.n_exc) for pt in scan.points],
+            "median": _num(scan.median),
+            "std": _num(scan.std),
+        },
+        "qq": qq,
+        "transform": transform,
+    }
+
+
+def fit_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    scorer: str,
+    scale: str,
+    condition: str,
+    severities: str | os.PathLike[str],
+    transform_summary: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+) -> dict[str, Any]:
+    """Fit ``condition`` and write/record ``fits/<scorer>/<scale>/<condition>.json``."""
+    ctx = open_stage(prereg, results)
+    _, x = read_severities(severities)
+    summary = read_json(transform_summary, "transform summary")
+    doc = fit_condition(
+        x,
+        study=ctx.study,
+        scorer=scorer,
+        scale=scale,
+        condition=condition,
+        transform=summary.get("conditions", {}).get(condition),
+    )
+    write_json(out, doc)
+    ctx.record(out, inputs=[severities, transform_summary])
+    return doc

@@ -1,0 +1,75 @@
+"""Power stage: the synthetic-recovery grid of App. E of seed 000 for the registered design.
+
+``power`` runs :func:`tailgate.stats.power.recovery_grid` over the registered
+``protocol.power_simulation`` grid (Δξ_true × n_exc, trials, bootstrap resamples) with the
+registered Δfloor and bootstrap level, and writes ``power.json``
+(:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
+at the headline threshold; each cell carries its Monte Carlo standard error.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tailgate.atomic import write_json
+from tailgate.prereg.design import derived_design
+from tailgate.prereg.study import Study
+from tailgate.seeds import seed_sequence
+from tailgate.stats.power import recovery_grid
+
+from .common import open_stage
+
+__all__ = ["power_document", "power_stage"]
+
+
+def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
+    """The ``power.json`` document (App. E grid, Eq. 2 frontier, registered design point)."""
+    p = study.protocol
+    sim = p["power_simulation"]
+    design = derived_design(study)
+    grid = recovery_grid(
+        [float(d) for d in sim["delta_xi"]],
+        [int(n) for n in sim["n_exc"]],
+        delta_floor=float(p["delta_floor"]),
+        level=float(p["bootstrap"]["level"]),
+        trials=int(sim["trials"]),
+        resamples=int(sim["resamples"]),
+        seed=seed_sequence(study.seed, "power"),
+        alpha=float(p["alpha"]),
+        power=float(p["power"]),
+        workers=workers,
+    )
+    rates = [[grid.rate(d, n) for n in grid.n_excs] for d in grid.delta_xis]
+    return {
+        "delta_xi": list(grid.delta_xis),
+        "n_exc": list(grid.n_excs),
+        "pass_rate": rates,
+        "mc_se": [[c.mc_se for c in grid.cells if c.delta_xi == d] for d in grid.delta_xis],
+        "trials": int(sim["trials"]),
+        "bootstrap": int(sim["resamples"]),
+        "level": float(p["bootstrap"]["level"]),
+        "alpha": float(p["alpha"]),
+        "power": float(p["power"]),
+        "xi_bar": float(p["xi_bar"]),
+        "floor": float(p["delta_floor"]),
+        "frontier": [
+            {"delta_xi": float(d), "n_exc_star": float(n)} for d, n in grid.frontier.items()
+        ],
+        "design_n_exc": int(design.n_exc_planned),
+    }
+
+
+def power_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Write and record ``power.json``."""
+    ctx = open_stage(prereg, results)
+    doc = power_document(ctx.study, workers=workers)
+    write_json(out, doc)
+    ctx.record(out)
+    return doc

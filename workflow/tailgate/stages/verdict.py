@@ -1,0 +1,109 @@
+"""Verdict stage: ``verdict.json``, the study's outcome (Section 3 and 6.4 of seed 000).
+
+Collects every ``gates/<scorer>/<scale>.json`` and ``sensitivity/<scorer>/<scale>.json`` into the
+:class:`tailgate.report.model.Verdict` document: the H1 verdict of the headline analysis (the first
+registered scorer on ``protocol.headline_scale``), the per-pair per-threshold gate table with the
+first failing gate, the tolerance sensitivity, the pre-registration's canonical hash and the
+amendment chain of its lock, and the deviations from the registered plan (results produced after
+an amendment that changed a decision rule once data existed). No times or versions of this run
+enter the file, so identical inputs give identical bytes; they live in its provenance record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tailgate.atomic import write_json
+from tailgate.prereg.lock import read_lock
+from tailgate.prereg.study import Study
+
+from .common import open_stage, read_json, scales_for
+
+__all__ = ["amendments_of", "headline_of", "verdict_document", "verdict_stage"]
+
+
+def headline_of(study: Study) -> dict[str, Any]:
+    """The headline analysis: first registered scorer, registered headline scale and q."""
+    scorer = study.scorers()[0]["name"]
+    scales = scales_for(study, scorer)
+    scale = study.protocol["headline_scale"]
+    return {
+        "scorer": scorer,
+        "scale": scale if scale in scales else scales[0],
+        "q": float(study.protocol["thresholds"]["headline"]),
+    }
+
+
+def amendments_of(study: Study) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The lock's amendments (report shape) and the deviations they make."""
+    lock = read_lock(study.lock_path)
+    amendments, deviations = [], []
+    for e in lock.chain[1:] if lock is not None else []:
+        changes = e.get("changes", [])
+        decision = [c["field"] for c in changes if c.get("decision")]
+        classes = sorted({"decision_rule" if c.get("decision") else "other" for c in changes})
+        amendments.append(
+            {
+                "seq": int(e["seq"]),
+                "time": str(e["time"]),
+                "reason": str(e.get("reason", "")),
+                "classes": classes,
+                "fields": [{"path": c["field"], "old": c["old"], "new": c["new"]} for c in changes],
+                "data_existed": bool(e.get("data_existed")),
+                "entry_hash": str(e["entry_hash"]),
+            }
+        )
+        if decision and e.get("data_existed"):
+            deviations.append(
+                {
+                    "what": f"decision rule(s) {', '.join(decision)} changed after data existed; "
+                    "results are not confirmatory under the registered plan",
+                    "amendment": int(e["seq"]),
+                }
+            )
+    return amendments, deviations
+
+
+def verdict_document(
+    study: Study, gates: Sequence[Mapping[str, Any]], sensitivity: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The ``verdict.json`` document."""
+    head = headline_of(study)
+    main = next(
+        (g for g in gates if g["scorer"] == head["scorer"] and g["scale"] == head["scale"]), None
+    )
+    if main is None:
+        raise ValueError(f"no gates document for the headline {head['scorer']}/{head['scale']}")
+    amendments, deviations = amendments_of(study)
+    return {
+        "study": study.name,
+        "prereg_hash": study.canonical_hash,
+        "headline": head,
+        "band_rule": str(study.protocol["band_rule"]),
+        "h1": dict(main["report"]["h1"]),
+        "gates": [g["report"] for g in gates],
+        "sensitivity": [dict(s) for s in sensitivity],
+        "amendments": amendments,
+        "deviations": deviations,
+    }
+
+
+def verdict_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    gates: Sequence[str | os.PathLike[str]],
+    sensitivity: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+) -> dict[str, Any]:
+    """Write and record ``verdict.json``."""
+    ctx = open_stage(prereg, results)
+    doc = verdict_document(
+        ctx.study,
+        [read_json(g, "gates") for g in gates],
+        [read_json(s, "sensitivity") for s in sensitivity],
+    )
+    write_json(out, doc)
+    ctx.record(out, inputs=[*gates, *sensitivity, ctx.study.lock_path], kind="report")
+    return doc
