@@ -1,0 +1,224 @@
+"""The protocol workflow through Snakemake itself, on a small study built in a temp directory:
+verdicts against the statistics engine called directly, byte-identical results for --cores 1
+and 2, refusal after an edit, the amendment path, and the audit passing on fresh results and
+failing after a recorded verdict is altered."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from tailgate.prereg import load
+from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
+from tailgate.protocol.verdict import h1_verdict
+from tailgate.seeds import seed_sequence
+from tailgate.stats import gof, gpd
+from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
+from tailgate.stats.risk import bulk_bootstrap, exceedances
+
+from conftest import Project
+
+
+def _engine_verdict(proj: Project, scale: str):
+    """Every gate of every registered pair, computed directly with the statistics engine from
+    the severities the workflow wrote (the engine's own bulk bootstrap, not the stage's)."""
+    study = load(proj.prereg)
+    p = study.protocol
+    scorer = study.scorers()[0]["name"]
+    pairs = study.pairs()
+    settings = GateSettings(
+        delta_mu=p["tolerances"]["mean"],
+        delta_tvar=p["tolerances"]["tvar"],
+        n_star=p["min_exceedances"],
+        gof_alpha=p["gof"]["alpha"],
+        stability_delta=p["stability"]["delta"],
+        stability_tolerance=p["stability"]["tolerance"],
+        delta_floor=p["delta_floor"],
+        alpha=p["alpha"],
+        multiplicity=p["multiplicity"],
+        n_pairs=len(pairs),
+        tvar_level=p["tvar_level"],
+    )
+    level = 1 - p["alpha"] / len(pairs)
+    B = p["bootstrap"]["resamples"]
+    sev = {}
+    for c in study.conditions():
+        t = pq.read_table(proj.results / "severities" / scorer / scale / f"{c['name']}.parquet")
+        sev[c["name"]] = t.column("severity").to_numpy()
+
+    def side(x, q):
+        if not 0 < q < 1:
+            return None
+        ex = exceedances(x, q)
+        if ex.n_exc < p["stability"]["min_exceedances"]:
+            return None
+        f = gpd.fit(ex.y)
+        return f.xi if f.converged else math.nan
+
+    out = []
+    for q in p["thresholds"]["band"]:
+        summ = {}
+        for name, x in sev.items():
+            ex = exceedances(x, q)
+            f = gpd.fit(ex.y)
+            keys = (scorer, scale, name, format(q, "g"))
+            lo, hi = gpd.bootstrap(ex.y, B, seed_sequence(study.seed, "fit", *keys), full_fit=f).ci(
+                level
+            )
+            ad = gof.anderson_darling(ex.y, f, seed=seed_sequence(study.seed, "gof", *keys))
+            d = p["stability"]["delta"]
+            summ[name] = ConditionSummary(
+                name, q, ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi, level, ad.pvalue,
+                side(x, round(q - d, 10)), side(x, round(q + d, 10)),
+            )  # fmt: skip
+        for a, b in pairs:
+            ba = bulk_bootstrap(sev[a], B, seed_sequence(study.seed, "bulk", scorer, a))
+            bb = bulk_bootstrap(sev[b], B, seed_sequence(study.seed, "bulk", scorer, b))
+            bulk = BulkEquivalence(
+                ci_inside_band(ba.mean - bb.mean, 0.0, settings.delta_mu, level),
+                ci_inside_band(ba.tvar - bb.tvar, 0.0, settings.delta_tvar, level),
+                p["tvar_level"],
+            )
+            out.append(evaluate_pair(summ[a], summ[b], bulk, settings))
+    return h1_verdict(
+        out, headline_q=p["thresholds"]["headline"], band=p["thresholds"]["band"],
+        settings=settings, band_rule=p["band_rule"],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("scale", ["probability", "logit"])
+def test_recorded_gates_equal_the_engine_called_directly(small_run, scale):
+    verdict = json.loads((small_run.results / "verdict.json").read_text())
+    gates = next(g for g in verdict["gates"] if g["scale"] == scale)
+    engine = _engine_verdict(small_run, scale)
+    checked = 0
+    for pair in gates["pairs"]:
+        for at in pair["thresholds"]:
+            e = engine.at(pair["a"], pair["b"], at["q"])
+            for g in e.gates:
+                assert at["gates"][g.gate]["passed"] == g.passed, (pair["a"], pair["b"], g.gate)
+                checked += 1
+            assert at["first_failing"] == e.first_failing
+    assert checked == 2 * 2 * 7
+    assert gates["h1"]["verdict"] == engine.h1
+    if scale == "logit":
+        assert verdict["h1"]["verdict"] == engine.h1
+
+
+def test_outputs_layout_logs_and_provenance(small_run):
+    rd = small_run.results
+    for rel in [
+        "generations/base/shard-0.parquet", "generations/heavy/shard-1.parquet",
+        "scores/tox/base/shard-1.parquet", "scores/tox/twin.parquet",
+        "severities/tox/logit/heavy.parquet", "severities/tox/logit/transform.json",
+        "fits/tox/probability/base.json", "bulk/tox/base.parquet", "gates/tox/logit.json",
+        "sensitivity/tox/logit.json", "power.json", "verdict.json", "report.html", "report.md",
+        "figures/power.png", "figures/stability.png", "logs/fit/tox-logit-heavy.log",
+    ]:  # fmt: skip
+        assert (rd / rel).is_file(), rel
+    records = list((rd / "provenance").glob("*.json"))
+    artifacts = [
+        f for f in rd.rglob("*") if f.is_file() and f.relative_to(rd).parts[0] != "provenance"
+    ]
+    assert len(records) == len([f for f in artifacts if f.relative_to(rd).parts[0] != "logs"])
+    verdict = json.loads((rd / "verdict.json").read_text())
+    assert verdict["prereg_hash"] == load(small_run.prereg).canonical_hash
+    assert verdict["amendments"] == [] and verdict["deviations"] == []
+    sens = json.loads((rd / "sensitivity/tox/logit.json").read_text())
+    assert [h["multiplier"] for h in sens["h1"]] == [0.5, 1.0, 2.0]
+    fit = json.loads((rd / "fits/tox/logit/base.json").read_text())
+    assert "fit tox/logit/base" in (rd / "logs/fit/tox-logit-base.log").read_text()  # tqdm bar
+    assert fit["transform"]["n_clipped_high"] == 0
+    assert [t["q"] for t in fit["thresholds"]] == [0.95, 0.97]
+    power = json.loads((rd / "power.json").read_text())
+    assert len(power["pass_rate"]) == 2 and len(power["pass_rate"][0]) == 2
+
+
+def test_byte_identical_for_cores_1_and_reruns(small_run, tmp_path):
+    other = Project(tmp_path / "again")
+    shutil.copytree(
+        small_run.root, other.root, ignore=shutil.ignore_patterns("results", ".snakemake")
+    )
+    res = other.snakemake(cores=1)
+    assert res.returncode == 0, res.stderr[-3000:]
+    names = ["verdict.json", "power.json", "gates/tox/logit.json", "sensitivity/tox/logit.json"]
+    names += [f"fits/tox/{s}/{c}.json" for s in ("probability", "logit") for c in ("base", "heavy")]
+    names += ["bulk/tox/base.parquet", "severities/tox/logit/twin.parquet"]
+    for rel in names:
+        assert (other.results / rel).read_bytes() == (small_run.results / rel).read_bytes(), rel
+
+
+def test_audit_passes_then_fails_when_a_recorded_verdict_is_altered(small_copy):
+    res = small_copy.cli("audit", small_copy.results)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "verdicts: protocol: re-derived from stored statistics" in res.stdout
+    # a forger flips one gate in verdict.json and rewrites its provenance hash to match
+    from tailgate.prereg.canonical import sha256_file
+    from tailgate.provenance import record_path
+
+    path = small_copy.results / "verdict.json"
+    doc = json.loads(path.read_text())
+    at = doc["gates"][0]["pairs"][0]["thresholds"][0]
+    at["gates"]["G3"]["passed"] = not at["gates"]["G3"]["passed"]
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    rec = record_path(path, small_copy.results)
+    content = json.loads(rec.read_text())
+    content["sha256"] = sha256_file(path)
+    content["bytes"] = path.stat().st_size
+    rec.write_text(json.dumps(content))
+    res = small_copy.cli("audit", small_copy.results)
+    assert res.returncode == 4, res.stdout
+    assert "verdict.json" in res.stdout and "gate G3 recorded" in res.stdout
+    assert "re-derived" in res.stdout
+
+
+def test_edit_is_refused_by_snakemake_and_by_every_stage(small_copy):
+    from tailgate.errors import RefusalError
+    from tailgate.stages.gates import gates_stage
+
+    small_copy.replace("tvar: 0.30", "tvar: 0.40")
+    res = small_copy.snakemake("-n")
+    assert res.returncode != 0
+    assert "Refusing to run study 'small'" in res.stdout + res.stderr
+    assert "protocol.tolerances.tvar" in res.stdout + res.stderr
+    with pytest.raises(RefusalError, match="tolerances.tvar"):
+        gates_stage(small_copy.prereg, small_copy.results, "tox", "logit", {}, {}, "x.json")
+
+
+def test_amendment_reruns_only_the_decision_stages(small_copy):
+    rd = small_copy.results
+    fits_before = (rd / "fits/tox/logit/base.json").read_bytes()
+    gen_mtime = (rd / "generations/base/shard-0.parquet").stat().st_mtime_ns
+    small_copy.replace("tvar: 0.30", "tvar: 0.05")
+    res = small_copy.cli("amend", small_copy.prereg, "--reason", "tighter TVaR tolerance")
+    assert res.returncode == 0, res.stderr
+    res = small_copy.snakemake()
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (rd / "fits/tox/logit/base.json").read_bytes() == fits_before
+    assert (rd / "generations/base/shard-0.parquet").stat().st_mtime_ns == gen_mtime
+    verdict = json.loads((rd / "verdict.json").read_text())
+    assert verdict["prereg_hash"] == load(small_copy.prereg).canonical_hash
+    assert [a["seq"] for a in verdict["amendments"]] == [1]
+    assert verdict["deviations"] and verdict["deviations"][0]["amendment"] == 1
+    g2 = [
+        at["gates"]["G2"]["passed"] for p in verdict["gates"][1]["pairs"] for at in p["thresholds"]
+    ]
+    assert not any(g2)  # 0.05 is tighter than every TVaR difference CI
+    html = (rd / "report.html").read_text()
+    assert "tighter TVaR tolerance" in html
+    res = small_copy.cli("audit", rd)
+    assert res.returncode == 0, res.stdout
+    assert "amendment 1" in res.stdout
+
+
+def test_report_is_self_contained(small_run):
+    html = (small_run.results / "report.html").read_text()
+    assert html.index("Deviations and amendments") < html.index("Verdict")
+    assert html.count("data:image/png;base64,") >= 4
+    assert "src='http" not in html and 'src="http' not in html
+    assert np.isfinite(json.loads((small_run.results / "power.json").read_text())["level"])
