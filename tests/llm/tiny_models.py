@@ -63,8 +63,15 @@ def _bpe_tokenizer(extra_special: list[str] | None = None):
     )
 
 
-def build_tiny_lm(path: Path, *, chat: bool = False, seed: int = 0) -> Path:
-    """Save a random-init GPT-2-style LM and its tokenizer under ``path``."""
+def build_tiny_lm(
+    path: Path, *, chat: bool = False, seed: int = 0, early_stop: bool = True
+) -> Path:
+    """Save a random-init GPT-2-style LM and its tokenizer under ``path``.
+
+    ``early_stop`` registers the model's most frequent next token as a second end-of-sequence
+    id, so that sampled completions sometimes stop early (and some are empty); without it the
+    end-of-sequence token is made improbable, so completions are (almost always) non-empty.
+    """
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tok = _bpe_tokenizer(["<|user|>", "<|assistant|>"] if chat else None)
@@ -93,7 +100,11 @@ def build_tiny_lm(path: Path, *, chat: bool = False, seed: int = 0) -> Path:
         ids = tok(SENTENCES)["input_ids"]
         guesses = [int(model(torch.tensor([x])).logits[0, -1].argmax()) for x in ids]
     frequent = max(set(guesses), key=lambda t: (guesses.count(t), -t))
-    model.generation_config.eos_token_id = [tok.eos_token_id, frequent]
+    if early_stop:
+        model.generation_config.eos_token_id = [tok.eos_token_id, frequent]
+    else:  # a zero output embedding: end-of-sequence has logit 0, about 1/600 of the mass
+        with torch.no_grad():
+            model.get_output_embeddings().weight[tok.eos_token_id] = 0.0
     model.save_pretrained(path)
     return path
 

@@ -73,21 +73,19 @@ def score_shard(
         table, "completion", scorer=scorer, condition=condition, path=generations_path
     )
     prompt_ids = table.column("prompt_id").to_numpy()
-    from tailgate.generate.transformers_backend import resolve_device
-
-    device = resolve_device(options.get("device"))
-    if spec.kind == "profanity":
+    if spec.kind == "profanity":  # scikit-learn only: no torch import (seconds per job)
         from tailgate.score.profanity import profanity_scores
 
         scores = profanity_scores(texts)
     elif spec.kind == "detoxify":
+        from tailgate.generate.transformers_backend import resolve_device
         from tailgate.score.toxicity import detoxify_scores
 
         scores = detoxify_scores(
             texts,
             spec_fields=spec.fields,
             scorer=scorer,
-            device=str(device),
+            device=str(resolve_device(options.get("device"))),
             batch_size=int(options.get("batch_size", 64)),
             progress=progress,
         )

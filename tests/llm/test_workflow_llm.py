@@ -1,0 +1,252 @@
+"""The LLM backends through Snakemake itself, on tiny models built locally (CPU).
+
+A study in tmp_path registers the ``transformers`` backend with a local prompts JSONL in the
+RealToxicityPrompts schema, a clean and an embedding-noise condition, and all four scorer kinds;
+it is frozen with ``tailgate freeze`` and run with ``snakemake -s <repo>/Snakefile -d <project>``
+(the protocol-workflow tests' helper). Targets are the merged score tables, so these tests do not
+depend on the fit or report stages. Checked: every row reaches every merged table; the rule's
+generations equal an in-process call of the backend (and differ from the same call without the
+registered noise); ``--cores 1`` and ``--cores 2`` write the same bytes; bad model paths,
+missing columns, non-finite scores and empty completions fail their job with the one-paragraph
+message (naming the condition and row) in Snakemake's output and in the job log, leaving no file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import torch
+from tiny_project import (
+    build_assets,
+    freeze,
+    import_study,
+    make_project,
+    merged_scores,
+    transformers_study,
+    workflow_project,
+    write_import_data,
+)
+
+SCORERS = ["toxicity", "profanity", "nll", "length"]
+CONDITIONS = ["clean", "noisy"]
+PROMPTS = 6
+SHARDS = 1  # two conditions still generate in parallel; each job costs seconds of imports
+NAME = "tiny"
+
+
+@pytest.fixture(scope="module")
+def job_env():
+    """One thread per job (two jobs share two cores) and no hub access."""
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            mp.setenv(var, "1")
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+            mp.setenv(var, "1")
+        yield
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    """Tiny models and prompts, plus a judge whose weights hold a NaN (a broken checkpoint)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    root = tmp_path_factory.mktemp("llm-assets")
+    built = build_assets(root)
+    broken = root / "nan-judge"
+    model = AutoModelForCausalLM.from_pretrained(built.lm)
+    with torch.no_grad():
+        model.transformer.ln_f.weight[0] = float("nan")
+    model.save_pretrained(broken)
+    AutoTokenizer.from_pretrained(built.lm).save_pretrained(broken)
+    return SimpleNamespace(built=built, nan_judge=broken)
+
+
+def _study_text(assets) -> str:
+    """The tiny study plus registered parts that are broken on purpose (targeted separately)."""
+    return transformers_study(
+        NAME,
+        assets.built,
+        prompts=PROMPTS,
+        shards=SHARDS,
+        extra_models=(
+            '  ghost: {id: "/nonexistent/tiny-lm", dtype: float32, prompt_format: plain}\n'
+            f'  nanjudge: {{id: "{assets.nan_judge}", dtype: float32, prompt_format: plain}}\n'
+        ),
+        extra_conditions=(f"  - {{name: missing, model: ghost, prompts: {PROMPTS}}}\n"),
+        extra_scorers=(
+            "  - {name: apiscore, kind: column, column: perspective_api, bounded: true}\n"
+            "  - {name: nannll, kind: token_nll, judge: nanjudge}\n"
+        ),
+    )
+
+
+def _new_project(root: Path, assets):
+    prereg = make_project(root, NAME, _study_text(assets))
+    freeze(prereg)
+    return workflow_project(root, NAME)
+
+
+@pytest.fixture(scope="module")
+def llm_run(tmp_path_factory, assets, job_env):
+    """The tiny study's merged score tables, run once with ``--cores 2``; read-only."""
+    proj = _new_project(tmp_path_factory.mktemp("llm-run"), assets)
+    res = proj.snakemake(*merged_scores(NAME, SCORERS, CONDITIONS), cores=2)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return proj
+
+
+def _table(proj, rel: str):
+    return pq.read_table(proj.root / rel).to_pandas()
+
+
+def test_every_scorer_scores_every_generated_row(llm_run):
+    prompts = _table(llm_run, f"results/{NAME}/prompts.parquet")
+    selected = sorted(prompts.loc[prompts["position"] < PROMPTS, "prompt_id"])
+    for condition in CONDITIONS:
+        shards = [
+            _table(llm_run, f"results/{NAME}/generations/{condition}/shard-{k}.parquet")
+            for k in range(SHARDS)
+        ]
+        gens = pd.concat(shards).sort_values("prompt_id").reset_index(drop=True)
+        assert gens["prompt_id"].tolist() == selected
+        assert (gens["completion"] != "").all()
+        merged = {s: _table(llm_run, merged_scores(NAME, [s], [condition])[0]) for s in SCORERS}
+        for scorer, table in merged.items():
+            assert table["prompt_id"].tolist() == selected, scorer
+            assert np.isfinite(table["score"]).all(), scorer
+        # independent references for the two scorers with closed-form expectations
+        lengths = gens["completion_tokens"].astype(float).tolist()
+        assert merged["length"]["score"].tolist() == lengths
+        from profanity_check import predict_prob
+
+        expected = predict_prob(gens["completion"].tolist())
+        np.testing.assert_allclose(merged["profanity"]["score"], expected, rtol=0, atol=1e-12)
+        tox = merged["toxicity"]["score"]
+        assert ((tox > 0) & (tox < 1)).all() and np.ptp(tox) > 0
+        assert (merged["nll"]["score"] > 0).all()
+
+
+def test_rule_generations_equal_the_backend_with_the_registered_noise(llm_run):
+    """The rule passes the registration and options through unchanged: the noisy shard equals an
+    in-process call of the backend, and the same call without the noise hook differs."""
+    from tailgate.generate.transformers_backend import generate_shard
+    from tailgate.prereg import load
+
+    study = load(llm_run.prereg)
+    rule_out = llm_run.root / f"results/{NAME}/generations/noisy/shard-0.parquet"
+    options = {
+        "batch_size": 4,
+        "device": "cpu",
+        "progress": False,
+        "prompts_path": str(llm_run.root / f"results/{NAME}/prompts.parquet"),
+    }
+    out = llm_run.root / "inprocess" / "noisy.parquet"
+    out.parent.mkdir(exist_ok=True)
+    generate_shard(study, "noisy", 0, out, options=options)
+    assert out.read_bytes() == rule_out.read_bytes()
+
+    data = dict(study.data)
+    data["conditions"] = [
+        {**c, "perturbation": {"kind": "none"}} if c["name"] == "noisy" else c
+        for c in study.data["conditions"]
+    ]
+    quiet = SimpleNamespace(data=data, name=study.name)
+    plain = llm_run.root / "inprocess" / "noisy-without-noise.parquet"
+    generate_shard(quiet, "noisy", 0, plain, options=options)
+    a = pq.read_table(rule_out).column("completion").to_pylist()
+    b = pq.read_table(plain).column("completion").to_pylist()
+    assert a != b
+
+
+def test_cores_1_and_2_write_identical_bytes(llm_run, tmp_path, assets):
+    """Generation is where the random streams are: a serial run writes the same bytes."""
+    proj = _new_project(tmp_path / "serial", assets)
+    targets = [
+        f"results/{NAME}/generations/{c}/shard-{k}.parquet"
+        for c in CONDITIONS
+        for k in range(SHARDS)
+    ]
+    res = proj.snakemake(*targets, cores=1)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    for rel in [f"results/{NAME}/prompts.parquet", *targets]:
+        assert (proj.root / rel).read_bytes() == (llm_run.root / rel).read_bytes(), rel
+
+
+def _leftovers(directory: Path) -> list[str]:
+    """Files a failed job must not leave: partial checkpoints or temporary names."""
+    if not directory.exists():
+        return []
+    return sorted(
+        p.name for p in directory.rglob("*") if "partial" in p.name or p.name.startswith(".")
+    )
+
+
+def test_bad_model_missing_column_and_nonfinite_scores_fail_their_rule_clearly(llm_run, tmp_path):
+    proj = workflow_project(tmp_path / "copy", NAME)
+    shutil.copytree(llm_run.root, proj.root, symlinks=True)
+    results = f"results/{NAME}"
+    targets = {
+        "generate/missing-0": f"{results}/generations/missing/shard-0.parquet",
+        "score/apiscore-clean-0": f"{results}/scores/apiscore/clean/shard-0.parquet",
+        "score/nannll-clean-0": f"{results}/scores/nannll/clean/shard-0.parquet",
+    }
+    res = proj.snakemake("--keep-going", *targets.values(), cores=2)
+    assert res.returncode != 0
+    output = res.stdout + res.stderr
+    expected = {
+        "generate/missing-0": [
+            "Could not load model 'ghost' for condition 'missing'",
+            "/nonexistent/tiny-lm",
+        ],
+        "score/apiscore-clean-0": ["condition 'clean'", "lacks the column(s) ['perspective_api']"],
+        "score/nannll-clean-0": ["'nannll'", "prompt_id", "condition 'clean'", "non-finite"],
+    }
+    for job, target in targets.items():
+        log = (proj.root / results / "logs" / f"{job}.log").read_text()
+        for phrase in expected[job]:
+            assert phrase in log, (job, log)
+            assert phrase in output, (job, phrase)
+        assert "Traceback" not in log, log
+        assert not (proj.root / target).exists()
+    assert "Traceback" not in output
+    assert _leftovers(proj.root / results / "generations") == []
+    assert _leftovers(proj.root / results / "scores") == []
+
+
+def test_imported_study_through_snakemake(tmp_path, job_env):
+    data = write_import_data(tmp_path / "imported.jsonl", per_condition=6)
+    with data.open("a") as fh:  # a third condition whose second row has an empty completion
+        for i, text in enumerate(["a fine reply", "", "another reply"]):
+            fh.write(
+                f'{{"prompt_id": {i}, "condition": "blank", "completion": "{text}", '
+                f'"score": 0.5}}\n'
+            )
+    text = import_study("imp", data, shards=1).replace(
+        "  - {name: tuned}\n", "  - {name: tuned}\n  - {name: blank}\n"
+    )
+    prereg = make_project(tmp_path / "proj", "imp", text)
+    freeze(prereg)
+    proj = workflow_project(tmp_path / "proj", "imp")
+    good = merged_scores("imp", ["imported", "profanity"], ["base", "tuned"])
+    bad = "results/imp/scores/profanity/blank/shard-0.parquet"
+    res = proj.snakemake("--keep-going", *good, bad, cores=2)
+    assert res.returncode != 0
+    import json
+
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    for condition in ("base", "tuned"):
+        got = _table(proj, f"results/imp/scores/imported/{condition}.parquet")
+        want = sorted((r["prompt_id"], r["score"]) for r in rows if r["condition"] == condition)
+        assert list(zip(got["prompt_id"], got["score"], strict=True)) == want
+        assert len(_table(proj, f"results/imp/scores/profanity/{condition}.parquet")) == 6
+    log = (proj.root / "results/imp/logs/score/profanity-blank-0.log").read_text()
+    message = "cannot score row 1 (prompt_id 1) of condition 'blank'"
+    assert message in log and message in res.stdout + res.stderr
+    assert "empty completion" in log.lower() and "Traceback" not in log
+    assert not (proj.root / bad).exists()
