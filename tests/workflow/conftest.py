@@ -3,7 +3,6 @@ Snakemake itself (``snakemake -s <repo>/Snakefile -d <project>``), and helpers f
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

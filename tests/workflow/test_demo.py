@@ -6,7 +6,6 @@ itself is checked by ``snakemake --cores all``)."""
 from __future__ import annotations
 
 import pytest
-
 from demo_scenarios import demo_outcome
 
 

@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
+from conftest import Project
 from tailgate.prereg import load
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
 from tailgate.protocol.verdict import h1_verdict
@@ -20,8 +20,6 @@ from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
 from tailgate.stats.risk import bulk_bootstrap, exceedances
-
-from conftest import Project
 
 
 def _engine_verdict(proj: Project, scale: str):
@@ -186,7 +184,7 @@ def test_edit_is_refused_by_snakemake_and_by_every_stage(small_copy):
     assert res.returncode != 0
     assert "Refusing to run study 'small'" in res.stdout + res.stderr
     assert "protocol.tolerances.tvar" in res.stdout + res.stderr
-    with pytest.raises(RefusalError, match="tolerances.tvar"):
+    with pytest.raises(RefusalError, match=r"tolerances\.tvar"):
         gates_stage(small_copy.prereg, small_copy.results, "tox", "logit", {}, {}, "x.json")
 
 
