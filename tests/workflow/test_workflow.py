@@ -12,7 +12,6 @@ import shutil
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import Project
 from tailgate.prereg import load
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
 from tailgate.protocol.verdict import h1_verdict
@@ -20,6 +19,7 @@ from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
 from tailgate.stats.risk import bulk_bootstrap, exceedances
+from wf_project import Project
 
 
 def _engine_verdict(proj: Project, scale: str):
