@@ -35,6 +35,7 @@ from tiny_project import (
 
 SCORERS = ["toxicity", "profanity", "nll", "length"]
 CONDITIONS = ["clean", "noisy"]
+SCORED = ["noisy"]  # every scorer on the perturbed condition: each job costs seconds of imports
 PROMPTS = 6
 SHARDS = 1  # two conditions still generate in parallel; each job costs seconds of imports
 NAME = "tiny"
@@ -94,11 +95,20 @@ def _new_project(root: Path, assets):
 
 @pytest.fixture(scope="module")
 def llm_run(tmp_path_factory, assets, job_env):
-    """The tiny study's merged score tables, run once with ``--cores 2``; read-only."""
+    """Both conditions' generations and the perturbed one's merged score tables, run once with
+    ``--cores 2``; read-only."""
     proj = _new_project(tmp_path_factory.mktemp("llm-run"), assets)
-    res = proj.snakemake(*merged_scores(NAME, SCORERS, CONDITIONS), cores=2)
+    res = proj.snakemake(*_generations(), *merged_scores(NAME, SCORERS, SCORED), cores=2)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return proj
+
+
+def _generations() -> list[str]:
+    return [
+        f"results/{NAME}/generations/{c}/shard-{k}.parquet"
+        for c in CONDITIONS
+        for k in range(SHARDS)
+    ]
 
 
 def _table(proj, rel: str):
@@ -108,7 +118,7 @@ def _table(proj, rel: str):
 def test_every_scorer_scores_every_generated_row(llm_run):
     prompts = _table(llm_run, f"results/{NAME}/prompts.parquet")
     selected = sorted(prompts.loc[prompts["position"] < PROMPTS, "prompt_id"])
-    for condition in CONDITIONS:
+    for condition in SCORED:
         shards = [
             _table(llm_run, f"results/{NAME}/generations/{condition}/shard-{k}.parquet")
             for k in range(SHARDS)
@@ -167,11 +177,7 @@ def test_rule_generations_equal_the_backend_with_the_registered_noise(llm_run):
 def test_cores_1_and_2_write_identical_bytes(llm_run, tmp_path, assets):
     """Generation is where the random streams are: a serial run writes the same bytes."""
     proj = _new_project(tmp_path / "serial", assets)
-    targets = [
-        f"results/{NAME}/generations/{c}/shard-{k}.parquet"
-        for c in CONDITIONS
-        for k in range(SHARDS)
-    ]
+    targets = _generations()
     res = proj.snakemake(*targets, cores=1)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     for rel in [f"results/{NAME}/prompts.parquet", *targets]:

@@ -206,18 +206,14 @@ def freeze(prereg: Path) -> None:
 
 
 def workflow_project(root: Path, name: str):
-    """The protocol-workflow tests' ``Project`` helper (tests/workflow/conftest.py) for ``root``:
-    ``.snakemake(*args, cores=N)`` runs ``snakemake -s <repo>/Snakefile -d root``."""
-    import importlib.util
+    """The protocol-workflow tests' ``Project`` helper (tests/workflow/wf_project.py) for
+    ``root``: ``.snakemake(*args, cores=N)`` runs ``snakemake -s <repo>/Snakefile -d root``."""
+    helpers = str(REPO_ROOT / "tests" / "workflow")
+    if helpers not in sys.path:
+        sys.path.insert(0, helpers)
+    from wf_project import Project
 
-    path = REPO_ROOT / "tests" / "workflow" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("tailgate_workflow_test_helpers", path)
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-        spec.loader.exec_module(module)
-    return module.Project(root, name)
+    return Project(root, name)
 
 
 def merged_scores(name: str, scorers: list[str], conditions: list[str]) -> list[str]:
