@@ -43,7 +43,16 @@ def test_unfrozen_study_is_refused(project):
     assert res.returncode != 0 and "not frozen" in res.stdout + res.stderr
 
 
-def test_run_then_amend_then_run_again(frozen, capsys):
+@pytest.fixture()
+def light(project):
+    """The small study with a light bootstrap, so the whole DAG runs in seconds."""
+    project.replace("resamples: 10000", "resamples: 200")
+    project.freeze()
+    return project
+
+
+def test_run_then_amend_then_run_again(light, capsys):
+    frozen = light
     res = frozen.snakemake()
     assert res.returncode == 0, res.stderr
     assert frozen.cli("audit", frozen.results, capsys=capsys)[0] == 0
@@ -51,7 +60,7 @@ def test_run_then_amend_then_run_again(frozen, capsys):
     assert_refused(frozen.snakemake("-n"), "protocol.tolerances.mean")
     code, _, _ = frozen.cli("amend", frozen.prereg, "--reason", "why", capsys=capsys)
     assert code == 0
-    res = frozen.snakemake()  # the prereg is an input: the placeholder re-runs under the new head
+    res = frozen.snakemake()  # the decision stages re-run under the new head
     assert res.returncode == 0, res.stderr
     code, out, _ = frozen.cli("audit", frozen.results, capsys=capsys)
     assert code == 0, out

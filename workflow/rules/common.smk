@@ -74,4 +74,22 @@ def gpus(section):
     return int((config.get(section, {}) or {}).get("gpus", 0))
 
 
-COMMON = {"prereg": PREREG, "results": RESULTS}
+def generate_inputs(wildcards):
+    if STUDY.data["data"]["backend"] == "transformers":
+        return {"prompts": PROMPTS}
+    if STUDY.data["data"]["backend"] == "import":
+        return {"data": STUDY.data["data"]["import"]["path"]}
+    return {}
+
+
+def severities_of(scorer, scale):
+    return [
+        SEVERITIES.format(scorer=scorer, scale=scale, condition=c) for c in conditions()
+    ]
+
+
+def fits_of(scorer, scale):
+    return [FITS.format(scorer=scorer, scale=scale, condition=c) for c in conditions()]
+
+
+COMMON = {"prereg": PREREG}

@@ -4,10 +4,6 @@
 FITS = f"{RESULTS}/fits/{{scorer}}/{{scale}}/{{condition}}.json"
 
 
-def fits_of(scorer, scale):
-    return [FITS.format(scorer=scorer, scale=scale, condition=c) for c in conditions()]
-
-
 rule fit:
     input:
         severities=SEVERITIES,

@@ -4,14 +4,6 @@
 GENERATIONS = f"{RESULTS}/generations/{{condition}}/shard-{{shard}}.parquet"
 
 
-def generate_inputs(wildcards):
-    if STUDY.data["data"]["backend"] == "transformers":
-        return {"prompts": PROMPTS}
-    if STUDY.data["data"]["backend"] == "import":
-        return {"data": STUDY.data["data"]["import"]["path"]}
-    return {}
-
-
 rule generate:
     input:
         unpack(generate_inputs),

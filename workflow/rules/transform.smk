@@ -5,12 +5,6 @@ SEVERITIES = f"{RESULTS}/severities/{{scorer}}/{{scale}}/{{condition}}.parquet"
 TRANSFORM_SUMMARY = f"{RESULTS}/severities/{{scorer}}/{{scale}}/transform.json"
 
 
-def severities_of(scorer, scale):
-    return [
-        SEVERITIES.format(scorer=scorer, scale=scale, condition=c) for c in conditions()
-    ]
-
-
 rule transform:
     input:
         merged=lambda wc: [

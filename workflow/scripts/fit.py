@@ -1,13 +1,13 @@
 # Rule script: POT-GPD fits of one condition on one scale (tailgate.stages.fit).
 from tailgate.stages.fit import fit_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 run(
     sm.log[0],
     fit_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     scorer=sm.wildcards.scorer,
     scale=sm.wildcards.scale,
     condition=sm.wildcards.condition,

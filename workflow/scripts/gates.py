@@ -1,6 +1,6 @@
 # Rule script: pairwise gates and the H1 verdict for one scorer and scale (tailgate.stages.gates).
 from tailgate.stages.gates import gates_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 names = list(sm.params.conditions)
@@ -8,7 +8,7 @@ run(
     sm.log[0],
     gates_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     scorer=sm.wildcards.scorer,
     scale=sm.wildcards.scale,
     fits=dict(zip(names, sm.input.fits, strict=True)),

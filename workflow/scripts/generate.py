@@ -1,13 +1,13 @@
 # Rule script: one generation shard (tailgate.stages.data.generate_stage).
 from tailgate.stages.data import generate_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 run(
     sm.log[0],
     generate_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     condition=sm.wildcards.condition,
     shard=int(sm.wildcards.shard),
     out=sm.output.generations,

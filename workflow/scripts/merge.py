@@ -1,13 +1,13 @@
 # Rule script: merge a condition's score shards (tailgate.stages.data.merge_stage).
 from tailgate.stages.data import merge_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 run(
     sm.log[0],
     merge_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     scorer=sm.wildcards.scorer,
     condition=sm.wildcards.condition,
     shards=list(sm.input.shards),

@@ -1,13 +1,13 @@
 # Rule script: the App. E synthetic-recovery grid (tailgate.stages.power).
 from tailgate.stages.power import power_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 run(
     sm.log[0],
     power_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     out=sm.output.power,
     workers=int(sm.threads),
 )

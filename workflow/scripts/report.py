@@ -1,13 +1,13 @@
 # Rule script: report.html, report.md and the standalone figures (tailgate.stages.report).
 from tailgate.stages.report import report_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 run(
     sm.log[0],
     report_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     verdict=sm.input.verdict,
     fits=list(sm.input.fits),
     power=sm.input.power,

@@ -1,13 +1,13 @@
 # Rule script: score one generations shard (tailgate.stages.data.score_stage).
 from tailgate.stages.data import score_stage
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 run(
     sm.log[0],
     score_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     scorer=sm.wildcards.scorer,
     condition=sm.wildcards.condition,
     generations=sm.input.generations,

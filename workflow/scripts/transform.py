@@ -1,5 +1,5 @@
 # Rule script: merged scores -> severities on one scale (tailgate.stages.transform).
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 from tailgate.stages.transform import transform_stage
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -8,7 +8,7 @@ run(
     sm.log[0],
     transform_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     scorer=sm.wildcards.scorer,
     scale=sm.wildcards.scale,
     merged=dict(zip(names, sm.input.merged, strict=True)),

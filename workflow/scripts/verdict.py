@@ -1,5 +1,5 @@
 # Rule script: verdict.json (tailgate.stages.verdict).
-from tailgate.stages.rule import run
+from tailgate.stages.rule import results_of, run
 from tailgate.stages.verdict import verdict_stage
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -7,7 +7,7 @@ run(
     sm.log[0],
     verdict_stage,
     prereg=sm.params.prereg,
-    results=sm.params.results,
+    results=results_of(sm.params.prereg),
     gates=list(sm.input.gates),
     sensitivity=list(sm.input.sensitivity),
     out=sm.output.verdict,

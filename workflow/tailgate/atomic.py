@@ -15,6 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
 __all__ = [
     "atomic_output",
     "canonical_json_bytes",
@@ -35,6 +44,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp creates 0600; give the artifact the ordinary permissions a collaborator on a
+        # shared (cluster) filesystem can read
+        os.chmod(tmp_path, 0o666 & ~_UMASK)
         os.replace(tmp_path, dest)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -12,11 +12,12 @@ import contextlib
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tailgate.errors import EXIT_INTERNAL, EXIT_INVALID, TailgateError
 
-__all__ = ["USER_ERRORS", "run"]
+__all__ = ["USER_ERRORS", "results_of", "run"]
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -29,6 +30,15 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 USER_ERRORS = _user_errors()
+
+
+def results_of(prereg: str) -> str:
+    """The study's results folder, ``results/<study>`` relative to the working directory.
+
+    The study name equals the pre-registration's file stem (schema rule), so the folder follows
+    from the registered file alone and need not travel as a hard-coded rule parameter.
+    """
+    return str(Path("results") / Path(prereg).stem)
 
 
 def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
