@@ -6,7 +6,8 @@ Every backend implements the same shard interface (workflow/README.md)::
 
 and writes one Parquet table per (condition, shard) with the columns ``prompt_id``, ``prompt``,
 ``completion``, ``prompt_tokens``, ``completion_tokens``, ``finish_reason`` plus backend columns.
-Shard ``k`` of ``K`` holds the prompt positions ``p`` with ``p % K == k``.
+Shard ``k`` of ``K`` holds the prompt positions ``p`` with ``p % K == k``, one rule for every
+backend: :func:`tailgate.generate.shards.shard_indices`.
 
 Backends are imported lazily so that the ``transformers`` backend's heavy dependencies are only
 loaded when a study uses it.

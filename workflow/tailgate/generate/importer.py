@@ -24,7 +24,7 @@ Every row is checked before anything is written; a bad file raises
 number (1-based data rows; for JSONL the line number), column, what is wrong and how to fix it.
 Rows of one condition are sorted by ``prompt_id``; if there are more rows than the registered
 ``prompts`` (default ``sample_cap``), the ones with the smallest ids are kept. Shard ``k`` holds
-the sorted positions ``p % shards == k``.
+the sorted positions ``p % shards == k`` (:func:`tailgate.generate.shards.shard_indices`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import pyarrow as pa
 from tailgate.atomic import write_parquet
 
 from . import DataInputError, condition_spec, shard_count
+from .shards import shard_indices
 
 __all__ = [
     "FORMATS",
@@ -363,23 +364,21 @@ def generate_shard(
     """
     cond_spec = condition_spec(study, condition)
     shards = shard_count(study)
-    if not 0 <= shard < shards:
-        raise DataInputError(
-            f"Shard {shard} does not exist: study {study.name!r} registers "
-            f"`generation.shards: {shards}` (shards 0..{shards - 1})."
-        )
     spec = import_spec(study, base_dir=options.get("base_dir"))
     names = [str(c.get("name")) for c in study.data.get("conditions") or []]
     records, unit = read_rows(spec)
     rows = _check_rows(spec, records, unit, names)
     mine = sorted((r for r in rows if r["condition"] == condition), key=lambda r: r["prompt_id"])
     cap = cond_spec.get("prompts", study.data.get("sample_cap"))
-    if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0:
-        mine = mine[:cap]
+    if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):
+        cap = None
     if not mine:
         raise DataInputError(
             f"Import file {spec.path} has no rows for condition {condition!r}. Fix: add its rows "
             f"(column {spec.condition!r}) or remove the condition from the pre-registration."
         )
-    picked = mine[shard::shards]
+    rows_of_shard = shard_indices(
+        len(mine), shard=shard, shards=shards, count=cap, condition=condition, study=study.name
+    )
+    picked = [mine[i] for i in rows_of_shard]
     write_parquet(out_path, imported_table(picked, [out for out, _ in spec.scores]))

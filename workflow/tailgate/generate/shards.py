@@ -4,9 +4,11 @@ A condition's prompts are split into shards so that generation is resumable and
 cluster-parallel (DESIGN, "The DAG"). This module owns the three things every shard writer
 needs:
 
-* reading the selected-prompts table and taking one shard of it (:func:`shard_prompts`):
-  shard ``k`` of ``n`` holds the rows whose selection ``position`` satisfies
-  ``position % n == k``, after capping the table at the condition's prompt count;
+* the one shard-selection rule of every backend (:func:`shard_indices`): shard ``k`` of
+  ``n`` holds the rows whose 0-based ``position`` in the condition's registered order
+  satisfies ``position % n == k``, after capping at the condition's prompt count; the
+  ``simulate`` and ``import`` backends apply it to row positions, the ``transformers``
+  backend to the selected-prompts table (:func:`shard_prompts`);
 * a resumable, atomically checkpointed writer (:class:`ShardCheckpoint`): completed batches
   are appended to ``shard-k.partial.parquet`` (rewritten atomically after every batch), a
   restarted job skips the batches found there, and :meth:`ShardCheckpoint.finish` writes the
@@ -41,6 +43,7 @@ __all__ = [
     "generation_schema",
     "read_table",
     "require_columns",
+    "shard_indices",
     "shard_prompts",
 ]
 
@@ -137,26 +140,65 @@ def require_columns(
         )
 
 
+def shard_indices(
+    positions: np.ndarray | int,
+    *,
+    shard: int,
+    shards: int,
+    count: int | None,
+    condition: str,
+    study: str = "?",
+) -> np.ndarray:
+    """Row indices (ascending) of shard ``shard`` of ``shards``: the rows ``i`` with
+    ``positions[i] < count`` and ``positions[i] % shards == shard``.
+
+    ``positions`` are the rows' 0-based ranks in the condition's registered order (an integer
+    ``n`` stands for ``0..n-1``, i.e. row order); ``count`` caps the condition at its
+    registered number of prompts (``None``: no cap). Every prompt therefore lands in exactly
+    one shard, and in the same shard whatever order the jobs run in. A shard index outside
+    ``0..shards-1`` raises :class:`ShardInputError`.
+    """
+    if not 0 <= shard < shards:
+        raise ShardInputError(
+            f"Shard {shard} of condition {condition!r} does not exist: study {study!r} registers "
+            f"`generation.shards: {shards}` (shards 0..{shards - 1}). Ask for a shard index "
+            "below generation.shards."
+        )
+    if isinstance(positions, (int, np.integer)):
+        positions = np.arange(int(positions), dtype=np.int64)
+    position = np.asarray(positions, dtype=np.int64)
+    keep = position % shards == shard
+    if count is not None:
+        keep &= position < count
+    return np.flatnonzero(keep).astype(np.int64)
+
+
 def shard_prompts(
-    prompts: pa.Table, *, condition: str, shard: int, shards: int, count: int, path: Any = "?"
+    prompts: pa.Table,
+    *,
+    condition: str,
+    shard: int,
+    shards: int,
+    count: int,
+    path: Any = "?",
+    study: str = "?",
 ) -> pa.Table:
-    """Rows of shard ``shard``: ``position < count`` and ``position % shards == shard``.
+    """Rows of the selected-prompts table in shard ``shard`` (:func:`shard_indices`).
 
     ``position`` is the 0-based rank of a prompt in the registered selection order (written by
-    :func:`tailgate.generate.prompts.select_prompts`); a table without it uses row order.
+    :func:`tailgate.generate.prompts.select_prompts`); a table without it uses row order. The
+    table must hold at least ``count`` prompts.
     """
     require_columns(
         prompts, ("prompt_id", "prompt"), path=path, what="prompts", condition=condition
     )
-    if not 0 <= shard < shards:
-        raise ShardInputError(
-            f"Shard {shard} of condition {condition!r} is outside 0..{shards - 1} "
-            f"(generation.shards = {shards}). Ask for a shard index below generation.shards."
-        )
     if "position" in prompts.column_names:
         position = prompts.column("position").to_numpy()
     else:
         position = np.arange(prompts.num_rows)
+    rows = shard_indices(
+        position, shard=shard, shards=shards, count=count, condition=condition, study=study
+    )
     available = int((position < count).sum())
     if available < count:
         raise ShardInputError(
@@ -164,8 +206,7 @@ def shard_prompts(
             f"holds only {available}. Re-run prompt selection for this pre-registration, or "
             "register a smaller 'prompts' count for the condition."
         )
-    keep = (position < count) & (position % shards == shard)
-    return prompts.filter(pa.array(keep))
+    return prompts.take(pa.array(rows))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ within a small neighbourhood [B - η, B]").
 
 Sampling is by inversion from a single uniform per row drawn from
 ``tailgate.seeds.rng(seed, "simulate", condition)``; the full vector of a condition is drawn and
-shard ``k`` keeps positions ``p % shards == k``, so every prompt's value is independent of the
+shard ``k`` keeps positions ``p % shards == k`` (:func:`tailgate.generate.shards.shard_indices`),
+so every prompt's value is independent of the
 number of shards and of the order in which jobs run.
 """
 
@@ -45,6 +46,7 @@ from tailgate.atomic import write_parquet
 from tailgate.seeds import rng
 
 from . import DataInputError, condition_spec, shard_count
+from .shards import shard_indices
 
 __all__ = [
     "BULK_FAMILIES",
@@ -276,14 +278,15 @@ def generate_shard(
     """Write shard ``shard`` of the simulated ``condition`` (see the module docstring)."""
     del options  # the simulate backend has no operational knobs
     spec = condition_spec(study, condition)
-    shards = shard_count(study)
-    if not 0 <= shard < shards:
-        raise DataInputError(
-            f"Shard {shard} does not exist: study {study.name!r} registers "
-            f"`generation.shards: {shards}` (shards 0..{shards - 1})."
-        )
-    truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
     n = _prompt_count(study, spec)
+    positions = shard_indices(
+        n,
+        shard=shard,
+        shards=shard_count(study),
+        count=n,
+        condition=condition,
+        study=study.name,
+    )
+    truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
     latent = simulate_condition(int(study.data["seed"]), condition, truth, n)
-    positions = np.arange(shard, n, shards, dtype=np.int64)
     write_parquet(out_path, simulated_table(positions, latent[positions]))

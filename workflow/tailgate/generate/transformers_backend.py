@@ -285,7 +285,13 @@ def generate_shard(
         )
     table = read_table(prompts_path, what="prompts", condition=condition)
     rows = shard_prompts(
-        table, condition=condition, shard=shard, shards=shards, count=count, path=prompts_path
+        table,
+        condition=condition,
+        shard=shard,
+        shards=shards,
+        count=count,
+        path=prompts_path,
+        study=str(getattr(study, "name", "?")),
     )
     prompt_ids = rows.column("prompt_id").to_numpy()
     texts = [str(t) for t in rows.column("prompt").to_pylist()]
