@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from study_texts import protocol_block
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BAD_INPUTS = Path(__file__).resolve().parent / "bad_inputs"
@@ -40,30 +41,7 @@ data:
   backend: simulate
 scorers:
   - {name: toxicity, kind: column, column: simulated_score, bounded: true}
-transform: {scales: [probability, logit], epsilon: 1.0e-6}
-protocol:
-  headline_scale: logit
-  alpha: 0.05
-  multiplicity: bonferroni
-  power: 0.80
-  xi_bar: 0.0
-  delta_floor: 0.10
-  tolerances: {mean: 0.10, tvar: 0.20}
-  tvar_level: 0.90
-  min_exceedances: 500
-  thresholds: {headline: 0.95, band: [0.95, 0.96, 0.97, 0.98, 0.99]}
-  stability:
-    delta: 0.02
-    tolerance: 0.05
-    scan: {start: 0.70, stop: 0.985, step: 0.005}
-    min_exceedances: 200
-  gof: {alpha: 0.05}
-  bootstrap: {resamples: 10000, level: 0.95, resampling: independent}
-  pairs: all
-  sensitivity: {tolerance_multipliers: [0.5, 1.0, 2.0]}
-  power_simulation: {delta_xi: [0.0, 0.1], n_exc: [500, 1500], trials: 10, resamples: 10}
-analyses: {}
-"""
+""" + protocol_block(bootstrap_resamples=10000)
 
 
 @dataclass
