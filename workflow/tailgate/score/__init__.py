@@ -3,7 +3,9 @@
 :func:`score_shard` is the one entry point the workflow calls. Kinds (Sec. 5 and App. C of
 seed 000): ``detoxify`` (Detoxify head on the completion only), ``profanity``
 (alt-profanity-check), ``token_nll`` (a judge model's mean NLL of the completion given the
-prompt; also writes per-token losses) and ``column`` (scores already in the data).
+prompt; also writes per-token losses) and ``column`` (scores already in the data). The
+text scorers treat empty completions as their registered ``on_empty`` says
+(:mod:`tailgate.score.empty`: ``error``, ``drop`` or ``score``).
 """
 
 from __future__ import annotations
@@ -19,13 +21,25 @@ from tailgate.atomic import write_parquet
 from tailgate.score.common import (
     ScorerSpec,
     ScoringError,
-    check_texts,
     read_generations,
     scorer_spec,
     write_scores,
 )
+from tailgate.score.empty import (
+    count_dropped,
+    dropped_rows_path,
+    scorable_rows,
+    write_dropped_rows,
+)
 
-__all__ = ["ScorerSpec", "ScoringError", "score_shard", "token_losses_path"]
+__all__ = [
+    "ScorerSpec",
+    "ScoringError",
+    "count_dropped",
+    "dropped_rows_path",
+    "score_shard",
+    "token_losses_path",
+]
 
 
 def token_losses_path(out_path: str | os.PathLike[str]) -> Path:
@@ -46,7 +60,9 @@ def score_shard(
     """Score one generations shard with the registered ``scorer`` into ``out_path``.
 
     Writes Parquet ``prompt_id`` (int64), ``score`` (float64) sorted by prompt_id;
-    ``token_nll`` also writes ``<out>.tokens.parquet`` (prompt_id, position, loss). ``options``:
+    ``token_nll`` also writes ``<out>.tokens.parquet`` (prompt_id, position, loss), and a
+    scorer registered with ``on_empty: drop`` writes ``<out>.dropped.json`` (the rows it left
+    out; :func:`tailgate.score.empty.write_dropped_rows`). ``options``:
     ``batch_size``, ``device`` (``auto``/``cpu``/``cuda[:n]``), ``progress`` (bool).
     """
     spec = scorer_spec(study, scorer, condition=condition)
@@ -69,20 +85,22 @@ def score_shard(
 
     needs = ("prompt", "completion") if spec.kind == "token_nll" else ("completion",)
     table = read_generations(generations_path, needs, scorer=scorer, condition=condition)
-    texts = check_texts(
-        table, "completion", scorer=scorer, condition=condition, path=generations_path
-    )
-    prompt_ids = table.column("prompt_id").to_numpy()
+    rows = scorable_rows(table, "completion", spec=spec, condition=condition, path=generations_path)
     if spec.kind == "profanity":  # scikit-learn only: no torch import (seconds per job)
         from tailgate.score.profanity import profanity_scores
 
-        scores = profanity_scores(texts)
+        scores = profanity_scores(rows.texts)
+    elif not rows.texts:  # every row dropped: no model to load
+        scores = np.empty(0, dtype=np.float64)
+        if spec.kind == "token_nll":
+            none = np.empty(0, dtype=np.int64)
+            _write_token_losses(out_path, none, none, np.empty(0, dtype=np.float64))
     elif spec.kind == "detoxify":
         from tailgate.generate.transformers_backend import resolve_device
         from tailgate.score.toxicity import detoxify_scores
 
         scores = detoxify_scores(
-            texts,
+            rows.texts,
             spec_fields=spec.fields,
             scorer=scorer,
             device=str(resolve_device(options.get("device"))),
@@ -90,8 +108,9 @@ def score_shard(
             progress=progress,
         )
     else:
-        scores = _token_nll(study, spec, condition, table, texts, prompt_ids, out_path, options)
-    write_scores(out_path, prompt_ids, scores, spec=spec, condition=condition)
+        scores = _token_nll(study, spec, condition, rows.table, rows.texts, out_path, options)
+    write_scores(out_path, rows.prompt_ids, scores, spec=spec, condition=condition)
+    write_dropped_rows(out_path, rows, spec=spec, condition=condition)
 
 
 def _token_nll(
@@ -100,7 +119,6 @@ def _token_nll(
     condition: str,
     table: pa.Table,
     texts: list[str],
-    prompt_ids: np.ndarray,
     out_path: str | os.PathLike[str],
     options: dict,
 ) -> np.ndarray:
@@ -122,7 +140,7 @@ def _token_nll(
         lm,
         [str(p) for p in table.column("prompt").to_pylist()],
         texts,
-        prompt_ids,
+        table.column("prompt_id").to_numpy(),
         scorer=spec.name,
         condition=condition,
         batch_size=int(options.get("batch_size", 8)),
@@ -135,15 +153,25 @@ def _token_nll(
             f"Scorer {spec.name!r}: a token of prompt_id {pid} of condition {condition!r} has a "
             "non-finite loss under the judge. Check the judge's dtype (float32 avoids overflow)."
         )
-    order = np.lexsort((result.token_position, result.token_prompt_id))
+    _write_token_losses(out_path, result.token_prompt_id, result.token_position, result.token_loss)
+    return result.mean_nll
+
+
+def _write_token_losses(
+    out_path: str | os.PathLike[str],
+    prompt_id: np.ndarray,
+    position: np.ndarray,
+    loss: np.ndarray,
+) -> None:
+    """``<out>.tokens.parquet``: prompt_id (int64), position (int64), loss (float64), sorted."""
+    order = np.lexsort((position, prompt_id))
     write_parquet(
         token_losses_path(out_path),
         pa.table(
             {
-                "prompt_id": pa.array(result.token_prompt_id[order]),
-                "position": pa.array(result.token_position[order]),
-                "loss": pa.array(result.token_loss[order]),
+                "prompt_id": pa.array(np.asarray(prompt_id, np.int64)[order], pa.int64()),
+                "position": pa.array(np.asarray(position, np.int64)[order], pa.int64()),
+                "loss": pa.array(np.asarray(loss, np.float64)[order], pa.float64()),
             }
         ),
     )
-    return result.mean_nll

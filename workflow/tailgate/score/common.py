@@ -2,8 +2,9 @@
 
 A scorer turns a generations shard into one severity per row (Sec. 5 "Scorer" of seed 000:
 higher means worse). Scores are written as Parquet ``prompt_id`` (int64), ``score`` (float64)
-in ``prompt_id`` order. A missing column, an empty completion or a non-finite score is an
-error whose message names the scorer, the condition, the row and the ``prompt_id``.
+in ``prompt_id`` order. A missing column or a non-finite score is an error whose message
+names the scorer, the condition, the row and the ``prompt_id``; empty completions follow the
+scorer's registered ``on_empty`` policy (:mod:`tailgate.score.empty`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from tailgate.generate.shards import ShardInputError, read_table, require_column
 __all__ = [
     "ScorerSpec",
     "ScoringError",
-    "check_texts",
     "read_generations",
     "scorer_spec",
     "write_scores",
@@ -77,24 +77,6 @@ def read_generations(
         condition=condition,
     )
     return table
-
-
-def check_texts(
-    table: pa.Table, column: str, *, scorer: str, condition: str, path: Any
-) -> list[str]:
-    """The ``column`` texts, refusing null or empty ones (an empty completion has no severity)."""
-    texts = table.column(column).to_pylist()
-    ids = table.column("prompt_id").to_pylist()
-    for row, (pid, text) in enumerate(zip(ids, texts, strict=True)):
-        if not isinstance(text, str) or text == "":
-            raise ScoringError(
-                f"Scorer {scorer!r} cannot score row {row} (prompt_id {pid}) of condition "
-                f"{condition!r} in {str(path)!r}: its {column!r} is "
-                f"{'missing' if text is None else 'empty'}. An empty completion has no severity; "
-                "re-generate the shard, or register how such rows are handled (an amendment) "
-                "before scoring."
-            )
-    return texts
 
 
 def write_scores(

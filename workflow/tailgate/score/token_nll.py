@@ -60,8 +60,9 @@ def token_nll(
             raise ScoringError(
                 f"Scorer {scorer!r}: the completion of row {row} (prompt_id {prompt_ids[row]}) "
                 f"of condition {condition!r} has no tokens under the judge "
-                f"{lm.spec.key!r}, so its mean NLL is undefined. Re-generate the shard, or "
-                "register how such rows are handled before scoring."
+                f"{lm.spec.key!r}, so its mean NLL is undefined. Empty completions follow the "
+                "scorer's on_empty (register `on_empty: drop`); for a non-empty one, use a judge "
+                "whose tokenizer encodes its text, or re-generate the shard."
             )
         if not c:
             raise ScoringError(
