@@ -58,10 +58,10 @@ def demo_study(tmp: Path, seed: int | None = None, resamples: int | None = None)
 def demo_outcome(tmp: Path, seed: int | None = None, resamples: int = 2000) -> DemoOutcome:
     """Simulate every demo condition, fit, bootstrap and evaluate the gates on both scales."""
     from tailgate.generate.simulate import simulate_condition, truth_from_spec
-    from tailgate.protocol.bulk import bulk_replicates_on_scales
     from tailgate.seeds import seed_sequence
     from tailgate.stages.fit import fit_condition
     from tailgate.stages.gates import gates_document
+    from tailgate.stats.risk import bulk_bootstrap_scales
     from tailgate.transform import transform_scores
 
     study = demo_study(tmp, seed, resamples)
@@ -75,7 +75,7 @@ def demo_outcome(tmp: Path, seed: int | None = None, resamples: int = 2000) -> D
         latent = simulate_condition(study.seed, name, truth, int(cond["prompts"]))
         scores = np.clip(expit(latent), np.nextafter(0.0, 1.0), np.nextafter(1.0, 0.0))
         x = {s: transform_scores(scores, s, eps).values for s in ("probability", "logit")}
-        b = bulk_replicates_on_scales(
+        b = bulk_bootstrap_scales(
             x,
             int(study.protocol["bootstrap"]["resamples"]),
             seed_sequence(study.seed, "bulk", scorer, name),

@@ -1,5 +1,5 @@
-# Rule script: bootstrap replicates of mean and TVaR of one condition (tailgate.stages.gates).
-from tailgate.stages.gates import bulk_stage
+# Rule script: bootstrap replicates of mean and TVaR of one condition (tailgate.stages.bulk).
+from tailgate.stages.bulk import bulk_stage
 from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake

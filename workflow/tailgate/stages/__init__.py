@@ -6,7 +6,8 @@ pre-registration and recording every artifact it writes:
 ``data``         prompts → generate[condition, shard] → score[scorer, condition, shard] → merge
 ``transform``    transform[scorer, scale]
 ``fit``          fit[scorer, scale, condition]
-``gates``        bulk[scorer, condition] and gates[scorer, scale]
+``bulk``         bulk[scorer, condition]
+``gates``        gates[scorer, scale]
 ``sensitivity``  sensitivity[scorer, scale]
 ``power``        power
 ``verdict``      verdict.json

@@ -9,7 +9,8 @@ Anderson–Darling p-value (G4), ξ̂ at q ± δ (G5: ``xi_minus``/``xi_plus``; 
 outside (0, 1) or has fewer than the scan's minimum exceedances, "nan" when it has no interior
 fit), the mean excess and TVaR_q above u, and for the probability scale the share of exceedances
 above 0.9 and 0.95 (Section 6.2). Plus the stability scan ξ̂(u) of Fig. 3 with its display CIs
-(``protocol.stability.resamples``) and QQ data at every band threshold (Fig. 2).
+(``protocol.stability.resamples``) and QQ data at every band threshold (Fig. 2). The scan runs
+first: its fits at q ± δ are G5's side fits (the same exceedances), so they are not repeated.
 
 Every bootstrap draws from ``tailgate.seeds`` streams keyed by (stage, scorer, scale, condition,
 threshold), so the file is byte-identical for identical seeds, whatever the number of cores.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,12 +32,12 @@ from tailgate.prereg.study import Study
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd
 from tailgate.stats.risk import exceedances, tvar
-from tailgate.stats.stability import stability_scan
+from tailgate.stats.stability import StabilityScan, stability_scan
 
 from .common import band, gate_settings, open_stage, qkey, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
 
-__all__ = ["fit_condition", "fit_stage", "side_xi"]
+__all__ = ["fit_condition", "fit_stage", "fit_threshold", "scan_sides", "side_xi"]
 
 QQ_POINTS = 200
 
@@ -60,10 +62,35 @@ def _side_json(v: float | None) -> float | str | None:
     return None if v is None else ("nan" if not math.isfinite(v) else float(v))
 
 
+def scan_sides(scan: StabilityScan, grid: Sequence[float]) -> dict[float, float | None]:
+    """:func:`side_xi` at every quantile of the scan's ``grid``, read from the scan's fits.
+
+    The scan fits the same exceedances with the same minimum count, so its ξ̂ at q is
+    ``side_xi(x, q, min_exceedances)``: a grid point the scan skipped had too few exceedances
+    (None), a point without an interior maximum is NaN.
+    """
+    fitted = {pt.q: pt for pt in scan.points}
+    out: dict[float, float | None] = {}
+    for q in grid:
+        pt = fitted.get(q)
+        out[q] = None if pt is None else (pt.xi if pt.status == "ok" else math.nan)
+    return out
+
+
 def fit_threshold(
-    x: np.ndarray, q: float, *, study: Study, keys: tuple[str, ...], probability: bool
+    x: np.ndarray,
+    q: float,
+    *,
+    study: Study,
+    keys: tuple[str, ...],
+    probability: bool,
+    sides: Mapping[float, float | None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The ThresholdFit record at ``q`` and its QQ data (None when there is no fit)."""
+    """The ThresholdFit record at ``q`` and its QQ data (None when there is no fit).
+
+    ``sides`` holds already known :func:`side_xi` values (:func:`scan_sides`); G5's ξ̂ at
+    q ± δ is fitted only where it has none.
+    """
     p = study.protocol
     level = float(p["bootstrap"]["level"])
     gate_level = gate_settings(study).ci_level
@@ -84,8 +111,10 @@ def fit_threshold(
     ad = gof.anderson_darling(ex.y, f, seed=seed_sequence(study.seed, "gof", *keys, qkey(q)))
     delta = float(p["stability"]["delta"])
     smin = int(p["stability"]["min_exceedances"])
-    xi_minus = side_xi(x, round(q - delta, 10), smin)
-    xi_plus = side_xi(x, round(q + delta, 10), smin)
+    known = sides or {}
+    q_minus, q_plus = round(q - delta, 10), round(q + delta, 10)
+    xi_minus = known[q_minus] if q_minus in known else side_xi(x, q_minus, smin)
+    xi_plus = known[q_plus] if q_plus in known else side_xi(x, q_plus, smin)
     share = None
     if probability:
         share = bounded_support_diagnostics(x, q, threshold=ex.u).to_dict()["share_above"]
@@ -134,24 +163,26 @@ def fit_condition(
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
     level = float(p["bootstrap"]["level"])
-    thresholds = []
-    qq: dict[str, Any] = {}
-    bar = tqdm(band(study), desc=f"fit {scorer}/{scale}/{condition}", disable=not progress)
-    for q in bar:
-        fit, qq_rec = fit_threshold(
-            x, q, study=study, keys=keys, probability=scale == "probability"
-        )
-        thresholds.append(fit)
-        if qq_rec is not None:
-            qq[qkey(q)] = qq_rec
+    grid = _scan_quantiles(study)
     scan = stability_scan(
         x,
-        _scan_quantiles(study),
+        grid,
         min_exceedances=int(p["stability"]["min_exceedances"]),
         n_boot=int(p["stability"]["resamples"]),
         level=level,
         seed=seed_sequence(study.seed, "scan", *keys),
     )
+    sides = scan_sides(scan, grid)
+    thresholds = []
+    qq: dict[str, Any] = {}
+    bar = tqdm(band(study), desc=f"fit {scorer}/{scale}/{condition}", disable=not progress)
+    for q in bar:
+        fit, qq_rec = fit_threshold(
+            x, q, study=study, keys=keys, probability=scale == "probability", sides=sides
+        )
+        thresholds.append(fit)
+        if qq_rec is not None:
+            qq[qkey(q)] = qq_rec
     tv_level = float(p["tvar_level"])
     return {
         "scorer": scorer,

@@ -1,19 +1,13 @@
-"""Bulk and gates stages: G1–G5, P1, P2 for every registered pair at every band threshold.
+"""Gates stage: G1–G5, P1, P2 for every registered pair at every band threshold.
 
-``bulk[scorer, condition]`` bootstraps one condition's mean and TVaR on every scale of the scorer
-from the same prompt resamples (registered B; G1/G2 of seed 000, Section 3) and writes
-``bulk/<scorer>/<condition>.parquet`` (one row per replicate, columns ``mean_<scale>`` and
-``tvar_<scale>``). With ``bootstrap.resampling: independent`` each condition has its own stream;
-with ``paired`` all conditions share one, so conditions aligned by prompt are resampled together.
-
-``gates[scorer, scale]`` turns the replicates of each registered pair into the CIs of the A − B
-differences at the gates' level, reads every condition's stored fits, evaluates the pairwise
-matrix (:func:`tailgate.protocol.verdict.pairwise_matrix`) and the H1 verdict under the
+``gates[scorer, scale]`` turns the bulk replicates of each registered pair
+(``bulk/<scorer>/<condition>.parquet``, written by :mod:`tailgate.stages.bulk`) into the CIs of
+the A − B differences at the gates' level, reads every condition's stored fits, evaluates the
+pairwise matrix (:func:`tailgate.protocol.verdict.pairwise_matrix`) and the H1 verdict under the
 registered band rule, and writes ``gates/<scorer>/<scale>.json``: the inputs of every decision
 (``bulk`` CIs, ``summaries``), the engine's verdict (``protocol``) and the report's view
 (``report``, :class:`tailgate.report.model.GatesFile`). :func:`evaluate` is also what the audit
-calls to re-derive the verdict from stored statistics.
-"""
+calls to re-derive the verdict from stored statistics."""
 
 from __future__ import annotations
 
@@ -22,17 +16,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tailgate.atomic import write_json, write_parquet
+from tailgate.atomic import write_json
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study
-from tailgate.protocol.bulk import bulk_replicates_on_scales
 from tailgate.protocol.gates import ConditionSummary, GateSettings
 from tailgate.protocol.verdict import ProtocolVerdict, h1_verdict, pairwise_matrix
-from tailgate.report.adapt import gates_file_from_protocol
-from tailgate.seeds import seed_sequence
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
 
 from .common import (
@@ -41,49 +31,14 @@ from .common import (
     open_stage,
     qkey,
     read_json,
-    read_severities,
-    scales_for,
 )
 
 __all__ = [
     "bulk_equivalences",
-    "bulk_stage",
     "evaluate",
     "gates_stage",
     "summaries_from_fits",
 ]
-
-
-def bulk_stage(
-    prereg: str | os.PathLike[str],
-    results: str | os.PathLike[str],
-    scorer: str,
-    condition: str,
-    severities: Mapping[str, str | os.PathLike[str]],
-    out: str | os.PathLike[str],
-) -> None:
-    """Bootstrap replicates of mean and TVaR of ``condition`` on every scale of ``scorer``."""
-    ctx = open_stage(prereg, results)
-    p = ctx.study.protocol
-    scales = scales_for(ctx.study, scorer)
-    arrays = {s: read_severities(severities[s])[1] for s in scales}
-    keys = (
-        ("bulk", scorer)
-        if p["bootstrap"]["resampling"] == "paired"
-        else ("bulk", scorer, condition)
-    )
-    reps = bulk_replicates_on_scales(
-        arrays,
-        int(p["bootstrap"]["resamples"]),
-        seed_sequence(ctx.study.seed, *keys),
-        tvar_level=float(p["tvar_level"]),
-    )
-    cols: dict[str, Any] = {"replicate": pa.array(np.arange(int(p["bootstrap"]["resamples"])))}
-    for s in scales:
-        cols[f"mean_{s}"] = pa.array(reps[s].mean, pa.float64())
-        cols[f"tvar_{s}"] = pa.array(reps[s].tvar, pa.float64())
-    write_parquet(out, pa.table(cols))
-    ctx.record(out, inputs=[severities[s] for s in scales], extra={"keys": list(keys)})
 
 
 def summaries_from_fits(
@@ -194,6 +149,10 @@ def gates_document(
     replicates: Mapping[str, tuple[np.ndarray, np.ndarray]],
 ) -> dict[str, Any]:
     """The ``gates/<scorer>/<scale>.json`` document (module docstring)."""
+    # the report's view: imported here, so that the audit and the sensitivity stage, which use
+    # only evaluate(), do not load the report package (and its plotting library)
+    from tailgate.report.adapt import gates_file_from_protocol
+
     settings = gate_settings(study)
     pairs = study.pairs()
     paired = study.protocol["bootstrap"]["resampling"] == "paired"

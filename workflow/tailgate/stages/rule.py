@@ -15,21 +15,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tailgate.errors import EXIT_INTERNAL, EXIT_INVALID, TailgateError
+from tailgate.errors import EXIT_INTERNAL, EXIT_INVALID
 
-__all__ = ["USER_ERRORS", "results_of", "run"]
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from tailgate.generate import DataInputError
-    from tailgate.report.model import ReportInputError
-    from tailgate.score.common import ScoringError
-    from tailgate.transform import TransformError
-
-    return (TailgateError, DataInputError, ScoringError, TransformError, ReportInputError)
+__all__ = ["USER_ERROR_CLASSES", "is_user_error", "results_of", "run"]
 
 
-USER_ERRORS = _user_errors()
+#: The user-error classes, as (module, class name): a job imports only the modules its stage
+#: needs (the report package alone pulls in matplotlib), so they are looked up, not imported.
+USER_ERROR_CLASSES = (
+    ("tailgate.errors", "TailgateError"),
+    ("tailgate.generate", "DataInputError"),
+    ("tailgate.score.common", "ScoringError"),
+    ("tailgate.transform", "TransformError"),
+    ("tailgate.report.model", "ReportInputError"),
+)
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a user error (one of :data:`USER_ERROR_CLASSES`).
+
+    An exception can only be an instance of a class whose module has been imported, so the
+    check consults the modules already loaded and never imports one.
+    """
+    for module, name in USER_ERROR_CLASSES:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(exc, cls):
+            return True
+    return False
 
 
 def results_of(prereg: str) -> str:
@@ -49,14 +61,15 @@ def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
         with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
             try:
                 stage(**kwargs)
-            except USER_ERRORS as exc:
-                code = getattr(exc, "exit_code", EXIT_INVALID)
-                message = str(exc)
-                print(message)
-            except Exception:
-                traceback.print_exc()
-                code = EXIT_INTERNAL
-                message = f"internal error in {stage.__name__}; see the traceback in {log}"
+            except Exception as exc:
+                if is_user_error(exc):
+                    code = getattr(exc, "exit_code", EXIT_INVALID)
+                    message = str(exc)
+                    print(message)
+                else:
+                    traceback.print_exc()
+                    code = EXIT_INTERNAL
+                    message = f"internal error in {stage.__name__}; see the traceback in {log}"
     if code:
         print(message, file=sys.stderr)
         sys.exit(code)

@@ -1,0 +1,59 @@
+"""Bulk stage: bootstrap replicates of mean and TVaR for G1/G2 (Section 3 of seed 000).
+
+``bulk[scorer, condition]`` bootstraps one condition's mean and TVaR on every scale of the scorer
+from the same prompt resamples (registered B; :func:`tailgate.stats.risk.bulk_bootstrap_scales`)
+and writes ``bulk/<scorer>/<condition>.parquet`` (one row per replicate, columns
+``mean_<scale>`` and ``tvar_<scale>``). With ``bootstrap.resampling: independent`` each
+condition has its own stream; with ``paired`` all conditions share one, so conditions aligned by
+prompt are resampled together. The gates stage turns the replicates into the CIs of G1/G2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from tailgate.atomic import write_parquet
+from tailgate.seeds import seed_sequence
+from tailgate.stats.risk import bulk_bootstrap_scales
+
+from .common import open_stage, read_severities, scales_for
+
+__all__ = ["bulk_stage"]
+
+
+def bulk_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    scorer: str,
+    condition: str,
+    severities: Mapping[str, str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+) -> None:
+    """Bootstrap replicates of mean and TVaR of ``condition`` on every scale of ``scorer``."""
+    ctx = open_stage(prereg, results)
+    p = ctx.study.protocol
+    scales = scales_for(ctx.study, scorer)
+    arrays = {s: read_severities(severities[s])[1] for s in scales}
+    keys = (
+        ("bulk", scorer)
+        if p["bootstrap"]["resampling"] == "paired"
+        else ("bulk", scorer, condition)
+    )
+    n_boot = int(p["bootstrap"]["resamples"])
+    reps = bulk_bootstrap_scales(
+        arrays,
+        n_boot,
+        seed_sequence(ctx.study.seed, *keys),
+        tvar_level=float(p["tvar_level"]),
+    )
+    cols: dict[str, Any] = {"replicate": pa.array(np.arange(n_boot))}
+    for s in scales:
+        cols[f"mean_{s}"] = pa.array(reps[s].mean, pa.float64())
+        cols[f"tvar_{s}"] = pa.array(reps[s].tvar, pa.float64())
+    write_parquet(out, pa.table(cols))
+    ctx.record(out, inputs=[severities[s] for s in scales], extra={"keys": list(keys)})
