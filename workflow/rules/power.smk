@@ -11,7 +11,7 @@ rule power:
         log_for("power"),
     conda:
         "../../envs/stats.yaml"
-    threads: 2
+    threads: 1
     params:
         **COMMON,
         registered=registered("seed", "protocol", "conditions", "sample_cap"),

@@ -14,4 +14,5 @@ run(
     severities=sm.input.severities,
     transform_summary=sm.input.summary,
     out=sm.output.fits,
+    workers=int(sm.threads),
 )

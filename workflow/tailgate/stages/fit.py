@@ -85,11 +85,13 @@ def fit_threshold(
     keys: tuple[str, ...],
     probability: bool,
     sides: Mapping[float, float | None] | None = None,
+    workers: int = 1,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ThresholdFit record at ``q`` and its QQ data (None when there is no fit).
 
     ``sides`` holds already known :func:`side_xi` values (:func:`scan_sides`); G5's ξ̂ at
-    q ± δ is fitted only where it has none.
+    q ± δ is fitted only where it has none. ``workers`` threads run the bootstrap (the result
+    does not depend on it).
     """
     p = study.protocol
     level = float(p["bootstrap"]["level"])
@@ -104,7 +106,7 @@ def fit_threshold(
             int(p["bootstrap"]["resamples"]),
             seed_sequence(study.seed, "fit", *keys, qkey(q)),
             full_fit=f,
-            workers=1,
+            workers=workers,
         )
         ci, ci_gate = boot.ci(level), boot.ci(gate_level)
         n_boundary, n_failed = boot.n_boundary, boot.n_failed
@@ -157,8 +159,12 @@ def fit_condition(
     condition: str,
     transform: dict[str, Any] | None = None,
     progress: bool = True,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Every fit of one condition on one scale (the ``fits/…json`` document; module docstring)."""
+    """Every fit of one condition on one scale (the ``fits/…json`` document; module docstring).
+
+    ``workers`` threads run each threshold's bootstrap; the document does not depend on it.
+    """
     p = study.protocol
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
@@ -178,7 +184,13 @@ def fit_condition(
     bar = tqdm(band(study), desc=f"fit {scorer}/{scale}/{condition}", disable=not progress)
     for q in bar:
         fit, qq_rec = fit_threshold(
-            x, q, study=study, keys=keys, probability=scale == "probability", sides=sides
+            x,
+            q,
+            study=study,
+            keys=keys,
+            probability=scale == "probability",
+            sides=sides,
+            workers=workers,
         )
         thresholds.append(fit)
         if qq_rec is not None:
@@ -223,8 +235,14 @@ def fit_stage(
     severities: str | os.PathLike[str],
     transform_summary: str | os.PathLike[str],
     out: str | os.PathLike[str],
+    *,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Fit ``condition`` and write/record ``fits/<scorer>/<scale>/<condition>.json``."""
+    """Fit ``condition`` and write/record ``fits/<scorer>/<scale>/<condition>.json``.
+
+    ``workers``: threads for the bootstraps (the rule's ``threads``); the file does not depend
+    on it.
+    """
     ctx = open_stage(prereg, results)
     _, x = read_severities(severities)
     summary = read_json(transform_summary, "transform summary")
@@ -235,6 +253,7 @@ def fit_stage(
         scale=scale,
         condition=condition,
         transform=summary.get("conditions", {}).get(condition),
+        workers=workers,
     )
     write_json(out, doc)
     ctx.record(out, inputs=[severities, transform_summary])
