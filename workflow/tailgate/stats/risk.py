@@ -24,6 +24,10 @@ rank, so the TVaR sums run over the ranks above ``k_low``, :data:`WINDOW_SDS` st
 below it; a block with a replicate whose quantile falls below ``k_low`` is recomputed over all
 ranks, so the answer never depends on the shortcut. Every product keeps one fixed shape per block
 (BLAS sums depend on the shape of the call), so the replicates are bit-for-bit reproducible.
+Measured on the demo study (B = 10,000, two scales, one core): 2.5 s at n = 30,000 and 4.6 s at
+n = 60,000, against 3.1 s / 6.3 s counting whole blocks at once and ~9 s / ~19 s resampling
+explicitly with ``np.quantile`` (``tests/benchmarks/bench_demo.py``); about a third of the time
+is the drawing of the indices themselves, which the seed fixes.
 """
 
 from __future__ import annotations
