@@ -81,7 +81,7 @@ def score_stage(
     options: dict[str, Any],
 ) -> None:
     """Score one generations shard with the registered ``scorer``."""
-    from tailgate.score import score_shard, token_losses_path
+    from tailgate.score import dropped_rows_path, score_shard, token_losses_path
 
     ctx = open_stage(prereg, results)
     score_shard(ctx.study, scorer, condition, generations, out, options=options)
@@ -89,6 +89,9 @@ def score_stage(
     tokens = token_losses_path(out)
     if tokens.exists():
         ctx.record(tokens, inputs=[generations], kind="data", extra={"scorer": scorer})
+    dropped = dropped_rows_path(out)  # on_empty: drop
+    if dropped.exists():
+        ctx.record(dropped, inputs=[generations], kind="data", extra={"scorer": scorer})
 
 
 def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) -> pa.Table:

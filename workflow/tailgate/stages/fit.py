@@ -177,6 +177,7 @@ def fit_condition(
         n_boot=int(p["stability"]["resamples"]),
         level=level,
         seed=seed_sequence(study.seed, "scan", *keys),
+        workers=workers,
     )
     sides = scan_sides(scan, grid)
     thresholds = []

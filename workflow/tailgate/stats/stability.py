@@ -91,10 +91,12 @@ def stability_scan(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: gpd.SeedLike = 0,
+    workers: int | None = None,
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of seed 000).
 
     Point k of the grid bootstraps from child k of ``seed``; ``n_boot = 0`` skips the CIs.
+    ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
     """
     ss = gpd.seed_sequence_of(seed)
     pts = []
@@ -106,7 +108,7 @@ def stability_scan(
         lo = hi = math.nan
         if n_boot > 0 and f.status in ("ok", "boundary"):
             child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k))
-            lo, hi = gpd.bootstrap(ex.y, n_boot, child, full_fit=f).ci(level)
+            lo, hi = gpd.bootstrap(ex.y, n_boot, child, full_fit=f, workers=workers).ci(level)
         pts.append(ScanPoint(float(q), ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi))
     ok = np.array([p.xi for p in pts if p.status == "ok"])
     med = float(np.median(ok)) if ok.size else math.nan
