@@ -50,6 +50,17 @@ PEAK_GBPS = {
     "RTX 4090": 1008.0,
 }
 
+# the CPU smoke-test size: the same small shape for both architectures
+TINY_SHAPE = dict(
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=128,
+    vocab_size=2000,
+    tie_word_embeddings=True,
+)
+
 SHAPES = {
     ("qwen2", "3b"): dict(
         hidden_size=2048,
@@ -69,24 +80,8 @@ SHAPES = {
         vocab_size=128256,
         tie_word_embeddings=True,
     ),
-    ("qwen2", "tiny"): dict(
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=128,
-        vocab_size=2000,
-        tie_word_embeddings=True,
-    ),
-    ("llama", "tiny"): dict(
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=128,
-        vocab_size=2000,
-        tie_word_embeddings=True,
-    ),
+    ("qwen2", "tiny"): TINY_SHAPE,
+    ("llama", "tiny"): TINY_SHAPE,
 }
 
 
