@@ -1,1 +1,63 @@
-"""tailgate.analyses."""
+"""Pre-registered further analyses (seeds 001–004): one framework, one registry of kinds.
+
+A study registers analyses by name under ``analyses:``; each has a ``kind``, the kind's
+parameters and a list of ``criteria`` (:mod:`tailgate.analyses.criteria`)::
+
+    analyses:
+      safety-ranking:
+        kind: dominance
+        conditions: [qwen, llama8b, nemo]
+        scorers: [toxicity]
+        criteria:
+          - {name: qwen-safer-than-nemo, statistic: "r_ssd(qwen, nemo)",
+             comparison: "<=", threshold: 0.0}
+
+Every field is a decision field (it is frozen and hashed like the gates of seed 000). A study
+that registers no analyses keeps ``analyses: {}`` and its canonical hash.
+
+**The protocol.** ``tailgate.analyses.registry.KINDS[kind]`` is an
+:class:`~tailgate.analyses.base.AnalysisKind` that provides
+
+``validate(spec, data)``
+    cross-field problems of its parameters and criteria (the JSON Schema's
+    ``$defs/analysis_<kind>`` checks the types); :func:`registry.check_analyses` turns the first
+    into a :class:`tailgate.errors.PreregError` naming file, line, field and fix;
+``inputs(spec, study, layout)``
+    the artifacts it reads, as named lists of paths built from the workflow's path templates;
+``compute(study, name, spec, inputs, threads=…)``
+    an :class:`~tailgate.analyses.base.AnalysisResult`: the statistics (plain JSON) and optional
+    tables, deterministic for the study seed whatever ``threads``;
+``statistic(spec, stats, ref)`` and ``criteria(spec, stats)``
+    each criterion's outcome re-derived from the stored statistics only — used by the analysis
+    stage, by ``verdict.json`` and by the audit;
+``report_section(name, spec, stats)``
+    the blocks (paragraphs, tables, figures) of its report section;
+``card_columns(name, spec, stats)``
+    its columns of the per-condition cards (header → condition → cell).
+
+**The workflow.** One rule per analysis (``workflow/rules/analyses.smk``) runs
+:func:`tailgate.stages.analyses.analysis_stage`, which writes
+``results/<study>/analyses/<name>/statistics.json`` — the registered spec, the statistics and the
+criteria outcomes — with provenance. ``verdict.json`` lists every criterion of the study (seed
+000's H1 included) in ``criteria``; the report draws the criteria table, a section per analysis
+and the per-condition cards; the audit check ``analyses`` (:mod:`tailgate.analyses.audit`)
+re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
+a module of this package, add it to ``KINDS`` and its parameter schema to
+``$defs/analysis_<kind>`` of ``workflow/schemas/prereg.v1.schema.json`` (no ``default``
+keywords: an absent field means the documented behaviour in code).
+"""
+
+from .base import AnalysisKind, AnalysisResult, FigureBlock, Paragraph, Problem
+from .criteria import Criterion, CriterionOutcome, evaluate, parse_statistic
+
+__all__ = [
+    "AnalysisKind",
+    "AnalysisResult",
+    "Criterion",
+    "CriterionOutcome",
+    "FigureBlock",
+    "Paragraph",
+    "Problem",
+    "evaluate",
+    "parse_statistic",
+]

@@ -1,0 +1,53 @@
+# Analyses stage: analysis[name] runs one registered analysis (analyses.<name> of the
+# pre-registration, tailgate.analyses) from the study's artifacts and writes its statistics and
+# criteria outcomes. An invalid analyses block is refused here, at parse time, before any job.
+
+from tailgate.analyses.registry import (
+    check_analyses,
+    kind_of,
+    registered as registered_specs,
+)
+
+check_analyses(STUDY.data, STUDY.path)
+
+ANALYSIS = f"{RESULTS}/analyses/{{analysis}}/statistics.json"
+LAYOUT = {"severities": SEVERITIES, "fits": FITS}
+
+
+def analysis_names():
+    """Registered analysis names (sorted, as in the canonical document)."""
+    return list(registered_specs(STUDY))
+
+
+def analysis_inputs(name):
+    """Named input lists of one analysis, as its kind declares them."""
+    spec = registered_specs(STUDY)[name]
+    return kind_of(spec).inputs(spec, STUDY, LAYOUT)
+
+
+def analysis_statistics():
+    return [ANALYSIS.format(analysis=a) for a in analysis_names()]
+
+
+rule analysis:
+    input:
+        unpack(lambda wc: analysis_inputs(wc.analysis)),
+    output:
+        stats=ANALYSIS,
+        record=provenance_of(ANALYSIS),
+    log:
+        log_for("analysis", "{analysis}"),
+    wildcard_constraints:
+        analysis="[a-z0-9][a-z0-9_-]*",
+    conda:
+        "../../envs/stats.yaml"
+    threads: config.get("threads", 2)
+    params:
+        **COMMON,
+        inputs=lambda wc: list(analysis_inputs(wc.analysis)),
+        registered=lambda wc: registered(f"analyses.{wc.analysis}", "seed", "protocol"),
+    script:
+        "../scripts/analysis.py"
+
+
+ALL_TARGETS.extend(analysis_statistics())

@@ -1,0 +1,15 @@
+# Rule script: one registered analysis (tailgate.stages.analyses).
+from tailgate.stages.analyses import analysis_stage
+from tailgate.stages.rule import results_of, run
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+run(
+    sm.log[0],
+    analysis_stage,
+    prereg=sm.params.prereg,
+    results=results_of(sm.params.prereg),
+    analysis=sm.wildcards.analysis,
+    inputs={name: list(getattr(sm.input, name)) for name in sm.params.inputs},
+    out=sm.output.stats,
+    threads=int(sm.threads),
+)

@@ -1,0 +1,91 @@
+"""Audit check ``analyses``: re-derive every analysis criterion from its stored statistics.
+
+Registered with :func:`tailgate.prereg.audit.register_verdict_check` when this module is
+imported. For every registered analysis it reads ``analyses/<name>/statistics.json``, checks that
+the statistics were computed under the registered spec, re-derives each criterion's outcome with
+the kind's :meth:`~tailgate.analyses.base.AnalysisKind.criteria` and compares it with the outcome
+recorded there and in ``verdict.json``'s criteria table (whose H1 row must match its H1 verdict).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tailgate.prereg.audit import register_verdict_check
+from tailgate.prereg.study import Study
+
+from .registry import kind_of, registered
+
+__all__ = ["analyses_check"]
+
+
+def _load(path: Path, fails: list[str]) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        fails.append(f"{path}: cannot be read ({exc})")
+        return None
+
+
+def _compare(where: str, recorded: list[dict], derived: list[dict], fails: list[str]) -> None:
+    rec = {r.get("name"): r for r in recorded}
+    for d in derived:
+        r = rec.pop(d["name"], None)
+        if r is None:
+            fails.append(f"{where}: criterion '{d['name']}' is missing")
+        elif r.get("outcome") != d["outcome"] or r.get("value") != d["value"]:
+            fails.append(
+                f"{where}: criterion '{d['name']}' recorded {r.get('outcome')} "
+                f"(value {r.get('value')}), re-derived {d['outcome']} (value {d['value']})"
+            )
+    for name in rec:
+        fails.append(f"{where}: criterion '{name}' is not registered")
+
+
+def analyses_check(results_dir: Path, study: Study) -> list[str]:
+    """Failures (file-naming strings) where a recorded criterion outcome disagrees with the
+    one re-derived from stored statistics."""
+    rd = Path(results_dir)
+    fails: list[str] = []
+    derived_all: dict[str, list[dict]] = {}
+    for name, spec in registered(study).items():
+        path = rd / "analyses" / name / "statistics.json"
+        if not path.is_file():
+            if (rd / "verdict.json").is_file():
+                fails.append(f"{path}: missing (analysis '{name}' is registered)")
+            continue
+        doc = _load(path, fails)
+        if doc is None:
+            continue
+        if doc.get("spec") != spec or doc.get("kind") != spec["kind"]:
+            fails.append(f"{path}: computed under a spec that is not the registered one")
+        derived = [o.to_dict() for o in kind_of(spec).criteria(spec, doc.get("statistics", {}))]
+        derived_all[name] = derived
+        _compare(str(path), doc.get("criteria", []), derived, fails)
+    verdict_path = rd / "verdict.json"
+    if not verdict_path.is_file():
+        return fails
+    verdict = _load(verdict_path, fails)
+    if verdict is None:
+        return fails
+    rows = verdict.get("criteria")
+    if rows is None:
+        if registered(study):
+            fails.append(f"{verdict_path}: has no criteria table")
+        return fails
+    h1 = [r for r in rows if r.get("analysis") == "protocol"]
+    expect = "PASS" if verdict.get("h1", {}).get("verdict") == "PASS" else "FAIL"
+    if len(h1) != 1 or h1[0].get("outcome") != expect:
+        fails.append(f"{verdict_path}: the criteria table's H1 row does not match its H1 verdict")
+    for name, derived in derived_all.items():
+        recorded = [r for r in rows if r.get("analysis") == name]
+        _compare(f"{verdict_path} (analysis '{name}')", recorded, derived, fails)
+    extra = {r.get("analysis") for r in rows} - {"protocol", *registered(study)}
+    for name in sorted(map(str, extra)):
+        fails.append(f"{verdict_path}: criteria of unregistered analysis '{name}'")
+    return fails
+
+
+register_verdict_check("analyses", analyses_check)
