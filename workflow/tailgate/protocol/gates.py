@@ -20,10 +20,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tailgate.stats.equivalence import BulkEquivalence
-from tailgate.stats.stability import stability_check
+from tailgate.stats.inference import ProfileGrid, lr_test_grids
+from tailgate.stats.stability import EDGE_RULES, TOLERANCE_RULES, stability_check
 
 __all__ = [
+    "ADJUSTABLE_GATES",
+    "FAMILIES",
     "GATE_ORDER",
+    "P1_METHODS",
     "ConditionSummary",
     "GateResult",
     "GateSettings",
@@ -42,12 +46,29 @@ def _null(v: float | None) -> float | None:
     return None if v is None or not math.isfinite(v) else float(v)
 
 
+#: gates whose level a multiplicity correction may adjust (``protocol.adjusted_gates``)
+ADJUSTABLE_GATES = ("G1", "G2", "G4", "P1")
+#: P1 methods (``protocol.p1_method``)
+P1_METHODS = ("percentile", "profile", "lr_test")
+#: multiplicity families (``protocol.family``)
+FAMILIES = ("registered", "confirmatory")
+
+
 @dataclass(frozen=True)
 class GateSettings:
     """Registered decision rules of seed 000 (defaults: the seed's pre-registered design).
 
-    ``multiplicity`` is ``"none"`` or ``"bonferroni"``; with Bonferroni over ``n_pairs`` pairs the
-    CI level of G1, G2 and P1 is 1 − α/n_pairs (seed 000: α = 0.05/6).
+    Multiplicity: ``multiplicity`` is ``"none"`` or ``"bonferroni"``; with Bonferroni over the
+    ``n_pairs`` pairs of the family (``family``: every registered pair, or the ``confirmatory``
+    ones that leave pilot conditions out) each gate of ``adjusted_gates`` is held at α/n_pairs:
+    the two-sided CI level of G1, G2 and P1 becomes 1 − α/n_pairs (seed 000: α = 0.05/6), and
+    G4's α_gof becomes α_gof/n_pairs if G4 is listed. G3, G5 and P2 are not tests.
+
+    G5: ``stability_edge`` (``one_sided`` | ``fail``) for a side beyond the data range,
+    ``stability_rule`` (``fixed`` | ``se``) and ``stability_se_multiplier`` for its tolerance
+    (:mod:`tailgate.stats.stability`). P1: ``p1_method`` (``percentile``: the registered
+    bootstrap CIs do not overlap; ``profile``: the profile-likelihood CIs do not overlap;
+    ``lr_test``: the two-sample likelihood-ratio test of ξ_A = ξ_B rejects at P1's α).
     """
 
     delta_mu: float = 0.10
@@ -61,6 +82,12 @@ class GateSettings:
     multiplicity: str = "none"
     n_pairs: int = 1
     tvar_level: float = 0.9
+    family: str = "registered"
+    adjusted_gates: tuple[str, ...] = ("G1", "G2", "P1")
+    stability_edge: str = "one_sided"
+    stability_rule: str = "fixed"
+    stability_se_multiplier: float = 2.0
+    p1_method: str = "percentile"
 
     def __post_init__(self) -> None:
         if self.multiplicity not in ("none", "bonferroni"):
@@ -69,18 +96,44 @@ class GateSettings:
             )
         if self.n_pairs < 1:
             raise ValueError(f"n_pairs must be >= 1, got {self.n_pairs!r}")
+        object.__setattr__(self, "adjusted_gates", tuple(self.adjusted_gates))
+        for name, value, allowed in (
+            ("family", self.family, FAMILIES),
+            ("p1_method", self.p1_method, P1_METHODS),
+            ("stability_edge", self.stability_edge, EDGE_RULES),
+            ("stability_rule", self.stability_rule, TOLERANCE_RULES),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        bad = [g for g in self.adjusted_gates if g not in ADJUSTABLE_GATES]
+        if bad:
+            raise ValueError(f"adjusted_gates must be among {ADJUSTABLE_GATES}, got {bad}")
 
     @property
     def alpha_adjusted(self) -> float:
+        """α/n_pairs under Bonferroni, else α (the level of every adjusted gate)."""
         return self.alpha / self.n_pairs if self.multiplicity == "bonferroni" else self.alpha
+
+    def alpha_of(self, gate: str) -> float:
+        """The α gate ``gate`` is held at (G1, G2, P1: two-sided CI level 1 − α; G4: α_gof)."""
+        base = self.gof_alpha if gate == "G4" else self.alpha
+        if self.multiplicity == "bonferroni" and gate in self.adjusted_gates:
+            return base / self.n_pairs
+        return base
+
+    def level_of(self, gate: str) -> float:
+        """Two-sided CI level of G1, G2 or P1: 1 − α of that gate."""
+        return 1.0 - self.alpha_of(gate)
 
     @property
     def ci_level(self) -> float:
-        """Two-sided CI level of G1, G2 and P1: 1 − α_adj."""
-        return 1.0 - self.alpha_adjusted
+        """Two-sided CI level of P1 (and of the fits' gate CIs): 1 − α_P1."""
+        return self.level_of("P1")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["adjusted_gates"] = list(self.adjusted_gates)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GateSettings:
@@ -91,9 +144,12 @@ class GateSettings:
 class ConditionSummary:
     """One condition at threshold quantile q: everything G3–G5, P1 and P2 need.
 
-    ``xi_minus``/``xi_plus`` are ξ̂ at q − δ and q + δ; ``None`` when that side does not exist
-    (outside (0, 1) or below the scan's minimum exceedances), NaN when it exists without an
-    interior fit.
+    ``xi_minus``/``xi_plus`` are ξ̂ at q − δ and q + δ: ``None`` when that side lies beyond the
+    data range (q ± δ outside (0, 1)), NaN when it lies inside but is not testable (fewer
+    exceedances than the scan's minimum, or no interior fit); ``n_minus``/``n_plus`` their
+    exceedance counts. ``profile_ci_low``/``profile_ci_high`` are the profile-likelihood CI at
+    P1's level and ``profile`` the stored profile log-likelihood (P1 methods ``profile`` and
+    ``lr_test``).
     """
 
     condition: str
@@ -110,14 +166,22 @@ class ConditionSummary:
     xi_minus: float | None
     xi_plus: float | None
     n_boundary: int = 0
+    n_minus: int | None = None
+    n_plus: int | None = None
+    profile_ci_low: float = math.nan
+    profile_ci_high: float = math.nan
+    profile: ProfileGrid | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for k in ("u", "xi", "sigma", "xi_ci_low", "xi_ci_high", "ad_pvalue"):
             d[k] = _null(d[k])
+        for k in ("profile_ci_low", "profile_ci_high"):
+            d[k] = _null(d[k])
         for k in ("xi_minus", "xi_plus"):
             v = d[k]
             d[k] = None if v is None else ("nan" if not math.isfinite(v) else float(v))
+        d["profile"] = None if self.profile is None else self.profile.to_dict()
         return d
 
     @classmethod
@@ -125,6 +189,10 @@ class ConditionSummary:
         def side(v: Any) -> float | None:
             return None if v is None else (math.nan if v == "nan" else float(v))
 
+        def count(v: Any) -> int | None:
+            return None if v is None else int(v)
+
+        prof = d.get("profile")
         return cls(
             condition=str(d["condition"]),
             q=float(d["q"]),
@@ -140,6 +208,11 @@ class ConditionSummary:
             xi_minus=side(d["xi_minus"]),
             xi_plus=side(d["xi_plus"]),
             n_boundary=int(d.get("n_boundary", 0)),
+            n_minus=count(d.get("n_minus")),
+            n_plus=count(d.get("n_plus")),
+            profile_ci_low=_nan(d.get("profile_ci_low")),
+            profile_ci_high=_nan(d.get("profile_ci_high")),
+            profile=None if prof is None else ProfileGrid.from_dict(prof),
         )
 
 
@@ -204,12 +277,14 @@ class PairVerdict:
         )
 
 
-def _check_level(what: str, level: float, settings: GateSettings) -> None:
-    if not math.isclose(level, settings.ci_level, rel_tol=0, abs_tol=1e-9):
+def _check_level(what: str, level: float, settings: GateSettings, gate: str) -> None:
+    need = settings.level_of(gate)
+    if not math.isclose(level, need, rel_tol=0, abs_tol=1e-9):
         raise ValueError(
             f"{what} was computed at CI level {level:g} but the registered rule needs "
-            f"{settings.ci_level:g} (alpha={settings.alpha:g}, multiplicity="
-            f"{settings.multiplicity}, n_pairs={settings.n_pairs}); recompute it at that level"
+            f"{need:g} for {gate} (alpha={settings.alpha:g}, multiplicity="
+            f"{settings.multiplicity}, n_pairs={settings.n_pairs}, adjusted gates "
+            f"{'/'.join(settings.adjusted_gates) or 'none'}); recompute it at that level"
         )
 
 
@@ -224,23 +299,88 @@ def _band_gate(name: str, lo: float, hi: float, est: float, margin: float) -> Ga
     )
 
 
+def _g5(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
+    checks = [
+        stability_check(
+            c.xi,
+            c.xi_minus,
+            c.xi_plus,
+            q=c.q,
+            delta=s.stability_delta,
+            tolerance=s.stability_tolerance,
+            edge=s.stability_edge,
+            rule=s.stability_rule,
+            se_multiplier=s.stability_se_multiplier,
+            n_q=c.n_exc,
+            n_minus=c.n_minus,
+            n_plus=c.n_plus,
+        )
+        for c in (a, b)
+    ]
+    dev = max(c.deviation for c in checks)
+    tol = (
+        f"{s.stability_tolerance:g}"
+        if s.stability_rule == "fixed"
+        else f"{s.stability_se_multiplier:g} s.e. of the difference"
+    )
+    return GateResult(
+        "G5",
+        all(c.passed for c in checks),
+        dev,
+        f"max |xi(q±{s.stability_delta:g}) - xi(q)| < {tol}; side beyond the data range: "
+        f"{s.stability_edge}; side without data: fails",
+        "; ".join(f"{c.condition}: {k.describe()}" for c, k in zip((a, b), checks, strict=True)),
+    )
+
+
+def _p1(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
+    fits_ok = a.fit_status == "ok" and b.fit_status == "ok"
+    level = s.level_of("P1")
+    if s.p1_method == "lr_test":
+        t = lr_test_grids(a.profile, b.profile)
+        alpha = s.alpha_of("P1")
+        ok = fits_ok and math.isfinite(t.pvalue) and t.pvalue < alpha
+        return GateResult(
+            "P1",
+            bool(ok),
+            t.pvalue,
+            f"likelihood-ratio test of xi_A = xi_B rejects at alpha {alpha:.4g}",
+            f"LR {t.statistic:.4g}, p {t.pvalue:.4g}",
+        )
+    if s.p1_method == "profile":
+        lo_a, hi_a = a.profile_ci_low, a.profile_ci_high
+        lo_b, hi_b = b.profile_ci_low, b.profile_ci_high
+        what = "profile-likelihood"
+    else:
+        lo_a, hi_a, lo_b, hi_b = a.xi_ci_low, a.xi_ci_high, b.xi_ci_low, b.xi_ci_high
+        what = "percentile"
+    sep = max(lo_b - hi_a, lo_a - hi_b)
+    return GateResult(
+        "P1",
+        bool(fits_ok and sep > 0),
+        sep,
+        f"{level:.4g} {what} xi CIs do not overlap (gap > 0)",
+        f"CIs [{lo_a:.4g}, {hi_a:.4g}] vs [{lo_b:.4g}, {hi_b:.4g}]",
+    )
+
+
 def evaluate_pair(
     a: ConditionSummary, b: ConditionSummary, bulk: BulkEquivalence, settings: GateSettings
 ) -> PairVerdict:
     """All gates and pass criteria of Section 3 of seed 000 for conditions ``a`` and ``b`` at q.
 
     ``bulk`` holds the CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B); every CI must have been
-    computed at ``settings.ci_level`` (checked).
+    computed at the level the registered rule gives its gate (checked).
     """
     if not math.isclose(a.q, b.q, abs_tol=1e-12):
         raise ValueError(f"pair compares different thresholds: {a.q} vs {b.q}")
-    for what, lvl in (
-        (f"xi CI of {a.condition}", a.ci_level),
-        (f"xi CI of {b.condition}", b.ci_level),
-        ("mean difference CI", bulk.mean.level),
-        ("TVaR difference CI", bulk.tvar.level),
+    for what, lvl, gate in (
+        (f"xi CI of {a.condition}", a.ci_level, "P1"),
+        (f"xi CI of {b.condition}", b.ci_level, "P1"),
+        ("mean difference CI", bulk.mean.level, "G1"),
+        ("TVaR difference CI", bulk.tvar.level, "G2"),
     ):
-        _check_level(what, lvl, settings)
+        _check_level(what, lvl, settings, gate)
     s = settings
     g1 = _band_gate("G1", bulk.mean.ci_low, bulk.mean.ci_high, bulk.mean.estimate, s.delta_mu)
     g2 = _band_gate("G2", bulk.tvar.ci_low, bulk.tvar.ci_high, bulk.tvar.estimate, s.delta_tvar)
@@ -253,44 +393,17 @@ def evaluate_pair(
         f"n_exc {a.n_exc}, {b.n_exc}",
     )
     p_min = min(a.ad_pvalue, b.ad_pvalue)
+    gof_alpha = s.alpha_of("G4")
     g4 = GateResult(
         "G4",
-        bool(math.isfinite(p_min) and p_min > s.gof_alpha),
+        bool(math.isfinite(p_min) and p_min > gof_alpha),
         p_min,
-        f"min AD p > {s.gof_alpha:g}",
+        f"min AD p > {gof_alpha:.4g}",
         f"AD p {a.ad_pvalue:.4g}, {b.ad_pvalue:.4g}",
     )
-    checks = [
-        stability_check(
-            c.xi,
-            c.xi_minus,
-            c.xi_plus,
-            q=c.q,
-            delta=s.stability_delta,
-            tolerance=s.stability_tolerance,
-        )
-        for c in (a, b)
-    ]
-    dev = max(c.deviation for c in checks)
-    g5 = GateResult(
-        "G5",
-        all(c.passed for c in checks),
-        dev,
-        f"max |xi(q±{s.stability_delta:g}) - xi(q)| < {s.stability_tolerance:g}",
-        "; ".join(
-            f"{c.condition}: sides {'/'.join(k.sides) or 'none'}"
-            for c, k in zip((a, b), checks, strict=True)
-        ),
-    )
+    g5 = _g5(a, b, s)
+    p1 = _p1(a, b, s)
     fits_ok = a.fit_status == "ok" and b.fit_status == "ok"
-    sep = max(b.xi_ci_low - a.xi_ci_high, a.xi_ci_low - b.xi_ci_high)
-    p1 = GateResult(
-        "P1",
-        bool(fits_ok and sep > 0),
-        sep,
-        f"{s.ci_level:.4g} xi CIs do not overlap (gap > 0)",
-        f"CIs [{a.xi_ci_low:.4g}, {a.xi_ci_high:.4g}] vs [{b.xi_ci_low:.4g}, {b.xi_ci_high:.4g}]",
-    )
     dxi = abs(a.xi - b.xi)
     p2 = GateResult(
         "P2",

@@ -17,9 +17,12 @@ threshold-fishing (Section 6.3). tailgate registers one of three rules (``protoc
     H1 PASS iff some pair passes everything at the headline threshold; the other thresholds of
     the band are still evaluated and reported. (G5 is the only guard against fishing then.)
 
-Multiplicity: Bonferroni over the C(k, 2) pairs of the matrix (seed 000: α = 0.05/6), registered
-in :class:`GateSettings`; thresholds of the band are not a multiplicity family because the rule
-``"all"`` requires all of them.
+Multiplicity: Bonferroni over the m pairs of the registered family (seed 000: the C(4, 2) = 6
+model pairs, α = 0.05/6), applied to the gates :class:`GateSettings` lists. Only family pairs can
+make H1 pass (``family``); pairs outside it (pilots under ``protocol.family: confirmatory``) are
+evaluated and reported as exploratory. The thresholds of the band are *not* adjusted: under
+``"all"`` that is conservative, under ``"any"`` the union over thresholds inflates the false-PASS
+rate of the procedure, which :mod:`tailgate.stats.operating` simulates and reports.
 """
 
 from __future__ import annotations
@@ -110,8 +113,11 @@ def h1_verdict(
     band: Sequence[float],
     settings: GateSettings,
     band_rule: str = "all",
+    family: Sequence[tuple[str, str]] | None = None,
 ) -> ProtocolVerdict:
-    """H1 PASS/KILL of seed 000 from the evaluated pairs under the registered band rule."""
+    """H1 PASS/KILL of seed 000 from the evaluated pairs under the registered band rule.
+
+    ``family``: the pairs that may make H1 pass (default: every evaluated pair)."""
     if band_rule not in BAND_RULES:
         raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")
     thresholds = tuple(sorted(float(q) for q in band))
@@ -131,7 +137,10 @@ def h1_verdict(
             return any(at(q) for q in thresholds)
         return all(at(q) for q in thresholds)
 
-    passing = tuple(sorted(k for k, v in by_pair.items() if passes(v)))
+    allowed = None if family is None else {tuple(p) for p in family}
+    passing = tuple(
+        sorted(k for k, v in by_pair.items() if (allowed is None or k in allowed) and passes(v))
+    )
     return ProtocolVerdict(
         h1="PASS" if passing else "KILL",
         band_rule=band_rule,

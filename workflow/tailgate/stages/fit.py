@@ -29,15 +29,24 @@ from tqdm.auto import tqdm
 from tailgate.atomic import write_json
 from tailgate.diagnostics import bounded_support_diagnostics, qq_data
 from tailgate.prereg.study import Study
+from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence
-from tailgate.stats import gof, gpd
-from tailgate.stats.risk import exceedances, tvar
+from tailgate.stats import gof, gpd, inference
+from tailgate.stats.risk import exceedances, tie_diagnostic, tvar
 from tailgate.stats.stability import StabilityScan, stability_scan
 
-from .common import band, gate_settings, open_stage, qkey, read_json, read_severities
+from .common import band, open_stage, qkey, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
 
-__all__ = ["fit_condition", "fit_stage", "fit_threshold", "scan_sides", "side_xi"]
+__all__ = [
+    "fit_condition",
+    "fit_stage",
+    "fit_threshold",
+    "scan_sides",
+    "side_count",
+    "side_xi",
+    "tie_rule",
+]
 
 QQ_POINTS = 200
 
@@ -46,16 +55,31 @@ def _num(v: float) -> float | None:
     return float(v) if v is not None and math.isfinite(v) else None
 
 
-def side_xi(x: np.ndarray, q: float, min_exceedances: int) -> float | None:
-    """ξ̂ at quantile ``q`` for G5: None if q ∉ (0, 1) or too few exceedances, NaN if no interior
-    maximum (Section 6.3 of seed 000)."""
+def side_xi(x: np.ndarray, q: float, min_exceedances: int, ties: str = "strict") -> float | None:
+    """ξ̂ at quantile ``q`` for G5: None if q ∉ (0, 1) (beyond the data range), NaN if the side
+    is not testable — fewer than ``min_exceedances`` exceedances or no interior maximum
+    (Section 6.3 of seed 000; a side without data fails G5, it is never dropped)."""
     if not 0.0 < q < 1.0:
         return None
-    ex = exceedances(x, q)
+    ex = exceedances(x, q, ties)
     if ex.n_exc < min_exceedances:
-        return None
+        return math.nan
     f = gpd.fit(ex.y)
     return f.xi if f.status == "ok" else math.nan
+
+
+def side_count(x: np.ndarray, q: float, ties: str = "strict") -> int | None:
+    """Exceedances at quantile ``q`` (None beyond the data range)."""
+    return exceedances(x, q, ties).n_exc if 0.0 < q < 1.0 else None
+
+
+def _pair(lo: float, hi: float) -> list[float | None] | None:
+    return [_num(lo), _num(hi)] if math.isfinite(lo) or math.isfinite(hi) else None
+
+
+def tie_rule(study: Study) -> str:
+    """The registered threshold rule for tied values (absent: ``strict``)."""
+    return str(study.protocol["thresholds"].get("ties", "strict"))
 
 
 def _side_json(v: float | None) -> float | str | None:
@@ -67,13 +91,13 @@ def scan_sides(scan: StabilityScan, grid: Sequence[float]) -> dict[float, float 
 
     The scan fits the same exceedances with the same minimum count, so its ξ̂ at q is
     ``side_xi(x, q, min_exceedances)``: a grid point the scan skipped had too few exceedances
-    (None), a point without an interior maximum is NaN.
+    and a point without an interior maximum is NaN (both not testable).
     """
     fitted = {pt.q: pt for pt in scan.points}
     out: dict[float, float | None] = {}
     for q in grid:
         pt = fitted.get(q)
-        out[q] = None if pt is None else (pt.xi if pt.status == "ok" else math.nan)
+        out[q] = math.nan if pt is None or pt.status != "ok" else pt.xi
     return out
 
 
@@ -95,8 +119,9 @@ def fit_threshold(
     """
     p = study.protocol
     level = float(p["bootstrap"]["level"])
-    gate_level = gate_settings(study).ci_level
-    ex = exceedances(x, q)
+    gate_level = registered_settings(study).ci_level
+    ties = tie_rule(study)
+    ex = exceedances(x, q, ties)
     f = gpd.fit(ex.y)
     ci = ci_gate = (math.nan, math.nan)
     n_boundary = n_failed = 0
@@ -115,8 +140,12 @@ def fit_threshold(
     smin = int(p["stability"]["min_exceedances"])
     known = sides or {}
     q_minus, q_plus = round(q - delta, 10), round(q + delta, 10)
-    xi_minus = known[q_minus] if q_minus in known else side_xi(x, q_minus, smin)
-    xi_plus = known[q_plus] if q_plus in known else side_xi(x, q_plus, smin)
+    xi_minus = known[q_minus] if q_minus in known else side_xi(x, q_minus, smin, ties)
+    xi_plus = known[q_plus] if q_plus in known else side_xi(x, q_plus, smin, ties)
+    oi = inference.observed_information(ex.y, f)
+    prof = inference.profile_ci(ex.y, level, f)
+    prof_gate = inference.profile_ci(ex.y, gate_level, f)
+    grid = inference.profile_grid(ex.y, f)
     share = None
     if probability:
         share = bounded_support_diagnostics(x, q, threshold=ex.u).to_dict()["share_above"]
@@ -139,6 +168,14 @@ def fit_threshold(
         "boundary_share": share,
         "xi_minus": _side_json(xi_minus),
         "xi_plus": _side_json(xi_plus),
+        "n_minus": side_count(x, q_minus, ties),
+        "n_plus": side_count(x, q_plus, ties),
+        "xi_se": _num(oi.se_xi),
+        "sigma_se": _num(oi.se_sigma),
+        "xi_profile_ci": _pair(prof.low, prof.high),
+        "xi_profile_ci_gate": _pair(prof_gate.low, prof_gate.high),
+        "profile": None if grid is None else grid.to_dict(),
+        "ties": tie_diagnostic(x, q, ties).to_dict(),
         "n_boundary": int(n_boundary),
         "n_failed": int(n_failed),
         "mean_excess": _num(mean_excess),
@@ -148,6 +185,24 @@ def fit_threshold(
     if f.status in ("ok", "boundary") and f.sigma > 0:
         qq = qq_data(x, q, f.xi, f.sigma, threshold=ex.u, max_points=QQ_POINTS).to_dict()
     return fit, qq
+
+
+def threshold_diagnostics(x: np.ndarray, scan: StabilityScan, ties: str) -> dict[str, list]:
+    """Mean-residual-life and modified-scale data at the scan's thresholds (Coles 2001 §4.3).
+
+    ``u``; ``mean_excess`` e(u) = mean(x − u | x > u) with its normal-theory s.e. (sd/√n_exc),
+    linear in u above a threshold where the GPD holds; ``modified_scale`` σ* = σ̂(u) − ξ̂(u)·u,
+    constant in u above such a threshold (beside the ξ̂(u) scan of Fig. 3 of seed 000).
+    """
+    u, me, me_se, mod = [], [], [], []
+    for pt in scan.points:
+        ex = exceedances(x, pt.q, ties)
+        u.append(_num(ex.u))
+        me.append(_num(float(ex.y.mean())))
+        me_se.append(_num(float(ex.y.std(ddof=1) / math.sqrt(ex.n_exc))))
+        ok = pt.status == "ok"
+        mod.append(_num(pt.sigma - pt.xi * ex.u) if ok else None)
+    return {"u": u, "mean_excess": me, "mean_excess_se": me_se, "modified_scale": mod}
 
 
 def fit_condition(
@@ -178,6 +233,7 @@ def fit_condition(
         level=level,
         seed=seed_sequence(study.seed, "scan", *keys),
         workers=workers,
+        ties=tie_rule(study),
     )
     sides = scan_sides(scan, grid)
     thresholds = []
@@ -209,7 +265,7 @@ def fit_condition(
         "bootstrap": {
             "resamples": int(p["bootstrap"]["resamples"]),
             "level": level,
-            "gate_level": gate_settings(study).ci_level,
+            "gate_level": registered_settings(study).ci_level,
             "scan_resamples": int(p["stability"]["resamples"]),
         },
         "thresholds": thresholds,
@@ -221,6 +277,7 @@ def fit_condition(
             "n_exc": [int(pt.n_exc) for pt in scan.points],
             "median": _num(scan.median),
             "std": _num(scan.std),
+            **threshold_diagnostics(x, scan, tie_rule(study)),
         },
         "qq": qq,
         "transform": transform,

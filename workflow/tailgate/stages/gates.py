@@ -22,16 +22,11 @@ from tailgate.atomic import write_json
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study
 from tailgate.protocol.gates import ConditionSummary, GateSettings
+from tailgate.protocol.registered import family_pairs, registered_settings
 from tailgate.protocol.verdict import ProtocolVerdict, h1_verdict, pairwise_matrix
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
 
-from .common import (
-    band,
-    gate_settings,
-    open_stage,
-    qkey,
-    read_json,
-)
+from .common import band, open_stage, qkey, read_json
 
 __all__ = [
     "bulk_equivalences",
@@ -56,6 +51,7 @@ def summaries_from_fits(
                     f"threshold q={q:g}. Fix: re-run the fit stage for this study."
                 )
             ci = rec["xi_ci_gate"] or [None, None]
+            pci = rec.get("xi_profile_ci_gate") or [None, None]
             out[q][name] = ConditionSummary.from_dict(
                 {
                     "condition": name,
@@ -72,6 +68,11 @@ def summaries_from_fits(
                     "xi_minus": rec["xi_minus"],
                     "xi_plus": rec["xi_plus"],
                     "n_boundary": rec.get("n_boundary", 0),
+                    "n_minus": rec.get("n_minus"),
+                    "n_plus": rec.get("n_plus"),
+                    "profile_ci_low": pci[0],
+                    "profile_ci_high": pci[1],
+                    "profile": rec.get("profile"),
                 }
             )
     return out
@@ -85,7 +86,7 @@ def bulk_equivalences(
     *,
     paired: bool,
 ) -> dict[tuple[str, str], BulkEquivalence]:
-    """G1/G2 CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B) at the gates' level, per pair.
+    """G1/G2 CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B) at each gate's level, per pair.
 
     ``replicates[c]`` = (mean replicates, TVaR replicates); ``estimates[c]`` = (mean, TVaR).
     """
@@ -96,7 +97,7 @@ def bulk_equivalences(
             ma - mb,
             estimates[a][0] - estimates[b][0],
             settings.delta_mu,
-            settings.ci_level,
+            settings.level_of("G1"),
             statistic="mean",
             paired=paired,
         )
@@ -104,7 +105,7 @@ def bulk_equivalences(
             ta - tb,
             estimates[a][1] - estimates[b][1],
             settings.delta_tvar,
-            settings.ci_level,
+            settings.level_of("G2"),
             statistic=f"tvar_{settings.tvar_level:g}",
             paired=paired,
         )
@@ -118,7 +119,8 @@ def evaluate(
     bulk: Mapping[tuple[str, str], BulkEquivalence],
     settings: GateSettings,
 ) -> ProtocolVerdict:
-    """Pairwise matrix over the band for the registered pairs and the H1 verdict (Sec. 3, 6.4)."""
+    """Pairwise matrix over the band for the registered pairs and the H1 verdict (Sec. 3, 6.4);
+    only the pairs of the multiplicity family (:func:`family_pairs`) can make H1 pass."""
     pairs = study.pairs()
     matrix = pairwise_matrix(summaries, bulk, settings, pairs)
     return h1_verdict(
@@ -127,6 +129,7 @@ def evaluate(
         band=band(study),
         settings=settings,
         band_rule=str(study.protocol["band_rule"]),
+        family=family_pairs(study),
     )
 
 
@@ -153,7 +156,7 @@ def gates_document(
     # only evaluate(), do not load the report package (and its plotting library)
     from tailgate.report.adapt import gates_file_from_protocol
 
-    settings = gate_settings(study)
+    settings = registered_settings(study)
     pairs = study.pairs()
     paired = study.protocol["bootstrap"]["resampling"] == "paired"
     if paired:

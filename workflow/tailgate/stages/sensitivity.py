@@ -18,9 +18,10 @@ from typing import Any
 from tailgate.atomic import write_json
 from tailgate.prereg.study import Study
 from tailgate.protocol.gates import ConditionSummary
+from tailgate.protocol.registered import registered_settings
 from tailgate.stats.equivalence import BulkEquivalence
 
-from .common import gate_settings, open_stage, read_json
+from .common import open_stage, read_json
 from .gates import evaluate
 
 __all__ = ["sensitivity_document", "sensitivity_stage", "stored_inputs"]
@@ -50,7 +51,7 @@ def sensitivity_document(study: Study, gates: Mapping[str, Any]) -> dict[str, An
     rows = []
     verdicts = []
     for m in study.protocol["sensitivity"]["tolerance_multipliers"]:
-        settings = gate_settings(study, float(m))
+        settings = registered_settings(study, float(m))
         v = evaluate(study, summaries, bulk, settings)
         verdicts.append(
             {

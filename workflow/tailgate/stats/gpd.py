@@ -9,7 +9,10 @@ a Zhang–Stephens (2009) start, checks the answer against a coarse scan of the 
 ``boundary``
     no interior maximum: the likelihood increases towards the ξ ≤ −1 region where it is unbounded
     (bounded support with a pile-up at the upper end, Proposition 1 of seed 000). The fit is
-    reported at the boundary, ξ = −1, σ = max(y): the uniform GPD on [0, max(y)].
+    reported at the boundary, ξ = −1, σ = max(y): the uniform GPD on [0, max(y)]. Also when an
+    interior local maximum exists but its likelihood is below the ξ = −1 limit −n·log max(y)
+    (small n with ξ < 0: 48 of 2,000 samples at ξ = −0.9, n = 20 before this rule), so ``ok``
+    always means the interior point beats the boundary.
 ``too_few`` / ``constant`` / ``non_finite`` / ``non_positive``
     degenerate input (n < 10, all values equal, NaN/inf, an exceedance ≤ 0); ξ̂ and σ̂ are NaN.
 
@@ -234,8 +237,8 @@ def fit(y: np.ndarray) -> GPDFit:
                 xi_best = float(res2.xi[0])
             elif status != STATUS_OK:
                 status = int(res2.status[0])
-    if status != STATUS_OK:
-        # no interior maximum: the boundary fit is the uniform GPD on [0, max(y)]
+    if status != STATUS_OK or n * f_best < -n * math.log(ymax):
+        # no interior maximum, or one below the ξ = −1 limit: the uniform GPD on [0, max(y)]
         return GPDFit(-1.0, ymax, n, "boundary", -n * math.log(ymax), iterations)
     return GPDFit(xi_best, _sigma_of(y, xi_best, t_best), n, "ok", n * f_best, iterations)
 
@@ -283,6 +286,8 @@ def _finish_rows(x: np.ndarray, ymax: np.ndarray, res) -> RowFits:
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(np.abs(t) * ymax < 1e-8, x.mean(axis=1), xi / t)
     loglik = n * res.f
+    # an interior maximum below the ξ = −1 limit is reported at the boundary (as :func:`fit`)
+    status[(status == STATUS_OK) & (loglik < -n * np.log(ymax))] = STATUS_BOUNDARY
     bnd = status == STATUS_BOUNDARY
     xi[bnd], sigma[bnd], loglik[bnd] = -1.0, ymax[bnd], -n * np.log(ymax[bnd])
     for i in np.flatnonzero(status == STATUS_NO_CONVERGENCE):

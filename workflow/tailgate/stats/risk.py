@@ -5,6 +5,12 @@ ascending, the q-quantile interpolates between order statistics h = (N − 1)q. 
 a condition is its own empirical q-quantile u, and its exceedances are y = x[x > u] − u (strictly
 above, so ties at u are not exceedances and every y is > 0).
 
+Ties. Scores on a lattice (rounded judge scores) put u on a tied value; the strict rule then
+drops every value tied at u and biases ξ̂. The registered rule ``half_step``
+(``protocol.thresholds.ties``; Coles 2001 §4.4, the Fort Collins rainfall analysis) moves u
+half-way down to the next smaller distinct value when values are tied at u, so the tied values
+count as exceedances. :func:`tie_diagnostic` counts ties at u and among the exceedances either way.
+
 TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of seed 000) is the mean of the values strictly above
 the empirical q-quantile. When no value lies strictly above (all tied at the top) it is u itself.
 
@@ -34,18 +40,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from tailgate.stats.gpd import SeedLike, _block_rng, seed_sequence_of
 
 __all__ = [
+    "TIE_RULES",
     "BulkBootstrap",
     "Exceedances",
+    "TieDiagnostic",
     "bulk_bootstrap",
     "bulk_bootstrap_scales",
     "exceedances",
+    "tie_diagnostic",
     "tvar",
 ]
 
@@ -80,13 +90,61 @@ def _finite_1d(x: np.ndarray, what: str) -> np.ndarray:
     return x
 
 
-def exceedances(x: np.ndarray, q: float) -> Exceedances:
-    """Per-condition POT threshold at the empirical ``q``-quantile and its exceedances."""
+#: threshold rules for tied values (``protocol.thresholds.ties``)
+TIE_RULES = ("strict", "half_step")
+
+
+def _half_step(x: np.ndarray, u: float) -> float:
+    """u moved half-way to the next smaller distinct value when values are tied at u."""
+    if np.count_nonzero(x == u) < 2:
+        return u
+    below = x[x < u]
+    return u if below.size == 0 else 0.5 * (u + float(below.max()))
+
+
+def exceedances(x: np.ndarray, q: float, ties: str = "strict") -> Exceedances:
+    """Per-condition POT threshold at the empirical ``q``-quantile and its exceedances.
+
+    ``ties="half_step"``: with values tied at the quantile, the threshold is half-way to the next
+    smaller distinct value (module docstring).
+    """
     if not 0 < q < 1:
         raise ValueError(f"threshold quantile q must be in (0, 1), got {q!r}")
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties must be one of {TIE_RULES}, got {ties!r}")
     x = _finite_1d(x, "severities")
     u = float(np.quantile(x, q))
+    if ties == "half_step":
+        u = _half_step(x, u)
     return Exceedances(q=float(q), u=u, n=int(x.size), y=x[x > u] - u)
+
+
+@dataclass(frozen=True)
+class TieDiagnostic:
+    """Ties at the empirical q-quantile and among the exceedances above the threshold used."""
+
+    quantile_value: float
+    at_threshold: int
+    tied_exceedances: int
+    n_exc: int
+    rule: str
+
+    @property
+    def fires(self) -> bool:
+        """Values are tied at the quantile, or some exceedances share a value (lattice data)."""
+        return self.at_threshold > 1 or self.tied_exceedances > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "fires": self.fires}
+
+
+def tie_diagnostic(x: np.ndarray, q: float, ties: str = "strict") -> TieDiagnostic:
+    """How many values are tied at the q-quantile and how many exceedances repeat a value."""
+    x = _finite_1d(x, "severities")
+    uq = float(np.quantile(x, q))
+    ex = exceedances(x, q, ties)
+    distinct = int(np.unique(ex.y).size)
+    return TieDiagnostic(uq, int(np.count_nonzero(x == uq)), ex.n_exc - distinct, ex.n_exc, ties)
 
 
 def tvar(x: np.ndarray, level: float = 0.9) -> float:

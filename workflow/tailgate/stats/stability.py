@@ -5,10 +5,22 @@ The scan fits the GPD above the empirical q-quantile for every q of a grid with 
 point, and summarises the scan by the median and standard deviation of ξ̂ over the interior fits
 (the ±σ envelope of Fig. 3).
 
-G5 asks that |ξ̂(q ± δ) − ξ̂(q)| < tolerance on both sides. When one side does not exist (q + δ ≥ 1,
-q − δ ≤ 0) or has fewer than the registered minimum of exceedances, the check uses the side that
-exists and records it; with no side available, or a side whose fit is not an interior maximum,
-G5 fails.
+G5 asks that |ξ̂(q ± δ) − ξ̂(q)| < tolerance on both sides, with no data-dependent laxness:
+
+* a side *beyond the data range* (q + δ ≥ 1 or q − δ ≤ 0) is structural. Under the registered
+  edge rule ``one_sided`` (the paper's band 0.95–0.99 with δ = 0.02 needs it at q = 0.98, 0.99)
+  the check uses the other side and says so; under ``fail`` G5 fails there;
+* a side inside the range that has fewer exceedances than the registered minimum, or whose fit is
+  not an interior maximum, makes G5 fail as *not testable* (it is never dropped: dropping it made
+  G5 one-sided, hence laxer, exactly when data were scarce);
+* with no side at all G5 fails.
+
+Tolerance rules (``protocol.stability.tolerance_rule``): ``fixed`` (seed 000's 0.05, the default)
+or ``se``: ``se_multiplier`` × the asymptotic standard error of ξ̂(q ± δ) − ξ̂(q). For nested
+exceedance sets (n_side exceedances inside n_q, or the reverse) the ML estimators' difference has
+variance (1 + ξ)² |1/n_side − 1/n_q| (Smith 1987, the asymptotic of Eq. 2 of seed 000 applied to
+the nested samples, whose covariance equals the variance of the larger sample's estimator), so a
+truly stable condition fails with a registered, n-free probability instead of ≈ 28 % at q = 0.97.
 """
 
 from __future__ import annotations
@@ -23,7 +35,16 @@ import numpy as np
 from tailgate.stats import gpd
 from tailgate.stats.risk import exceedances
 
-__all__ = ["ScanPoint", "StabilityCheck", "StabilityScan", "stability_check", "stability_scan"]
+__all__ = [
+    "EDGE_RULES",
+    "TOLERANCE_RULES",
+    "ScanPoint",
+    "StabilityCheck",
+    "StabilityScan",
+    "side_difference_se",
+    "stability_check",
+    "stability_scan",
+]
 
 
 @dataclass(frozen=True)
@@ -92,16 +113,18 @@ def stability_scan(
     level: float = 0.95,
     seed: gpd.SeedLike = 0,
     workers: int | None = None,
+    ties: str = "strict",
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of seed 000).
 
     Point k of the grid bootstraps from child k of ``seed``; ``n_boot = 0`` skips the CIs.
     ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
+    ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`).
     """
     ss = gpd.seed_sequence_of(seed)
     pts = []
     for k, q in enumerate(quantiles):
-        ex = exceedances(x, float(q))
+        ex = exceedances(x, float(q), ties)
         if ex.n_exc < min_exceedances:
             continue
         f = gpd.fit(ex.y)
@@ -116,9 +139,31 @@ def stability_scan(
     return StabilityScan(tuple(pts), med, std, float(level))
 
 
+#: G5 edge rules: a side beyond (0, 1) is dropped (one-sided check) or fails the gate
+EDGE_RULES = ("one_sided", "fail")
+#: G5 tolerance rules: seed 000's fixed tolerance, or a multiple of the difference's s.e.
+TOLERANCE_RULES = ("fixed", "se")
+
+
+def side_difference_se(xi: float, n_q: int, n_side: int) -> float:
+    """Asymptotic s.e. of ξ̂(q ± δ) − ξ̂(q) for nested exceedance sets: (1 + ξ)·√|1/n_side − 1/n_q|.
+
+    For ξ̂ below −1/2 the Smith asymptotic does not hold; (1 + ξ) is then floored at 1/2.
+    """
+    if n_q <= 0 or n_side <= 0 or not math.isfinite(xi):
+        return math.nan
+    return max(1.0 + xi, 0.5) * math.sqrt(abs(1.0 / n_side - 1.0 / n_q))
+
+
 @dataclass(frozen=True)
 class StabilityCheck:
-    """G5 at threshold q for one condition: deviations of ξ̂ at q − δ and q + δ from ξ̂(q)."""
+    """G5 at threshold q for one condition: deviations of ξ̂ at q − δ and q + δ from ξ̂(q).
+
+    ``xi_minus``/``xi_plus``: None for a side beyond the data range (structural), NaN for a side
+    inside the range that is not testable (too few exceedances or no interior fit). ``tol_minus``
+    and ``tol_plus`` are the tolerances each side is held to (the fixed tolerance, or the
+    registered multiple of the side's s.e.).
+    """
 
     q: float
     delta: float
@@ -126,23 +171,58 @@ class StabilityCheck:
     xi: float
     xi_minus: float | None
     xi_plus: float | None
+    edge: str = "one_sided"
+    tol_minus: float | None = None
+    tol_plus: float | None = None
+
+    def _sides(self) -> list[tuple[str, float | None, float]]:
+        return [
+            ("minus", self.xi_minus, self.tolerance if self.tol_minus is None else self.tol_minus),
+            ("plus", self.xi_plus, self.tolerance if self.tol_plus is None else self.tol_plus),
+        ]
 
     @property
     def deviation(self) -> float:
-        devs = [abs(v - self.xi) for v in (self.xi_minus, self.xi_plus) if v is not None]
+        devs = [abs(v - self.xi) for _, v, _ in self._sides() if v is not None]
         if not devs or not math.isfinite(self.xi) or any(not math.isfinite(d) for d in devs):
             return math.inf
         return max(devs)
 
     @property
     def sides(self) -> tuple[str, ...]:
-        return tuple(
-            s for s, v in (("minus", self.xi_minus), ("plus", self.xi_plus)) if v is not None
-        )
+        """The sides inside the data range (tested, or failing as not testable)."""
+        return tuple(s for s, v, _ in self._sides() if v is not None)
+
+    @property
+    def not_testable(self) -> tuple[str, ...]:
+        """Sides inside the data range without a usable ξ̂ (too few exceedances or no fit)."""
+        return tuple(s for s, v, _ in self._sides() if v is not None and not math.isfinite(v))
+
+    @property
+    def structural(self) -> tuple[str, ...]:
+        """Sides beyond the data range (q ± δ outside (0, 1))."""
+        return tuple(s for s, v, _ in self._sides() if v is None)
 
     @property
     def passed(self) -> bool:
-        return self.deviation < self.tolerance
+        if not math.isfinite(self.xi) or not self.sides or self.not_testable:
+            return False
+        if self.structural and self.edge == "fail":
+            return False
+        # a NaN tolerance (an s.e. that cannot be computed) fails the comparison
+        return all(abs(v - self.xi) < tol for _, v, tol in self._sides() if v is not None)
+
+    def describe(self) -> str:
+        """One line: which sides were tested and why any was not."""
+        parts = []
+        for s, v, tol in self._sides():
+            if v is None:
+                parts.append(f"{s} beyond the data range ({self.edge})")
+            elif not math.isfinite(v):
+                parts.append(f"{s} not testable")
+            else:
+                parts.append(f"{s} |Δ| {abs(v - self.xi):.3g} vs {tol:.3g}")
+        return ", ".join(parts)
 
 
 def stability_check(
@@ -153,11 +233,32 @@ def stability_check(
     q: float,
     delta: float,
     tolerance: float,
+    edge: str = "one_sided",
+    rule: str = "fixed",
+    se_multiplier: float = 2.0,
+    n_q: int | None = None,
+    n_minus: int | None = None,
+    n_plus: int | None = None,
 ) -> StabilityCheck:
-    """G5 of seed 000: |ξ̂(q ± δ) − ξ̂(q)| < tolerance on every side that exists (None: absent).
+    """G5 of seed 000 under the registered edge and tolerance rules (module docstring).
 
-    A side that exists but has no interior fit is passed as NaN and fails the check.
+    ``xi_minus``/``xi_plus``: None beyond the data range, NaN when not testable. With
+    ``rule="se"`` the exceedance counts ``n_q``, ``n_minus``, ``n_plus`` give each side's
+    tolerance ``se_multiplier`` × :func:`side_difference_se`.
     """
+    if edge not in EDGE_RULES:
+        raise ValueError(f"G5 edge rule must be one of {EDGE_RULES}, got {edge!r}")
+    if rule not in TOLERANCE_RULES:
+        raise ValueError(f"G5 tolerance rule must be one of {TOLERANCE_RULES}, got {rule!r}")
+    tol_minus = tol_plus = None
+    if rule == "se":
+
+        def tol(n_side: int | None) -> float:
+            if n_q is None or n_side is None:
+                return math.nan
+            return float(se_multiplier) * side_difference_se(float(xi_q), int(n_q), int(n_side))
+
+        tol_minus, tol_plus = tol(n_minus), tol(n_plus)
     return StabilityCheck(
         float(q),
         float(delta),
@@ -165,4 +266,7 @@ def stability_check(
         float(xi_q),
         None if xi_minus is None else float(xi_minus),
         None if xi_plus is None else float(xi_plus),
+        edge,
+        tol_minus,
+        tol_plus,
     )

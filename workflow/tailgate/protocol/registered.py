@@ -1,0 +1,65 @@
+"""The decision rules a pre-registration registers, read once for every stage (Section 3 of 000).
+
+:func:`registered_settings` turns the ``protocol`` block into :class:`GateSettings`;
+:func:`family_pairs` names the pairs of the multiplicity family. Absent optional fields mean the
+documented defaults (the schema gives them none, so they never enter the canonical hash):
+
+``protocol.family``
+    ``registered`` (absent): every registered pair is in the family, m = their number;
+    ``confirmatory``: pairs with a ``pilot`` condition are left out of the family, are evaluated
+    and reported as exploratory, and cannot make H1 pass.
+``protocol.adjusted_gates``
+    gates held at α/m under Bonferroni; absent: G1, G2 and P1 (seed 000: "Bonferroni-corrected
+    α = 0.05/6" on the CIs). G4 may be added; G3, G5 and P2 are not tests.
+``protocol.p1_method``
+    ``percentile`` (absent; seed 000's CI non-overlap), ``profile`` or ``lr_test``.
+``protocol.stability.edge``, ``tolerance_rule``, ``se_multiplier``
+    G5's rule for a side beyond the data range (absent: ``one_sided``), its tolerance
+    (absent: ``fixed``, the registered 0.05) and the multiple of the s.e. under ``se``
+    (absent: 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tailgate.protocol.gates import GateSettings
+
+__all__ = ["family_pairs", "registered_settings"]
+
+#: G5's multiple of the s.e. under ``tolerance_rule: se`` when none is registered
+SE_MULTIPLIER = 2.0
+
+
+def family_pairs(study: Any) -> list[tuple[str, str]]:
+    """The registered pairs that form the multiplicity family (and may make H1 pass)."""
+    pairs = study.pairs()
+    if study.protocol.get("family", "registered") != "confirmatory":
+        return pairs
+    pilots = {c["name"] for c in study.data["conditions"] if c.get("pilot", False)}
+    return [(a, b) for a, b in pairs if a not in pilots and b not in pilots]
+
+
+def registered_settings(study: Any, multiplier: float = 1.0) -> GateSettings:
+    """The registered decision rules, bulk tolerances scaled by ``multiplier`` (App. B of 000)."""
+    p = study.protocol
+    st = p["stability"]
+    return GateSettings(
+        delta_mu=float(p["tolerances"]["mean"]) * multiplier,
+        delta_tvar=float(p["tolerances"]["tvar"]) * multiplier,
+        n_star=int(p["min_exceedances"]),
+        gof_alpha=float(p["gof"]["alpha"]),
+        stability_delta=float(st["delta"]),
+        stability_tolerance=float(st["tolerance"]),
+        delta_floor=float(p["delta_floor"]),
+        alpha=float(p["alpha"]),
+        multiplicity=str(p["multiplicity"]),
+        n_pairs=max(1, len(family_pairs(study))),
+        tvar_level=float(p["tvar_level"]),
+        family=str(p.get("family", "registered")),
+        adjusted_gates=tuple(p.get("adjusted_gates", ("G1", "G2", "P1"))),
+        stability_edge=str(st.get("edge", "one_sided")),
+        stability_rule=str(st.get("tolerance_rule", "fixed")),
+        stability_se_multiplier=float(st.get("se_multiplier", SE_MULTIPLIER)),
+        p1_method=str(p.get("p1_method", "percentile")),
+    )
