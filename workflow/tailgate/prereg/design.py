@@ -4,6 +4,11 @@
 power and ξ̄, the prompt count that yields n_exc* exceedances at the headline threshold, and
 whether the registered prompts per condition reach it. The statistics engine adds a simulated
 P1∧P2 pass rate through :func:`simulated_power` (App. E of seed 000).
+
+Two levels. ``n_exc_required`` is Eq. 2 at the registered α as Table 1 of seed 000 prints it;
+``n_exc_required_gate`` and ``achieved_power_gate`` are Eq. 2 at the α the gates actually give
+P1 (α/m under Bonferroni over the m pairs of the family, when P1 is adjusted): the demo's
+n_exc* is 1,570 at α = 0.05 but 2,663 at α/10. Every simulated power is at P1's level.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tailgate.protocol.registered import registered_settings
 from tailgate.stats.power import achieved_power, required_exceedances
 
 __all__ = ["Design", "derived_design", "exceedances_at", "prompts_for", "simulated_power"]
@@ -53,6 +59,10 @@ class Design:
     accepted_power: float | None
     min_exceedances: int
     simulated_power: float | None = None
+    alpha_p1: float | None = None
+    n_exc_required_gate: int | None = None
+    prompts_required_gate: int | None = None
+    achieved_power_gate: float | None = None
 
     @property
     def power_accepted(self) -> bool:
@@ -81,6 +91,8 @@ def derived_design(study: Any) -> Design:
     min_prompts = min(int(c["prompts"]) for c in (confirmatory or data["conditions"]))
     n_plan = exceedances_at(min_prompts, q)
     ap = data.get("accepted_power")
+    alpha_p1 = registered_settings(study).alpha_of("P1")
+    n_gate = required_exceedances(delta, alpha=alpha_p1, power=power, xi_bar=xi_bar)
     return Design(
         delta_floor=delta,
         alpha=alpha,
@@ -96,6 +108,10 @@ def derived_design(study: Any) -> Design:
         achieved_power=achieved_power(n_plan, delta, alpha=alpha, xi_bar=xi_bar),
         accepted_power=None if ap is None else float(ap),
         min_exceedances=int(proto["min_exceedances"]),
+        alpha_p1=alpha_p1,
+        n_exc_required_gate=n_gate,
+        prompts_required_gate=prompts_for(n_gate, q),
+        achieved_power_gate=achieved_power(n_plan, delta, alpha=alpha_p1, xi_bar=xi_bar),
     )
 
 
@@ -104,9 +120,10 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
 
     Uses ``tailgate.stats.power.simulate_pass_rate`` (App. E of seed 000) at Δξ_true = Δfloor
     and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's 80 % power), the
-    planned exceedances, the registered bootstrap level and the ``protocol.power_simulation``
-    trials and resamples, each with a stream derived from the study seed; every rate is shown
-    with its Monte Carlo standard error. ``Design.simulated_power`` holds the rate at the floor.
+    planned exceedances, P1's CI level as the gates apply it (1 − α/m under Bonferroni when P1
+    is adjusted, printed) and the ``protocol.power_simulation`` trials and resamples, each with a
+    stream derived from the study seed; every rate is shown with its Monte Carlo standard
+    error. ``Design.simulated_power`` holds the rate at the floor.
     """
     try:
         from tailgate.stats.power import simulate_pass_rate
@@ -118,6 +135,7 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
     sim = proto["power_simulation"]
     lines = []
     at_floor = None
+    level = registered_settings(study).ci_level
     for factor in (1.0, 1.5):
         delta_xi = factor * design.delta_floor
         try:
@@ -125,7 +143,7 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
                 delta_xi,
                 design.n_exc_planned,
                 delta_floor=design.delta_floor,
-                level=float(proto["bootstrap"]["level"]),
+                level=level,
                 trials=int(sim["trials"]),
                 resamples=int(sim["resamples"]),
                 seed=derive_seed(study.seed, "design", "simulated_power", factor),
@@ -137,8 +155,9 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
             at_floor = float(res.rate)
         lines.append(
             f"simulated power of P1∧P2 at Δξ = {factor:g} × Δfloor = {delta_xi:g} and "
-            f"{design.n_exc_planned} exceedances: {res.rate:.3f} ± {res.mc_se:.3f} (Monte Carlo "
-            f"s.e., {sim['trials']} trials, {sim['resamples']} resamples)"
+            f"{design.n_exc_planned} exceedances, P1 at CI level {level:.4g}: {res.rate:.3f} ± "
+            f"{res.mc_se:.3f} (Monte Carlo s.e., {sim['trials']} trials, {sim['resamples']} "
+            "resamples)"
         )
     lines.append(
         "(App. E of seed 000: the operative rule is conservative at the floor and reaches its "
@@ -158,6 +177,12 @@ def describe(design: Design) -> list[str]:
         f"→ {d.n_exc_planned} exceedances (N*={d.min_exceedances})",
         f"z-test power at {d.n_exc_planned} exceedances: {d.achieved_power:.3f}",
     ]
+    if d.alpha_p1 is not None and d.n_exc_required_gate is not None:
+        lines.append(
+            f"at the level the gates give P1 (α_P1 = {d.alpha_p1:.4g}): n_exc* = "
+            f"{d.n_exc_required_gate} ({d.prompts_required_gate} prompts at q={d.q_headline:g}), "
+            f"z-test power at {d.n_exc_planned} exceedances: {d.achieved_power_gate:.3f}"
+        )
     if d.cap_meets_bound:
         lines.append("cap check: OK, the registered prompts meet the Eq. 2 bound")
     elif d.power_accepted:

@@ -292,7 +292,9 @@ def power_table(power: PowerGrid) -> Table:
         "Synthetic recovery: P1∧P2 PASS rate",
         ("Δξ true", *(f"n_exc = {n}" for n in power["n_exc"]), "Eq. 2 n_exc*"),
         rows,
-        f"{power['trials']} trials per cell, {power['bootstrap']} bootstrap resamples; Eq. 2 at "
-        f"α = {fmt(power['alpha'], 2)}, power {fmt(power['power'], 2)}, ξ̄ = "
-        f"{fmt(power['xi_bar'], 2)}.",
+        f"{power['trials']} trials per cell, {power['bootstrap']} bootstrap resamples; P1 at CI "
+        f"level {fmt(power['level'], 4)} and Eq. 2 at α = {fmt(power['alpha'], 4)} (the level "
+        f"the gates apply; registered α {fmt(power.get('registered_alpha', power['alpha']), 2)}"
+        f", {power.get('multiplicity', 'none')} over {power.get('family_size', 1)} pairs), power "
+        f"{fmt(power['power'], 2)}, ξ̄ = {fmt(power['xi_bar'], 2)}.",
     )

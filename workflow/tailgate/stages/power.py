@@ -2,7 +2,8 @@
 
 ``power`` runs :func:`tailgate.stats.power.recovery_grid` over the registered
 ``protocol.power_simulation`` grid (Δξ_true × n_exc, trials, bootstrap resamples) with the
-registered Δfloor and bootstrap level, and writes ``power.json``
+registered Δfloor, ξ̄ and P1's level and α as the gates apply them (1 − α/m under Bonferroni,
+recorded as ``level``/``alpha`` beside ``registered_alpha``), and writes ``power.json``
 (:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
 at the headline threshold; each cell carries its Monte Carlo standard error.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from tailgate.atomic import write_json
 from tailgate.prereg.design import derived_design
 from tailgate.prereg.study import Study
+from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence
 from tailgate.stats.power import recovery_grid
 
@@ -28,16 +30,18 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
     p = study.protocol
     sim = p["power_simulation"]
     design = derived_design(study)
+    settings = registered_settings(study)
     grid = recovery_grid(
         [float(d) for d in sim["delta_xi"]],
         [int(n) for n in sim["n_exc"]],
         delta_floor=float(p["delta_floor"]),
-        level=float(p["bootstrap"]["level"]),
+        level=settings.ci_level,
         trials=int(sim["trials"]),
         resamples=int(sim["resamples"]),
         seed=seed_sequence(study.seed, "power"),
-        alpha=float(p["alpha"]),
+        alpha=settings.alpha_of("P1"),
         power=float(p["power"]),
+        xi_bar=float(p["xi_bar"]),
         workers=workers,
     )
     rates = [[grid.rate(d, n) for n in grid.n_excs] for d in grid.delta_xis]
@@ -48,8 +52,11 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
         "mc_se": [[c.mc_se for c in grid.cells if c.delta_xi == d] for d in grid.delta_xis],
         "trials": int(sim["trials"]),
         "bootstrap": int(sim["resamples"]),
-        "level": float(p["bootstrap"]["level"]),
-        "alpha": float(p["alpha"]),
+        "level": settings.ci_level,
+        "alpha": settings.alpha_of("P1"),
+        "registered_alpha": float(p["alpha"]),
+        "family_size": settings.n_pairs,
+        "multiplicity": settings.multiplicity,
         "power": float(p["power"]),
         "xi_bar": float(p["xi_bar"]),
         "floor": float(p["delta_floor"]),
