@@ -7,9 +7,11 @@ from its lock (refusal), 4 audit failed.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from tailgate import __version__
 from tailgate.errors import (
@@ -55,16 +57,17 @@ def _cmd_design(args: argparse.Namespace) -> int:
 def _cmd_freeze(args: argparse.Namespace) -> int:
     from tailgate.prereg.freeze import freeze
 
-    res = freeze(args.prereg, results_dir=args.results)
+    res = freeze(args.prereg, tag=args.tag)
     head = res.lock.head
     if res.action == "unchanged":
         print(
             f"{res.study.path}: already frozen, matches {res.lock.path.name} (entry {head['seq']})"
         )
     else:
-        verb = "re-frozen (no data existed)" if res.action == "refrozen" else "frozen"
+        verb = "re-frozen (never committed, no data)" if res.action == "refrozen" else "frozen"
         print(f"{res.study.path}: {verb} → {res.lock.path}")
     print(f"canonical hash {res.study.canonical_hash}")
+    _print_receipt(res.lock, args.tag)
     print(
         f"n_exc* = {res.design.n_exc_required}, prompts required {res.design.prompts_required}, "
         f"planned {res.design.min_prompts}"
@@ -76,7 +79,7 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from tailgate.prereg.guard import require_frozen
 
-    study = require_frozen(args.prereg, results_dir=args.results)
+    study = require_frozen(args.prereg)
     print(f"{study.path}: matches the chain head of {study.lock_path.name}")
     print(f"canonical hash {study.canonical_hash}")
     return EXIT_OK
@@ -86,22 +89,49 @@ def _cmd_amend(args: argparse.Namespace) -> int:
     from tailgate.prereg.diff import format_changes
     from tailgate.prereg.freeze import amend
 
-    res = amend(args.prereg, args.reason, results_dir=args.results)
+    res = amend(args.prereg, args.reason, tag=args.tag)
     print(
         f"{res.study.path}: amendment {res.entry['seq']} appended to {res.lock.path.name}"
         + (" (data already existed)" if res.data_existed else " (no data existed yet)")
     )
     print(format_changes(res.changes))
     print(f"new chain head: canonical hash {res.study.canonical_hash}")
+    _print_receipt(res.lock, args.tag)
     return EXIT_OK
+
+
+def _print_receipt(lock: Any, tagged: bool) -> None:
+    """The receipt line to publish, and what to do with it."""
+    print(lock.receipt())
+    name = f"prereg/{lock.study}/{lock.head['seq']}"
+    if tagged:
+        print(f"committed and tagged {name}; publish it: git push origin {name}")
+    else:
+        print(
+            "publish this receipt before collecting data (preprint, OSF, or commit and "
+            f"'git tag -a {name}' + push); a reviewer checks it with "
+            f"'tailgate audit results/{lock.study} --expected-hash {lock.head['entry_hash']}'"
+        )
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
     from tailgate.prereg.audit import audit
 
-    report = audit(args.results_dir, prereg=args.prereg, expected_hash=args.expected_hash)
-    for line in report.lines():
-        print(line)
+    report = audit(
+        args.results_dir,
+        prereg=args.prereg,
+        expected_hash=args.expected_hash,
+        no_git=args.no_git,
+    )
+    if args.reproduce:
+        from tailgate.prereg.reproduce import reproduce
+
+        report = reproduce(report, cores=args.cores, keep=args.keep)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            print(line)
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
 
 
@@ -128,12 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=globals()[f"_cmd_{name}"])
         return p
 
-    def results_opt(p: argparse.ArgumentParser) -> None:
+    def tag_opt(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "--results",
-            metavar="DIR",
-            default=None,
-            help="the study's results directory (default: results/<study>)",
+            "--tag",
+            action="store_true",
+            help="commit the pre-registration and its lock and create the annotated git tag "
+            "prereg/<study>/<seq> holding the receipt (push it to publish it)",
         )
 
     p = verb(
@@ -151,49 +181,78 @@ def build_parser() -> argparse.ArgumentParser:
         "validate and write <stem>.lock.json beside the pre-registration",
         "Validate PREREG, refuse a sample cap below the Eq. 2 bound unless accepted_power records "
         "the lower power explicitly, and write <stem>.lock.json beside it (canonical and raw "
-        "hashes, derived design, versions, UTC time, git commit). Once data exists for the study, "
-        "a changed file cannot be re-frozen: use 'tailgate amend'.",
+        "hashes, derived design, pins of the files it names, versions, code digest, UTC time, git "
+        "commit) and print a receipt to publish. A lock that was ever committed is never "
+        "replaced, and no study is frozen (or re-frozen) once data exists for it — read from the "
+        "results folder, the lock and git history, never from an option: use 'tailgate amend'.\n\n"
+        "example: tailgate freeze preregistrations/mystudy.yaml --tag",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
-    results_opt(p)
+    tag_opt(p)
 
     p = verb(
         "verify",
         "check that a pre-registration matches its lock (exit 3 with a diff if not)",
         "Exit 0 if PREREG matches the chain head of its lock; otherwise exit 3 and print every "
         "changed field (registered → now), each classed as loosening, tightening or neutral, and "
-        "the two ways forward (restore the file, or amend).",
+        "the two ways forward (restore the file, or amend). Input files the registration names "
+        "(import data, local prompts, models, checkpoints) are checked against their pins.",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
-    results_opt(p)
 
     p = verb(
         "amend",
         "record a change to a frozen pre-registration as a hash-chained amendment",
         "Append an amendment to PREREG's lock: sequence number, previous entry hash, new canonical "
-        "hash, the field diff with classes, REASON, UTC time, and whether data already existed "
-        "(read from the study's provenance records). The report lists every amendment.",
+        "hash, the field diff with classes (every field but title and hypotheses is a decision "
+        "rule), changed input-file pins, REASON, UTC time, and whether data already existed (read "
+        "from the results folder, the lock and git history). The report lists every amendment and "
+        "shows a decision change after data as a deviation.\n\n"
+        'example: tailgate amend preregistrations/mystudy.yaml --reason "checkpoint moved"',
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
     p.add_argument("--reason", required=True, metavar="TEXT", help="why the plan changes")
-    results_opt(p)
+    tag_opt(p)
 
     p = verb(
         "audit",
         "re-verify a results directory (exit 4 if anything fails)",
-        "Check every artifact in RESULTS_DIR against its provenance record, the lock's amendment "
-        "chain, that each artifact was produced under the chain head of its time, that the lock "
-        "predates the first data artifact (git history when available), optionally that the "
-        "registered hash equals one published elsewhere, and re-derive recorded verdicts. "
-        "Exit 0 if all checks pass, 4 otherwise.",
+        "Check RESULTS_DIR (no links; every file has a record and every record a file, with "
+        "its hash), the lock's chain, that every committed version of the lock extends the one "
+        "before and that entry 0 was committed before the first artifact (git), the pins of the "
+        "registration's input files, that one code made every artifact, the realised design and "
+        "its deviations, every recorded verdict (re-derived from stored statistics) and the "
+        "report (re-rendered). --reproduce also re-runs every derived stage from the data with "
+        "your code and compares every file. Exit 0 if all checks pass, 4 otherwise.\n\n"
+        "example: tailgate audit results/mystudy --expected-hash <published entry hash>",
     )
     p.add_argument("results_dir", metavar="RESULTS_DIR", help="results/<study>")
     p.add_argument(
         "--expected-hash",
         metavar="H",
         default=None,
-        help="registered canonical hash published elsewhere",
+        help="a receipt's hash published elsewhere (entry_hash or canonical_hash of any chain "
+        "entry): that entry and every one before it must be in the chain",
     )
+    p.add_argument(
+        "--no-git",
+        action="store_true",
+        help="audit without git (the study is not in a repository): timing is then reported as "
+        "unverified",
+    )
+    p.add_argument(
+        "--reproduce",
+        action="store_true",
+        help="re-run every derived stage from the study's data with this tailgate (simulated data "
+        "is regenerated from the registered seed) in a scratch folder and compare every file",
+    )
+    p.add_argument(
+        "--cores", type=int, default=2, metavar="N", help="cores for --reproduce (default 2)"
+    )
+    p.add_argument(
+        "--keep", metavar="DIR", default=None, help="keep the --reproduce project in DIR"
+    )
+    p.add_argument("--json", action="store_true", help="print the audit as JSON")
     p.add_argument(
         "--prereg",
         metavar="PREREG",

@@ -3,10 +3,13 @@
 Every rule writes its output atomically (:mod:`tailgate.atomic`) and then calls :func:`record`,
 which writes ``results/<study>/provenance/<path relative to results/<study>, "/" → "__">.json``
 holding the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock
-entry that was the chain head, the hashes of its inputs, the seed, package versions and the UTC
+entry that was the chain head (re-derived from the study object in use, :func:`verify_study`),
+the hashes of its inputs, the seed, package versions, the digest of the code that made it
+(:func:`tailgate.code.code_digest`) with the project's git commit and dirty state, and the UTC
 time. One file per artifact means parallel cluster jobs never write the same file. For tables
 (Parquet, CSV) the record adds a digest over rows in blocks, so that ``tailgate audit`` can say
-which rows changed. A study *has data* as soon as one record of kind ``"data"`` exists.
+which rows changed. Whether a study *has data* is not read from these records (they are the
+researcher's files): see :mod:`tailgate.prereg.evidence`.
 """
 
 from __future__ import annotations
@@ -25,14 +28,13 @@ from tailgate import __version__
 from tailgate.atomic import write_json
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import sha256_file
-from tailgate.prereg.lock import read_lock, utc_now
+from tailgate.prereg.lock import utc_now
 
 __all__ = [
     "PROVENANCE_DIR",
     "ROW_BLOCK",
     "ProvenanceRecord",
     "RowsDigest",
-    "has_data",
     "iter_records",
     "record",
     "record_path",
@@ -162,19 +164,34 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _head_of(study: Any) -> dict[str, Any]:
-    lock = read_lock(study.lock_path)
-    if lock is None:
+_PROJECT_GIT: dict[str, Any] = {}
+
+
+def _project_git(results_dir: str | Path) -> dict[str, Any] | None:
+    """Commit and dirty state of the project holding ``results_dir`` (once a process)."""
+    key = os.path.abspath(results_dir)
+    if key not in _PROJECT_GIT:
+        from tailgate.prereg.gitinfo import head_state
+
+        _PROJECT_GIT[key] = head_state(Path(key).parent)
+    return _PROJECT_GIT[key]
+
+
+def _refuse_link(artifact: Path, results_dir: str | Path) -> None:
+    rd = Path(os.path.abspath(results_dir))
+    p = Path(os.path.abspath(artifact))
+    while p != rd and rd in p.parents:
+        if p.is_symlink():
+            raise RefusalError(
+                f"{artifact}: refusing to record an artifact reached through the link {p}. "
+                "Fix: replace the link by real files inside the results folder."
+            )
+        p = p.parent
+    if rd.is_symlink():
         raise RefusalError(
-            f"{study.path}: refusing to record an artifact: the study is not frozen "
-            f"(no {study.lock_path.name}). Run 'tailgate freeze {study.path}' first."
+            f"{rd}: refusing to record into a results folder that is a link. Fix: make "
+            f"{rd} a real folder."
         )
-    if lock.head_hash != study.canonical_hash:
-        raise RefusalError(
-            f"{study.path}: refusing to record an artifact: the pre-registration differs from "
-            f"the chain head of {study.lock_path.name}. Run 'tailgate verify {study.path}'."
-        )
-    return {"seq": lock.head["seq"], "entry_hash": lock.head["entry_hash"]}
 
 
 def record(
@@ -196,10 +213,15 @@ def record(
     """
     if kind not in ("data", "derived", "report"):
         raise ValueError(f"kind must be 'data', 'derived' or 'report', got {kind!r}")
+    from tailgate.code import code_digest
+    from tailgate.prereg.guard import verify_study
+
     artifact = Path(artifact_path)
     rel = _relative(artifact, results_dir)
+    _refuse_link(artifact, results_dir)
+    lock_head = verify_study(study)
     content: dict[str, Any] = {
-        "record_version": 1,
+        "record_version": 2,
         "path": rel,
         "kind": kind,
         "bytes": artifact.stat().st_size,
@@ -208,11 +230,12 @@ def record(
         "prereg": {
             "path": Path(study.path).as_posix(),
             "canonical_hash": study.canonical_hash,
-            "lock_head": _head_of(study),
+            "lock_head": lock_head,
         },
         "inputs": [_input(i, results_dir) for i in inputs],
         "seed": seed,
         "versions": _versions(),
+        "code": {"digest": code_digest(), "git": _project_git(results_dir)},
         "created": utc_now(),
         "extra": extra or {},
     }
@@ -235,17 +258,3 @@ def iter_records(results_dir: str | Path) -> list[ProvenanceRecord]:
         except (OSError, ValueError) as exc:
             raise ValueError(f"{f}: unreadable provenance record ({exc})") from None
     return out
-
-
-def has_data(results_dir: str | Path) -> bool:
-    """Whether any data artifact of the study has been recorded."""
-    base = Path(results_dir) / PROVENANCE_DIR
-    if not base.is_dir():
-        return False
-    for f in base.glob("*.json"):
-        try:
-            if json.loads(f.read_text(encoding="utf-8")).get("kind") == "data":
-                return True
-        except (OSError, ValueError):
-            return True  # an unreadable record is treated as data: refuse rather than guess
-    return False

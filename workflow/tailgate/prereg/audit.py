@@ -1,31 +1,51 @@
-"""``tailgate audit``: re-verify a study's results directory (DESIGN: "Provenance").
+"""``tailgate audit``: re-verify a study's results folder (DESIGN: "Provenance").
 
-The audit checks, and reports each check by name:
+The audit checks, and reports each check by name (any failure: exit 4):
 
-1. the lock's amendment chain (entry hashes, links, recorded length and head);
-2. the pre-registration file against the chain head, and optionally the registered hash against
-   one published elsewhere (``expected_hash``);
-3. every artifact against its provenance record (SHA-256; for tables, which rows changed), every
-   file without a record and every record without a file;
-4. that each artifact was produced under the entry that was the chain head at the time, and that
-   recorded inputs inside the results directory still have the recorded hashes;
-5. that the lock predates the first data artifact (lock time, and git history when available);
-6. the recorded verdicts, re-derived by the functions registered with
-   :func:`register_verdict_check`; the protocol workflow's check
-   (:func:`tailgate.stages.audit.verdict_check`) is registered by every audit.
+1. **results folder** — it is ``<project>/results/<study>``, a real folder, with no link inside;
+2. **lock chain** — entry hashes, links, recorded length and head;
+3. **pre-registration** — the file and the input files it pins against the chain head, and
+   optionally one published hash (``expected_hash``: any entry's ``entry_hash`` or
+   ``canonical_hash``; that entry and every one before it are checked);
+4. **git** (skipped only with ``no_git``, and then timing is reported as unverified) — the
+   pre-registration and lock are committed as they are; every committed version of the lock
+   extends the one before (append-only); the commit that first holds entry 0 predates the first
+   data artifact; an amendment committed or made after data says so (``data_existed``);
+5. **files and records** — every file has a record and every record a file, with the recorded
+   SHA-256 (tables: which rows changed); ``logs/`` and ``.snakemake/`` are not audited;
+6. **inputs** — inputs recorded inside the folder still have the recorded hashes; pinned input
+   files were the pinned ones;
+7. **chain head at production** — each record's lock entry existed and was the head at the time;
+8. **code** — every record of the study was made by the same code (digest of the tailgate
+   package and workflow); a digest other than the auditor's is a note;
+9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
+   deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
+10. **verdicts** — every recorded outcome re-derived by the functions registered with
+    :func:`register_verdict_check` (the protocol's gates and H1, and each analysis);
+11. **report** — ``report.html``, ``report.md`` and the figures re-rendered from the stored
+    statistics, byte for byte.
+
+``tailgate audit --reproduce`` (:mod:`tailgate.prereg.reproduce`) goes further: it re-runs every
+derived stage from the data with the auditor's code and compares every file.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tailgate.errors import TailgateError
 from tailgate.prereg.canonical import sha256_file
-from tailgate.prereg.gitinfo import first_commit_time
+from tailgate.prereg.gitinfo import path_state, repo_root
+from tailgate.prereg.history import lock_history
 from tailgate.prereg.lock import Lock, LockIntegrityError, parse_time, read_lock
-from tailgate.prereg.study import NAME_RE, Study, load, lock_path_for
+from tailgate.prereg.study import NAME_RE, Study, load, lock_path_for, results_dir_for
 
 __all__ = [
     "CANNOT_PROVE",
@@ -37,9 +57,11 @@ __all__ = [
 ]
 
 CANNOT_PROVE = (
-    "What an audit cannot prove: that the data came from the registered models and prompts, or "
-    "that the lock and the records were not rewritten together; only a registered hash published "
-    "elsewhere before the data (--expected-hash) anchors the chain."
+    "What an audit cannot prove: that the data came from the registered models and prompts; "
+    "and, with local files alone, that a researcher who rewrote git history (or never committed "
+    "the lock before collecting data) did not register after seeing results. A receipt "
+    "published before the data (tailgate freeze prints it; --tag makes a tag to push) closes "
+    "that: pass its hash as --expected-hash."
 )
 
 VerdictCheck = Callable[[Path, Study], list[str]]
@@ -105,11 +127,33 @@ class AuditReport:
         out.append(CANNOT_PROVE)
         return out
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` shape (``audit_version`` 1)."""
+        return {
+            "audit_version": 1,
+            "results_dir": str(self.results_dir),
+            "ok": self.ok,
+            "checks": [
+                {
+                    "name": c.name,
+                    "ok": c.ok,
+                    "detail": c.detail,
+                    "failures": list(c.failures),
+                    "notes": list(c.notes),
+                }
+                for c in self.checks
+            ],
+            "cannot_prove": CANNOT_PROVE,
+        }
 
-def _locate_prereg(results_dir: Path, prereg: str | Path | None) -> Path:
-    if prereg is not None:
-        return Path(prereg)
-    return results_dir.resolve().parent.parent / "preregistrations" / f"{results_dir.name}.yaml"
+
+_SKIP_DIRS = {"provenance", "logs", ".snakemake"}
+
+
+def _prereg_of(rd: Path) -> Path:
+    """``<project>/preregistrations/<study>.yaml`` beside ``<project>/results/<study>``, found
+    from the path as written (a linked results folder does not lead elsewhere)."""
+    return Path(os.path.abspath(rd)).parent.parent / "preregistrations" / f"{rd.name}.yaml"
 
 
 def audit(
@@ -117,95 +161,234 @@ def audit(
     *,
     prereg: str | Path | None = None,
     expected_hash: str | None = None,
+    no_git: bool = False,
 ) -> AuditReport:
     """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock."""
-    rd = Path(results_dir)
-    checks: list[Check] = []
-    if not rd.is_dir():
-        return AuditReport(rd, [Check("results", f"{rd}", [f"{rd}: no such results directory"])])
-    if not NAME_RE.match(rd.name) and prereg is None:
-        checks.append(Check("results", str(rd), [f"{rd}: not a results/<study> directory"]))
-        return AuditReport(rd, checks)
-    prereg_path = _locate_prereg(rd, prereg)
+    from tailgate.prereg.guard import links_in
 
-    # 1. lock chain
-    lock: Lock | None = None
+    rd = Path(results_dir)
+    # 1. the results folder itself
+    if rd.is_symlink():
+        return AuditReport(
+            rd,
+            [
+                Check(
+                    "results folder",
+                    str(rd),
+                    [
+                        f"{rd}: the results folder is a link to {os.readlink(rd)}; audit the "
+                        "real folder inside the project that registered it"
+                    ],
+                )
+            ],
+        )
+    if not rd.is_dir():
+        return AuditReport(rd, [Check("results folder", str(rd), [f"{rd}: no such folder"])])
+    if prereg is None and not NAME_RE.match(rd.name):
+        return AuditReport(
+            rd, [Check("results folder", str(rd), [f"{rd}: not a results/<study> folder"])]
+        )
+    prereg_path = Path(prereg) if prereg is not None else _prereg_of(rd)
+    fails = [f"{link}: links are not allowed in a results folder" for link in links_in(rd)]
+    if os.path.realpath(results_dir_for(prereg_path)) != os.path.realpath(rd):
+        fails.append(
+            f"{rd}: not the results folder of {prereg_path} (that is "
+            f"{results_dir_for(prereg_path)})"
+        )
+    checks = [Check("results folder", f"{rd} (no links)", fails)]
+
+    # 2. lock chain
     lock_path = lock_path_for(prereg_path)
+    lock = _check_lock(lock_path, checks)
+
+    # 3. pre-registration, pins, published hash
+    study = _check_prereg(prereg_path, lock, checks)
+    if expected_hash is not None:
+        checks.append(_check_published(expected_hash, lock, lock_path))
+
+    records = _records(rd, checks)
+    first = _first_artifact(records)
+
+    # 4. git
+    checks.append(_check_git(prereg_path, lock_path, lock, first, no_git))
+
+    # 5-8. files, inputs, production head, code
+    if records is not None:
+        checks.extend(_check_artifacts(rd, records, lock, lock_path, first))
+        checks.append(_check_code(records))
+
+    # 9-11. realised design, verdicts, report
+    if study is not None:
+        checks.append(_check_realised(rd, study, lock))
+    checks.extend(_check_verdicts(rd, study, prereg_path))
+    if study is not None:
+        checks.append(_check_report(rd, study))
+    return AuditReport(rd, checks)
+
+
+def _check_lock(lock_path: Path, checks: list[Check]) -> Lock | None:
     try:
         lock = read_lock(lock_path)
     except TailgateError as exc:
         checks.append(Check("lock chain", str(lock_path), [str(exc)]))
-    else:
-        if lock is None:
-            checks.append(Check("lock chain", str(lock_path), [f"{lock_path}: no lock file"]))
-        else:
-            try:
-                lock.verify()
-                checks.append(
-                    Check(
-                        "lock chain",
-                        f"{lock_path}: {len(lock.chain)} chain entries, hashes and links verified",
-                        notes=_amendment_notes(lock),
-                    )
-                )
-            except LockIntegrityError as exc:
-                checks.append(Check("lock chain", str(lock_path), [f"{lock_path}: {exc}"]))
-                lock = None if not lock.chain else lock
+        return None
+    if lock is None:
+        checks.append(Check("lock chain", str(lock_path), [f"{lock_path}: no lock file"]))
+        return None
+    try:
+        lock.verify()
+    except LockIntegrityError as exc:
+        checks.append(Check("lock chain", str(lock_path), [f"{lock_path}: {exc}"]))
+        return None
+    checks.append(
+        Check(
+            "lock chain",
+            f"{lock_path}: {len(lock.chain)} chain entries, hashes and links verified",
+            notes=_amendment_notes(lock),
+        )
+    )
+    return lock
 
-    # 2. pre-registration vs chain head; published hash
-    study: Study | None = None
+
+def _check_prereg(prereg_path: Path, lock: Lock | None, checks: list[Check]) -> Study | None:
+    from tailgate.prereg.pins import pin_changes, pins_of
+
     try:
         study = load(prereg_path)
     except TailgateError as exc:
         checks.append(Check("pre-registration", str(prereg_path), [str(exc)]))
-    if study is not None and lock is not None:
-        fails = []
+        return None
+    fails = []
+    if lock is not None:
         if study.canonical_hash != lock.head_hash:
             fails.append(
                 f"{prereg_path}: differs from the lock's chain head (entry {lock.head['seq']}); "
                 f"run 'tailgate verify {prereg_path}' for the field diff"
             )
-        checks.append(
-            Check("pre-registration", f"{prereg_path} hashes to {study.canonical_hash}", fails)
-        )
-    if expected_hash is not None:
-        fails = []
-        registered = lock.chain[0]["canonical_hash"] if lock is not None and lock.chain else None
-        if registered != expected_hash.strip().lower():
-            fails.append(
-                f"{lock_path}: registered canonical hash {registered} does not equal the "
-                f"published hash {expected_hash}"
-            )
-        checks.append(Check("published hash", f"expected {expected_hash}", fails))
-
-    # 3-5. artifacts
-    checks.extend(_check_artifacts(rd, lock, lock_path))
-
-    # 6. verdicts
-    _register_protocol_check()
-    if not _VERDICT_CHECKS:
-        checks.append(
-            Check("verdicts", "verdict re-derivation is not available (no checks registered)")
-        )
-    elif study is None:
-        checks.append(
-            Check("verdicts", "not re-derived", [f"{prereg_path}: cannot load the study"])
-        )
-    else:
-        for name, fn in sorted(_VERDICT_CHECKS.items()):
-            try:
-                fails = list(fn(rd, study))
-            except Exception as exc:  # a crashing check is a failed check, not a crashed audit
-                fails = [f"{name}: re-derivation raised {type(exc).__name__}: {exc}"]
-            detail = "re-derived from stored statistics"
-            if name == "protocol" and not (
-                (rd / "verdict.json").exists() or (rd / "gates").exists()
-            ):
-                detail = (
-                    "verdict re-derivation is not available: no recorded verdicts in this directory"
+        try:
+            now = pins_of(study, import_rows=False)
+        except TailgateError as exc:
+            fails.append(str(exc))
+        else:
+            for f in pin_changes(lock.head_entry.get("pins", {}), now):
+                fails.append(
+                    f"{prereg_path}: the input file of {f} differs from its pin in "
+                    f"{lock.path.name} (edited, replaced or removed after it was registered)"
                 )
-            checks.append(Check(f"verdicts: {name}", detail, fails))
-    return AuditReport(rd, checks)
+    checks.append(
+        Check("pre-registration", f"{prereg_path} hashes to {study.canonical_hash}", fails)
+    )
+    return study
+
+
+def _check_published(expected: str, lock: Lock | None, lock_path: Path) -> Check:
+    h = expected.strip().lower()
+    entry = None
+    if lock is not None:
+        entry = next((e for e in lock.chain if h in (e["entry_hash"], e["canonical_hash"])), None)
+    if entry is None:
+        return Check(
+            "published hash",
+            f"expected {expected}",
+            [
+                f"{lock_path}: no chain entry has the published hash {expected} (the registration "
+                "was replaced or rewritten after the receipt was published)"
+            ],
+        )
+    return Check(
+        "published hash",
+        f"{expected} is entry {entry['seq']}; it and the {entry['seq']} entr"
+        f"{'y' if entry['seq'] == 1 else 'ies'} before it verified",
+    )
+
+
+def _records(rd: Path, checks: list[Check]) -> list[Any] | None:
+    from tailgate.provenance import PROVENANCE_DIR, iter_records
+
+    try:
+        return iter_records(rd)
+    except ValueError as exc:
+        checks.append(Check("artifacts", str(rd / PROVENANCE_DIR), [str(exc)]))
+        return None
+
+
+def _first_artifact(records: list[Any] | None) -> tuple[datetime, str] | None:
+    """The earliest recorded artifact of any kind (a record's ``kind`` is not trusted)."""
+    times = []
+    for r in records or []:
+        try:
+            times.append((parse_time(str(r.content.get("created"))), str(r.path)))
+        except (ValueError, TypeError):
+            continue
+    return min(times) if times else None
+
+
+def _check_git(
+    prereg_path: Path,
+    lock_path: Path,
+    lock: Lock | None,
+    first: tuple[datetime, str] | None,
+    no_git: bool,
+) -> Check:
+    fails: list[str] = []
+    notes: list[str] = []
+    if lock is not None and first is not None:
+        first_time, first_path = first
+        frozen = parse_time(lock.chain[0]["time"])
+        if frozen > first_time:
+            fails.append(
+                f"{lock_path}: frozen at {lock.chain[0]['time']}, after the first artifact "
+                f"{first_path} ({first_time.isoformat()})"
+            )
+        for e in lock.chain[1:]:
+            if parse_time(e["time"]) > first_time and not e.get("data_existed"):
+                fails.append(
+                    f"{lock_path}: amendment {e['seq']} was made at {e['time']}, after the first "
+                    f"artifact {first_path}, but records that no data existed"
+                )
+    if no_git:
+        notes.append(
+            "git not consulted (--no-git): when the registration was committed relative to the "
+            "data is unverified"
+        )
+        return Check("git", "skipped (--no-git): timing unverified", fails, notes)
+    if repo_root(prereg_path) is None:
+        fails.append(
+            f"{prereg_path}: not in a git work tree, so nothing shows when it was registered. "
+            "Fix: commit the pre-registration and its lock before collecting data (or audit with "
+            "--no-git, which reports the timing as unverified)"
+        )
+        return Check("git", "no git work tree", fails, notes)
+    for p in (prereg_path, lock_path):
+        state = path_state(p)
+        if state == "untracked":
+            fails.append(f"{p}: never committed (commit the registration before the data)")
+        elif state == "modified":
+            fails.append(f"{p}: differs from the committed version (uncommitted changes)")
+    if lock is None:
+        return Check("git", "lock history", fails, notes)
+    history = lock_history(lock_path, [e["entry_hash"] for e in lock.chain])
+    fails.extend(history.violations)
+    for e in lock.chain:
+        found = history.introduced.get(e["entry_hash"])
+        if found is None:
+            continue
+        commit, when = found
+        notes.append(f"entry {e['seq']} first committed in {commit[:12]} at {when.isoformat()}")
+        if first is None:
+            continue
+        if e["seq"] == 0 and when > first[0]:
+            fails.append(
+                f"{lock_path}: entry 0 was first committed in {commit[:12]} at "
+                f"{when.isoformat()}, after the first artifact {first[1]} "
+                f"({first[0].isoformat()}): the registration does not predate the data"
+            )
+        elif e["seq"] > 0 and when > first[0] and not e.get("data_existed"):
+            fails.append(
+                f"{lock_path}: amendment {e['seq']} was first committed in {commit[:12]} after "
+                f"the first artifact {first[1]}, but records that no data existed"
+            )
+    return Check("git", f"{len(history.versions)} committed version(s) of the lock", fails, notes)
 
 
 def _amendment_notes(lock: Lock) -> list[str]:
@@ -222,21 +405,32 @@ def _amendment_notes(lock: Lock) -> list[str]:
     return notes
 
 
-def _check_artifacts(rd: Path, lock: Lock | None, lock_path: Path) -> list[Check]:
-    from tailgate.provenance import (
-        PROVENANCE_DIR,
-        RowsDigest,
-        iter_records,
-        record_path,
-        rows_digest,
-    )
+def _files(rd: Path) -> list[str]:
+    """Every file (and link) under ``rd`` outside the skipped folders, relative, sorted."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(rd, followlinks=False):
+        rel_dir = Path(dirpath).relative_to(rd)
+        if rel_dir.parts and rel_dir.parts[0] in _SKIP_DIRS:
+            continue
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        for name in [*filenames, *links]:
+            rel = (rel_dir / name).as_posix()
+            if rel.split("/")[0] not in _SKIP_DIRS:
+                out.append(rel)
+    return sorted(out)
+
+
+def _check_artifacts(
+    rd: Path,
+    records: list[Any],
+    lock: Lock | None,
+    lock_path: Path,
+    first: tuple[datetime, str] | None,
+) -> list[Check]:
+    from tailgate.provenance import RowsDigest, record_path, rows_digest
 
     checks: list[Check] = []
-    try:
-        records = iter_records(rd)
-    except ValueError as exc:
-        return [Check("artifacts", str(rd / PROVENANCE_DIR), [str(exc)])]
-    by_path = {}
+    by_path: dict[str, Any] = {}
     fails: list[str] = []
     for rec in records:
         rel = str(rec.content.get("path", ""))
@@ -247,15 +441,13 @@ def _check_artifacts(rd: Path, lock: Lock | None, lock_path: Path) -> list[Check
                 f"{expected_record.name} (record moved or swapped)"
             )
         by_path[rel] = rec
-    files = sorted(
-        p.relative_to(rd).as_posix()
-        for p in rd.rglob("*")
-        if p.is_file() and p.relative_to(rd).parts[0] not in _SKIP_DIRS
-    )
+    files = _files(rd)
     hashes: dict[str, str] = {}
     for rel in files:
         rec = by_path.get(rel)
         f = rd / rel
+        if f.is_symlink():
+            continue  # reported by the results-folder check
         if rec is None:
             fails.append(
                 f"{f}: no provenance record ({record_path(f, rd).name} is missing or was deleted)"
@@ -276,16 +468,48 @@ def _check_artifacts(rd: Path, lock: Lock | None, lock_path: Path) -> list[Check
         if rel not in hashes and not (rd / rel).is_file():
             fails.append(f"{rd / rel}: recorded in {rec.record_file.name} but missing")
     checks.append(
-        Check("artifacts", f"{len(files)} file(s) hashed against {len(records)} record(s)", fails)
+        Check(
+            "artifacts",
+            f"{len(files)} file(s) hashed against {len(records)} record(s) (logs/ and "
+            ".snakemake/ are not audited)",
+            fails,
+        )
     )
+    checks.append(_check_inputs(rd, by_path, hashes, lock))
+    checks.append(_check_heads(rd, by_path, lock, lock_path))
+    detail = f"first artifact {first[1]}" if first else "no artifacts recorded"
+    checks.append(Check("first artifact", detail))
+    return checks
 
-    # inputs recorded inside the results directory
+
+def _check_inputs(
+    rd: Path, by_path: dict[str, Any], hashes: dict[str, str], lock: Lock | None
+) -> Check:
+    from tailgate.prereg.pins import project_root
+
+    root = project_root(_prereg_of(rd))
     fails = []
-    for rel, rec in by_path.items():
+    for rel, rec in sorted(by_path.items()):
+        entry = None
+        if lock is not None:
+            head = rec.content.get("prereg", {}).get("lock_head", {})
+            entry = lock.entry_by_hash(str(head.get("entry_hash")))
+        pinned = {}
+        for p in (entry or {}).get("pins", {}).values():
+            q = Path(os.path.expanduser(p["path"]))
+            pinned[os.path.realpath(q if q.is_absolute() else root / q)] = p
         for inp in rec.content.get("inputs", []):
             irel = inp.get("artifact")
             if irel is None:
-                continue  # outside the results directory (e.g. the pre-registration)
+                q = Path(str(inp.get("path")))
+                pin = pinned.get(os.path.realpath(q if q.is_absolute() else root / q))
+                if pin is not None and pin.get("sha256") != inp.get("sha256"):
+                    fails.append(
+                        f"{rd / rel}: made from {inp.get('path')} with SHA-256 "
+                        f"{str(inp.get('sha256'))[:12]}…, but the registration pins "
+                        f"{pin['sha256'][:12]}… (the input file was not the registered one)"
+                    )
+                continue
             now = hashes.get(irel)
             if now is None:
                 if not (rd / irel).is_file():
@@ -295,70 +519,147 @@ def _check_artifacts(rd: Path, lock: Lock | None, lock_path: Path) -> list[Check
                     f"{rd / rel}: its input {rd / irel} changed after it was produced "
                     f"(recorded {inp['sha256'][:12]}…, now {now[:12]}…)"
                 )
-    checks.append(Check("inputs", "recorded input hashes inside the results directory", fails))
+    return Check("inputs", "recorded inputs: artifacts and pinned files", fails)
 
-    # produced under the chain head of the time
-    fails = []
-    notes = []
+
+def _check_heads(rd: Path, by_path: dict[str, Any], lock: Lock | None, lock_path: Path) -> Check:
+    fails: list[str] = []
+    notes: list[str] = []
     if lock is None:
         fails.append(f"{lock_path}: no verified lock, so no artifact can be tied to a registration")
-    else:
-        times = [parse_time(e["time"]) for e in lock.chain]
-        for rel, rec in sorted(by_path.items()):
-            pre = rec.content.get("prereg", {})
-            head = pre.get("lock_head", {})
-            entry = lock.entry_by_hash(str(head.get("entry_hash")))
-            f = rd / rel
-            if entry is None:
-                fails.append(
-                    f"{f}: produced under lock entry {head.get('seq')} "
-                    f"({str(head.get('entry_hash'))[:12]}…), which is not in the chain of "
-                    f"{lock_path.name} (truncated or replaced chain)"
-                )
-                continue
-            if entry["canonical_hash"] != pre.get("canonical_hash"):
-                fails.append(f"{f}: recorded pre-registration hash is not that of its lock entry")
-                continue
+        return Check("chain head at production", "each record's lock entry and time", fails)
+    times = [parse_time(e["time"]) for e in lock.chain]
+    for rel, rec in sorted(by_path.items()):
+        pre = rec.content.get("prereg", {})
+        head = pre.get("lock_head", {})
+        entry = lock.entry_by_hash(str(head.get("entry_hash")))
+        f = rd / rel
+        if entry is None:
+            fails.append(
+                f"{f}: produced under lock entry {head.get('seq')} "
+                f"({str(head.get('entry_hash'))[:12]}…), which is not in the chain of "
+                f"{lock_path.name} (truncated or replaced chain)"
+            )
+            continue
+        if entry["canonical_hash"] != pre.get("canonical_hash"):
+            fails.append(f"{f}: recorded pre-registration hash is not that of its lock entry")
+            continue
+        try:
             created = parse_time(str(rec.content.get("created")))
-            seq = entry["seq"]
-            if created < times[seq] or (seq + 1 < len(times) and created >= times[seq + 1]):
-                fails.append(
-                    f"{f}: created {rec.content.get('created')}, when entry {seq} was not the "
-                    "chain head"
-                )
-            elif seq < len(lock.chain) - 1:
-                notes.append(f"{f}: produced under entry {seq}, before a later amendment")
-    checks.append(
-        Check("chain head at production", "each record's lock entry and time", fails, notes[:10])
-    )
+        except ValueError:
+            fails.append(f"{f}: its record has no readable creation time")
+            continue
+        seq = entry["seq"]
+        if created < times[seq] or (seq + 1 < len(times) and created >= times[seq + 1]):
+            fails.append(
+                f"{f}: created {rec.content.get('created')}, when entry {seq} was not the "
+                "chain head"
+            )
+        elif seq < len(lock.chain) - 1:
+            notes.append(f"{f}: produced under entry {seq}, before a later amendment")
+    return Check("chain head at production", "each record's lock entry and time", fails, notes[:10])
 
-    # lock predates the first data artifact
+
+def _check_code(records: list[Any]) -> Check:
+    from tailgate.code import code_digest
+
+    groups: dict[str | None, list[str]] = {}
+    for r in records:
+        digest = (r.content.get("code") or {}).get("digest")
+        groups.setdefault(digest, []).append(str(r.path))
     fails, notes = [], []
-    data_times = sorted(
-        (parse_time(str(r.content.get("created"))), r.path)
-        for r in by_path.values()
-        if r.kind == "data"
-    )
-    if lock is not None and data_times:
-        first, first_path = data_times[0]
-        frozen = parse_time(lock.chain[0]["time"])
-        if frozen > first:
-            fails.append(
-                f"{lock_path}: frozen at {lock.chain[0]['time']}, after the first data artifact "
-                f"{rd / first_path} ({first.isoformat()})"
-            )
-        committed = first_commit_time(lock_path)
-        if committed is None:
-            notes.append("git history not available for the lock: order checked by recorded times")
-        elif committed > first:
-            fails.append(
-                f"{lock_path}: first committed {committed.isoformat()}, after the first data "
-                f"artifact {rd / first_path}"
-            )
-        else:
-            notes.append(f"lock first committed {committed.isoformat()}")
-    detail = (
-        f"first data artifact {data_times[0][1]}" if data_times else "no data artifacts recorded"
-    )
-    checks.append(Check("lock before data", detail, fails, notes))
+    if None in groups:
+        paths = groups.pop(None)
+        fails.append(
+            f"{len(paths)} record(s) carry no code digest, e.g. {paths[0]} (made by an older "
+            "tailgate or written by hand); re-run the workflow"
+        )
+    if len(groups) > 1:
+        parts = [
+            f"{d[:12]}… ({len(p)} file(s), e.g. {p[0]})"
+            for d, p in sorted(groups.items(), key=lambda kv: -len(kv[1]))
+        ]
+        fails.append(
+            "the study's artifacts were made by different code: " + "; ".join(parts) + ". Re-run "
+            "the whole workflow with one version (or 'tailgate audit --reproduce' to compare)"
+        )
+    mine = code_digest()
+    if groups and set(groups) != {mine}:
+        notes.append(
+            f"made by code {', '.join(d[:12] + '…' for d in groups if d)}, not the auditor's "
+            f"{mine[:12]}…; 'tailgate audit --reproduce' re-runs the stages with the auditor's code"
+        )
+    detail = f"{len(records)} record(s), {len(groups)} code digest(s)"
+    return Check("code", detail, fails, notes)
+
+
+def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
+    from tailgate.prereg.deviations import amendment_log, design_deviations, realised_design
+
+    verdict_path = rd / "verdict.json"
+    if not verdict_path.is_file():
+        return Check("realised design", "no verdict.json to check")
+    fails: list[str] = []
+    fits = []
+    for f in sorted((rd / "fits").glob("*/*/*.json")):
+        try:
+            fits.append(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            fails.append(f"{f}: cannot be read ({exc})")
+    try:
+        verdict = json.loads(verdict_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return Check("realised design", str(verdict_path), [f"{verdict_path}: {exc}"])
+    realised = realised_design(study, fits)
+    expected = design_deviations(realised) + amendment_log(lock)[1]
+    recorded = verdict.get("deviations", [])
+    for d in expected:
+        if d not in recorded:
+            fails.append(f"{verdict_path}: does not list the deviation: {d['what']}")
+    for d in recorded:
+        if d not in expected:
+            fails.append(f"{verdict_path}: lists a deviation the audit does not derive: {d}")
+    if verdict.get("realised_design") != json.loads(json.dumps(realised)):
+        fails.append(f"{verdict_path}: its realised design differs from the fits")
+    detail = f"{len(expected)} deviation(s) derived from the lock and the fits"
+    return Check("realised design", detail, fails, [d["what"] for d in expected][:10])
+
+
+def _check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Check]:
+    _register_protocol_check()
+    if study is None:
+        return [Check("verdicts", "not re-derived", [f"{prereg_path}: cannot load the study"])]
+    checks = []
+    for name, fn in sorted(_VERDICT_CHECKS.items()):
+        try:
+            fails = list(fn(rd, study))
+        except Exception as exc:  # a crashing check is a failed check, not a crashed audit
+            fails = [f"{name}: re-derivation raised {type(exc).__name__}: {exc}"]
+        detail = "re-derived from stored statistics"
+        if name == "protocol" and not ((rd / "verdict.json").exists() or (rd / "gates").exists()):
+            detail = "verdict re-derivation is not available: no recorded verdicts in this folder"
+        checks.append(Check(f"verdicts: {name}", detail, fails))
     return checks
+
+
+def _check_report(rd: Path, study: Study) -> Check:
+    from tailgate.stages.report import rerender
+
+    if not (rd / "report.html").is_file():
+        return Check("report", "no report.html to check")
+    fails = []
+    with tempfile.TemporaryDirectory(prefix="tailgate-audit-") as tmp:
+        try:
+            made = rerender(rd, study, Path(tmp))
+        except Exception as exc:  # the stored statistics cannot make a report: say so
+            return Check("report", "re-rendered", [f"{rd}: cannot re-render the report ({exc})"])
+        for rel, path in made:
+            mine = rd / rel
+            if not mine.is_file():
+                fails.append(f"{mine}: missing (the report stage writes it)")
+            elif sha256_file(mine) != sha256_file(path):
+                fails.append(
+                    f"{mine}: differs from the report re-rendered from the stored verdict and "
+                    "statistics (edited after it was made, or made from other inputs)"
+                )
+    return Check("report", "re-rendered from stored statistics, compared byte for byte", fails)

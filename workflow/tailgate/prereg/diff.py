@@ -1,9 +1,14 @@
 """Field-level diff between two canonical pre-registrations, with the direction of each change.
 
 Lists of named entries (``conditions``, ``scorers``) are matched by name, so a reordering is no
-change and an entry whose content is unchanged under a new name is reported as *renamed*. Each
-change of a decision parameter of the seed-000 protocol is classed as **loosening** (a claim
-becomes easier to make), **tightening** or **neutral** (no direction, or not a decision rule).
+change and an entry whose content is unchanged under a new name is reported as *renamed*.
+
+Classification is **fail-closed**: every field is a decision rule of the registered plan unless it
+is on the short list :data:`DESCRIPTIVE_FIELDS` (text that no stage reads, and display-only
+resample counts). A change of a decision rule is classed **loosening** (a claim becomes easier to
+make), **tightening**, or **unclassified** (no known direction: a new model, another threshold
+band, another seed…); a field nobody listed is therefore never silently harmless. Descriptive
+changes are classed **descriptive**.
 """
 
 from __future__ import annotations
@@ -13,13 +18,28 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DECISION_RULES", "Change", "diff", "format_changes"]
+__all__ = ["DESCRIPTIVE_FIELDS", "DIRECTIONS", "Change", "diff", "format_changes", "is_decision"]
 
-LOOSENING, TIGHTENING, NEUTRAL = "loosening", "tightening", "neutral"
+LOOSENING, TIGHTENING, UNCLASSIFIED, DESCRIPTIVE = (
+    "loosening",
+    "tightening",
+    "unclassified",
+    "descriptive",
+)
 
-# field pattern -> which direction of a numeric change loosens the protocol ("up" | "down"),
-# or None for a decision parameter whose change has no direction.
-DECISION_RULES: dict[str, str | None] = {
+#: Fields that no decision depends on (field patterns). Everything else is a decision rule.
+#: ``protocol.stability.resamples`` only sizes the display CIs of the stability scan (Fig. 3 of
+#: seed 000); G5 compares point estimates, so no verdict reads it.
+DESCRIPTIVE_FIELDS: tuple[str, ...] = (
+    "title",
+    "hypotheses",
+    "hypotheses.*",
+    "protocol.stability.resamples",
+)
+
+#: Known directions of decision rules. A number maps to ``"up"`` or ``"down"`` (the direction of
+#: change that loosens the claim); an ordered choice maps to its values from strictest to loosest.
+DIRECTIONS: dict[str, str | tuple[Any, ...]] = {
     "protocol.tolerances.*": "up",  # wider equivalence tolerance: G1/G2 pass more easily
     "protocol.delta_floor": "down",  # smaller floor: P2 passes more easily
     "protocol.alpha": "up",
@@ -32,20 +52,10 @@ DECISION_RULES: dict[str, str | None] = {
     "protocol.stability.delta": "down",  # a narrower window varies less
     "protocol.stability.min_exceedances": "down",
     "protocol.gof.alpha": "down",  # G4 passes when p > α
-    "protocol.multiplicity": None,
-    "protocol.thresholds.*": None,
-    "protocol.headline_scale": None,
-    "protocol.pairs": None,
-    "protocol.bootstrap.resampling": None,
-    "protocol.stability.scan.*": None,
-    "protocol.tvar_level": None,
-    "protocol.xi_bar": None,
-    "seed": None,
-    "sample_cap": None,
-    "conditions*": None,
-    "scorers*": None,
-    "transform.*": None,
-    "data.*": None,
+    "conditions[*].min_rows": "down",  # fewer rows accepted before refusing
+    # H1 passes at every threshold (all) ⊂ at the headline (headline) ⊂ at some threshold (any)
+    "protocol.band_rule": ("all", "headline", "any"),
+    "protocol.multiplicity": ("bonferroni", "none"),
 }
 
 
@@ -57,8 +67,8 @@ class Change:
     old: Any
     new: Any
     kind: str  # changed | added | removed | renamed
-    direction: str  # loosening | tightening | neutral
-    decision: bool  # a decision parameter of the registered protocol
+    direction: str  # loosening | tightening | unclassified | descriptive
+    decision: bool  # a decision rule of the registered plan (every non-descriptive field)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,7 +85,7 @@ class Change:
         return cls(d["field"], d["old"], d["new"], d["kind"], d["class"], d["decision"])
 
     def describe(self) -> str:
-        tag = self.direction + (", decision rule" if self.decision else "")
+        tag = (self.direction + ", decision rule") if self.decision else "descriptive"
         if self.kind == "added":
             body = f"{self.field}: (absent) → {_show(self.new)}"
         elif self.kind == "removed":
@@ -92,30 +102,46 @@ def _show(v: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _rule(field: str) -> tuple[bool, str | None]:
-    plain = field.split("[")[0] if field.startswith(("conditions", "scorers")) else field
-    for pattern, direction in DECISION_RULES.items():
+def _plain(field: str) -> str:
+    """``conditions[x].prompts`` → ``conditions[*].prompts`` (patterns name entries by ``*``)."""
+    for key in ("conditions", "scorers"):
+        if field.startswith(key + "["):
+            close = field.find("]")
+            return f"{key}[*]{field[close + 1 :]}" if close > 0 else field
+    return field
+
+
+def _matches(field: str, patterns: Any) -> Any:
+    plain = _plain(field)
+    for pattern in patterns:
         if fnmatch.fnmatchcase(field, pattern) or fnmatch.fnmatchcase(plain, pattern):
-            return True, direction
-    return False, None
+            return pattern
+    return None
+
+
+def is_decision(field: str) -> bool:
+    """Whether ``field`` is a decision rule (fail-closed: unless listed as descriptive)."""
+    return _matches(field, DESCRIPTIVE_FIELDS) is None
 
 
 def _classify(field: str, old: Any, new: Any, kind: str) -> Change:
-    decision, direction = _rule(field)
-    cls = NEUTRAL
-    if direction and kind == "changed":
-        if field == "protocol.multiplicity":
-            pass
-        elif _is_number(old) and _is_number(new) and old != new:
-            up = new > old
-            cls = LOOSENING if up == (direction == "up") else TIGHTENING
-        elif field == "accepted_power" and old is None and new is not None:
-            cls = LOOSENING
-        elif field == "accepted_power" and new is None and old is not None:
-            cls = TIGHTENING
-    if field == "protocol.multiplicity" and kind == "changed":
-        cls = LOOSENING if new == "none" else TIGHTENING
-    return Change(field, old, new, kind, cls, decision)
+    if not is_decision(field):
+        return Change(field, old, new, kind, DESCRIPTIVE, False)
+    cls = UNCLASSIFIED
+    pattern = _matches(field, DIRECTIONS)
+    rule = DIRECTIONS[pattern] if pattern is not None else None
+    if kind == "changed" and isinstance(rule, tuple) and old in rule and new in rule:
+        cls = LOOSENING if rule.index(new) > rule.index(old) else TIGHTENING
+    elif kind == "changed" and isinstance(rule, str):
+        if _is_number(old) and _is_number(new) and old != new:
+            cls = LOOSENING if (new > old) == (rule == "up") else TIGHTENING
+        elif old is None and new is not None:  # e.g. accepted_power recorded
+            cls = LOOSENING if rule == "down" else UNCLASSIFIED
+        elif new is None and old is not None:
+            cls = TIGHTENING if rule == "down" else UNCLASSIFIED
+    elif kind in ("added", "removed") and isinstance(rule, str) and field == "accepted_power":
+        cls = LOOSENING if kind == "added" else TIGHTENING
+    return Change(field, old, new, kind, cls, True)
 
 
 def _is_number(v: Any) -> bool:
@@ -176,7 +202,7 @@ def _named(old: list[dict], new: list[dict], field: str, out: list[Change]) -> N
     old_order = [e["name"] for e in old if e["name"] in by_new]
     new_order = [e["name"] for e in new if e["name"] in by_old]
     if old_order != new_order:
-        # order of conditions can matter (e.g. pair orientation): report it, neutrally
+        # order of conditions can matter (pair orientation, headline scorer): a decision change
         out.append(_classify(f"{field}.order", old_order, new_order, "changed"))
 
 

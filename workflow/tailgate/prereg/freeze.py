@@ -1,22 +1,33 @@
 """``freeze`` writes a study's lock; ``amend`` appends to its chain (DESIGN: "Lock", "Amendments").
 
 Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of seed 000
-unless the pre-registration records an ``accepted_power`` that the design achieves. Once data
-exists for the study, a changed file can no longer be re-frozen: the only way forward is an
-amendment, which records the field-level diff, the reason and that data already existed.
+unless the pre-registration records an ``accepted_power`` that the design achieves.
+
+A lock is append-only. ``freeze`` never replaces a lock that was ever committed (the way forward
+is ``amend``), never registers a study once data exists for it, and replaces an uncommitted lock
+only while no data exists. Whether data exists is read from evidence the caller cannot steer
+(:mod:`tailgate.prereg.evidence`): there is no option that names another results folder. Both
+verbs record the pins of the files the registration names (:mod:`tailgate.prereg.pins`) and
+return a one-line receipt to publish; ``tag=True`` commits the pre-registration and its lock and
+creates the annotated git tag ``prereg/<study>/<seq>`` holding the receipt.
 """
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.prereg.design import Design, derived_design
-from tailgate.prereg.diff import Change, diff
-from tailgate.prereg.gitinfo import head_state
-from tailgate.prereg.guard import check_frozen, refusal_message, results_dir_for
+from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
+from tailgate.prereg.evidence import data_evidence
+from tailgate.prereg.gitinfo import head_state, repo_root
+from tailgate.prereg.guard import check_frozen, refusal_message
+from tailgate.prereg.history import lock_history
 from tailgate.prereg.lock import Lock, LockIntegrityError, make_entry, new_lock, write_lock
+from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study, load, lock_path_for
 
 __all__ = ["AmendResult", "FreezeResult", "amend", "check_design", "freeze"]
@@ -77,27 +88,68 @@ def _floor3(x: float) -> str:
     return f"{int(x * 1000) / 1000:.3f}"
 
 
-def _has_data(results_dir: Path) -> bool:
-    from tailgate.provenance import has_data
+def _committed_lock_refusal(study: Study, lock_path: Path, what: str) -> RefusalError | None:
+    """A refusal when the lock was ever committed (a committed registration is never replaced)."""
+    history = lock_history(lock_path)
+    if not history.committed:
+        return None
+    first = history.versions[0]
+    return RefusalError(
+        f"{study.path}: refusing to {what}: {lock_path.name} was committed (first in "
+        f"{first[0][:12]} at {first[1].isoformat()}), and a committed registration is never "
+        "replaced — not even after the lock or the results are deleted. Ways forward: restore "
+        f"the lock ('git checkout HEAD -- {lock_path}'), then either restore the registered "
+        f"file or record the change with 'tailgate amend {study.path} --reason \"…\"'."
+    )
 
-    return has_data(results_dir)
+
+def _pin_change_entries(registered: dict[str, Any], now: dict[str, Any]) -> list[Change]:
+    out = []
+    for f in pin_changes(registered, now):
+        old, new = registered.get(f), now.get(f)
+        kind = "added" if old is None else "removed" if new is None else "changed"
+        out.append(Change(f"pins.{f}", old, new, kind, UNCLASSIFIED, True))
+    return out
 
 
-def freeze(prereg_path: str | Path, results_dir: str | Path | None = None) -> FreezeResult:
-    """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it."""
+def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
+    """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring)."""
     study = load(prereg_path)
-    rd = Path(results_dir) if results_dir is not None else results_dir_for(study.path)
     lock_path = lock_path_for(study.path)
-    state = check_frozen(study.path)
-    if state.lock is not None and not state.ok and _has_data(rd):
+    state = check_frozen(study.path, pins=False)
+    if state.lock is not None and state.ok:
+        design = check_design(study)
+        registered = state.lock.head_entry.get("pins", {})
+        changed = pin_changes(registered, pins_of(study, import_rows=False))
+        if changed:
+            raise RefusalError(
+                f"{study.path}: the file matches its lock, but registered input(s) "
+                f"{', '.join(changed)} differ from their pins. Restore them, or record the new "
+                f"files with 'tailgate amend {study.path} --reason \"…\"'."
+            )
+        return FreezeResult(study, state.lock, design, "unchanged")
+    refusal = _committed_lock_refusal(
+        study, lock_path, "re-freeze" if state.lock is not None else "freeze"
+    )
+    if refusal is not None:
+        raise refusal
+    lock_for_evidence = state.lock if state.lock is not None else None
+    evidence = data_evidence(study.path, lock_for_evidence)
+    if evidence.exists:
+        if state.lock is not None:
+            raise RefusalError(
+                refusal_message(state)
+                + f"\nRe-freezing is refused because data exists ({evidence.describe()}).",
+                changes=state.changes,
+            )
         raise RefusalError(
-            refusal_message(state, rd)
-            + f"\nRe-freezing is refused because data artifacts exist in {rd}.",
-            changes=state.changes,
+            f"{study.path}: refusing to freeze: data already exists for study '{study.name}' "
+            f"({evidence.describe()}), so this would not be a registration made before the data. "
+            f"Ways forward: if these results belong to an earlier registration, restore its lock "
+            f"and record changes with 'tailgate amend'; otherwise register the study under a new "
+            "name (a new file preregistrations/<new name>.yaml)."
         )
     design = check_design(study)
-    if state.lock is not None and state.ok:
-        return FreezeResult(study, state.lock, design, "unchanged")
     entry = make_entry(
         seq=0,
         kind="freeze",
@@ -105,18 +157,19 @@ def freeze(prereg_path: str | Path, results_dir: str | Path | None = None) -> Fr
         snapshot=study.data,
         raw_hash=study.raw_hash,
         derived=design.to_json(),
-        data_existed=_has_data(rd),
+        data_existed=False,
         git=head_state(study.path),
+        pins=pins_of(study),
     )
     lock = new_lock(lock_path, study.name, [entry])
     write_lock(lock)
+    if tag:
+        tag_entry(study, lock)
     return FreezeResult(study, lock, design, "frozen" if state.lock is None else "refrozen")
 
 
-def amend(
-    prereg_path: str | Path, reason: str, results_dir: str | Path | None = None
-) -> AmendResult:
-    """Append an amendment registering the current file as the new chain head."""
+def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendResult:
+    """Append an amendment registering the current file (and input files) as the new head."""
     if not reason or not reason.strip():
         raise InputError(
             "tailgate amend: --reason is empty. Fix: say why the registered plan changes, "
@@ -124,8 +177,7 @@ def amend(
         )
     study = load(prereg_path)
     design = check_design(study)
-    rd = Path(results_dir) if results_dir is not None else results_dir_for(study.path)
-    state = check_frozen(study.path)
+    state = check_frozen(study.path, pins=False)
     if state.lock is None:
         raise RefusalError(
             f"{study.path}: cannot amend a study that was never frozen "
@@ -139,14 +191,23 @@ def amend(
             f"{study.path}: refusing to amend: the lock does not verify ({exc}). Restore the "
             "lock file from version control."
         ) from None
-    if state.ok:
-        raise InputError(
-            f"{study.path}: nothing to amend — the file matches the chain head of "
-            f"{state.lock.path.name} (entry {state.lock.head['seq']})."
+    rewritten = lock_history(
+        state.lock.path, [e["entry_hash"] for e in state.lock.chain]
+    ).violations
+    if rewritten:
+        raise RefusalError(
+            f"{study.path}: refusing to amend: {rewritten[-1]}. Restore the committed lock "
+            f"('git checkout HEAD -- {state.lock.path}') and amend again."
         )
     head = state.lock.head_entry
-    changes = diff(head["prereg"], study.data)
-    data_existed = _has_data(rd)
+    now_pins = pins_of(study)
+    changes = diff(head["prereg"], study.data) + _pin_change_entries(head.get("pins", {}), now_pins)
+    if not changes:
+        raise InputError(
+            f"{study.path}: nothing to amend — the file and the input files it names match the "
+            f"chain head of {state.lock.path.name} (entry {state.lock.head['seq']})."
+        )
+    data_existed = data_evidence(study.path, state.lock).exists
     entry = make_entry(
         seq=head["seq"] + 1,
         kind="amendment",
@@ -158,7 +219,38 @@ def amend(
         git=head_state(study.path),
         reason=reason.strip(),
         changes=[c.to_json() for c in changes],
+        pins=now_pins,
     )
     lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry])
     write_lock(lock)
+    if tag:
+        tag_entry(study, lock)
     return AmendResult(study, lock, entry, changes, data_existed)
+
+
+def tag_entry(study: Study, lock: Lock) -> str:
+    """Commit the pre-registration and its lock, and tag the commit ``prereg/<study>/<seq>``
+    with the head entry's receipt as the annotated tag's message; return the tag name."""
+    root = repo_root(study.path)
+    if root is None:
+        raise InputError(
+            f"{study.path}: --tag needs a git work tree, and none holds this file. Fix: run "
+            "'git init' and commit, or publish the receipt elsewhere (preprint, OSF)."
+        )
+    name = f"prereg/{study.name}/{lock.head['seq']}"
+    receipt = lock.receipt()
+    paths = [str(Path(study.path).resolve()), str(lock.path.resolve())]
+    steps = [
+        ["git", "add", "--", *paths],
+        ["git", "commit", "-m", f"Register {study.name}, entry {lock.head['seq']}", "--", *paths],
+        ["git", "tag", "-a", name, "-m", receipt],
+    ]
+    for cmd in steps:
+        res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            raise InputError(
+                f"{study.path}: '{' '.join(cmd[:3])}' failed: {res.stderr.strip() or res.stdout}. "
+                "The lock is written; commit it and tag by hand: "
+                f"git tag -a {name} -m '{receipt}'."
+            )
+    return name

@@ -3,7 +3,9 @@
 ``<stem>.lock.json`` beside a pre-registration holds a hash chain of entries. Entry 0 is the
 freeze; every later entry is an amendment. Each entry carries the canonical snapshot of the
 pre-registration it registers (so a later diff can name fields), its canonical and raw hashes,
-the derived design, versions, UTC time, git state, whether data already existed, and
+the derived design, the pins of the local files it names (:mod:`tailgate.prereg.pins`), versions
+and the digest of the code (:mod:`tailgate.code`), UTC time, git state, whether data already
+existed (:mod:`tailgate.prereg.evidence`), and
 ``previous_entry_hash``; ``entry_hash`` is the SHA-256 of the canonical JSON of everything else
 in the entry. The lock also records ``chain_length`` and ``head`` so a truncated chain is
 detected.
@@ -71,8 +73,11 @@ def make_entry(
     git: dict[str, Any] | None,
     reason: str | None = None,
     changes: list[dict[str, Any]] | None = None,
+    pins: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A new chain entry with its ``entry_hash``."""
+    """A new chain entry with its ``entry_hash`` (``pins``: :mod:`tailgate.prereg.pins`)."""
+    from tailgate.code import code_digest
+
     entry: dict[str, Any] = {
         "seq": seq,
         "type": kind,
@@ -80,11 +85,12 @@ def make_entry(
         "canonical_hash": canonical_hash(snapshot),
         "raw_hash": raw_hash,
         "schema_version": SCHEMA_VERSION,
-        "tool_versions": tool_versions(),
+        "tool_versions": {**tool_versions(), "code": code_digest()},
         "time": utc_now(),
         "git": git,
         "data_existed": data_existed,
         "derived": derived,
+        "pins": pins or {},
         "prereg": snapshot,
     }
     if kind == "amendment":
@@ -149,6 +155,14 @@ class Lock:
                 f"{name}: the recorded head (entry {self.head.get('seq')}) is not the last "
                 f"entry of the chain (entry {last['seq']}): the chain was truncated or edited"
             )
+
+    def receipt(self, seq: int | None = None) -> str:
+        """The one-line receipt of entry ``seq`` (default: the head), meant to be published."""
+        e = self.chain[-1 if seq is None else seq]
+        return (
+            f"tailgate receipt: study={self.study} entry={e['seq']} "
+            f"entry_hash={e['entry_hash']} canonical_hash={e['canonical_hash']} time={e['time']}"
+        )
 
     def entry_by_hash(self, entry_hash_: str) -> dict[str, Any] | None:
         return next((e for e in self.chain if e["entry_hash"] == entry_hash_), None)

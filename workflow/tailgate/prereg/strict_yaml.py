@@ -2,8 +2,12 @@
 
 A pre-registration is hashed as JSON (DESIGN: "Canonical hash"), so the loader accepts only what
 JSON can express and refuses the YAML features that make two readers disagree: duplicate keys,
-non-string keys, NaN and infinities, timestamps, binary, sets, merge keys and multiple documents.
-Numbers in exponent form without a dot (``1e-6``) are read as numbers, as JSON reads them.
+non-string keys, NaN and infinities, timestamps, binary, sets, merge keys, multiple documents,
+anchors and aliases (refused before the document is built, so a small file cannot expand into a
+huge one). Plain numbers and booleans follow the YAML 1.2 core schema written as JSON writes them:
+``500``, ``-3``, ``0.25``, ``1e-6``, ``true``. YAML 1.1 spellings that other readers take for
+something else are refused, not guessed: octal (``0500`` is 320 to a YAML 1.1 reader), base 60
+(``33:20`` is 2000), hexadecimal, underscores (``1_000``) and ``yes``/``no``/``on``/``off``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,14 @@ _Loader.add_implicit_resolver(
 )
 
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+# YAML 1.2 core numbers in JSON's spelling (leading zeros only as "0" or "0.…")
+_STRICT_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_STRICT_FLOAT = re.compile(
+    r"^[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
+)
+_STRICT_BOOL = {"true", "false", "True", "False", "TRUE", "FALSE"}
+# plain strings a YAML 1.2 reader would take for numbers (octal 0o17, hexadecimal 0x1F)
+_NUMBER_LIKE = re.compile(r"^[-+]?0[oOxXbB][0-9a-fA-F_]+$")
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
@@ -88,6 +100,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Located:
                 file=file,
                 fix="save the file as UTF-8",
             ) from None
+    _refuse_anchors(text, file)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -123,6 +136,25 @@ def load_yaml(path: str | Path, text: str | None = None) -> Located:
             fix="write 'field: value' lines as in preregistrations/template.yaml",
         )
     return Located(data, lines)
+
+
+def _refuse_anchors(text: str, file: str) -> None:
+    """Refuse anchors (``&a``) and aliases (``*a``) from the event stream, before composing."""
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            is_alias = isinstance(event, yaml.AliasEvent)
+            if is_alias or getattr(event, "anchor", None) is not None:
+                raise PreregError(
+                    f"YAML {'alias' if is_alias else 'anchor'} "
+                    f"'{'*' if is_alias else '&'}{event.anchor}' is not allowed in a "
+                    "pre-registration",
+                    file=file,
+                    line=event.start_mark.line + 1,
+                    fix="write the values out in full where they are used (every registered "
+                    "value must be visible at its own place)",
+                )
+    except yaml.YAMLError:
+        return  # malformed YAML: the composer below reports it with its line
 
 
 def _article(word: str) -> str:
@@ -195,8 +227,35 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, cto
     return _scalar(node, ctor, file, path)
 
 
+def _strict_plain(node: yaml.ScalarNode, file: str, path: Path_) -> None:
+    """Refuse plain scalars whose meaning differs between YAML readers (module docstring)."""
+    if node.style is not None:  # quoted or block scalars are strings
+        return
+    text, tag = node.value, node.tag
+    problem = None
+    if tag == "tag:yaml.org,2002:int" and not _STRICT_INT.match(text):
+        problem = "an integer in a YAML 1.1 form (octal, base 60, hexadecimal or with '_')"
+    elif tag == "tag:yaml.org,2002:float" and not _STRICT_FLOAT.match(text):
+        problem = "a number in a YAML 1.1 form (base 60, leading zeros or with '_')"
+    elif tag == "tag:yaml.org,2002:bool" and text not in _STRICT_BOOL:
+        problem = "a YAML 1.1 boolean (yes/no/on/off)"
+    elif tag == "tag:yaml.org,2002:str" and _NUMBER_LIKE.match(text):
+        problem = "an octal, hexadecimal or binary number to a YAML 1.2 reader"
+    if problem is not None:
+        raise PreregError(
+            f"{text!r} is {problem}; readers disagree on its value",
+            file=file,
+            line=node.start_mark.line + 1,
+            field=field_name(path),
+            fix="write a plain decimal number (e.g. 500, 0.05, 1e-6) or true/false, or quote "
+            f'it ("{text}") if you mean a string',
+        )
+
+
 def _scalar(node: yaml.Node, ctor: _Loader, file: str, path: Path_) -> Any:
     line = node.start_mark.line + 1
+    if isinstance(node, yaml.ScalarNode):
+        _strict_plain(node, file, path)
     try:
         value = ctor.construct_object(node, deep=True)
     except yaml.MarkedYAMLError as exc:

@@ -9,6 +9,7 @@ derived defaults, the cross-field checks the schema cannot express, then the can
 from __future__ import annotations
 
 import copy
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from tailgate.prereg.canonical import canonical_hash, normalise, sha256_bytes
 from tailgate.prereg.schema import apply_defaults, fill_defaults, load_schema, validate
 from tailgate.prereg.strict_yaml import Located, field_name, load_yaml
 
-__all__ = ["NAME_RE", "Study", "load", "lock_path_for"]
+__all__ = ["NAME_RE", "Study", "load", "lock_path_for", "results_dir_for"]
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -84,6 +85,13 @@ class Study:
 
     def __hash__(self) -> int:
         return hash(self.canonical_hash)
+
+
+def results_dir_for(prereg_path: str | Path) -> Path:
+    """``<project>/results/<stem>`` for ``<project>/preregistrations/<stem>.yaml`` (the path as
+    written, made absolute; links are not followed, so a linked results folder stays visible)."""
+    p = Path(os.path.abspath(prereg_path))
+    return p.parent.parent / "results" / p.stem
 
 
 def lock_path_for(prereg_path: str | Path) -> Path:

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from tailgate.errors import InputError
 from tailgate.prereg.guard import require_frozen
-from tailgate.prereg.study import Study
+from tailgate.prereg.study import Study, results_dir_for
 from tailgate.protocol.gates import GateSettings
 from tailgate.provenance import ProvenanceRecord, record
 
@@ -70,13 +70,15 @@ class StageContext:
 
 
 def open_stage(prereg: str | os.PathLike[str], results: str | os.PathLike[str]) -> StageContext:
-    """Refuse unless ``prereg`` matches its lock; check ``results`` is ``results/<study>``."""
-    study = require_frozen(prereg, results_dir=results)
+    """Refuse unless ``prereg`` (and the files it pins) match its lock and its results folder
+    holds no link; check ``results`` is the study's ``<project>/results/<study>``."""
+    study = require_frozen(prereg)
     rd = Path(results)
-    if rd.name != study.name:
+    expected = results_dir_for(study.path)
+    if os.path.realpath(rd) != os.path.realpath(expected):
         raise InputError(
-            f"{rd}: the results directory of study '{study.name}' must be named "
-            f"'{study.name}' (results/{study.name}). Fix: pass results/{study.name}."
+            f"{rd}: the results folder of study '{study.name}' is {expected} (beside the "
+            f"preregistrations folder). Fix: pass results/{study.name} from the project folder."
         )
     return StageContext(study, rd)
 

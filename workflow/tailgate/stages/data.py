@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tailgate.atomic import write_parquet
-from tailgate.errors import InputError
+from tailgate.errors import InputError, RefusalError
+from tailgate.prereg.pins import pinned_files
 
 from .common import open_stage
 
@@ -64,7 +65,7 @@ def generate_stage(
     generate_shard(ctx.study, condition, int(shard), out, options=opts)
     ctx.record(
         out,
-        inputs=[prompts] if prompts is not None else [],
+        inputs=[*([prompts] if prompts is not None else []), *pinned_files(ctx.study)],
         kind="data",
         extra={"condition": condition, "shard": int(shard)},
     )
@@ -128,5 +129,20 @@ def merge_stage(
 ) -> None:
     """``scores/<scorer>/<condition>.parquet``: every shard's scores, sorted by prompt id."""
     ctx = open_stage(prereg, results)
-    write_parquet(out, merge_scores(shards, condition=condition))
-    ctx.record(out, inputs=list(shards), kind="data", extra={"scorer": scorer})
+    table = merge_scores(shards, condition=condition)
+    minimum = ctx.study.condition(condition).get("min_rows")
+    if minimum is not None and table.num_rows < int(minimum):
+        raise RefusalError(
+            f"Refusing to analyse condition '{condition}' (scorer {scorer}): {table.num_rows:,} "
+            f"scored rows, fewer than the registered minimum conditions[{condition}].min_rows = "
+            f"{int(minimum):,} ({ctx.study.path}). The registered design was not realised: "
+            "collect the missing data (import file, generation, on_empty drops), or record the "
+            "smaller design with 'tailgate amend'."
+        )
+    write_parquet(out, table)
+    ctx.record(
+        out,
+        inputs=list(shards),
+        kind="data",
+        extra={"scorer": scorer, "rows": table.num_rows},
+    )

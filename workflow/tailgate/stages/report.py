@@ -9,40 +9,41 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from tailgate.report import figures, render
 from tailgate.report.render import fishing_points
 
+from .analyses import read_analyses
 from .common import open_stage, read_json
 
-__all__ = ["report_stage"]
+__all__ = ["render_report", "report_inputs", "report_stage", "rerender"]
 
 
-def report_stage(
-    prereg: str | os.PathLike[str],
-    results: str | os.PathLike[str],
+def render_report(
     verdict: str | os.PathLike[str],
     fits: Sequence[str | os.PathLike[str]],
     power: str | os.PathLike[str],
     out_html: str | os.PathLike[str],
     out_md: str | os.PathLike[str],
     figure_paths: Mapping[str, str | os.PathLike[str]],
-) -> Any:
-    """Render the report; ``figure_paths`` maps ``power`` and ``stability`` to PNG paths."""
-    ctx = open_stage(prereg, results)
+    analyses: Sequence[str | os.PathLike[str]] = (),
+) -> list[tuple[str | os.PathLike[str], list[str | os.PathLike[str]]]]:
+    """Write the report and its figures from stored statistics; return (file, inputs) pairs.
+
+    The report stage records what this writes; ``tailgate audit`` calls it into a scratch folder
+    and compares the bytes with the recorded report (a report edited by hand cannot pass).
+    """
     v = read_json(verdict, "verdict")
     index: dict[str, dict[str, dict[str, Any]]] = {}
     for f in fits:
         doc = read_json(f, "fits")
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
     p = read_json(power, "power")
-    rendered = render(v, index, p, out_html, out_md)
-    inputs = [verdict, *fits, power]
-    ctx.record(out_html, inputs=inputs, kind="report")
-    ctx.record(out_md, inputs=inputs, kind="report")
+    render(v, index, p, out_html, out_md, analyses=read_analyses(analyses))
+    inputs = [verdict, *fits, power, *analyses]
     figures.write_power(figure_paths["power"], p)
-    ctx.record(figure_paths["power"], inputs=[power], kind="report")
     head = v["headline"]
     gates = next(
         g for g in v["gates"] if (g["scorer"], g["scale"]) == (head["scorer"], head["scale"])
@@ -55,5 +56,74 @@ def report_stage(
         fishing=fishing_points(gates, index),
         title=f"{head['scorer']}, {head['scale']} scale",
     )
-    ctx.record(figure_paths["stability"], inputs=[verdict, *fits], kind="report")
-    return rendered
+    return [
+        (out_html, inputs),
+        (out_md, inputs),
+        (figure_paths["power"], [power]),
+        (figure_paths["stability"], [verdict, *fits]),
+    ]
+
+
+def report_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    verdict: str | os.PathLike[str],
+    fits: Sequence[str | os.PathLike[str]],
+    power: str | os.PathLike[str],
+    out_html: str | os.PathLike[str],
+    out_md: str | os.PathLike[str],
+    figure_paths: Mapping[str, str | os.PathLike[str]],
+    analyses: Sequence[str | os.PathLike[str]] = (),
+) -> None:
+    """Render the report; ``figure_paths`` maps ``power`` and ``stability`` to PNG paths;
+    ``analyses``: every ``analyses/<name>/statistics.json``."""
+    ctx = open_stage(prereg, results)
+    for out, inputs in render_report(
+        verdict, fits, power, out_html, out_md, figure_paths, analyses
+    ):
+        ctx.record(out, inputs=inputs, kind="report")
+
+
+def report_inputs(results: Path, study: Any) -> dict[str, Any]:
+    """The report rule's inputs inside ``results``, in the rule's order (rules/report.smk)."""
+    from .common import scales_for
+
+    names = [c["name"] for c in study.conditions()]
+    fits = [
+        results / "fits" / s["name"] / scale / f"{c}.json"
+        for s in study.scorers()
+        for scale in scales_for(study, s["name"])
+        for c in names
+    ]
+    analyses = [
+        results / "analyses" / name / "statistics.json" for name in sorted(study.data["analyses"])
+    ]
+    return {
+        "verdict": results / "verdict.json",
+        "fits": fits,
+        "power": results / "power.json",
+        "analyses": analyses,
+    }
+
+
+def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]:
+    """Render the report from the stored statistics in ``results`` into ``out_dir``; return
+    (path relative to ``results``, written file) for each output (``tailgate audit``)."""
+    names = {
+        "html": "report.html",
+        "md": "report.md",
+        "power": "figures/power.png",
+        "stability": "figures/stability.png",
+    }
+    (out_dir / "figures").mkdir(parents=True, exist_ok=True)
+    inputs = report_inputs(results, study)
+    render_report(
+        inputs["verdict"],
+        inputs["fits"],
+        inputs["power"],
+        out_dir / names["html"],
+        out_dir / names["md"],
+        {"power": out_dir / names["power"], "stability": out_dir / names["stability"]},
+        inputs["analyses"],
+    )
+    return [(rel, out_dir / rel) for rel in names.values()]

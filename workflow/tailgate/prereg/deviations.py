@@ -1,0 +1,110 @@
+"""Deviations from the registered plan, derived from the lock and the realised design.
+
+Two sources, one list (``verdict.json``'s ``deviations``, shown first in the report, re-derived by
+``tailgate audit``):
+
+* **amendments** — an amendment that changed a decision rule (every non-descriptive field,
+  :mod:`tailgate.prereg.diff`) or a pinned input file once data existed: results after it are not
+  confirmatory under the registered plan;
+* **the realised design** — what the data and statistics actually hold against what was
+  registered: fewer rows per condition than registered prompts, or bootstrap sizes other than
+  the registered ones (:func:`realised_design`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "amendment_log",
+    "design_deviations",
+    "realised_design",
+]
+
+
+def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The lock's amendments (report shape) and the deviations they make."""
+    amendments, deviations = [], []
+    for e in lock.chain[1:] if lock is not None else []:
+        changes = e.get("changes", [])
+        decision = [c["field"] for c in changes if c.get("decision")]
+        classes = sorted({"decision_rule" if c.get("decision") else "other" for c in changes})
+        amendments.append(
+            {
+                "seq": int(e["seq"]),
+                "time": str(e["time"]),
+                "reason": str(e.get("reason", "")),
+                "classes": classes,
+                "fields": [{"path": c["field"], "old": c["old"], "new": c["new"]} for c in changes],
+                "data_existed": bool(e.get("data_existed")),
+                "entry_hash": str(e["entry_hash"]),
+            }
+        )
+        if decision and e.get("data_existed"):
+            loosening = [c["field"] for c in changes if c.get("class") == "loosening"]
+            deviations.append(
+                {
+                    "what": f"decision rule(s) {', '.join(decision)} changed after data existed"
+                    + (f" (loosening: {', '.join(loosening)})" if loosening else "")
+                    + "; results are not confirmatory under the registered plan",
+                    "amendment": int(e["seq"]),
+                }
+            )
+    return amendments, deviations
+
+
+def realised_design(study: Any, fits: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Rows, exceedances and bootstrap sizes the statistics were computed with, per scorer,
+    scale and condition, beside the registered prompts and B."""
+    registered_b = int(study.protocol["bootstrap"]["resamples"])
+    headline_q = float(study.protocol["thresholds"]["headline"])
+    rows: dict[str, dict[str, Any]] = {}
+    for c in study.conditions():
+        rows[c["name"]] = {"registered_prompts": int(c["prompts"]), "analysed": {}}
+    used_b: set[int] = set()
+    for doc in fits:
+        cond = rows.get(str(doc.get("condition")))
+        if cond is None:
+            continue
+        at = next(
+            (t for t in doc.get("thresholds", []) if abs(float(t["q"]) - headline_q) < 1e-9),
+            None,
+        )
+        cond["analysed"][f"{doc['scorer']}/{doc['scale']}"] = {
+            "rows": int(doc["n"]),
+            "n_exc_headline": None if at is None else int(at["n_exc"]),
+        }
+        used_b.add(int(doc.get("bootstrap", {}).get("resamples", -1)))
+    return {
+        "conditions": rows,
+        "bootstrap": {"registered": registered_b, "used": sorted(used_b)},
+    }
+
+
+def design_deviations(realised: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Deviations of the realised design from the registered one (module docstring)."""
+    out = []
+    for name, c in realised["conditions"].items():
+        registered = c["registered_prompts"]
+        analysed = [a["rows"] for a in c["analysed"].values()]
+        if analysed and min(analysed) < registered:
+            got = min(analysed)
+            out.append(
+                {
+                    "what": f"condition {name}: {got:,} rows analysed, {registered:,} registered "
+                    f"(shortfall {1 - got / registered:.1%}); the registered sample size and "
+                    "the power it was chosen for were not realised",
+                    "amendment": None,
+                }
+            )
+    b = realised["bootstrap"]
+    other = [x for x in b["used"] if x != b["registered"]]
+    if other:
+        out.append(
+            {
+                "what": f"bootstrap resamples used {other}, registered {b['registered']}",
+                "amendment": None,
+            }
+        )
+    return out

@@ -1,0 +1,95 @@
+"""The lock's committed history: append-only, and when each chain entry was first committed.
+
+A lock is append-only: every committed version of ``<study>.lock.json`` must extend the one
+before it (same entries, same order, more at the end), and the lock in the work tree must extend
+the last committed one. A replaced, rewritten, reordered or dropped entry — a study deleted and
+registered again, an amendment folded into entry 0, a flipped ``data_existed`` — shows up as a
+version that does not extend its predecessor, named by its commit. The commit that first holds an
+entry dates it independently of the time the entry states about itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from tailgate.prereg.gitinfo import committed_versions
+
+__all__ = ["LockHistory", "lock_history"]
+
+
+@dataclass(frozen=True)
+class LockHistory:
+    """``versions``: (commit, time, entry hashes or None if unreadable/deleted) oldest first;
+    ``introduced``: entry hash → (commit, time) of the first commit holding it;
+    ``violations``: one message per version that does not extend its predecessor."""
+
+    versions: list[tuple[str, datetime, list[str] | None]]
+    introduced: dict[str, tuple[str, datetime]] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+
+    @property
+    def committed(self) -> bool:
+        return bool(self.versions)
+
+    def last_hashes(self) -> list[str] | None:
+        """Entry hashes of the last committed version that holds a lock (None if none)."""
+        for _, _, hashes in reversed(self.versions):
+            if hashes is not None:
+                return hashes
+        return None
+
+
+def _hashes(content: bytes | None) -> list[str] | None:
+    if content is None:
+        return None
+    try:
+        obj = json.loads(content.decode("utf-8"))
+        return [str(e["entry_hash"]) for e in obj["chain"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _extends(old: list[str], new: list[str]) -> bool:
+    return len(new) >= len(old) and new[: len(old)] == old
+
+
+def lock_history(lock_path: str | Path, current: list[str] | None = None) -> LockHistory:
+    """Walk every committed version of ``lock_path``; ``current`` are the entry hashes of the
+    lock in the work tree (checked against the last committed version)."""
+    name = Path(lock_path).name
+    versions = [(v.commit, v.time, _hashes(v.content)) for v in committed_versions(lock_path)]
+    history = LockHistory(versions)
+    previous: tuple[str, list[str]] | None = None
+    for commit, when, hashes in versions:
+        if hashes is None:
+            history.violations.append(
+                f"{name}: commit {commit[:12]} deletes the lock or holds an unreadable one "
+                "(a registration cannot be withdrawn; amend it instead)"
+            )
+            continue
+        for h in hashes:
+            history.introduced.setdefault(h, (commit, when))
+        if previous is not None and not _extends(previous[1], hashes):
+            history.violations.append(
+                f"{name}: commit {commit[:12]} rewrites the chain committed in "
+                f"{previous[0][:12]} ({_how(previous[1], hashes)}); a lock is append-only"
+            )
+        previous = (commit, hashes)
+    if current is not None and previous is not None and not _extends(previous[1], current):
+        history.violations.append(
+            f"{name}: the lock in the work tree rewrites the chain committed in "
+            f"{previous[0][:12]} ({_how(previous[1], current)})"
+        )
+    return history
+
+
+def _how(old: list[str], new: list[str]) -> str:
+    for i, h in enumerate(old):
+        if i >= len(new):
+            return f"entries {i}–{len(old) - 1} dropped"
+        if new[i] != h:
+            return f"entry {i} replaced"
+    return "chain changed"

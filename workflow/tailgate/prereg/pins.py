@@ -1,0 +1,177 @@
+"""Pins: the SHA-256 of every local file a registration names (DESIGN: "Provenance").
+
+A pre-registration names files that shape results without being part of its text: the imported
+data (``data.import.path``), a local prompt set (``data.prompts.source``), local model folders
+(``models.<key>.id``) and scorer checkpoints (``scorers[*].checkpoint``/``config_path``). Their
+bytes are part of the registration: ``freeze`` and ``amend`` record a pin for each one in the lock
+entry (SHA-256 and size; a folder is pinned by a manifest of its files' hashes; an import file
+also by its rows per condition), every run refuses when a pinned file differs, and a changed file
+is registered only through an amendment, which lists it as a changed decision input.
+
+A name that is not a local path (a hub id such as ``gpt2``) pins nothing: what a hub serves is
+outside what a local tool can pin, and the registration's ``revision`` fields are the way to fix it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from tailgate.errors import PreregError
+from tailgate.prereg.canonical import sha256_file
+
+__all__ = [
+    "pin",
+    "pin_changes",
+    "pinned_files",
+    "pins_of",
+    "project_root",
+    "registered_paths",
+]
+
+
+def project_root(prereg_path: str | Path) -> Path:
+    """``<project>`` of ``<project>/preregistrations/<stem>.yaml``; relative paths resolve here."""
+    return Path(prereg_path).resolve().parent.parent
+
+
+def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
+    """Field name → (registered path text, whether it must exist) of every local input."""
+    data = study.data
+    out: dict[str, tuple[str, bool]] = {}
+    backend = data["data"]["backend"]
+    if backend == "import" and data["data"]["import"].get("path"):
+        out["data.import.path"] = (str(data["data"]["import"]["path"]), True)
+    if backend == "transformers":
+        out["data.prompts.source"] = (str(data["data"]["prompts"]["source"]), False)
+        for key, model in sorted(data.get("models", {}).items()):
+            out[f"models.{key}.id"] = (str(model["id"]), False)
+    for sc in data["scorers"]:
+        for key in ("checkpoint", "config_path"):
+            if sc.get(key):
+                out[f"scorers[{sc['name']}].{key}"] = (str(sc[key]), True)
+        if sc.get("kind") == "token_nll" and sc.get("judge") in data.get("models", {}):
+            model = data["models"][sc["judge"]]
+            out[f"models.{sc['judge']}.id"] = (str(model["id"]), False)
+    return out
+
+
+def _resolve(text: str, root: Path) -> Path:
+    p = Path(os.path.expanduser(text))
+    return p if p.is_absolute() else root / p
+
+
+_CACHE_FROM = 64 << 20  # files this large are hashed once per (inode, size, mtime, ctime)
+
+
+def _file_sha256(path: Path) -> str:
+    """SHA-256 of a file; large files (model weights) are remembered under a key that includes
+    the inode change time, which a user cannot set back, so an edited file is always re-hashed."""
+    st = path.stat()
+    if st.st_size < _CACHE_FROM:
+        return sha256_file(path)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tailgate" / "pins"
+    key = hashlib.sha256(
+        f"{path.resolve()}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|"
+        f"{st.st_ctime_ns}".encode()
+    ).hexdigest()
+    entry = cache / key
+    try:
+        cached = entry.read_text(encoding="ascii").strip()
+        if len(cached) == 64:
+            return cached
+    except OSError:
+        pass
+    digest = sha256_file(path)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        entry.write_text(digest, encoding="ascii")
+    except OSError:
+        pass  # no cache: hash again next time
+    return digest
+
+
+def pin(path: Path) -> dict[str, Any]:
+    """SHA-256 and size of a file; of a folder, a manifest hash over its files (sorted
+    relative paths, each with its SHA-256), their count and total size."""
+    if path.is_file():
+        return {"type": "file", "sha256": _file_sha256(path), "bytes": path.stat().st_size}
+    manifest = hashlib.sha256()
+    count = total = 0
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = f.relative_to(path).as_posix()
+        manifest.update(f"{rel}\0{_file_sha256(f)}\n".encode())
+        count += 1
+        total += f.stat().st_size
+    return {"type": "folder", "sha256": manifest.hexdigest(), "files": count, "bytes": total}
+
+
+def pins_of(study: Any, *, import_rows: bool = True) -> dict[str, dict[str, Any]]:
+    """The pins of ``study``'s registered local inputs (field name → pin with ``path``).
+
+    A path that must exist (import file, scorer checkpoint) and does not is a
+    :class:`PreregError`; a model or prompt source that is not a local path pins nothing.
+    """
+    root = project_root(study.path)
+    out: dict[str, dict[str, Any]] = {}
+    for field, (text, required) in registered_paths(study).items():
+        path = _resolve(text, root)
+        if not path.exists():
+            if required:
+                raise PreregError(
+                    f"{field} names {text}, which does not exist",
+                    file=str(study.path),
+                    field=field,
+                    fix="correct the path (relative paths resolve against the project folder "
+                    f"{root}) or create the file before freezing",
+                )
+            continue
+        out[field] = {"path": text, **pin(path)}
+        if field == "data.import.path" and import_rows:
+            out[field]["rows"] = _import_rows(study, root)
+    return out
+
+
+def _import_rows(study: Any, root: Path) -> dict[str, int]:
+    """Rows per registered condition in the import file (the realised design's first fact)."""
+    from tailgate.generate import DataInputError
+    from tailgate.generate.importer import import_spec, read_rows
+
+    names = [c["name"] for c in study.data["conditions"]]
+    try:
+        spec = import_spec(study, base_dir=root)
+        records, _ = read_rows(spec)
+    except DataInputError as exc:
+        raise PreregError(
+            str(exc), file=str(study.path), field="data.import", fix="see the message above"
+        ) from None
+    counts = dict.fromkeys(names, 0)
+    for r in records:
+        c = str(r.get(spec.condition)) if spec.condition else names[0]
+        if c in counts:
+            counts[c] += 1
+    return counts
+
+
+def pinned_files(study: Any) -> list[Path]:
+    """The local files and folders ``study`` names that exist (a stage lists the files among its
+    inputs, so each record holds the hash the stage saw)."""
+    root = project_root(study.path)
+    out = []
+    for text, _ in registered_paths(study).values():
+        path = _resolve(text, root)
+        if path.is_file():
+            out.append(path)
+    return out
+
+
+def pin_changes(registered: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Fields whose pinned input differs (added, removed or other bytes), sorted."""
+    fields = set(registered) | set(now)
+    return sorted(
+        f
+        for f in fields
+        if (registered.get(f) or {}).get("sha256") != (now.get(f) or {}).get("sha256")
+    )
