@@ -40,7 +40,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_design(args: argparse.Namespace) -> int:
-    from tailgate.prereg.design import derived_design, describe, simulated_power
+    import time
+
+    from tailgate.prereg.design import (
+        check_false_pass,
+        derived_design,
+        describe,
+        operating_characteristics,
+        simulated_power,
+    )
     from tailgate.prereg.study import load
 
     study = load(args.prereg)
@@ -51,6 +59,14 @@ def _cmd_design(args: argparse.Namespace) -> int:
     for line in describe(design):
         print(line)
     print(sim_line)
+    start = time.perf_counter()
+    oc = operating_characteristics(study, design)
+    for line in oc.describe():
+        print(line)
+    print(f"  ({time.perf_counter() - start:.1f} s)")
+    refusal = check_false_pass(study, oc)
+    if refusal:
+        print(f"max_false_pass check: FAILS — {refusal} (freeze will refuse)")
     return EXIT_OK
 
 

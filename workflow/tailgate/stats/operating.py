@@ -1,0 +1,417 @@
+"""Operating characteristics of the whole registered decision rule (Sections 3, 4, 6.3 of 000).
+
+Eq. 2 and App. E of seed 000 speak about P1 ∧ P2 alone. What a registration *does* is the whole
+procedure: G1–G5, P1 and P2 at every threshold of the band, combined by the band rule, at the
+level the multiplicity rule gives each gate. :func:`simulate_procedure` runs that procedure on
+synthetic pairs with known truth and counts how often it passes:
+
+* condition A: a bulk with an exact GPD(ξ̄, σ) tail above a share that covers the band and
+  its G5 sides; condition B: the same bulk with tail shape ξ̄ + Δξ and σ_B = σ(1 − ξ_B)/(1 − ξ̄),
+  so that the mean excess — hence the mean and TVaR — match in truth (bulk-equivalent pairs,
+  the situation the protocol is built for). The sampler comes from the caller;
+* every trial draws both samples at the registered prompts per condition, takes each band
+  threshold at the empirical quantile, fits ξ̂ (Eq. 1), its percentile-bootstrap CI at P1's level
+  from ``resamples`` replicates, the AD p-value (table of :mod:`tailgate.stats.gof`, ξ̂ clipped
+  to the table's range), ξ̂ at q ± δ with its exceedance count (G5 as implemented), and for the
+  bulk gates the asymptotic normal CIs of the mean and TVaR differences (the percentile CIs of
+  the bulk bootstrap at these sample sizes; the one approximation here, stated in the output);
+* the gates are then evaluated by :func:`tailgate.protocol.gates.evaluate_pair` — the same code
+  the workflow runs — and combined by every band rule.
+
+Under Δξ = 0 (the null: equal tails, matched bulk) and Δξ = Δfloor/2 (a real but sub-floor
+difference) a PASS is false; its rate is the rule's false-PASS rate. Δξ = Δfloor and 1.5 × Δfloor
+give the power. The family-wise false-PASS rate of m pairs under the complete null is at most
+m times the pair's rate (union bound; pairs that share a condition are dependent).
+
+Speed: condition A is shared across the truths (common random numbers), and all trials'
+bootstrap replicates at a threshold are refitted in one vectorised Newton call
+(:func:`tailgate.stats.power.percentile_cis`). Determinism: trial t of A draws from child (0, t)
+of the seed, of B under truth s from child (1 + s, t); bootstraps from their own children.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from tailgate.protocol.gates import ConditionSummary, GateSettings, PairVerdict, evaluate_pair
+from tailgate.protocol.verdict import BAND_RULES, h1_verdict
+from tailgate.stats import gof, gpd, inference
+from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
+from tailgate.stats.power import percentile_cis
+from tailgate.stats.profile import STATUS_OK
+
+__all__ = ["OCScenario", "OperatingCharacteristics", "Sampler", "simulate_procedure"]
+
+#: sampler(rng, delta_xi, shape) -> severities on the headline scale
+Sampler = Callable[[np.random.Generator, float, tuple[int, int]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class OCScenario:
+    """PASS counts of the procedure under one truth, per band rule."""
+
+    delta_xi: float
+    trials: int
+    passes: dict[str, int]
+
+    def rate(self, rule: str) -> float:
+        return self.passes[rule] / self.trials
+
+    def mc_se(self, rule: str) -> float:
+        p = self.rate(rule)
+        return math.sqrt(p * (1.0 - p) / self.trials)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "delta_xi": self.delta_xi,
+            "trials": self.trials,
+            "passes": dict(self.passes),
+            "rate": {r: round(self.rate(r), 6) for r in self.passes},
+            "mc_se": {r: round(self.mc_se(r), 6) for r in self.passes},
+        }
+
+
+@dataclass(frozen=True)
+class OperatingCharacteristics:
+    """Simulated false-PASS rate and power of the registered procedure (module docstring)."""
+
+    band_rule: str
+    delta_floor: float
+    n_prompts: int
+    trials: int
+    resamples: int
+    family_size: int
+    p1_level: float
+    scenarios: tuple[OCScenario, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def at(self, delta_xi: float) -> OCScenario:
+        return next(s for s in self.scenarios if math.isclose(s.delta_xi, delta_xi))
+
+    def false_pass(self, rule: str | None = None) -> float:
+        """Largest PASS rate over the truths with Δξ below the floor."""
+        rule = rule or self.band_rule
+        return max(s.rate(rule) for s in self.scenarios if s.delta_xi < self.delta_floor)
+
+    def family_false_pass_bound(self, rule: str | None = None) -> float:
+        """Union bound on the family-wise false-PASS rate under the complete null (Δξ = 0)."""
+        return min(1.0, self.family_size * self.at(0.0).rate(rule or self.band_rule))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "band_rule": self.band_rule,
+            "delta_floor": self.delta_floor,
+            "n_prompts": self.n_prompts,
+            "trials": self.trials,
+            "resamples": self.resamples,
+            "family_size": self.family_size,
+            "p1_level": self.p1_level,
+            "false_pass": round(self.false_pass(), 6),
+            "family_false_pass_bound": round(self.family_false_pass_bound(), 6),
+            "scenarios": [s.to_dict() for s in self.scenarios],
+            "notes": list(self.notes),
+        }
+
+    def describe(self) -> list[str]:
+        """Lines for ``tailgate design`` and the report."""
+        rule = self.band_rule
+        lines = [
+            f"operating characteristics of the registered procedure (every gate, band rule "
+            f"'{rule}', P1 at CI level {self.p1_level:.4g}, {self.n_prompts} prompts per "
+            f"condition, {self.trials} trials, {self.resamples} bootstrap resamples):"
+        ]
+        for s in self.scenarios:
+            kind = "false PASS" if s.delta_xi < self.delta_floor else "power"
+            others = ", ".join(f"{r} {s.rate(r):.3f}" for r in BAND_RULES if r != rule)
+            lines.append(
+                f"  true Δξ = {s.delta_xi:g}: {kind} {s.rate(rule):.3f} ± {s.mc_se(rule):.3f} "
+                f"(other band rules: {others})"
+            )
+        lines.append(
+            f"  this rule passes a null pair {100 * self.at(0.0).rate(rule):.1f}% of the time; "
+            f"family of {self.family_size} pairs: at most "
+            f"{100 * self.family_false_pass_bound():.1f}% (union bound)"
+        )
+        lines += [f"  note: {n}" for n in self.notes]
+        return lines
+
+
+def _bulk_cis(
+    xa: np.ndarray, xb: np.ndarray, level_mean: float, level_tvar: float, tvar_level: float
+) -> tuple[np.ndarray, ...]:
+    """Asymptotic normal CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B) per sorted row.
+
+    TVaR_p variance: [Var(X | X > VaR) + p (TVaR − VaR)²] / (N (1 − p)) (Manistre & Hancock
+    2005), the large-N limit of the bulk bootstrap's percentile CI.
+    """
+    n = xa.shape[1]
+
+    def stats(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        var_p, tail, k = _top(x, tvar_level)  # tail: values above VaR minus VaR
+        tv = var_p + tail.mean(axis=1)
+        tvar_var = (tail.var(axis=1) + tvar_level * (tv - var_p) ** 2) / k
+        return x.mean(axis=1), x.var(axis=1) / n, tv, tvar_var
+
+    ma, va, ta, wa = stats(xa)
+    mb, vb, tb, wb = stats(xb)
+    zm = norm.ppf(0.5 + level_mean / 2)
+    zt = norm.ppf(0.5 + level_tvar / 2)
+    dm, sm = ma - mb, np.sqrt(va + vb)
+    dt, st = ta - tb, np.sqrt(wa + wb)
+    return dm, dm - zm * sm, dm + zm * sm, dt, dt - zt * st, dt + zt * st
+
+
+def _quantile_sorted(xs: np.ndarray, q: float) -> np.ndarray:
+    """numpy's default ("linear", type 7) q-quantile of every sorted row."""
+    h = (xs.shape[1] - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, xs.shape[1] - 1)
+    return xs[:, lo] + (h - lo) * (xs[:, hi] - xs[:, lo])
+
+
+def _top(xs: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray, int]:
+    u = _quantile_sorted(xs, q)
+    n_exc = int(np.count_nonzero(xs[0] > u[0]))
+    return u, xs[:, xs.shape[1] - n_exc :] - u[:, None], n_exc
+
+
+def _ad_pvalues(y: np.ndarray, xi: np.ndarray, sigma: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    table = gof.load_table()
+    a2 = gof.ad_statistic_rows(y, np.where(ok, xi, 0.0), np.where(ok, sigma, 1.0))
+    lo, hi = float(table.xi[0]), float(table.xi[-1])
+    return np.array(
+        [
+            table.pvalue(float(a), min(max(float(x), lo), hi))[0] if good else 0.0
+            for a, x, good in zip(a2, xi, ok, strict=True)
+        ]
+    )
+
+
+class _Condition:
+    """One condition's statistics at every band threshold, for every trial.
+
+    Fits, AD p-values and G5 sides are computed for all trials at once; P1's interval (or
+    profile) only for the (trial, threshold) cells where every other gate passes
+    (:meth:`need`), because P1 cannot change the outcome elsewhere. The bootstrap of cell
+    (t, j) draws from child (j, t) of the condition's stream, so the numbers do not depend on
+    which cells were needed.
+    """
+
+    def __init__(
+        self,
+        xs: np.ndarray,
+        band: Sequence[float],
+        settings: GateSettings,
+        resamples: int,
+        min_side: int,
+        ss: np.random.SeedSequence,
+        workers: int = 1,
+    ) -> None:
+        self.settings, self.resamples, self.ss, self.workers = settings, resamples, ss, workers
+        self.band = list(band)
+        trials = xs.shape[0]
+        self.trials = trials
+        sides: dict[float, tuple[np.ndarray | None, int | None]] = {}
+
+        def side(qs: float) -> tuple[np.ndarray | None, int | None]:
+            qs = round(qs, 10)
+            if qs not in sides:
+                if not 0.0 < qs < 1.0:
+                    sides[qs] = (None, None)
+                else:
+                    _, y, n = _top(xs, qs)
+                    if n < min_side:
+                        sides[qs] = (np.full(trials, math.nan), n)
+                    else:
+                        f = gpd.fit_rows(y)
+                        sides[qs] = (np.where(f.status == STATUS_OK, f.xi, math.nan), n)
+            return sides[qs]
+
+        delta = settings.stability_delta
+        self.y, self.u, self.n_exc, self.fits, self.ad_p, self.sides = [], [], [], [], [], []
+        for q in self.band:
+            u, y, n_exc = _top(xs, q)
+            f = gpd.fit_rows(y)
+            self.y.append(y)
+            self.u.append(u)
+            self.n_exc.append(n_exc)
+            self.fits.append(f)
+            self.ad_p.append(_ad_pvalues(y, f.xi, f.sigma, f.status != 2))
+            self.sides.append({"minus": side(q - delta), "plus": side(q + delta)})
+        nan2 = np.full((trials, len(self.band), 2), math.nan)
+        self.ci, self.profile_ci = nan2.copy(), nan2.copy()
+        self.profiles: dict[tuple[int, int], inference.ProfileGrid | None] = {}
+        self.done = np.zeros((trials, len(self.band)), dtype=bool)
+
+    def need(self, cells: np.ndarray) -> None:
+        """Compute P1's statistics for the (trial, threshold) ``cells`` (boolean mask)."""
+        todo = cells & ~self.done
+        s = self.settings
+        for j in range(len(self.band)):
+            rows = np.flatnonzero(todo[:, j])
+            if rows.size == 0:
+                continue
+            f = self.fits[j]
+            if s.p1_method == "percentile":
+                rngs = [
+                    np.random.Generator(
+                        np.random.PCG64(
+                            np.random.SeedSequence(
+                                self.ss.entropy, spawn_key=(*self.ss.spawn_key, j, int(t))
+                            )
+                        )
+                    )
+                    for t in rows
+                ]
+                _, cis = percentile_cis(
+                    self.y[j][rows], self.resamples, [s.ci_level], rngs, workers=self.workers
+                )
+                self.ci[rows, j] = cis[:, 0, :]
+            for t in rows if s.p1_method != "percentile" else ():
+                if f.status[t] != STATUS_OK:
+                    continue
+                one = gpd.GPDFit(
+                    float(f.xi[t]), float(f.sigma[t]), self.n_exc[j], "ok", float(f.loglik[t])
+                )
+                if s.p1_method == "profile":
+                    p = inference.profile_ci(self.y[j][t], s.ci_level, one)
+                    self.profile_ci[t, j] = (p.low, p.high)
+                else:
+                    self.profiles[(int(t), j)] = inference.profile_grid(self.y[j][t], one)
+        self.done |= todo
+
+    def summary(self, name: str, t: int, j: int) -> ConditionSummary:
+        f = self.fits[j]
+        (xm, nm), (xp, np_) = self.sides[j]["minus"], self.sides[j]["plus"]
+        return ConditionSummary(
+            condition=name,
+            q=self.band[j],
+            u=float(self.u[j][t]),
+            n_exc=self.n_exc[j],
+            xi=float(f.xi[t]),
+            sigma=float(f.sigma[t]),
+            fit_status={0: "ok", 1: "boundary"}.get(int(f.status[t]), "failed"),
+            xi_ci_low=float(self.ci[t, j, 0]),
+            xi_ci_high=float(self.ci[t, j, 1]),
+            ci_level=self.settings.ci_level,
+            ad_pvalue=float(self.ad_p[j][t]),
+            xi_minus=None if xm is None else float(xm[t]),
+            xi_plus=None if xp is None else float(xp[t]),
+            n_minus=nm,
+            n_plus=np_,
+            profile_ci_low=float(self.profile_ci[t, j, 0]),
+            profile_ci_high=float(self.profile_ci[t, j, 1]),
+            profile=self.profiles.get((t, j)),
+        )
+
+
+def simulate_procedure(
+    settings: GateSettings,
+    *,
+    band: Sequence[float],
+    headline_q: float,
+    band_rule: str,
+    n_prompts: int,
+    sample: Sampler,
+    delta_xis: Sequence[float],
+    trials: int,
+    resamples: int,
+    min_side_exceedances: int,
+    seed: gpd.SeedLike,
+    workers: int = 1,
+) -> OperatingCharacteristics:
+    """PASS rates of the registered procedure for one bulk-matched pair under each Δξ.
+
+    ``sample(rng, Δξ, (trials, n_prompts))`` draws severities on the headline scale (Δξ = 0 is
+    condition A). Returns the rates under every band rule; ``band_rule`` is the registered one.
+    ``workers`` threads run the bootstraps; the result does not depend on it.
+    """
+    if band_rule not in BAND_RULES:
+        raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")
+    ss = gpd.seed_sequence_of(seed)
+
+    def child(*keys: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
+
+    band = [float(q) for q in band]
+    shape = (int(trials), int(n_prompts))
+    lowest = min(min(band) - settings.stability_delta, settings.tvar_level)
+    k0 = max(0, math.floor((shape[1] - 1) * lowest) - 1)
+
+    def draw(gen: np.random.Generator, dxi: float) -> np.ndarray:
+        # order statistics from k0 up are all the procedure reads (the mean ignores the order)
+        x = np.partition(sample(gen, dxi, shape), k0, axis=1)
+        x[:, k0:] = np.sort(x[:, k0:], axis=1)
+        return x
+
+    args = (band, settings, resamples, min_side_exceedances)
+    xa = draw(np.random.Generator(np.random.PCG64(child(0))), 0.0)
+    cond_a = _Condition(xa, *args, child(0, 1), workers)
+    levels = (settings.level_of("G1"), settings.level_of("G2"))
+    scenarios = []
+    for s, dxi in enumerate(delta_xis):
+        gen = np.random.Generator(np.random.PCG64(child(1 + s)))
+        xb = draw(gen, float(dxi))
+        cond_b = _Condition(xb, *args, child(1 + s, 1), workers)
+        dm, m_lo, m_hi, dt, t_lo, t_hi = _bulk_cis(xa, xb, *levels, settings.tvar_level)
+        bulks = [
+            BulkEquivalence(
+                EquivalenceResult(
+                    "mean", dm[t], m_lo[t], m_hi[t], settings.delta_mu, levels[0], 0, False
+                ),
+                EquivalenceResult(
+                    "tvar", dt[t], t_lo[t], t_hi[t], settings.delta_tvar, levels[1], 0, False
+                ),
+                settings.tvar_level,
+            )
+            for t in range(shape[0])
+        ]
+
+        def verdicts(t: int, b: _Condition = cond_b, bulk: list = bulks) -> list[PairVerdict]:
+            return [
+                evaluate_pair(cond_a.summary("a", t, j), b.summary("b", t, j), bulk[t], settings)
+                for j in range(len(band))
+            ]
+
+        # P1 matters only where every other gate passes: compute its statistics there only
+        need = np.zeros((shape[0], len(band)), dtype=bool)
+        for t in range(shape[0]):
+            for j, v in enumerate(verdicts(t)):
+                need[t, j] = all(g.passed for g in v.gates if g.gate != "P1")
+        cond_a.need(need)
+        cond_b.need(need)
+        passes = dict.fromkeys(BAND_RULES, 0)
+        for t in range(shape[0]):
+            pairs = verdicts(t)
+            for rule in BAND_RULES:
+                v = h1_verdict(
+                    pairs, headline_q=headline_q, band=band, settings=settings, band_rule=rule
+                )
+                passes[rule] += v.h1 == "PASS"
+        scenarios.append(OCScenario(float(dxi), shape[0], passes))
+    notes = (
+        "G1/G2 use the asymptotic normal CIs of the mean and TVaR differences (the bulk "
+        "bootstrap's percentile CIs at these sample sizes)",
+    )
+    if resamples < 1000:
+        notes += (
+            f"P1's percentile CIs use {resamples} bootstrap resamples per fit (registered "
+            "operating_characteristics.resamples or its default), fewer than the analysis",
+        )
+    return OperatingCharacteristics(
+        band_rule,
+        float(settings.delta_floor),
+        shape[1],
+        shape[0],
+        int(resamples),
+        settings.n_pairs,
+        settings.ci_level,
+        tuple(scenarios),
+        notes,
+    )
