@@ -15,10 +15,13 @@ from tailgate.errors import PreregError
 from tailgate.prereg.study import Study
 
 from .base import AnalysisKind, Problem
+from .severity_kind import SEVERITY
 
 __all__ = ["KINDS", "analysis_spec", "check_analyses", "kind_of", "problems_of", "registered"]
 
-KINDS: dict[str, AnalysisKind] = {}
+KINDS: dict[str, AnalysisKind] = {
+    SEVERITY.kind: SEVERITY,
+}
 
 
 def registered(study: Study) -> dict[str, dict[str, Any]]:

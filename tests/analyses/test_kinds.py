@@ -1,0 +1,127 @@
+"""The severity, percentiles and perturbation kinds through the analysis protocol (compute,
+criteria from stored statistics, report section, cards) on artifacts written to a tmp folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tailgate.analyses.criteria import parse_statistic
+from tailgate.atomic import canonical_json_bytes
+from tailgate.prereg.study import Study
+
+LAYOUT = {"severities": "{root}/severities/{scorer}/{scale}/{condition}.parquet"}
+
+
+def _study(tmp_path: Path, conditions: list[str], scorer: str = "grade") -> Study:
+    data = {
+        "study": "kinds",
+        "seed": 20260615,
+        "conditions": [{"name": c} for c in conditions],
+        "scorers": [{"name": scorer, "bounded": False}],
+        "transform": {"scales": ["identity"]},
+    }
+    return Study(tmp_path / "kinds.yaml", data, "0" * 64, "0" * 64)
+
+
+def _layout(tmp_path: Path) -> dict[str, str]:
+    return {k: v.replace("{root}", str(tmp_path)) for k, v in LAYOUT.items()}
+
+
+def _write_severities(path: str, values: np.ndarray) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"prompt_id": np.arange(values.size), "severity": values.astype(float)})
+    pq.write_table(table, path)
+
+
+def _check_protocol(kind, study, name, spec, stats) -> dict[str, str]:
+    """Validation, criteria, JSON-safety, report and cards: the parts every kind provides."""
+    assert kind.validate(spec, study.data) == []
+    canonical_json_bytes(stats)  # plain JSON, no NaN
+    stats = json.loads(json.dumps(stats))  # criteria are re-derived from the stored form
+    outcomes = {o.name: o.outcome for o in kind.criteria(spec, stats)}
+    blocks = kind.report_section(name, spec, stats)
+    assert blocks
+    cards = kind.card_columns(name, spec, stats)
+    assert all(isinstance(v, dict) for v in cards.values())
+    return outcomes
+
+
+# --- severity -----------------------------------------------------------------------------------
+
+
+def _gr_values(g: np.random.Generator, n: int, b: float, eps: float) -> np.ndarray:
+    p = 10.0 ** (-b * 0.5 * np.arange(8))
+    p /= p.sum()
+    errors = g.binomial(n, eps)
+    counts = np.concatenate([[n - errors], g.multinomial(errors, p)])
+    return g.permutation(np.repeat(np.arange(9) * 0.5, counts))
+
+
+def test_severity_kind_end_to_end(tmp_path: Path) -> None:
+    from tailgate.analyses.severity_kind import SEVERITY
+
+    truth = {"flat": (0.6, 0.30), "steep": (1.4, 0.31), "twin": (0.6, 0.31), "loose": (1.0, 0.6)}
+    study = _study(tmp_path, list(truth))
+    g = np.random.default_rng(1)
+    spec = {
+        "kind": "severity",
+        "conditions": list(truth),
+        "scorer": "grade",
+        "resamples": 300,
+        "criteria": [
+            {"name": "headline", "statistic": "disjoint_pairs", "comparison": ">=", "threshold": 2},
+            {"name": "steeper", "statistic": "delta_b(steep, flat)", "comparison": ">",
+             "threshold": 0.3},
+            {"name": "test", "statistic": "delta_b_pvalue(flat, steep)", "comparison": "<",
+             "threshold": 0.05},
+            {"name": "not-matched", "statistic": "delta_b_pvalue(flat, loose)",
+             "comparison": "<", "threshold": 0.05},
+            {"name": "rare", "statistic": "per_million(flat, 3.0)", "comparison": "<",
+             "threshold": 1e6},
+        ],
+    }  # fmt: skip
+    inputs = SEVERITY.inputs(spec, study, _layout(tmp_path))
+    for (b, eps), path in zip(truth.values(), inputs["severities"], strict=True):
+        _write_severities(path, _gr_values(g, 10_000, b, eps))
+    stats = SEVERITY.compute(study, "sev", spec, inputs).statistics
+    outcomes = _check_protocol(SEVERITY, study, "sev", spec, stats)
+    assert outcomes == {
+        "headline": "PASS",
+        "steeper": "PASS",
+        "test": "PASS",
+        "not-matched": "NOT_TESTED",
+        "rare": "PASS",
+    }
+    c = stats["conditions"]["steep"]
+    assert abs(c["b"] - 1.4) < 0.15 and c["b_ci"][0] < c["b"] < c["b_ci"][1]
+    # the same inputs give the same statistics (the seed fixes every stream)
+    assert SEVERITY.compute(study, "sev", spec, inputs).statistics == stats
+
+
+def test_severity_kind_refuses_off_grid_values_and_bad_registrations(tmp_path: Path) -> None:
+    from tailgate.analyses.severity_kind import SEVERITY
+    from tailgate.errors import InputError
+
+    study = _study(tmp_path, ["a", "b"])
+    spec = {"kind": "severity", "conditions": ["a", "b"], "scorer": "grade", "criteria": []}
+    inputs = SEVERITY.inputs(spec, study, _layout(tmp_path))
+    _write_severities(inputs["severities"][0], np.array([0.0, 0.5, 0.7]))
+    _write_severities(inputs["severities"][1], np.array([0.0, 0.5, 1.0]))
+    with pytest.raises(InputError, match="not on the registered grid"):
+        SEVERITY.compute(study, "sev", spec, inputs)
+    bad = {**spec, "mc": 0.75, "conditions": ["a", "zz"], "thresholds": [3.0]}
+    bad["criteria"] = [
+        {"name": "x", "statistic": "per_million(a, 2.0)", "comparison": "<", "threshold": 1}
+    ]
+    problems = SEVERITY.validate(bad, study.data)
+    assert {p.path for p in problems} >= {("conditions", 1), ("mc",)}
+    bad.pop("mc")
+    bad["conditions"] = ["a", "b"]
+    (p,) = SEVERITY.validate(bad, study.data)
+    assert "not among the registered 'thresholds'" in p.message
+    assert parse_statistic("per_million(a, 2.0)").args == ("a", "2.0")

@@ -1,0 +1,625 @@
+"""Analysis kind ``severity``: severity index b, families and the deployment table (seed 002).
+
+Data: the severities of one registered scorer (``scorer``; ``scale`` [identity]) for each of the
+analysis's ``conditions``, every value on the registered grid 0, δ, …, top (0 = correct; an
+imported column, a judge scorer's parsed grade, or simulated Gutenberg–Richter data). The
+statistics are those of :mod:`tailgate.analyses.severity` (SPECS section B).
+
+Parameters (``$defs/analysis_severity``; an absent field means the default in brackets):
+``grid`` {``step`` [0.5], ``top`` [4.0]}; ``mc`` [``reselect``: m_c by KS in the data and in each
+resample] or a fixed grid value; ``min_events`` [30] per m_c candidate (and ≥ 3 grid levels);
+``resamples`` B [2000]; ``level`` of every CI [0.95]; ``tolerance`` of matched accuracy |Δε|
+[0.05]; ``delta_b_floor`` a matched pair's |Δb| must reach to count [0]; ``x_min`` of the family
+fits [the first positive level]; ``decisive`` {``pvalue`` [0.05], ``delta_bic`` [6]};
+``thresholds`` of the deployment table [1.5, 2.0, 2.5, 3.0, 3.5, 4.0].
+
+Criteria statistics (``name(args)``):
+
+==================================  ===========================================================
+``disjoint_pairs``                  matched pairs with disjoint b CIs and |Δb| ≥ floor (002's
+                                    headline); ``disjoint_pairs_low``/``_high`` its CI
+``matched_pairs``                   pairs with |Δε| < tolerance
+``b(c)``, ``b_low(c)``, ``b_high(c)``  finite-grid b̂ of condition c and its bootstrap CI
+``error_rate(c)``                   ε = P(S > 0)
+``delta_b(a, b)``                   b̂_a − b̂_b; ``delta_b_pvalue(a, b)`` its bootstrap test at the
+                                    shared m_c (matched pairs only, 002 App. O)
+``tail_ratio(c)``                   P(M ≥ 3)/P(M ≥ 1)
+``per_million(c, t)``               events with severity ≥ t per million queries
+``non_exponential``                 conditions whose BIC-best family is not the exponential
+``decisive``                        conditions whose BIC-best family is decisive
+==================================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from tailgate.errors import InputError
+from tailgate.prereg.study import Study
+from tailgate.seeds import seed_sequence
+
+from . import severity as S
+from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
+from .criteria import StatisticRef
+from .kind_support import (
+    ci_text,
+    condition_problems,
+    num,
+    scorer_problems,
+    seed_key,
+    severity_paths,
+    unknown_args,
+)
+
+__all__ = ["SEVERITY", "SeverityAnalysis", "settings"]
+
+_ONE = ("b", "b_low", "b_high", "error_rate", "tail_ratio")
+_TWO = ("delta_b", "delta_b_pvalue")
+_NONE = (
+    "disjoint_pairs",
+    "disjoint_pairs_low",
+    "disjoint_pairs_high",
+    "matched_pairs",
+    "non_exponential",
+    "decisive",
+)
+
+
+def settings(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter with the documented default applied for absent fields."""
+    grid = spec.get("grid") or {}
+    decisive = spec.get("decisive") or {}
+    mc = spec.get("mc", "reselect")
+    return {
+        "conditions": list(spec["conditions"]),
+        "scorer": str(spec["scorer"]),
+        "scale": str(spec.get("scale", "identity")),
+        "grid": {"step": float(grid.get("step", 0.5)), "top": float(grid.get("top", 4.0))},
+        "mc": mc if mc == "reselect" else float(mc),
+        "min_events": int(spec.get("min_events", 30)),
+        "resamples": int(spec.get("resamples", 2000)),
+        "level": float(spec.get("level", 0.95)),
+        "tolerance": float(spec.get("tolerance", 0.05)),
+        "delta_b_floor": float(spec.get("delta_b_floor", 0.0)),
+        "x_min": None if spec.get("x_min") is None else float(spec["x_min"]),
+        "decisive": {
+            "pvalue": float(decisive.get("pvalue", 0.05)),
+            "delta_bic": float(decisive.get("delta_bic", 6.0)),
+        },
+        "thresholds": [float(t) for t in spec.get("thresholds", (1.5, 2.0, 2.5, 3.0, 3.5, 4.0))],
+    }
+
+
+def _grid(st: Mapping[str, Any]) -> np.ndarray:
+    return S.make_grid(st["grid"]["top"], st["grid"]["step"])
+
+
+def _on_grid(value: float, grid: np.ndarray, positive: bool = True) -> bool:
+    i = round(value / (grid[1] - grid[0]))
+    return (1 if positive else 0) <= i < grid.size and abs(grid[i] - value) < 1e-9
+
+
+def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]) -> dict:
+    e = fit.estimate
+    boot = fit.bootstrap
+    rows, ratio = S.deployment_table(fit.counts, grid, st["thresholds"], st["level"])
+    fam = S.compare_families(
+        fit.counts,
+        grid,
+        x_min=st["x_min"],
+        p_threshold=st["decisive"]["pvalue"],
+        bic_threshold=st["decisive"]["delta_bic"],
+    )
+    sel = fit.selection
+    mc_share = {}
+    if boot is not None:
+        levels, counts = np.unique(boot.m_c[np.isfinite(boot.m_c)], return_counts=True)
+        mc_share = {f"{v:g}": int(c) for v, c in zip(levels, counts, strict=True)}
+    return {
+        "status": fit.status,
+        "counts": [int(c) for c in fit.counts],
+        "n": int(fit.counts.sum()),
+        "errors": fit.error_rate.k,
+        "error_rate": fit.error_rate.proportion,
+        "error_ci": list(fit.error_rate.confidence_interval),
+        "m_c": None if e is None else e.m_c,
+        "n_tail": None if e is None else e.n_tail,
+        "b": None if e is None else num(e.b),
+        "b_ci": [num(v) for v in fit.ci],
+        "b_aki_utsu": None if e is None else num(e.b_aki_utsu),
+        "b_unbounded": None if e is None else num(e.b_unbounded),
+        "se_aki": None if e is None else num(e.se_aki),
+        "se_shi_bolt": None if e is None else num(e.se_shi_bolt),
+        "ks": {
+            "candidates": list(sel.candidates),
+            "n_tail": list(sel.n_tail),
+            "distances": [num(d) for d in sel.distances],
+        },
+        "bootstrap_failed": None if boot is None else boot.failed,
+        "bootstrap_m_c": mc_share,
+        "families": {
+            "x_min": fam.x_min,
+            "best": fam.best,
+            "runner_up": fam.runner_up,
+            "decisive": fam.decisive,
+            "delta_bic": {f: num(v) for f, v in fam.delta_bic.items()},
+            "loglik": {f: num(v.loglik) for f, v in fam.fits.items()},
+            "parameters": {
+                f: {k: num(p) for k, p in v.parameters.items()} for f, v in fam.fits.items()
+            },
+            "converged": {f: v.converged for f, v in fam.fits.items()},
+            "tests": [
+                {
+                    "first": t.first,
+                    "second": t.second,
+                    "statistic": num(t.statistic),
+                    "pvalue": num(t.pvalue),
+                    "nested": t.nested,
+                }
+                for t in fam.tests
+            ],
+        },
+        "deployment": [
+            {
+                "threshold": r.threshold,
+                "events": r.events,
+                "per_million": r.per_million,
+                "ci": list(r.confidence_interval),
+            }
+            for r in rows
+        ],
+        "tail_ratio": num(ratio),
+    }
+
+
+class SeverityAnalysis(AnalysisKind):
+    """Seed 002 as an analysis kind (module docstring)."""
+
+    kind = "severity"
+    title = "Severity index b and error-severity families (seed 002)"
+
+    # --- registration ------------------------------------------------------------------
+    def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+        out = condition_problems(spec["conditions"], data) + scorer_problems(spec, data)
+        st = settings(spec)
+        try:
+            grid = _grid(st)
+        except ValueError as exc:
+            return [*out, Problem(("grid",), str(exc), "make 'top' a multiple of 'step'")]
+        if grid.size < 4:
+            out.append(
+                Problem(
+                    ("grid",),
+                    "the grid has fewer than 3 positive levels",
+                    "register a finer step or a higher top",
+                )
+            )
+        if st["mc"] != "reselect" and not _on_grid(st["mc"], grid):
+            out.append(
+                Problem(
+                    ("mc",),
+                    f"m_c = {st['mc']:g} is not a positive grid level",
+                    "use 'reselect' or a positive level of the grid",
+                )
+            )
+        if st["x_min"] is not None and not _on_grid(st["x_min"], grid):
+            out.append(
+                Problem(
+                    ("x_min",),
+                    f"x_min = {st['x_min']:g} is not a positive grid level",
+                    "use a positive level of the grid",
+                )
+            )
+        for i, t in enumerate(st["thresholds"]):
+            if not _on_grid(t, grid):
+                out.append(
+                    Problem(
+                        ("thresholds", i),
+                        f"threshold {t:g} is not a grid level",
+                        "use positive levels of the grid",
+                    )
+                )
+        return out
+
+    def check_statistic(
+        self, spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
+    ) -> str | None:
+        if ref.target is not None:
+            return "takes no target"
+        need = (
+            0 if ref.name in _NONE else 1 if ref.name in _ONE else 2 if ref.name in _TWO else None
+        )
+        if ref.name == "per_million":
+            if len(ref.args) != 2:
+                return "takes a condition and a threshold, e.g. per_million(a, 3.0)"
+            try:
+                thr = float(ref.args[1])
+            except ValueError:
+                return f"threshold '{ref.args[1]}' is not a number"
+            if thr not in settings(spec)["thresholds"]:
+                return f"threshold {thr:g} is not among the registered 'thresholds'"
+            return unknown_args(ref.args[:1], spec["conditions"])
+        if need is None:
+            return "is not a statistic of the severity kind"
+        if len(ref.args) != need:
+            return f"takes {need} condition(s), got {len(ref.args)}"
+        if need == 2 and ref.args[0] == ref.args[1]:
+            return "compares a condition with itself"
+        return unknown_args(ref.args, spec["conditions"])
+
+    def statistic_help(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+        return (
+            "write e.g. 'disjoint_pairs', 'b(a)', 'delta_b_pvalue(a, b)', 'per_million(a, 3.0)' "
+            "(tailgate.analyses.severity_kind)"
+        )
+
+    # --- computation ---------------------------------------------------------------------
+    def inputs(
+        self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
+    ) -> dict[str, list[str]]:
+        return {"severities": severity_paths(spec, layout, spec["conditions"])}
+
+    def compute(
+        self,
+        study: Study,
+        name: str,
+        spec: Mapping[str, Any],
+        inputs: Mapping[str, Sequence[str]],
+        *,
+        threads: int = 1,
+    ) -> AnalysisResult:
+        from tailgate.stages.common import read_severities
+
+        st = settings(spec)
+        grid = _grid(st)
+        fits = []
+        for c, path in zip(st["conditions"], inputs["severities"], strict=True):
+            _, values = read_severities(path)
+            try:
+                counts = S.counts_on_grid(values, grid)
+            except ValueError as exc:
+                raise InputError(
+                    f"{path}: {exc}. The severity analysis '{name}' needs scorer "
+                    f"'{st['scorer']}' to grade on the registered grid. Fix: map the grades onto "
+                    "the grid in the scorer, or register the grid the data use (an amendment if "
+                    "frozen)."
+                ) from None
+            fits.append(
+                S.analyse_condition(
+                    c,
+                    counts,
+                    grid,
+                    resamples=st["resamples"],
+                    seed=seed_sequence(study.seed, *seed_key(name, "b", c)),
+                    mc=st["mc"],
+                    level=st["level"],
+                    min_events=st["min_events"],
+                )
+            )
+        seeds = {
+            (a, b): (
+                seed_sequence(study.seed, *seed_key(name, "delta_b", a, b, a)),
+                seed_sequence(study.seed, *seed_key(name, "delta_b", a, b, b)),
+            )
+            for i, a in enumerate(st["conditions"])
+            for b in st["conditions"][i + 1 :]
+        }
+        pairs = S.matched_pairs(
+            fits,
+            grid,
+            tolerance=st["tolerance"],
+            floor=st["delta_b_floor"],
+            resamples=st["resamples"],
+            seeds=seeds,
+        )
+        count = S.disjoint_pair_count(
+            fits, tolerance=st["tolerance"], floor=st["delta_b_floor"], level=st["level"]
+        )
+        return AnalysisResult(
+            {
+                "settings": st,
+                "conditions": {f.name: _condition_stats(f, grid, st) for f in fits},
+                "pairs": [
+                    {
+                        "first": p.first,
+                        "second": p.second,
+                        "delta_error_rate": p.delta_error_rate,
+                        "matched": p.matched,
+                        "delta_b": num(p.delta_b),
+                        "disjoint": p.disjoint,
+                        "above_floor": p.above_floor,
+                        "discriminating": p.discriminating,
+                        "test": None
+                        if p.test is None
+                        else {
+                            "m_c": p.test.m_c,
+                            "statistic": num(p.test.statistic),
+                            "ci": [num(v) for v in p.test.confidence_interval],
+                            "pvalue": num(p.test.pvalue),
+                        },
+                    }
+                    for p in pairs
+                ],
+                "headline": {
+                    "disjoint_pairs": count.statistic,
+                    "ci": [num(v) for v in count.confidence_interval],
+                    "matched_pairs": sum(p.matched for p in pairs),
+                },
+            }
+        )
+
+    # --- decisions -----------------------------------------------------------------------
+    def statistic(
+        self, spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
+    ) -> tuple[float | None, str]:
+        h = stats["headline"]
+        conds = stats["conditions"]
+        n = ref.name
+        if n == "disjoint_pairs":
+            return float(h["disjoint_pairs"]), "matched pairs with disjoint b CIs"
+        if n in ("disjoint_pairs_low", "disjoint_pairs_high"):
+            v = h["ci"][0 if n.endswith("low") else 1]
+            return (None if v is None else float(v)), "resampling CI of the headline count"
+        if n == "matched_pairs":
+            return float(h["matched_pairs"]), f"|Δε| < {stats['settings']['tolerance']:g}"
+        if n == "non_exponential":
+            v = sum(c["families"]["best"] != "exponential" for c in conds.values())
+            return float(v), "conditions whose BIC-best family is not exponential"
+        if n == "decisive":
+            v = sum(bool(c["families"]["decisive"]) for c in conds.values())
+            return float(v), "conditions with a decisive BIC-best family"
+        c = conds[ref.args[0]]
+        if c["status"] != "ok" and n in ("b", "b_low", "b_high", "delta_b", "delta_b_pvalue"):
+            return None, f"no b for {ref.args[0]} ({c['status']})"
+        if n == "b":
+            return c["b"], f"finite-grid MLE at m_c = {c['m_c']:g}"
+        if n in ("b_low", "b_high"):
+            return c["b_ci"][0 if n == "b_low" else 1], "bootstrap percentile CI"
+        if n == "error_rate":
+            return float(c["error_rate"]), "P(S > 0)"
+        if n == "tail_ratio":
+            return c["tail_ratio"], "P(M ≥ 3)/P(M ≥ 1)"
+        if n == "per_million":
+            thr = float(ref.args[1])
+            row = next(r for r in c["deployment"] if r["threshold"] == thr)
+            return float(row["per_million"]), f"events with severity ≥ {thr:g} per 10⁶ queries"
+        pair = _pair(stats, ref.args[0], ref.args[1])
+        sign = 1.0 if pair["first"] == ref.args[0] else -1.0
+        if n == "delta_b":
+            return (None if pair["delta_b"] is None else sign * pair["delta_b"]), "b̂_a − b̂_b"
+        if pair["test"] is None:
+            return None, "the pair is not matched in accuracy: no Δb test"
+        return pair["test"]["pvalue"], f"bootstrap test at shared m_c = {pair['test']['m_c']:g}"
+
+    # --- report --------------------------------------------------------------------------
+    def report_section(
+        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
+    ) -> list[Block]:
+        from tailgate.report.tables import Table, fmt
+
+        st = stats["settings"]
+        conds = stats["conditions"]
+        h = stats["headline"]
+        mc = (
+            "re-selected by KS in every resample"
+            if st["mc"] == "reselect"
+            else f"fixed at {st['mc']:g}"
+        )
+        blocks: list[Block] = [
+            Paragraph(
+                f"Seed 002 on scorer {st['scorer']} ({st['scale']} scale), grid 0, "
+                f"{st['grid']['step']:g}, …, {st['grid']['top']:g}. b is the finite-grid MLE "
+                f"(SPECS B1; Aki–Utsu, biased about −9 % at δ = 0.5, is shown for comparability); "
+                f"m_c {mc} (≥ {st['min_events']} events and ≥ 3 levels); B = {st['resamples']} "
+                f"multinomial resamples; {st['level']:.0%} CIs. Matched accuracy: |Δε| < "
+                f"{st['tolerance']:g}. Headline: {h['disjoint_pairs']} of {h['matched_pairs']} "
+                f"matched pairs have disjoint b CIs, resampling CI "
+                f"{ci_text(*h['ci'], digits=0)}."
+            ),
+            Table(
+                f"{name}: b and error rate per condition",
+                (
+                    "condition",
+                    "N",
+                    "ε [CI]",
+                    "m_c",
+                    "n tail",
+                    "b (finite grid) [CI]",
+                    "Aki–Utsu",
+                    "unbounded",
+                    "s.e. Aki / Shi–Bolt",
+                    "best family",
+                    "decisive",
+                ),
+                tuple(
+                    (
+                        c,
+                        str(v["n"]),
+                        f"{fmt(v['error_rate'])} {ci_text(*v['error_ci'])}",
+                        fmt(v["m_c"]),
+                        fmt(v["n_tail"]),
+                        f"{fmt(v['b'])} {ci_text(*v['b_ci'])}",
+                        fmt(v["b_aki_utsu"]),
+                        fmt(v["b_unbounded"]),
+                        f"{fmt(v['se_aki'])} / {fmt(v['se_shi_bolt'])}",
+                        v["families"]["best"],
+                        fmt(v["families"]["decisive"]),
+                    )
+                    for c, v in conds.items()
+                ),
+                note="status other than ok: "
+                + (", ".join(c for c, v in conds.items() if v["status"] != "ok") or "none"),
+            ),
+            Table(
+                f"{name}: matched-accuracy pairs (|Δε| < {st['tolerance']:g})",
+                (
+                    "pair",
+                    "|Δε|",
+                    "Δb",
+                    "disjoint CIs",
+                    f"|Δb| ≥ {st['delta_b_floor']:g}",
+                    "Δb test: shared m_c, CI, p",
+                ),
+                tuple(
+                    (
+                        f"{p['first']} – {p['second']}",
+                        fmt(p["delta_error_rate"]),
+                        fmt(p["delta_b"]),
+                        fmt(p["disjoint"]),
+                        fmt(p["above_floor"]),
+                        _test_text(p["test"]),
+                    )
+                    for p in stats["pairs"]
+                    if p["matched"]
+                ),
+            ),
+            Table(
+                f"{name}: events per million queries (no fit, no extrapolation; Wilson CIs)",
+                ("condition", *(f"≥ {t:g}" for t in st["thresholds"]), "P(M≥3)/P(M≥1)"),
+                tuple(
+                    (
+                        c,
+                        *(
+                            f"{r['per_million']:.0f} {ci_text(*r['ci'], digits=0)}"
+                            for r in v["deployment"]
+                        ),
+                        fmt(v["tail_ratio"]),
+                    )
+                    for c, v in conds.items()
+                ),
+            ),
+            FigureBlock(
+                _mfd_figure(st, conds),
+                f"{name}: magnitude–frequency curves, log₁₀ N(M ≥ m) "
+                "with the fitted finite-grid Gutenberg–Richter line from m_c.",
+                f"magnitude frequency {name}",
+            ),
+            FigureBlock(
+                _forest_figure(conds),
+                f"{name}: b with its bootstrap CI per condition.",
+                f"b forest {name}",
+            ),
+            FigureBlock(
+                _bic_figure(conds),
+                f"{name}: ΔBIC to the best family per condition (0 = best; > 6 decisive).",
+                f"delta BIC {name}",
+            ),
+            FigureBlock(
+                _per_million_figure(st, conds),
+                f"{name}: events per million queries at the registered thresholds.",
+                f"per million {name}",
+            ),
+        ]
+        return blocks
+
+    def card_columns(
+        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
+    ) -> dict[str, dict[str, str]]:
+        from tailgate.report.tables import fmt
+
+        conds = stats["conditions"]
+        return {
+            f"{name}: b [CI]": {
+                c: f"{fmt(v['b'])} {ci_text(*v['b_ci'])}" for c, v in conds.items()
+            },
+            f"{name}: ε": {c: fmt(v["error_rate"]) for c, v in conds.items()},
+        }
+
+
+def _test_text(test: Mapping[str, Any] | None) -> str:
+    from tailgate.report.tables import fmt
+
+    if test is None:
+        return "—"
+    return f"{test['m_c']:g}, {ci_text(*test['ci'])}, p = {fmt(test['pvalue'])}"
+
+
+def _pair(stats: Mapping[str, Any], a: str, b: str) -> Mapping[str, Any]:
+    return next(p for p in stats["pairs"] if {p["first"], p["second"]} == {a, b})
+
+
+def _figure(width: float = 6.0, height: float = 4.0) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
+def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
+    grid = S.make_grid(st["grid"]["top"], st["grid"]["step"])
+    fig = _figure()
+    ax = fig.add_subplot()
+    for c, v in conds.items():
+        counts = np.asarray(v["counts"], dtype=float)
+        n_ge = np.cumsum(counts[::-1])[::-1][1:]
+        keep = n_ge > 0
+        (line,) = ax.plot(grid[1:][keep], np.log10(n_ge[keep]), "o", ms=3, label=c)
+        if v["b"] is not None and v["m_c"] is not None:
+            i = round(v["m_c"] / st["grid"]["step"])
+            K = grid.size - 1 - i
+            q = 10.0 ** (-v["b"] * st["grid"]["step"])
+            k = np.arange(K + 1)
+            surv = (q**k - q ** (K + 1)) / (1 - q ** (K + 1))
+            ax.plot(grid[i:], np.log10(v["n_tail"] * surv), "-", color=line.get_color(), lw=1)
+    ax.set_xlabel("severity m")
+    ax.set_ylabel("log₁₀ N(M ≥ m)")
+    ax.legend(fontsize=6, ncol=2)
+    return fig
+
+
+def _forest_figure(conds: Mapping[str, Any]) -> Any:
+    fig = _figure(5.0, 0.35 * len(conds) + 1.2)
+    ax = fig.add_subplot()
+    for y, v in enumerate(conds.values()):
+        if v["b"] is None:
+            continue
+        lo, hi = v["b_ci"]
+        if lo is not None and hi is not None:
+            ax.plot([lo, hi], [y, y], "-", color="0.3")
+        ax.plot([v["b"]], [y], "o", color="C0")
+    ax.set_yticks(range(len(conds)))
+    ax.set_yticklabels(list(conds), fontsize=7)
+    ax.set_xlabel("b (finite-grid MLE)")
+    return fig
+
+
+def _bic_figure(conds: Mapping[str, Any]) -> Any:
+    fams = list(S.FAMILIES)
+    mat = np.array(
+        [
+            [
+                np.nan if v["families"]["delta_bic"][f] is None else v["families"]["delta_bic"][f]
+                for f in fams
+            ]
+            for v in conds.values()
+        ]
+    )
+    fig = _figure(6.0, 0.35 * len(conds) + 1.5)
+    ax = fig.add_subplot()
+    im = ax.imshow(np.log10(1.0 + mat), aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(fams)))
+    ax.set_xticklabels([f.replace("_", " ") for f in fams], fontsize=7, rotation=20)
+    ax.set_yticks(range(len(conds)))
+    ax.set_yticklabels(list(conds), fontsize=7)
+    fig.colorbar(im, ax=ax, label="log₁₀(1 + ΔBIC)")
+    return fig
+
+
+def _per_million_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
+    fig = _figure()
+    ax = fig.add_subplot()
+    width = 0.8 / max(len(st["thresholds"]), 1)
+    for j, t in enumerate(st["thresholds"]):
+        vals = [v["deployment"][j]["per_million"] for v in conds.values()]
+        ax.bar(np.arange(len(conds)) + j * width, vals, width, label=f"≥ {t:g}")
+    ax.set_xticks(np.arange(len(conds)) + 0.4 - width / 2)
+    ax.set_xticklabels(list(conds), fontsize=7, rotation=30)
+    ax.set_yscale("symlog", linthresh=10)
+    ax.set_ylabel("events per 10⁶ queries")
+    ax.legend(fontsize=6)
+    return fig
+
+
+SEVERITY = SeverityAnalysis()
