@@ -125,3 +125,86 @@ def test_severity_kind_refuses_off_grid_values_and_bad_registrations(tmp_path: P
     (p,) = SEVERITY.validate(bad, study.data)
     assert "not among the registered 'thresholds'" in p.message
     assert parse_statistic("per_million(a, 2.0)").args == ("a", "2.0")
+
+
+# --- perturbation -------------------------------------------------------------------------------
+
+
+def test_perturbation_kind_end_to_end(tmp_path: Path) -> None:
+    """Null rates uniform on [.3, .5]; 'inside' (p = .33) is a semantically irrelevant variant,
+    'outside' (p = .70) is not. The naive test calls 'inside' different from the base query;
+    the composite test does not."""
+    from tailgate.analyses.perturbation_kind import PERTURBATION
+
+    g = np.random.default_rng(4)
+    pilot = [f"pilot{i}" for i in range(20)]
+    nulls = [f"null{i}" for i in range(40)]
+    truth = {
+        **dict(zip(pilot, g.uniform(0.3, 0.5, 20), strict=True)),
+        **dict(zip(nulls, g.uniform(0.3, 0.5, 40), strict=True)),
+        "base": 0.45,
+        "inside": 0.33,
+        "outside": 0.70,
+    }
+    study = _study(tmp_path, list(truth), scorer="says-yes")
+    study.data["protocol"] = {"alpha": 0.05}
+    spec = {
+        "kind": "perturbation",
+        "scorer": "says-yes",
+        "pilot": pilot,
+        "pilot_responses": 100,
+        "null_queries": nulls,
+        "test_queries": ["inside", "outside"],
+        "base_query": "base",
+        "budget": 10_000,
+        "criteria": [
+            {"name": "inside-kept", "statistic": "reject(inside)", "comparison": "==",
+             "threshold": 0},
+            {"name": "outside-rejected", "statistic": "reject(outside)", "comparison": "==",
+             "threshold": 1},
+            {"name": "naive-fooled", "statistic": "naive_pvalue(inside)", "comparison": "<",
+             "threshold": 0.05},
+            {"name": "valid", "statistic": "size", "comparison": "<=", "threshold": 0.05},
+        ],
+    }  # fmt: skip
+    inputs = PERTURBATION.inputs(spec, study, _layout(tmp_path))
+    assert len(inputs["severities"]) == 63
+    for path in inputs["severities"]:
+        _write_severities(path, g.binomial(1, truth[Path(path).stem], size=1000).astype(float))
+    stats = PERTURBATION.compute(study, "pert", spec, inputs).statistics
+    outcomes = _check_protocol(PERTURBATION, study, "pert", spec, stats)
+    assert outcomes == {
+        "inside-kept": "PASS",
+        "outside-rejected": "PASS",
+        "naive-fooled": "PASS",
+        "valid": "PASS",
+    }
+    d = stats["design"]
+    iv = stats["pilot"]["interval"]
+    # the design is Algorithm C at the pilot's interval
+    ref = __import__("tailgate.analyses.perturbation", fromlist=["design"]).design(
+        iv["low"], iv["high"], 10_000, 0.05
+    )
+    assert (d["m"], d["n"], d["J"]) == (ref.m, ref.n, ref.J) and d["met"]
+
+
+def test_perturbation_kind_not_met_is_not_tested(tmp_path: Path) -> None:
+    from tailgate.analyses.perturbation_kind import PERTURBATION
+
+    conds = ["p0", "p1", "p2", "n0", "t"]
+    study = _study(tmp_path, conds, scorer="says-yes")
+    study.data["protocol"] = {"alpha": 0.05}
+    spec = {
+        "kind": "perturbation", "scorer": "says-yes", "pilot": ["p0", "p1", "p2"],
+        "null_queries": ["n0"], "test_queries": ["t"], "budget": 5000,
+        "criteria": [{"name": "r", "statistic": "reject(t)", "comparison": "==", "threshold": 1}],
+    }  # fmt: skip
+    inputs = PERTURBATION.inputs(spec, study, _layout(tmp_path))
+    g = np.random.default_rng(5)
+    for path, p in zip(inputs["severities"], (0.3, 0.4, 0.5, 0.4, 0.9), strict=True):
+        _write_severities(path, g.binomial(1, p, size=200).astype(float))
+    stats = PERTURBATION.compute(study, "pert", spec, inputs).statistics
+    assert not stats["design"]["met"]
+    assert _check_protocol(PERTURBATION, study, "pert", spec, stats) == {"r": "NOT_TESTED"}
+    bad = {**spec, "test_queries": ["n0"]}
+    assert any("only once" in p.fix for p in PERTURBATION.validate(bad, study.data))

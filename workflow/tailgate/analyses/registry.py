@@ -15,12 +15,14 @@ from tailgate.errors import PreregError
 from tailgate.prereg.study import Study
 
 from .base import AnalysisKind, Problem
+from .perturbation_kind import PERTURBATION
 from .severity_kind import SEVERITY
 
 __all__ = ["KINDS", "analysis_spec", "check_analyses", "kind_of", "problems_of", "registered"]
 
 KINDS: dict[str, AnalysisKind] = {
     SEVERITY.kind: SEVERITY,
+    PERTURBATION.kind: PERTURBATION,
 }
 
 

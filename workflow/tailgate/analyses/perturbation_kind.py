@@ -1,0 +1,341 @@
+"""Analysis kind ``perturbation``: the composite-null test of seed 004 on binary responses.
+
+Each registered condition is one query; its rows are the responses, and a response is a "yes"
+when the registered ``scorer``'s severity exceeds ``threshold`` [0.5] (a 0/1 score, a regex
+match, a classifier probability). The conditions play four roles:
+
+- ``pilot``: m0 semantically irrelevant perturbations of the base query; the first
+  ``pilot_responses`` [all] responses of each (in prompt-id order) estimate the null interval
+  [â, b̂] by Algorithm B (``interval`` [order_statistics] or ``moments``; SPECS A6);
+- the design (m, n, τ) is then derived from [â, b̂], the registered ``budget`` B and ``alpha``
+  [protocol.alpha] by Algorithm C (SPECS A7) — a derived value of the registration, recomputed
+  identically by the audit from the stored pilot counts;
+- ``null_queries``: the first m of them, n responses each, are the sampled null queries;
+- ``test_queries``: each gets the decision T̂ = min_i |p̂_t − p̂_i| > τ on its first n responses,
+  the exact plug-in size and average power (SPECS A5), and beside it the classical two-proportion
+  test against ``base_query`` [the first null query] on all their responses (Eq. 1 of 004,
+  which the composite null replaces).
+
+If fewer than m null queries or fewer than n responses per query are available, the design is
+not met: the decisions are not made and criteria on them are NOT_TESTED.
+
+Criteria statistics: ``reject(t)`` (1 reject, 0 keep), ``pvalue(t)`` (plug-in composite p-value),
+``naive_pvalue(t)``, ``statistic(t)`` (T̂), and ``size``, ``average_power``, ``width`` (b̂ − â),
+``m``, ``n``, ``tau`` of the design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from tailgate.prereg.study import Study
+
+from . import perturbation as P
+from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
+from .criteria import StatisticRef
+from .kind_support import (
+    condition_problems,
+    num,
+    scorer_problems,
+    severity_paths,
+    sorted_values,
+    unknown_args,
+)
+
+__all__ = ["PERTURBATION", "PerturbationAnalysis", "settings"]
+
+_PER_TEST = ("reject", "pvalue", "naive_pvalue", "statistic")
+_DESIGN = ("size", "average_power", "width", "m", "n", "tau")
+
+
+def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter with the documented default applied for absent fields."""
+    nulls = list(spec["null_queries"])
+    return {
+        "scorer": str(spec["scorer"]),
+        "scale": str(spec.get("scale", "identity")),
+        "threshold": float(spec.get("threshold", 0.5)),
+        "pilot": list(spec["pilot"]),
+        "pilot_responses": spec.get("pilot_responses"),
+        "null_queries": nulls,
+        "test_queries": list(spec["test_queries"]),
+        "base_query": str(spec.get("base_query", nulls[0])),
+        "budget": int(spec["budget"]),
+        "alpha": float(spec.get("alpha", data["protocol"]["alpha"])),
+        "interval": str(spec.get("interval", "order_statistics")),
+    }
+
+
+def _all_conditions(st: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for c in [*st["pilot"], *st["null_queries"], *st["test_queries"], st["base_query"]]:
+        if c not in out:
+            out.append(c)
+    return out
+
+
+class PerturbationAnalysis(AnalysisKind):
+    """Seed 004 as an analysis kind (module docstring)."""
+
+    kind = "perturbation"
+    title = "Composite-null test under irrelevant query perturbations (seed 004)"
+
+    def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+        out = scorer_problems(spec, data)
+        for key in ("pilot", "null_queries", "test_queries"):
+            out += condition_problems(spec[key], data, key)
+        if "base_query" in spec:
+            out += condition_problems([spec["base_query"]], data, "base_query")
+        overlap = set(spec["test_queries"]) & (set(spec["null_queries"]) | set(spec["pilot"]))
+        if overlap:
+            out.append(
+                Problem(
+                    ("test_queries",),
+                    "test queries also listed as null or pilot queries: "
+                    + ", ".join(sorted(overlap)),
+                    "a test query is tested against the null queries: list it only once",
+                )
+            )
+        return out
+
+    def check_statistic(
+        self, spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
+    ) -> str | None:
+        if ref.target is not None:
+            return "takes no target"
+        if ref.name in _DESIGN:
+            return None if not ref.args else f"takes no arguments, got {len(ref.args)}"
+        if ref.name not in _PER_TEST:
+            return "is not a statistic of the perturbation kind"
+        if len(ref.args) != 1:
+            return f"takes 1 test query, got {len(ref.args)}"
+        return unknown_args(ref.args, spec["test_queries"])
+
+    def statistic_help(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+        return (
+            "write e.g. 'reject(t)' (1 when the composite test rejects), 'pvalue(t)', 'size', "
+            "'average_power' (tailgate.analyses.perturbation_kind)"
+        )
+
+    def inputs(
+        self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
+    ) -> dict[str, list[str]]:
+        st = settings(spec, study.data)
+        return {"severities": severity_paths(spec, layout, _all_conditions(st))}
+
+    def compute(
+        self,
+        study: Study,
+        name: str,
+        spec: Mapping[str, Any],
+        inputs: Mapping[str, Sequence[str]],
+        *,
+        threads: int = 1,
+    ) -> AnalysisResult:
+        from tailgate.stages.common import read_severities
+
+        st = settings(spec, study.data)
+        yes: dict[str, np.ndarray] = {}
+        for c, path in zip(_all_conditions(st), inputs["severities"], strict=True):
+            ids, x = read_severities(path)
+            yes[c] = (sorted_values(ids, x) > st["threshold"]).astype(np.int64)
+        n0 = st["pilot_responses"] or min(yes[c].size for c in st["pilot"])
+        pilot_counts = [int(yes[c][:n0].sum()) for c in st["pilot"]]
+        short = [c for c in st["pilot"] if yes[c].size < n0]
+        interval = P.estimate_interval(np.array(pilot_counts) / n0, n0, st["interval"])
+        d = P.design(interval.low, interval.high, st["budget"], st["alpha"])
+        nulls = st["null_queries"][: d.m]
+        met = len(nulls) == d.m and all(yes[c].size >= d.n for c in [*nulls, *st["test_queries"]])
+        null_counts = [int(yes[c][: d.n].sum()) for c in nulls]
+        tests = {}
+        base = yes[st["base_query"]]
+        for t in st["test_queries"]:
+            naive = P.two_proportion_test(
+                int(yes[t].sum()), yes[t].size, int(base.sum()), base.size
+            )
+            entry: dict[str, Any] = {
+                "responses": int(yes[t].size),
+                "p_all": float(yes[t].mean()),
+                "naive": {"statistic": naive.statistic, "pvalue": naive.pvalue},
+            }
+            if met:
+                ct = P.composite_test(
+                    int(yes[t][: d.n].sum()), null_counts, d.n, d.J, interval.low, interval.high
+                )
+                entry.update(
+                    p_test=ct.p_test,
+                    statistic=ct.statistic,
+                    reject=ct.reject,
+                    pvalue=ct.pvalue,
+                    nearest=nulls[ct.nearest],
+                )
+            tests[t] = entry
+        return AnalysisResult(
+            {
+                "settings": st,
+                "pilot": {
+                    "queries": st["pilot"],
+                    "responses": int(n0),
+                    "counts": pilot_counts,
+                    "short": short,
+                    "interval": {
+                        "low": interval.low,
+                        "high": interval.high,
+                        "method": interval.method,
+                        "clipped": interval.clipped,
+                    },
+                },
+                "design": {
+                    "m": d.m,
+                    "n": d.n,
+                    "J": d.J,
+                    "tau": d.tau,
+                    "size": d.size,
+                    "size_at_a": d.size_at_a,
+                    "size_at_b": d.size_at_b,
+                    "average_power": d.average_power,
+                    "ideal_size": d.ideal_size,
+                    "ideal_average_power": P.ideal_average_power(d.m, d.tau, d.a, d.b),
+                    "hoeffding_size_bound": num(d.hoeffding_size_bound),
+                    "met": met,
+                },
+                "null": {"queries": nulls, "counts": null_counts},
+                "tests": tests,
+            }
+        )
+
+    def statistic(
+        self, spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
+    ) -> tuple[float | None, str]:
+        d = stats["design"]
+        if ref.name == "width":
+            iv = stats["pilot"]["interval"]
+            return float(iv["high"] - iv["low"]), f"b̂ − â ({iv['method']})"
+        if ref.name in _DESIGN:
+            return float(d[ref.name]), "Algorithm C design (SPECS A7)"
+        t = stats["tests"][ref.args[0]]
+        if ref.name == "naive_pvalue":
+            return float(t["naive"]["pvalue"]), "two-proportion test against the base query"
+        if not d["met"]:
+            return None, "the derived design is not met by the sampled responses"
+        if ref.name == "reject":
+            return float(t["reject"]), "1 = the composite null is rejected"
+        return float(t[ref.name]), "composite test (SPECS A5)"
+
+    def report_section(
+        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
+    ) -> list[Block]:
+        from tailgate.report.tables import Table, fmt
+
+        st = stats["settings"]
+        d = stats["design"]
+        iv = stats["pilot"]["interval"]
+        blocks: list[Block] = [
+            Paragraph(
+                f"Seed 004: {len(st['pilot'])} pilot queries × {stats['pilot']['responses']} "
+                f"responses give [â, b̂] = [{iv['low']:.4f}, {iv['high']:.4f}] ({iv['method']}); "
+                f"Algorithm C at budget B = {st['budget']} and α = {st['alpha']:g} derives the "
+                f"design below (exact size and average power under the uniform model, SPECS A5). "
+                "The classical two-proportion test against the base query is shown beside the "
+                "composite test: it calls semantically irrelevant differences significant."
+            ),
+            Table(
+                f"{name}: design (Algorithm C)",
+                (
+                    "m",
+                    "n",
+                    "τ",
+                    "exact size (at â / b̂)",
+                    "average power",
+                    "ideal size",
+                    "ideal average power",
+                    "Hoeffding size bound",
+                    "met by the data",
+                ),
+                (
+                    (
+                        str(d["m"]),
+                        str(d["n"]),
+                        f"{d['tau']:.4f}",
+                        f"{fmt(d['size'], 4)} "
+                        f"({fmt(d['size_at_a'], 4)} / {fmt(d['size_at_b'], 4)})",
+                        fmt(d["average_power"]),
+                        fmt(d["ideal_size"], 4),
+                        fmt(d["ideal_average_power"]),
+                        fmt(d["hoeffding_size_bound"]),
+                        fmt(d["met"]),
+                    ),
+                ),
+            ),
+            Table(
+                f"{name}: decisions per test query",
+                (
+                    "test query",
+                    "p̂ (first n)",
+                    "T̂",
+                    "composite: reject?",
+                    "composite p",
+                    "nearest null",
+                    "naive z",
+                    "naive p",
+                ),
+                tuple(
+                    (
+                        t,
+                        fmt(v.get("p_test")),
+                        fmt(v.get("statistic")),
+                        fmt(v.get("reject")),
+                        fmt(v.get("pvalue")),
+                        str(v.get("nearest", "—")),
+                        fmt(v["naive"]["statistic"]),
+                        fmt(v["naive"]["pvalue"]),
+                    )
+                    for t, v in stats["tests"].items()
+                ),
+            ),
+            FigureBlock(
+                _phat_figure(stats),
+                f"{name}: p̂ of the null queries (dots), the estimated [â, b̂] (shaded) and each "
+                "test query's p̂ with its ±τ band.",
+                f"p-hat {name}",
+            ),
+        ]
+        return blocks
+
+    def card_columns(
+        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
+    ) -> dict[str, dict[str, str]]:
+        from tailgate.report.tables import fmt
+
+        return {
+            f"{name}: composite test": {
+                t: ("reject" if v["reject"] else "keep") if "reject" in v else "not tested"
+                for t, v in stats["tests"].items()
+            },
+            f"{name}: p̂": {t: fmt(v["p_all"]) for t, v in stats["tests"].items()},
+        }
+
+
+def _phat_figure(stats: Mapping[str, Any]) -> Any:
+    from matplotlib.figure import Figure
+
+    d = stats["design"]
+    iv = stats["pilot"]["interval"]
+    fig = Figure(figsize=(6.0, 3.0))
+    ax = fig.add_subplot()
+    ax.axvspan(iv["low"], iv["high"], color="0.85", label="[â, b̂]")
+    null = np.asarray(stats["null"]["counts"], dtype=float) / max(d["n"], 1)
+    ax.plot(null, np.zeros_like(null), "o", ms=4, color="0.3", label="null queries")
+    for y, (t, v) in enumerate(stats["tests"].items(), start=1):
+        p = v.get("p_test", v["p_all"])
+        ax.errorbar([p], [y], xerr=[[d["tau"]], [d["tau"]]], fmt="s", capsize=3, label=t)
+    ax.set_yticks([])
+    ax.set_xlabel("p̂ (share of 'yes' responses)")
+    ax.legend(fontsize=6, loc="upper left")
+    return fig
+
+
+PERTURBATION = PerturbationAnalysis()
