@@ -208,3 +208,80 @@ def test_perturbation_kind_not_met_is_not_tested(tmp_path: Path) -> None:
     assert _check_protocol(PERTURBATION, study, "pert", spec, stats) == {"r": "NOT_TESTED"}
     bad = {**spec, "test_queries": ["n0"]}
     assert any("only once" in p.fix for p in PERTURBATION.validate(bad, study.data))
+
+
+# --- percentiles --------------------------------------------------------------------------------
+
+
+def _write_tokens(path: str, seq: np.ndarray, losses: np.ndarray) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    pos = np.concatenate([np.arange(n) for n in np.bincount(seq)])
+    pq.write_table(pa.table({"prompt_id": seq, "position": pos, "loss": losses}), path)
+
+
+def reshaping_checkpoints(g: np.random.Generator, steps: int, n_seq: int = 200):
+    """Per-token CE of checkpoints on the same sequences: the bulk improves (median falls) while
+    a growing tail of hard tokens gets worse (mean rises): the top-K distillation effect of 003."""
+    lengths = g.integers(20, 60, size=n_seq)
+    seq = np.repeat(np.arange(n_seq), lengths)
+    hard = g.random(seq.size) < 0.06
+    out = []
+    for i in range(steps):
+        bulk = np.exp(g.normal(-0.3 - 0.12 * i, 1.0, seq.size))
+        tail = np.exp(g.normal(1.2 + 0.6 * i, 0.4, seq.size))
+        out.append((seq, np.where(hard, tail, bulk)))
+    return out
+
+
+def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
+    from tailgate.analyses.percentiles_kind import PERCENTILES, token_paths
+
+    steps = [f"step{i}" for i in range(5)]
+    study = _study(tmp_path, steps, scorer="nll")
+    study.data["scorers"] = [{"name": "nll", "kind": "token_nll", "bounded": False}]
+    study.data["generation"] = {"shards": 2}
+    spec = {
+        "kind": "percentiles",
+        "conditions": steps,
+        "scorer": "nll",
+        "resamples": 200,
+        "summary_sets": {"core": ["mean", "p50", "p95"], "bulk": ["p25", "p50", "p75"]},
+        "metric": {s: float(i) for i, s in enumerate(steps)},
+        "criteria": [
+            {"name": "mean-median-agree", "statistic": "same_selection(mean, p50)",
+             "comparison": "==", "threshold": 1},
+            {"name": "concordant", "statistic": "concordance(core)", "comparison": ">=",
+             "threshold": 0.8},
+            {"name": "bulk-concordant", "statistic": "concordance(bulk)", "comparison": ">=",
+             "threshold": 0.8},
+            {"name": "median-tracks", "statistic": "spearman(p50)", "comparison": "<=",
+             "threshold": -0.9},
+            {"name": "last-median", "statistic": "p50(step4)", "comparison": "<",
+             "threshold": 1.0},
+            {"name": "tail-z", "statistic": "z_p99(step4)", "comparison": ">", "threshold": 0},
+        ],
+    }  # fmt: skip
+    inputs = PERCENTILES.inputs(spec, study, _layout(tmp_path))
+    assert inputs["tokens_step0"] == token_paths(study, _layout(tmp_path), "nll", "step0")
+    assert inputs["tokens_step0"][1].endswith("scores/nll/step0/shard-1.tokens.parquet")
+    g = np.random.default_rng(8)
+    for s, (seq, losses) in zip(steps, reshaping_checkpoints(g, 5), strict=True):
+        half = seq < 100  # two shards: sequences 0-99 and 100-199
+        _write_tokens(inputs[f"tokens_{s}"][0], seq[half], losses[half])
+        _write_tokens(inputs[f"tokens_{s}"][1], seq[~half], losses[~half])
+    stats = PERCENTILES.compute(study, "pct", spec, inputs).statistics
+    outcomes = _check_protocol(PERCENTILES, study, "pct", spec, stats)
+    means = [stats["summaries"][s]["values"]["mean"] for s in steps]
+    medians = [stats["summaries"][s]["values"]["p50"] for s in steps]
+    assert np.all(np.diff(means) > 0) and np.all(np.diff(medians) < 0)  # the reshaping truth
+    assert outcomes == {
+        "mean-median-agree": "FAIL",  # mean picks step0, the median step4
+        "concordant": "FAIL",  # π(mean, p50, p95) = 0: mean and median disagree on every pair
+        "bulk-concordant": "PASS",
+        "median-tracks": "PASS",
+        "last-median": "PASS",
+        "tail-z": "PASS",
+    }
+    assert stats["concordance"]["core"]["statistic"] == 0.0
+    assert stats["selection"]["selected"]["mean"] == "step0"
+    assert PERCENTILES.compute(study, "pct", spec, inputs).statistics == stats

@@ -15,6 +15,7 @@ from tailgate.errors import PreregError
 from tailgate.prereg.study import Study
 
 from .base import AnalysisKind, Problem
+from .percentiles_kind import PERCENTILES
 from .perturbation_kind import PERTURBATION
 from .severity_kind import SEVERITY
 
@@ -23,6 +24,7 @@ __all__ = ["KINDS", "analysis_spec", "check_analyses", "kind_of", "problems_of",
 KINDS: dict[str, AnalysisKind] = {
     SEVERITY.kind: SEVERITY,
     PERTURBATION.kind: PERTURBATION,
+    PERCENTILES.kind: PERCENTILES,
 }
 
 
