@@ -151,6 +151,39 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
 
 
+def _cmd_multiverse(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tailgate.errors import InputError
+    from tailgate.prereg.study import load
+    from tailgate.protocol.multiverse import grid
+    from tailgate.stages.common import read_json
+    from tailgate.stages.sensitivity import multiverse_document
+
+    study = load(args.prereg)
+    paths = sorted(Path(args.results).glob("gates/*/*.json"))
+    if not paths:
+        raise InputError(
+            f"{args.results}: no stored gate statistics (gates/<scorer>/<scale>.json). Fix: pass "
+            f"the study's results folder (results/{study.name}) after running the workflow."
+        )
+    docs = [multiverse_document(study, read_json(p, "gates")) for p in paths]
+    if args.json:
+        print(json.dumps(docs, indent=1, ensure_ascii=False))
+        return EXIT_OK
+    for d in docs:
+        header, rows = grid(d)
+        reg = d["registered"]
+        print(
+            f"{d['scorer']}, {d['scale']} scale: H1 PASS in {100 * d['pass_share']:.0f}% of "
+            f"{len(d['cells'])} analyses; registered [{reg['h1']}]"
+        )
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        for r in [header, *rows]:
+            print("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tailgate",
@@ -191,6 +224,19 @@ def build_parser() -> argparse.ArgumentParser:
         "statistics engine provides it. Writes nothing.",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
+
+    p = verb(
+        "multiverse",
+        "the verdict under every registered alternative analysis",
+        "Re-evaluate, from the stored statistics in RESULTS (gates/<scorer>/<scale>.json, no "
+        "refitting), the H1 verdict under every combination of threshold rule (band rules any and "
+        "all, each band threshold as headline), tolerance multiplier (App. B of seed 000), G5 "
+        "rule and P1 method, per scorer and scale; the registered cell is in brackets. Writes "
+        "nothing.\n\nexample: tailgate multiverse preregistrations/demo.yaml results/demo",
+    )
+    p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
+    p.add_argument("results", metavar="RESULTS", help="results/<study>")
+    p.add_argument("--json", action="store_true", help="print the cells as JSON")
 
     p = verb(
         "freeze",

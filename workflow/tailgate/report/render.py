@@ -19,7 +19,7 @@ from typing import Any
 
 from tailgate.atomic import write_text
 
-from . import figures, tables
+from . import figures, procedure, tables
 from .model import (
     GATE_ORDER,
     ConditionFits,
@@ -302,10 +302,12 @@ def render(
     doc = _Doc()
     _amendment_section(doc, verdict)  # type: ignore[arg-type]
     _verdict_section(doc, verdict)  # type: ignore[arg-type]
+    procedure.verdict_companion(doc, power)
     _fits_section(doc, verdict, fits)  # type: ignore[arg-type]
     _bounded_section(doc, verdict, fits)  # type: ignore[arg-type]
     _stability_and_pairs(doc, verdict, fits)  # type: ignore[arg-type]
     _sensitivity_and_power(doc, verdict, power)  # type: ignore[arg-type]
+    procedure.procedure_sections(doc, verdict, fits)
     title = f"tailgate report: {verdict['study']}"
     header = (
         f"Pre-registration hash {verdict['prereg_hash']}. Gates G1–G5, P1, P2 as in Section 3 "

@@ -5,7 +5,10 @@
 registered Δfloor, ξ̄ and P1's level and α as the gates apply them (1 − α/m under Bonferroni,
 recorded as ``level``/``alpha`` beside ``registered_alpha``), and writes ``power.json``
 (:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
-at the headline threshold; each cell carries its Monte Carlo standard error.
+at the headline threshold; each cell carries its Monte Carlo standard error. Beside it,
+``operating_characteristics``: the false-PASS rate and power of the whole registered procedure
+(:func:`tailgate.prereg.design.operating_characteristics`), which the report shows next to the
+verdict.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import os
 from typing import Any
 
 from tailgate.atomic import write_json
-from tailgate.prereg.design import derived_design
+from tailgate.prereg.design import derived_design, operating_characteristics
 from tailgate.prereg.study import Study
 from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence
@@ -64,6 +67,9 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
             {"delta_xi": float(d), "n_exc_star": float(n)} for d, n in grid.frontier.items()
         ],
         "design_n_exc": int(design.n_exc_planned),
+        "operating_characteristics": operating_characteristics(
+            study, design, workers=workers
+        ).to_dict(),
     }
 
 

@@ -6,6 +6,8 @@ with (δμ, δTVaR) multiplied by each registered ``protocol.sensitivity.toleran
 ``sensitivity/<scorer>/<scale>.json`` (:class:`tailgate.report.model.SensitivityFile`): one row
 per multiplier and band threshold with the admissible (G1–G4) and passing pairs, plus the H1
 verdict per multiplier. The bulk CIs do not change with the tolerances, only the bands do.
+It also holds the multiverse of the gates document (``multiverse``; every threshold rule,
+multiplier, G5 rule and P1 method, :mod:`tailgate.protocol.multiverse`).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from typing import Any
 from tailgate.atomic import write_json
 from tailgate.prereg.study import Study
 from tailgate.protocol.gates import ConditionSummary
-from tailgate.protocol.registered import registered_settings
+from tailgate.protocol.multiverse import multiverse
+from tailgate.protocol.registered import family_pairs, registered_settings
 from tailgate.stats.equivalence import BulkEquivalence
 
-from .common import open_stage, read_json
+from .common import band, open_stage, read_json
 from .gates import evaluate
 
-__all__ = ["sensitivity_document", "sensitivity_stage", "stored_inputs"]
+__all__ = ["multiverse_document", "sensitivity_document", "sensitivity_stage", "stored_inputs"]
 
 
 def stored_inputs(
@@ -76,7 +79,34 @@ def sensitivity_document(study: Study, gates: Mapping[str, Any]) -> dict[str, An
                     "passing_pairs": [f"{p.a} vs {p.b}" for p in at if p.passed],
                 }
             )
-    return {"scorer": gates["scorer"], "scale": gates["scale"], "rows": rows, "h1": verdicts}
+    return {
+        "scorer": gates["scorer"],
+        "scale": gates["scale"],
+        "rows": rows,
+        "h1": verdicts,
+        "multiverse": multiverse_document(study, gates),
+    }
+
+
+def multiverse_document(study: Study, gates: Mapping[str, Any]) -> dict[str, Any]:
+    """The multiverse of one gates document (:mod:`tailgate.protocol.multiverse`)."""
+    summaries, bulk = stored_inputs(gates)
+    p = study.protocol
+    return {
+        "scorer": gates["scorer"],
+        "scale": gates["scale"],
+        **multiverse(
+            summaries,
+            bulk,
+            registered_settings(study),
+            pairs=study.pairs(),
+            family=family_pairs(study),
+            band=band(study),
+            headline_q=float(p["thresholds"]["headline"]),
+            band_rule=str(p["band_rule"]),
+            multipliers=[float(m) for m in p["sensitivity"]["tolerance_multipliers"]],
+        ),
+    }
 
 
 def sensitivity_stage(
