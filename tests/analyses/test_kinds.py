@@ -285,3 +285,26 @@ def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
     assert stats["concordance"]["core"]["statistic"] == 0.0
     assert stats["selection"]["selected"]["mean"] == "step0"
     assert PERCENTILES.compute(study, "pct", spec, inputs).statistics == stats
+
+
+# --- simulate backend: discrete models with known truth -----------------------------------------
+
+
+def test_simulated_severity_grid_and_bernoulli_recover_their_truth() -> None:
+    from tailgate.analyses import severity as S
+    from tailgate.generate.simulate import DISCRETE_MODELS, discrete_model
+
+    u = np.random.default_rng(12).random(200_000)
+    grades = DISCRETE_MODELS["severity_grid"]({"b": 1.2, "error_rate": 0.3}, u, "x")
+    counts = S.counts_on_grid(grades, S.make_grid())
+    eps = S.wilson_interval(int(counts[1:].sum()), int(counts.sum()))
+    assert eps.confidence_interval.low <= 0.3 <= eps.confidence_interval.high
+    est = S.estimate_b(counts, S.make_grid(), 0.5)
+    assert abs(est.b - 1.2) < 4 * est.se_aki
+    # m_min: nothing between 0 and m_min
+    grades = DISCRETE_MODELS["severity_grid"]({"b": 1.0, "error_rate": 0.5, "m_min": 1.5}, u, "x")
+    assert set(np.unique(grades)) <= {0.0, *np.arange(3, 9) * 0.5}
+    yes = DISCRETE_MODELS["bernoulli"]({"p": 0.37}, u, "x")
+    assert abs(yes.mean() - 0.37) < 4 * np.sqrt(0.37 * 0.63 / u.size)
+    assert discrete_model({"bernoulli": {"p": 0.1}}) == "bernoulli"
+    assert discrete_model({"tail": {"xi": 0.1}}) is None

@@ -23,6 +23,17 @@ at ξ < -1 and the probability-scale MLE collapses to the boundary ξ̂ ≈ -1 (
 Section 6.2 of seed 000, where the near-atom is "a non-negligible fraction of mass concentrated
 within a small neighbourhood [B - η, B]").
 
+Two discrete models replace the score for the analyses of seeds 002 and 004 (registered under
+the same ``simulate:`` block; the latent column then holds the score itself):
+
+* ``severity_grid`` {``b``, ``error_rate``, ``step`` [0.5], ``top`` [4.0], ``m_min`` [step]}: an
+  error-severity grade on the grid 0, step, …, top (0 = correct with probability
+  1 − ``error_rate``; errors are truncated Gutenberg–Richter from ``m_min``, P(m_min + kδ) ∝
+  10^(−b·δ·k) up to ``top``: the finite-grid model of SPECS B1, so b is the truth of the severity
+  analysis);
+* ``bernoulli`` {``p``}: a binary response, 1 with probability ``p`` (seed 004's model of one
+  query's "yes" rate).
+
 Sampling is by inversion from a single uniform per row drawn from
 ``tailgate.seeds.rng(seed, "simulate", condition)``; the full vector of a condition is drawn and
 shard ``k`` keeps positions ``p % shards == k`` (:func:`tailgate.generate.shards.shard_indices`),
@@ -233,16 +244,61 @@ def truth_from_spec(spec: dict[str, Any] | None, *, where: str = "simulate") -> 
     )
 
 
+def _grid_severity(block: dict[str, Any], u: np.ndarray, where: str) -> np.ndarray:
+    """Inversion of the ``severity_grid`` model (module docstring) at uniforms ``u``."""
+    b = _number(block, "b", None, where)
+    eps = _number(block, "error_rate", None, where)
+    step = _number(block, "step", 0.5, where)
+    top = _number(block, "top", 4.0, where)
+    m_min = _number(block, "m_min", step, where)
+    levels = round(top / step)
+    first = round(m_min / step)
+    if not (0 < eps < 1) or step <= 0 or not (1 <= first < levels):
+        raise DataInputError(
+            f"Field `{where}` needs 0 < error_rate < 1, step > 0 and a positive m_min below top "
+            f"on the grid, got error_rate {eps}, step {step}, m_min {m_min}, top {top}. Fix: e.g. "
+            "`severity_grid: {b: 1.0, error_rate: 0.3}`."
+        )
+    k = np.arange(levels - first + 1)
+    tail = 10.0 ** (-b * step * k)
+    cdf = np.cumsum(tail / tail.sum())
+    cdf[-1] = 1.0
+    err = u >= 1.0 - eps
+    rank = np.searchsorted(cdf, (u - (1.0 - eps)) / eps, side="right")
+    return np.where(err, (first + np.minimum(rank, k.size - 1)) * step, 0.0)
+
+
+def _bernoulli(block: dict[str, Any], u: np.ndarray, where: str) -> np.ndarray:
+    p = _number(block, "p", None, where)
+    if not 0 <= p <= 1:
+        raise DataInputError(f"Field `{where}.p` must lie in [0, 1], got {p}. Fix: e.g. 0.4.")
+    return (u < p).astype(np.float64)
+
+
+#: discrete models of ``simulate:`` (module docstring): block name → inversion at uniforms
+DISCRETE_MODELS = {"severity_grid": _grid_severity, "bernoulli": _bernoulli}
+
+
+def discrete_model(spec: dict[str, Any] | None) -> str | None:
+    """The discrete model a ``simulate:`` block registers, if any."""
+    names = [m for m in DISCRETE_MODELS if (spec or {}).get(m) is not None]
+    return names[0] if names else None
+
+
 def simulate_condition(seed: int, condition: str, truth: SimulationTruth, n: int) -> np.ndarray:
     """The full latent vector (length ``n``) of ``condition``, by inversion of ``truth.ppf``."""
     u = rng(seed, "simulate", condition).random(n)
     return truth.ppf(u)
 
 
-def simulated_table(prompt_ids: np.ndarray, latent: np.ndarray) -> pa.Table:
-    """A generation table in the shared shard layout for simulated prompts."""
+def simulated_table(
+    prompt_ids: np.ndarray, latent: np.ndarray, score: np.ndarray | None = None
+) -> pa.Table:
+    """A generation table in the shared shard layout for simulated prompts (``score`` defaults
+    to the sigmoid of the latent severity)."""
     n = len(prompt_ids)
-    score = np.clip(expit(latent), _OPEN_LOW, _OPEN_HIGH)
+    if score is None:
+        score = np.clip(expit(latent), _OPEN_LOW, _OPEN_HIGH)
     return pa.table(
         {
             "prompt_id": pa.array(prompt_ids, pa.int64()),
@@ -287,6 +343,13 @@ def generate_shard(
         condition=condition,
         study=study.name,
     )
+    model = discrete_model(spec.get("simulate"))
+    if model is not None:
+        where = f"conditions[{condition}].simulate.{model}"
+        u = rng(int(study.data["seed"]), "simulate", condition).random(n)
+        score = DISCRETE_MODELS[model](spec["simulate"][model], u, where)[positions]
+        write_parquet(out_path, simulated_table(positions, score, score))
+        return
     truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
     latent = simulate_condition(int(study.data["seed"]), condition, truth, n)
     write_parquet(out_path, simulated_table(positions, latent[positions]))
