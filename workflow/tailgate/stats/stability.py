@@ -20,7 +20,8 @@ or ``se``: ``se_multiplier`` × the asymptotic standard error of ξ̂(q ± δ) �
 exceedance sets (n_side exceedances inside n_q, or the reverse) the ML estimators' difference has
 variance (1 + ξ)² |1/n_side − 1/n_q| (Smith 1987, the asymptotic of Eq. 2 of seed 000 applied to
 the nested samples, whose covariance equals the variance of the larger sample's estimator), so a
-truly stable condition fails with a registered, n-free probability instead of ≈ 28 % at q = 0.97.
+truly stable condition fails with a registered, n-free probability (measured at q = 0.97,
+N = 30,000, exact exponential tail, 300 samples: the fixed 0.05 fails 37 %, 2 s.e. fails 10 %).
 """
 
 from __future__ import annotations
