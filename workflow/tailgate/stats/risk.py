@@ -131,8 +131,9 @@ class TieDiagnostic:
 
     @property
     def fires(self) -> bool:
-        """Values are tied at the quantile, or some exceedances share a value (lattice data)."""
-        return self.at_threshold > 1 or self.tied_exceedances > 0
+        """Values are tied at the quantile, or more than 1 % of the exceedances repeat a value
+        (lattice data; a stray duplicate, e.g. two scores clipped to the same ε, does not count)."""
+        return self.at_threshold > 1 or self.tied_exceedances > 0.01 * self.n_exc
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "fires": self.fires}
