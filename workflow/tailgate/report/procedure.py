@@ -31,6 +31,7 @@ __all__ = [
     "diagnostics_figure",
     "inference_table",
     "lr_table",
+    "multiplicity_note",
     "multiverse_table",
     "oc_table",
     "procedure_sections",
@@ -203,8 +204,25 @@ def multiverse_table(doc: Mapping[str, Any]) -> Table:
     )
 
 
+def multiplicity_note(power: Mapping[str, Any]) -> str:
+    """One sentence: the registered multiplicity rule as the gates applied it."""
+    if power.get("multiplicity", "none") != "bonferroni":
+        return "Multiplicity: none; every gate at its registered α."
+    adjusted = power.get("adjusted_gates", ["G1", "G2", "P1"])
+    others = [g for g in ("G1", "G2", "G4", "P1") if g not in adjusted]
+    return (
+        f"Multiplicity: Bonferroni over the m = {power.get('family_size')} pairs of the family "
+        f"({power.get('family', 'registered')} pairs); {', '.join(adjusted) or 'no gate'} at "
+        f"α/m = {fmt(power['alpha'], 4)} (two-sided CI level {fmt(power['level'], 4)}); "
+        f"{', '.join(others) + ' unadjusted; ' if others else ''}G3, G5 and P2 are not tests; "
+        "the thresholds of the band are not adjusted."
+    )
+
+
 def verdict_companion(doc: Any, power: Mapping[str, Any]) -> None:
-    """The operating characteristics, placed next to the verdict."""
+    """The multiplicity rule and the operating characteristics, placed next to the verdict."""
+    if "family_size" in power:
+        doc.para(multiplicity_note(power))
     oc = power.get("operating_characteristics")
     if oc:
         doc.table(oc_table(oc))

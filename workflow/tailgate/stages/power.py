@@ -59,6 +59,8 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
         "alpha": settings.alpha_of("P1"),
         "registered_alpha": float(p["alpha"]),
         "family_size": settings.n_pairs,
+        "family": settings.family,
+        "adjusted_gates": list(settings.adjusted_gates),
         "multiplicity": settings.multiplicity,
         "power": float(p["power"]),
         "xi_bar": float(p["xi_bar"]),
