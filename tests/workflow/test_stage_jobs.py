@@ -73,7 +73,7 @@ def test_scan_sides_equal_a_refit_at_every_grid_point():
     rng = np.random.default_rng(12)
     grid = [round(0.80 + 0.01 * i, 10) for i in range(20)]
     kinds = set()
-    # an exponential sample: interior fits, and too few exceedances at the top of the grid;
+    # an exponential sample: interior fits, and too few exceedances at the top of the grid (NaN);
     # the same capped at 3 (a pile-up at the bound): boundary fits (NaN), then ties at the cap
     for x in (rng.exponential(size=3_000), np.minimum(rng.exponential(size=3_000), 3.0)):
         scan = stability_scan(x, grid, min_exceedances=60, n_boot=0)
@@ -82,7 +82,8 @@ def test_scan_sides_equal_a_refit_at_every_grid_point():
             a, b = sides[q], side_xi(x, q, 60)
             assert (a is None and b is None) or (math.isnan(a) and math.isnan(b)) or a == b, q
             kinds.add("none" if b is None else "nan" if math.isnan(b) else "xi")
-    assert kinds == {"none", "nan", "xi"}
+    # too few exceedances inside the data range is "not testable" (NaN), like a boundary fit
+    assert kinds == {"nan", "xi"}
 
 
 def test_fit_document_does_not_depend_on_worker_threads(tmp_path):

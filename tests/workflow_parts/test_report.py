@@ -208,8 +208,8 @@ def test_report_is_complete_and_self_contained(inputs, tmp_path):
     text = out_html.read_text()
     parser = Refs()
     parser.feed(text)
-    # 3 QQ (one per condition) + 2 stability + 2 forest + 1 power
-    assert result.n_figures == 8 == parser.tags.count("img")
+    # 3 QQ (one per condition) + 2 stability + 2 forest + 1 power + 2 threshold diagnostics
+    assert result.n_figures == 10 == parser.tags.count("img")
     assert all(r.startswith("data:image/png;base64,") for r in parser.refs)
     for ref in parser.refs:
         assert base64.b64decode(ref.split(",", 1)[1]).startswith(PNG)
@@ -228,11 +228,13 @@ def test_report_is_complete_and_self_contained(inputs, tmp_path):
             "POT-GPD fits",
         ):
             assert needle in doc
-    assert md.count("| clean vs noisy |") == 4  # matrix + gate-detail row per gates file
+    # matrix + gate-detail + likelihood-ratio row per gates file
+    assert md.count("| clean vs noisy |") == 6
     assert "| clean vs noisy | P2 | P2 | G5 | P2 | P2 | KILL |" in md
     # deviations, amendments, H1, 2 scales x 2 thresholds of fits, 2 probability-vs-logit,
-    # 2 x (matrix + gate detail), sensitivity, power
-    assert result.n_tables == 15 == text.count("<caption>")
+    # 2 x (matrix + gate detail), sensitivity, power, per-condition cards,
+    # 2 x (inference for ξ + likelihood-ratio tests)
+    assert result.n_tables == 20 == text.count("<caption>")
 
 
 def test_fishing_points_and_forest_rows(inputs):
@@ -316,4 +318,4 @@ def test_protocol_verdict_adapts_to_the_report_shape(inputs, tmp_path):
     assert gates["floor"] == 0.1 and gates["h1"]["passing_pairs"] == ["noisy vs nemo"]
     verdict = {**verdict, "gates": [gates]}
     result = render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
-    assert result.n_figures == 3 + 1 + 1 + 1
+    assert result.n_figures == 3 + 1 + 1 + 1 + 1  # QQ, stability, forest, power, diagnostics

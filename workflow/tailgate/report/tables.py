@@ -293,7 +293,7 @@ def power_table(power: PowerGrid) -> Table:
         ("Δξ true", *(f"n_exc = {n}" for n in power["n_exc"]), "Eq. 2 n_exc*"),
         rows,
         f"{power['trials']} trials per cell, {power['bootstrap']} bootstrap resamples; P1 at CI "
-        f"level {fmt(power['level'], 4)} and Eq. 2 at α = {fmt(power['alpha'], 4)} (the level "
+        f"level {fmt(power.get('level'), 4)} and Eq. 2 at α = {fmt(power['alpha'], 4)} (the level "
         f"the gates apply; registered α {fmt(power.get('registered_alpha', power['alpha']), 2)}"
         f", {power.get('multiplicity', 'none')} over {power.get('family_size', 1)} pairs), power "
         f"{fmt(power['power'], 2)}, ξ̄ = {fmt(power['xi_bar'], 2)}.",
