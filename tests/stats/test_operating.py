@@ -9,6 +9,7 @@ and the union over the band ("any") must pass more often than the headline alone
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -115,3 +116,23 @@ def test_power_grows_with_the_true_difference(oc) -> None:
     assert d["false_pass"] == pytest.approx(oc.false_pass())
     assert d["family_false_pass_bound"] == pytest.approx(min(1.0, oc.at(0.0).rate("any")))
     assert any("true Δξ = 0.15: power" in line for line in oc.describe())
+
+
+@pytest.mark.parametrize("method", ["profile", "lr_test"])
+def test_likelihood_p1_methods_run_through_the_procedure(method: str) -> None:
+    settings = dataclasses.replace(SETTINGS, p1_method=method)
+    oc = simulate_procedure(
+        settings,
+        band=BAND,
+        headline_q=BAND[1],
+        band_rule="any",
+        n_prompts=N,
+        sample=sample,
+        delta_xis=[0.0, 0.3],
+        trials=40,
+        resamples=RESAMPLES,
+        min_side_exceedances=SIDE_MIN,
+        seed=3,
+    )
+    assert oc.at(0.3).rate("any") > oc.at(0.0).rate("any")
+    assert oc.at(0.0).rate("any") <= 0.15
