@@ -82,3 +82,32 @@ def test_diagnostics_figure_and_multiplicity_note() -> None:
     )  # fmt: skip
     assert "m = 6" in note and "G4 unadjusted" in note and "0.0083" in note
     assert procedure.multiplicity_note({"multiplicity": "none"}).startswith("Multiplicity: none")
+
+
+def test_multiverse_heat_map_marks_the_registered_cell() -> None:
+    cells = [
+        {"threshold_rule": r, "g5": "fixed", "p1": p, "multiplier": 1.0,
+         "h1": "PASS" if r == "any" else "KILL", "registered": (r, p) == ("any", "percentile")}
+        for r in ("any", "all")
+        for p in ("percentile", "lr_test")
+    ]  # fmt: skip
+    doc = {
+        "scorer": "s",
+        "scale": "logit",
+        "dimensions": {
+            "threshold_rule": ["any", "all"],
+            "g5": ["fixed"],
+            "p1": ["percentile", "lr_test"],
+            "multiplier": [1.0],
+        },
+        "cells": cells,
+        "pass_share": 0.5,
+        "registered": cells[0],
+    }
+    fig = procedure.multiverse_figure([doc])
+    ax = fig.axes[0]
+    assert ax.images[0].get_array().tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    (box,) = ax.patches
+    assert box.get_xy() == (-0.5, -0.5)  # row "any", column "percentile ×1"
+    table = procedure.multiverse_table(doc)
+    assert table.rows[0][2:] == ("[PASS]", "PASS") and "50%" in table.note

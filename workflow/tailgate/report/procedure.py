@@ -32,6 +32,7 @@ __all__ = [
     "inference_table",
     "lr_table",
     "multiplicity_note",
+    "multiverse_figure",
     "multiverse_table",
     "oc_table",
     "procedure_sections",
@@ -190,6 +191,38 @@ def diagnostics_figure(
     return fig
 
 
+def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
+    """Heat map of the multiverse, one panel per scorer and scale (green PASS, grey KILL),
+    the registered analysis outlined."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Rectangle
+
+    header, rows = grid(docs[0])
+    fig = figures._new_figure(4.0 + 3.2 * len(docs), 1.2 + 0.24 * len(rows))
+    axes = np.atleast_1d(fig.subplots(1, len(docs), sharey=True))
+    cmap = ListedColormap(["#d9d9d9", "#2ca02c"])
+    for ax, d in zip(axes, docs, strict=True):
+        header, rows = grid(d)
+        cells = [r[2:] for r in rows]
+        z = np.array([[c.strip("[]") == "PASS" for c in r] for r in cells], dtype=float)
+        ax.imshow(z, cmap=cmap, vmin=0, vmax=1, aspect="auto")
+        for i, r in enumerate(cells):
+            for j, c in enumerate(r):
+                if c.startswith("["):
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2, ec="k"))
+        ax.set_xticks(range(len(header) - 2), header[2:], rotation=60, fontsize=6)
+        ax.set_title(f"{d['scorer']}, {d['scale']}: PASS {100 * d['pass_share']:.0f}%", fontsize=8)
+    axes[0].set_yticks(range(len(rows)), [f"{r[0]} | {r[1]}" for r in rows], fontsize=6)
+    return fig
+
+
+CAPTION_MULTIVERSE = (
+    "The H1 verdict under every analysis another analyst could have run from the stored "
+    "statistics: threshold rule and G5 rule (rows) × P1 method and tolerance multiplier "
+    "(columns), one panel per scale; green PASS, grey KILL, the registered analysis outlined."
+)
+
+
 def multiverse_table(doc: Mapping[str, Any]) -> Table:
     """The multiverse of one scorer and scale (:func:`tailgate.protocol.multiverse.grid`)."""
     header, rows = grid(doc)
@@ -252,5 +285,6 @@ def procedure_sections(doc: Any, verdict: Mapping[str, Any], fits: Mapping[str, 
     docs = [s["multiverse"] for s in verdict.get("sensitivity", []) if s.get("multiverse")]
     if docs:
         doc.heading("Multiverse: would another reasonable analyst have published?")
+        doc.figure(multiverse_figure(docs), CAPTION_MULTIVERSE, "multiverse")
         for m in docs:
             doc.table(multiverse_table(m))
