@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from git_repo import git_commit
 from study_texts import protocol_block
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -97,6 +98,11 @@ class Project:
             os.chdir(old)
         out = capsys.readouterr()
         return code, out.out, out.err
+
+    def commit(self, message: str = "register", *paths: str) -> None:
+        """Commit ``paths`` (default: the registration and its lock), creating the repository
+        on first use."""
+        git_commit(self.root, message, *(paths or ("preregistrations",)))
 
     def snakemake(self, *args: str) -> subprocess.CompletedProcess:
         cmd = [

@@ -1,4 +1,4 @@
-"""Provenance records, row digests, `has data`, determinism."""
+"""Provenance records, row digests, data evidence, determinism."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from tailgate.atomic import write_parquet
 from tailgate.errors import RefusalError
 from tailgate.prereg import load
 from tailgate.prereg.canonical import sha256_file
-from tailgate.provenance import has_data, record, record_path, rows_digest
+from tailgate.code import code_digest
+from tailgate.prereg.evidence import data_evidence
+from tailgate.provenance import record, record_path, rows_digest
 
 
 def test_record_content_and_location(frozen):
     study = load(frozen.prereg)
-    assert not has_data(frozen.results)
+    assert not data_evidence(frozen.prereg).exists
     out = frozen.results / "scores" / "tox" / "clean.csv"
     out.parent.mkdir(parents=True)
     out.write_text("prompt_id,score\n1,0.5\n2,0.25\n")
@@ -31,9 +33,9 @@ def test_record_content_and_location(frozen):
     assert c["inputs"][0]["artifact"] is None
     assert c["seed"] == 3 and "numpy" in c["versions"]
     assert c["rows_digest"]["rows"] == 2
-    assert not has_data(frozen.results)  # derived, not data
-    record(out, results_dir=frozen.results, study=study, kind="data")
-    assert has_data(frozen.results)
+    assert c["code"]["digest"] == code_digest()
+    # any file in the results folder is evidence of data, whatever its record says
+    assert data_evidence(frozen.prereg).exists
 
 
 def test_record_refuses_an_unfrozen_study(project, tmp_path):

@@ -46,9 +46,9 @@ EDITS = {
         "headline: 0.95",
         "headline: 0.96",
         "protocol.thresholds.headline",
-        "neutral",
+        "unclassified",
     ),
-    "band": ("0.98, 0.99]", "0.98]", "protocol.thresholds.band", "neutral"),
+    "band": ("0.98, 0.99]", "0.98]", "protocol.thresholds.band", "unclassified"),
     "stability_tolerance": (
         "tolerance: 0.05",
         "tolerance: 0.10",
@@ -69,34 +69,39 @@ EDITS = {
         "loosening",
     ),
     "gof_alpha": ("gof: {alpha: 0.05}", "gof: {alpha: 0.10}", "protocol.gof.alpha", "tightening"),
-    "seed": ("seed: 12345", "seed: 54321", "seed", "neutral"),
-    "sample_cap": ("sample_cap: 40000", "sample_cap: 45000", "sample_cap", "neutral"),
-    "transform_epsilon": ("epsilon: 1.0e-6", "epsilon: 1.0e-4", "transform.epsilon", "neutral"),
+    "seed": ("seed: 12345", "seed: 54321", "seed", "unclassified"),
+    "sample_cap": ("sample_cap: 40000", "sample_cap: 45000", "sample_cap", "unclassified"),
+    "transform_epsilon": (
+        "epsilon: 1.0e-6",
+        "epsilon: 1.0e-4",
+        "transform.epsilon",
+        "unclassified",
+    ),
     "condition_added": (
         NOISY_BLOCK,
         NOISY_BLOCK + NOISY_BLOCK.replace("noisy", "louder"),
         "conditions[louder]",
-        "neutral",
+        "unclassified",
     ),
-    "condition_removed": (NOISY_BLOCK, "", "conditions[noisy]", "neutral"),
-    "condition_renamed": ("name: noisy", "name: noisier", "conditions[noisy].name", "neutral"),
+    "condition_removed": (NOISY_BLOCK, "", "conditions[noisy]", "unclassified"),
+    "condition_renamed": ("name: noisy", "name: noisier", "conditions[noisy].name", "unclassified"),
     "condition_changed": (
         "sigma_rel: 0.25",
         "sigma_rel: 0.5",
         "conditions[noisy].perturbation.sigma_rel",
-        "neutral",
+        "unclassified",
     ),
     "scorer_column": (
         "column: simulated_score",
         "column: other_score",
         "scorers[toxicity].column",
-        "neutral",
+        "unclassified",
     ),
     "scorer_kind": (
         "{name: toxicity, kind: column, column: simulated_score, bounded: true}",
         "{name: toxicity, kind: profanity}",
         "scorers[toxicity].kind",
-        "neutral",
+        "unclassified",
     ),
 }
 
@@ -121,7 +126,7 @@ def test_semantic_edit_after_data_is_refused_everywhere(with_data, capsys, edit)
     assert "tailgate amend" in err and "restore the registered file" in err
     code, _out, err = with_data.cli("freeze", with_data.prereg, capsys=capsys)
     assert code == 3
-    assert field in err and "data artifacts exist" in err
+    assert field in err and "data exists" in err
     assert with_data.lock.read_bytes() == lock_before
 
     # a script that would write results refuses too
@@ -180,7 +185,7 @@ def test_amendment_is_chained_and_lets_the_study_proceed(with_data, capsys):
     study = require_frozen(with_data.prereg)
     assert e1["canonical_hash"] == study.canonical_hash
     with_data.add_data()  # the study proceeds under the new head
-    assert with_data.cli("audit", with_data.results, capsys=capsys)[0] == 0
+    assert with_data.cli("audit", with_data.results, "--no-git", capsys=capsys)[0] == 0
 
 
 def test_amend_refuses_bad_requests(frozen, project, capsys):

@@ -195,6 +195,9 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
     small_copy.replace("tvar: 0.30", "tvar: 0.05")
     res = small_copy.cli("amend", small_copy.prereg, "--reason", "tighter TVaR tolerance")
     assert res.returncode == 0, res.stderr
+    from git_repo import git_commit
+
+    git_commit(small_copy.root, "Amend: tighter TVaR tolerance", "preregistrations")
     res = small_copy.snakemake()
     assert res.returncode == 0, res.stderr[-3000:]
     assert (rd / "fits/tox/logit/base.json").read_bytes() == fits_before

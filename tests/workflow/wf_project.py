@@ -79,7 +79,9 @@ def make_project(root: Path, text: str = SMALL_STUDY) -> Project:
     (root / "config" / "config.yaml").write_text("study: small\nthreads: 1\n")
     proj = Project(root)
     proj.prereg.write_text(text)
+    from git_repo import git_commit
     from tailgate.prereg.freeze import freeze
 
     freeze(proj.prereg)
+    git_commit(root, "Pre-register the study", "preregistrations")  # before any data
     return proj

@@ -81,6 +81,7 @@ def _register_protocol_check() -> None:
         from tailgate.stages.audit import verdict_check
 
         register_verdict_check("protocol", verdict_check)
+    import tailgate.analyses.audit  # noqa: F401  (registers the "analyses" check on import)
 
 
 def verdict_checks() -> dict[str, VerdictCheck]:
@@ -581,7 +582,8 @@ def _check_code(records: list[Any]) -> Check:
         ]
         fails.append(
             "the study's artifacts were made by different code: " + "; ".join(parts) + ". Re-run "
-            "the whole workflow with one version (or 'tailgate audit --reproduce' to compare)"
+            "the whole workflow with one version ('snakemake --forceall'), or compare with "
+            "'tailgate audit --reproduce'"
         )
     mine = code_digest()
     if groups and set(groups) != {mine}:

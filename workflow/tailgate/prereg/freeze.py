@@ -21,7 +21,7 @@ from typing import Any
 
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.prereg.design import Design, derived_design
-from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
+from tailgate.prereg.diff import UNCLASSIFIED, Change, diff, format_changes
 from tailgate.prereg.evidence import data_evidence
 from tailgate.prereg.gitinfo import head_state, repo_root
 from tailgate.prereg.guard import check_frozen, refusal_message
@@ -88,18 +88,22 @@ def _floor3(x: float) -> str:
     return f"{int(x * 1000) / 1000:.3f}"
 
 
-def _committed_lock_refusal(study: Study, lock_path: Path, what: str) -> RefusalError | None:
+def _committed_lock_refusal(
+    study: Study, lock_path: Path, what: str, changes: list[Change]
+) -> RefusalError | None:
     """A refusal when the lock was ever committed (a committed registration is never replaced)."""
     history = lock_history(lock_path)
     if not history.committed:
         return None
     first = history.versions[0]
+    listed = f"Changed fields (registered → now):\n{format_changes(changes)}\n" if changes else ""
     return RefusalError(
-        f"{study.path}: refusing to {what}: {lock_path.name} was committed (first in "
+        listed + f"{study.path}: refusing to {what}: {lock_path.name} was committed (first in "
         f"{first[0][:12]} at {first[1].isoformat()}), and a committed registration is never "
         "replaced — not even after the lock or the results are deleted. Ways forward: restore "
         f"the lock ('git checkout HEAD -- {lock_path}'), then either restore the registered "
-        f"file or record the change with 'tailgate amend {study.path} --reason \"…\"'."
+        f"file or record the change with 'tailgate amend {study.path} --reason \"…\"'.",
+        changes=changes,
     )
 
 
@@ -129,7 +133,7 @@ def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
             )
         return FreezeResult(study, state.lock, design, "unchanged")
     refusal = _committed_lock_refusal(
-        study, lock_path, "re-freeze" if state.lock is not None else "freeze"
+        study, lock_path, "re-freeze" if state.lock is not None else "freeze", state.changes
     )
     if refusal is not None:
         raise refusal

@@ -139,9 +139,36 @@ def load_yaml(path: str | Path, text: str | None = None) -> Located:
 
 
 def _refuse_anchors(text: str, file: str) -> None:
-    """Refuse anchors (``&a``) and aliases (``*a``) from the event stream, before composing."""
+    """Refuse anchors (``&a``) and aliases (``*a``) from the event stream, before composing,
+    naming the field where each stands."""
+    frames: list[dict[str, Any]] = []  # {"map": bool, "key": str, "want_key": bool, "i": int}
+
+    def path() -> Path_:
+        out: list[str | int] = []
+        for f in frames:
+            if f["map"]:
+                if not f["want_key"]:
+                    out.append(str(f["key"]))
+            else:
+                out.append(f["i"])
+        return tuple(out)
+
+    def done() -> None:
+        if frames:
+            top = frames[-1]
+            if top["map"]:
+                top["want_key"] = True
+            else:
+                top["i"] += 1
+
     try:
         for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frames.pop()
+                done()
+                continue
+            if not isinstance(event, yaml.NodeEvent):
+                continue
             is_alias = isinstance(event, yaml.AliasEvent)
             if is_alias or getattr(event, "anchor", None) is not None:
                 raise PreregError(
@@ -150,9 +177,21 @@ def _refuse_anchors(text: str, file: str) -> None:
                     "pre-registration",
                     file=file,
                     line=event.start_mark.line + 1,
+                    field=field_name(path()),
                     fix="write the values out in full where they are used (every registered "
                     "value must be visible at its own place)",
                 )
+            top = frames[-1] if frames else None
+            if top is not None and top["map"] and top["want_key"]:
+                top["key"] = getattr(event, "value", "?")
+                top["want_key"] = False
+                continue
+            if isinstance(event, yaml.MappingStartEvent):
+                frames.append({"map": True, "key": None, "want_key": True, "i": 0})
+            elif isinstance(event, yaml.SequenceStartEvent):
+                frames.append({"map": False, "key": None, "want_key": False, "i": 0})
+            else:
+                done()
     except yaml.YAMLError:
         return  # malformed YAML: the composer below reports it with its line
 

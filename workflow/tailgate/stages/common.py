@@ -121,21 +121,11 @@ def scan_quantiles(study: Study) -> list[float]:
 
 
 def gate_settings(study: Study, multiplier: float = 1.0) -> GateSettings:
-    """The registered decision rules, tolerances scaled by ``multiplier`` (App. B of seed 000)."""
-    p = study.protocol
-    return GateSettings(
-        delta_mu=float(p["tolerances"]["mean"]) * multiplier,
-        delta_tvar=float(p["tolerances"]["tvar"]) * multiplier,
-        n_star=int(p["min_exceedances"]),
-        gof_alpha=float(p["gof"]["alpha"]),
-        stability_delta=float(p["stability"]["delta"]),
-        stability_tolerance=float(p["stability"]["tolerance"]),
-        delta_floor=float(p["delta_floor"]),
-        alpha=float(p["alpha"]),
-        multiplicity=str(p["multiplicity"]),
-        n_pairs=len(study.pairs()),
-        tvar_level=float(p["tvar_level"]),
-    )
+    """The registered decision rules, tolerances scaled by ``multiplier`` (App. B of seed 000);
+    one definition: :func:`tailgate.protocol.registered.registered_settings`."""
+    from tailgate.protocol.registered import registered_settings
+
+    return registered_settings(study, multiplier)
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:
