@@ -278,8 +278,8 @@ def test_7_changed_code_is_named_by_the_audit(proj, tmp_path):
 
 def test_8_a_study_changed_in_memory_cannot_record(proj):
     from tailgate.errors import RefusalError
-    from tailgate.stages.common import StageContext
     from tailgate.prereg.study import load
+    from tailgate.stages.common import StageContext
 
     study = load(proj.prereg)
     study.data["protocol"]["bootstrap"]["resamples"] = 100

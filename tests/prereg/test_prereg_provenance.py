@@ -7,10 +7,10 @@ import json
 import pandas as pd
 import pytest
 from tailgate.atomic import write_parquet
+from tailgate.code import code_digest
 from tailgate.errors import RefusalError
 from tailgate.prereg import load
 from tailgate.prereg.canonical import sha256_file
-from tailgate.code import code_digest
 from tailgate.prereg.evidence import data_evidence
 from tailgate.provenance import record, record_path, rows_digest
 
