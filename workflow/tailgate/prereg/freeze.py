@@ -84,6 +84,33 @@ def check_design(study: Study) -> Design:
     raise PreregError(problem, file=str(study.path), field="accepted_power", fix=fix)
 
 
+def derived_of(study: Study, design: Design) -> dict[str, Any]:
+    """The lock entry's ``derived`` values: the Eq. 2 design and, when the study registers
+    ``protocol.operating_characteristics.max_false_pass``, the simulated operating
+    characteristics of the whole registered procedure, which must respect it (else
+    :class:`PreregError`, exit 2). The simulation takes seconds to a minute, so it runs at freeze
+    only when a registered bound needs it; ``tailgate design`` and the power stage always run it.
+    """
+    from tailgate.prereg.design import check_false_pass, operating_characteristics
+
+    derived = design.to_json()
+    registered = study.protocol.get("operating_characteristics", {})
+    if registered.get("max_false_pass") is None:
+        return derived
+    oc = operating_characteristics(study, design)
+    problem = check_false_pass(study, oc)
+    if problem is not None:
+        raise PreregError(
+            problem,
+            file=str(study.path),
+            field="protocol.operating_characteristics.max_false_pass",
+            fix="raise the sample size, tighten the rule (band rule, tolerances, floor), or "
+            "register the false-PASS rate you accept",
+        )
+    derived["operating_characteristics"] = oc.to_dict()
+    return derived
+
+
 def _floor3(x: float) -> str:
     return f"{int(x * 1000) / 1000:.3f}"
 
@@ -160,7 +187,7 @@ def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
         previous_entry_hash=None,
         snapshot=study.data,
         raw_hash=study.raw_hash,
-        derived=design.to_json(),
+        derived=derived_of(study, design),
         data_existed=False,
         git=head_state(study.path),
         pins=pins_of(study),
@@ -218,7 +245,7 @@ def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendRe
         previous_entry_hash=head["entry_hash"],
         snapshot=study.data,
         raw_hash=study.raw_hash,
-        derived=design.to_json(),
+        derived=derived_of(study, design),
         data_existed=data_existed,
         git=head_state(study.path),
         reason=reason.strip(),
