@@ -36,9 +36,29 @@ def _outcomes(proj: Project, analysis: str) -> dict[str, str]:
     return {c["name"]: c["outcome"] for c in doc["criteria"]}
 
 
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def severity_demo(tmp_path_factory) -> Project:
     return _run_example(tmp_path_factory.mktemp("severity-demo"), "severity-demo")
+
+
+@pytest.fixture(scope="module")
+def perturbation_demo(tmp_path_factory) -> Project:
+    return _run_example(tmp_path_factory.mktemp("perturbation-demo"), "perturbation-demo")
+
+
+def _refused_after_data(proj: Project, old: str, new: str, field: str) -> None:
+    """A changed decision field after the data exist is refused at parse time."""
+    text = proj.prereg.read_text()
+    proj.replace(old, new)
+    try:
+        res = proj.snakemake("-n")
+        assert res.returncode != 0
+        assert field in res.stdout + res.stderr, (res.stdout + res.stderr)[-2000:]
+    finally:
+        proj.prereg.write_text(text)
 
 
 def test_severity_demo_outcomes_match_the_truth(severity_demo) -> None:
@@ -77,3 +97,60 @@ def test_severity_demo_report_shows_every_item(severity_demo) -> None:
 def test_severity_demo_audit_passes(severity_demo) -> None:
     res = severity_demo.cli("audit", "--no-git", severity_demo.results)
     assert res.returncode == 0, res.stdout[-3000:]
+
+
+def test_severity_demo_refuses_a_changed_grid_or_tolerance(severity_demo) -> None:
+    _refused_after_data(
+        severity_demo,
+        "grid: {step: 0.5, top: 4.0}",
+        "grid: {step: 0.5, top: 3.5}",
+        "analyses.errorquake.grid",
+    )
+    _refused_after_data(
+        severity_demo, "tolerance: 0.05", "tolerance: 0.10", "analyses.errorquake.tolerance"
+    )
+
+
+# --- perturbation-demo --------------------------------------------------------------------------
+
+
+def test_perturbation_demo_outcomes_match_the_truth(perturbation_demo) -> None:
+    assert _outcomes(perturbation_demo, "composite-null") == {
+        "variant-kept": "PASS",
+        "outside-rejected": "PASS",
+        "naive-test-rejects-variant": "PASS",
+        "design-valid": "PASS",
+    }
+    doc = json.loads(
+        (perturbation_demo.results / "analyses" / "composite-null" / "statistics.json").read_text()
+    )
+    st = doc["statistics"]
+    from tailgate.analyses.perturbation import design
+
+    iv = st["pilot"]["interval"]
+    d = design(iv["low"], iv["high"], 3000, 0.05)
+    assert (st["design"]["m"], st["design"]["n"], st["design"]["J"]) == (d.m, d.n, d.J)
+    assert iv["low"] <= 0.3 and iv["high"] >= 0.5 - 0.02  # order statistics: conservative
+
+
+def test_perturbation_demo_report_and_audit(perturbation_demo) -> None:
+    md = (perturbation_demo.results / "report.md").read_text()
+    for item in (
+        "composite-null: design (Algorithm C)",
+        "composite-null: decisions per test query",
+        "| composite-null | variant-kept |",
+        "composite-null: composite test",
+    ):
+        assert item in md, item
+    assert "p-hat composite-null" in (perturbation_demo.results / "report.html").read_text()
+    res = perturbation_demo.cli("audit", "--no-git", perturbation_demo.results)
+    assert res.returncode == 0, res.stdout[-3000:]
+
+
+def test_perturbation_demo_refuses_a_changed_budget_or_perturbation_list(perturbation_demo):
+    _refused_after_data(
+        perturbation_demo, "budget: 3000", "budget: 4000", "analyses.composite-null.budget"
+    )
+    _refused_after_data(
+        perturbation_demo, "null14, null15]", "null14]", "analyses.composite-null.null_queries"
+    )
