@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_repo import git, git_commit
+from git_repo import GIT_ENV, git, git_commit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,8 +135,9 @@ class Project:
         """``tailgate ARGS`` from the project folder: (exit code, stdout + stderr)."""
         cmd = [sys.executable, "-m", "tailgate.cli", *(str(a) for a in args)]
         res = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=600, check=False, cwd=self.root
-        )
+            cmd, capture_output=True, text=True, timeout=600, check=False, cwd=self.root,
+            env={**os.environ, **GIT_ENV},  # --tag commits
+        )  # fmt: skip
         return res.returncode, res.stdout + res.stderr
 
     def audit(self, *args: str) -> tuple[int, str]:

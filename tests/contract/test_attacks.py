@@ -32,6 +32,31 @@ def test_honest_run_is_kill_and_audits_clean(honest_run):
     assert "[ok] git" in out and "entry 0 first committed" in out
 
 
+def test_honest_run_audits_clean_in_a_fresh_clone_and_from_another_folder(honest_run, tmp_path):
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(honest_run.root), str(clone))
+    (clone / "config").mkdir()
+    (clone / "config" / "config.yaml").write_text("study: attack\nthreads: 1\n")
+    from attack_project import Project
+
+    proj = Project(clone, "attack")
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert proj.verdict() == honest_run.verdict()  # byte-identical results, same verdict
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, out = proj.cli("audit", proj.results)  # an absolute path
+    assert code == 0, out
+    import subprocess
+    import sys
+
+    res = subprocess.run(
+        [sys.executable, "-m", "tailgate.cli", "audit", str(proj.results)],
+        cwd=elsewhere, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 # 1. re-freeze with a flag; moving provenance aside; relabelling records
 
 
