@@ -153,6 +153,15 @@ def test_3_band_rule_amendment_after_data_is_a_loosening_deviation(proj):
     assert "amendment 1" in out and "after data existed" in out
 
 
+def test_3_snakemake_refuses_with_exit_3_and_no_traceback(proj):
+    proj.replace(*LOOSER)
+    for args in (("-n",), (), ("--report", "x.html")):
+        res = proj.snakemake(*args)
+        assert res.returncode == REFUSED, res.stdout + res.stderr
+        assert "protocol.band_rule" in res.stderr and "Traceback" not in res.stderr
+        assert "WorkflowError" not in res.stderr
+
+
 @pytest.mark.parametrize(
     "field",
     ["protocol.band_rule", "protocol.thresholds.band", "seed", "transform.epsilon", "data.backend"],

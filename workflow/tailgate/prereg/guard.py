@@ -196,9 +196,10 @@ def verify_study(study: Study) -> dict[str, Any]:
 
 
 def workflow_guard(study_name: str, root: str | Path = ".") -> Study:
-    """Parse-time guard for the Snakefile: the frozen study, or a ``WorkflowError`` with the
-    same text as the CLI's refusal (or the same invalid-input message)."""
-    from snakemake.exceptions import WorkflowError
+    """Parse-time guard for the Snakefile: the frozen study; otherwise the CLI's message on
+    stderr and the CLI's exit code (3 refused, 2 invalid input) — ``SystemExit`` passes through
+    Snakemake's error handling, so no traceback or job is shown and scripts see the same code."""
+    import sys
 
     from tailgate.errors import TailgateError
 
@@ -206,4 +207,5 @@ def workflow_guard(study_name: str, root: str | Path = ".") -> Study:
     try:
         return require_frozen(prereg)
     except TailgateError as exc:
-        raise WorkflowError(str(exc)) from None
+        print(str(exc), file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
