@@ -6,7 +6,8 @@ researcher who runs tailgate cannot steer it: there is no option that names anot
 and every source that can show data counts (when in doubt, data exists):
 
 * the study's results folder ``<project>/results/<study>`` — any file or link in it, whether
-  or not a provenance record describes it, and the folder itself when it is a link;
+  or not a provenance record describes it (job logs aside: a run that failed before writing
+  anything leaves only logs), and the folder itself when it is a link;
 * the lock — an entry that recorded that data existed;
 * git history — any commit that touched ``results/<study>``.
 """
@@ -22,6 +23,8 @@ from tailgate.prereg.gitinfo import ever_committed
 from tailgate.prereg.study import results_dir_for
 
 __all__ = ["DataEvidence", "data_evidence"]
+
+_NOT_DATA = ("logs", ".snakemake")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class DataEvidence:
 def _files_in(rd: Path, limit: int = 3) -> tuple[int, list[str]]:
     count, examples = 0, []
     for dirpath, dirnames, filenames in os.walk(rd, followlinks=False):
+        if dirpath == str(rd):
+            dirnames[:] = [d for d in dirnames if d not in _NOT_DATA]
         links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
         for name in [*filenames, *links]:
             count += 1
