@@ -154,3 +154,49 @@ def test_perturbation_demo_refuses_a_changed_budget_or_perturbation_list(perturb
     _refused_after_data(
         perturbation_demo, "null14, null15]", "null14]", "analyses.composite-null.null_queries"
     )
+
+
+# --- percentiles-demo ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def percentiles_demo(tmp_path_factory) -> Project:
+    return _run_example(tmp_path_factory.mktemp("percentiles-demo"), "percentiles-demo")
+
+
+def test_percentiles_demo_shows_the_reshaping(percentiles_demo) -> None:
+    # mean CE rises while median CE falls: the two summaries 003 warns about disagree
+    assert _outcomes(percentiles_demo, "ce-percentiles") == {
+        "mean-and-median-agree": "FAIL",
+        "headline-concordant": "FAIL",
+        "bulk-concordant": "PASS",
+        "median-falls": "PASS",
+    }
+    doc = json.loads(
+        (percentiles_demo.results / "analyses" / "ce-percentiles" / "statistics.json").read_text()
+    )
+    summ = doc["statistics"]["summaries"]
+    steps = [f"step{i}" for i in range(1, 7)]
+    means = [summ[s]["values"]["mean"] for s in steps]
+    medians = [summ[s]["values"]["p50"] for s in steps]
+    assert means == sorted(means) and medians == sorted(medians, reverse=True)
+    assert doc["statistics"]["selection"]["selected"] == {
+        **{k: "step6" for k in ("p10", "p25", "p50", "p75", "p90")},
+        **{k: "step1" for k in ("mean", "p95", "p99")},
+    }
+
+
+def test_percentiles_demo_report_and_audit(percentiles_demo) -> None:
+    md = (percentiles_demo.results / "report.md").read_text()
+    for item in (
+        "ce-percentiles: per-token CE summaries",
+        "ce-percentiles: concordance",
+        "ce-percentiles: selection",
+        "| ce-percentiles | headline-concordant |",
+        "ce-percentiles: mean / p50 / p95 CE",
+    ):
+        assert item in md, item
+    html = (percentiles_demo.results / "report.html").read_text()
+    assert "fan ce-percentiles" in html and "reshaping ce-percentiles" in html
+    res = percentiles_demo.cli("audit", "--no-git", percentiles_demo.results)
+    assert res.returncode == 0, res.stdout[-3000:]

@@ -3,7 +3,9 @@
 Data: the per-token losses that a ``token_nll`` scorer writes beside each score shard
 (``<shard>.tokens.parquet``: prompt_id, position, loss), for each of the analysis's
 ``conditions`` in their registered order (checkpoints by training step, or models). A sequence
-is a prompt's completion; the bootstrap resamples sequences, not tokens (SPECS C, 003).
+is a prompt's completion; the bootstrap resamples sequences, not tokens (SPECS C, 003). With
+``sequence_length`` registered, the scorer's rows are the tokens instead (imported per-token
+losses, or the simulate backend's ``token_ce`` model) and sequence = prompt_id // length.
 
 Parameters (``$defs/analysis_percentiles``; an absent field means the default in brackets):
 ``percentiles`` [10, 25, 50, 75, 90, 95, 99]; ``summary_sets`` name → summaries
@@ -34,7 +36,16 @@ from tailgate.seeds import seed_sequence
 from . import percentiles as PC
 from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
 from .criteria import StatisticRef
-from .kind_support import ci_text, condition_problems, num, seed_key, unknown_args
+from .kind_support import (
+    ci_text,
+    condition_problems,
+    num,
+    scorer_problems,
+    seed_key,
+    severity_paths,
+    sorted_values,
+    unknown_args,
+)
 
 __all__ = ["PERCENTILES", "PercentilesAnalysis", "settings"]
 
@@ -60,6 +71,9 @@ def settings(spec: Mapping[str, Any]) -> dict[str, Any]:
         "metric": None
         if spec.get("metric") is None
         else {k: float(v) for k, v in spec["metric"].items()},
+        "sequence_length": None
+        if spec.get("sequence_length") is None
+        else int(spec["sequence_length"]),
     }
 
 
@@ -106,6 +120,16 @@ def _read_tokens(paths: Sequence[str]) -> PC.TokenLosses:
     return PC.TokenLosses(x.astype(np.float32), seq)
 
 
+def _tokens_from_rows(path: str, sequence_length: int) -> PC.TokenLosses:
+    """A scorer's rows as tokens: sequence = prompt_id // sequence_length."""
+    from tailgate.stages.common import read_severities
+
+    ids, x = read_severities(path)
+    if x.size == 0:
+        raise InputError(f"{path}: no rows. Fix: re-run the scoring of this condition.")
+    return PC.TokenLosses(sorted_values(ids, x).astype(np.float32), np.sort(ids) // sequence_length)
+
+
 class PercentilesAnalysis(AnalysisKind):
     """Seed 003 as an analysis kind (module docstring)."""
 
@@ -116,13 +140,16 @@ class PercentilesAnalysis(AnalysisKind):
         out = condition_problems(spec["conditions"], data)
         scorers = {s["name"]: s for s in data["scorers"]}
         sc = scorers.get(spec["scorer"])
-        if sc is None or sc.get("kind") != "token_nll":
+        if spec.get("sequence_length") is not None:
+            out += scorer_problems(spec, data)
+        elif sc is None or sc.get("kind") != "token_nll":
             have = [n for n, s in scorers.items() if s.get("kind") == "token_nll"]
             out.append(
                 Problem(
                     ("scorer",),
                     f"'{spec['scorer']}' is not a registered token_nll scorer",
-                    f"use a token_nll scorer ({', '.join(have) or 'none registered'})",
+                    f"use a token_nll scorer ({', '.join(have) or 'none registered'}), or register "
+                    "'sequence_length' for a scorer whose rows are tokens",
                 )
             )
         st = settings(spec)
@@ -187,6 +214,8 @@ class PercentilesAnalysis(AnalysisKind):
     def inputs(
         self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
     ) -> dict[str, list[str]]:
+        if spec.get("sequence_length") is not None:
+            return {"severities": severity_paths(spec, layout, spec["conditions"])}
         return {
             f"tokens_{c}": token_paths(study, layout, spec["scorer"], c) for c in spec["conditions"]
         }
@@ -201,7 +230,13 @@ class PercentilesAnalysis(AnalysisKind):
         threads: int = 1,
     ) -> AnalysisResult:
         st = settings(spec)
-        data = {c: _read_tokens(inputs[f"tokens_{c}"]) for c in st["conditions"]}
+        if st["sequence_length"] is None:
+            data = {c: _read_tokens(inputs[f"tokens_{c}"]) for c in st["conditions"]}
+        else:
+            data = {
+                c: _tokens_from_rows(path, st["sequence_length"])
+                for c, path in zip(st["conditions"], inputs["severities"], strict=True)
+            }
         summaries = {c: PC.summarise(d, st["percentiles"]) for c, d in data.items()}
         if st["resampling"] == "paired":
             seeds: Any = seed_sequence(study.seed, *seed_key(name, "sequences"))

@@ -23,7 +23,7 @@ at ξ < -1 and the probability-scale MLE collapses to the boundary ξ̂ ≈ -1 (
 Section 6.2 of seed 000, where the near-atom is "a non-negligible fraction of mass concentrated
 within a small neighbourhood [B - η, B]").
 
-Two discrete models replace the score for the analyses of seeds 002 and 004 (registered under
+Three further models replace the score for the analyses of seeds 002, 003 and 004 (registered under
 the same ``simulate:`` block; the latent column then holds the score itself):
 
 * ``severity_grid`` {``b``, ``error_rate``, ``step`` [0.5], ``top`` [4.0], ``m_min`` [step]}: an
@@ -33,6 +33,12 @@ the same ``simulate:`` block; the latent column then holds the score itself):
   analysis);
 * ``bernoulli`` {``p``}: a binary response, 1 with probability ``p`` (seed 004's model of one
   query's "yes" rate).
+* ``token_ce`` {``median``, ``sigma`` [1.0], ``hard_share`` [0.06], ``hard_median``,
+  ``hard_sigma`` [0.4], ``sequence_sd`` [0.3], ``tokens_per_sequence`` [50]}: per-token
+  cross-entropy for seed 003, one row per token, sequence = prompt_id // tokens_per_sequence.
+  Bulk tokens have CE median·exp(sequence_sd·z_s + sigma·z), hard tokens hard_median·
+  exp(hard_sigma·z). The sequence effects z_s and which tokens are hard are drawn from streams
+  that do not depend on the condition, so checkpoints share their sequences and hard tokens.
 
 Sampling is by inversion from a single uniform per row drawn from
 ``tailgate.seeds.rng(seed, "simulate", condition)``; the full vector of a condition is drawn and
@@ -275,8 +281,34 @@ def _bernoulli(block: dict[str, Any], u: np.ndarray, where: str) -> np.ndarray:
     return (u < p).astype(np.float64)
 
 
+def _token_ce(block: dict[str, Any], u: np.ndarray, where: str, seed: int = 0) -> np.ndarray:
+    median = _number(block, "median", None, where)
+    sigma = _number(block, "sigma", 1.0, where)
+    hard_share = _number(block, "hard_share", 0.06, where)
+    hard_median = _number(block, "hard_median", None, where)
+    hard_sigma = _number(block, "hard_sigma", 0.4, where)
+    seq_sd = _number(block, "sequence_sd", 0.3, where)
+    length = int(_number(block, "tokens_per_sequence", 50, where))
+    if median <= 0 or hard_median <= 0 or sigma < 0 or hard_sigma < 0 or seq_sd < 0:
+        raise DataInputError(
+            f"Field `{where}` needs positive medians and non-negative spreads. Fix: e.g. "
+            "`token_ce: {median: 1.0, hard_median: 4.0}`."
+        )
+    if not 0 <= hard_share < 1 or length < 1:
+        raise DataInputError(
+            f"Field `{where}` needs 0 <= hard_share < 1 and tokens_per_sequence >= 1."
+        )
+    n = u.size
+    z = stats.norm.ppf(np.clip(u, 1e-300, 1.0 - 1e-16))
+    shared = rng(seed, "simulate", "token_ce")  # the same sequences and hard tokens everywhere
+    hard = shared.random(n) < hard_share
+    z_seq = shared.standard_normal(n // length + 1)[np.arange(n) // length]
+    bulk = median * np.exp(seq_sd * z_seq + sigma * z)
+    return np.where(hard, hard_median * np.exp(hard_sigma * z), bulk)
+
+
 #: discrete models of ``simulate:`` (module docstring): block name → inversion at uniforms
-DISCRETE_MODELS = {"severity_grid": _grid_severity, "bernoulli": _bernoulli}
+DISCRETE_MODELS = {"severity_grid": _grid_severity, "bernoulli": _bernoulli, "token_ce": _token_ce}
 
 
 def discrete_model(spec: dict[str, Any] | None) -> str | None:
@@ -347,7 +379,8 @@ def generate_shard(
     if model is not None:
         where = f"conditions[{condition}].simulate.{model}"
         u = rng(int(study.data["seed"]), "simulate", condition).random(n)
-        score = DISCRETE_MODELS[model](spec["simulate"][model], u, where)[positions]
+        extra = {"seed": int(study.data["seed"])} if model == "token_ce" else {}
+        score = DISCRETE_MODELS[model](spec["simulate"][model], u, where, **extra)[positions]
         write_parquet(out_path, simulated_table(positions, score, score))
         return
     truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
