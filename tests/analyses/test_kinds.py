@@ -308,3 +308,17 @@ def test_simulated_severity_grid_and_bernoulli_recover_their_truth() -> None:
     assert abs(yes.mean() - 0.37) < 4 * np.sqrt(0.37 * 0.63 / u.size)
     assert discrete_model({"bernoulli": {"p": 0.1}}) == "bernoulli"
     assert discrete_model({"tail": {"xi": 0.1}}) is None
+
+
+def test_composite_design_command(capsys) -> None:
+    """`tailgate composite` prints Algorithm C's design before any data; bad input exits 2."""
+    from tailgate.analyses.perturbation import design
+    from tailgate.cli import main
+
+    assert main(["composite", "--a", "0.3", "--b", "0.5", "--budget", "10000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    d = design(0.3, 0.5, 10_000, 0.05)
+    assert (out["m"], out["n"], out["J"]) == (d.m, d.n, d.J) == (13, 714, 37)
+    assert main(["composite", "--a", "0.6", "--b", "0.5", "--budget", "10000"]) == 2
+    err = capsys.readouterr().err
+    assert "0 <= a < b <= 1" in err and "Traceback" not in err

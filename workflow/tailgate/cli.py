@@ -184,6 +184,46 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_composite(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from tailgate.analyses.perturbation import design
+    from tailgate.errors import InputError
+
+    if not (0.0 <= args.a < args.b <= 1.0) or args.b - args.a >= 1.0:
+        raise InputError(
+            f"--a {args.a:g} --b {args.b:g}: the null interval needs 0 <= a < b <= 1 and must not "
+            "be all of [0, 1]. Fix: give the hypothetical range of the 'yes' rates of the "
+            "perturbed queries, e.g. --a 0.3 --b 0.5."
+        )
+    if args.budget < 2 or not 0.0 < args.alpha < 1.0:
+        raise InputError(
+            f"--budget {args.budget} --alpha {args.alpha:g}: the budget counts responses "
+            "(m + 1)·n and must be >= 2, alpha must lie in (0, 1). Fix: e.g. --budget 10000 "
+            "--alpha 0.05."
+        )
+    d = design(args.a, args.b, args.budget, args.alpha)
+    rows = {
+        "m (null queries)": d.m,
+        "n (responses per query)": d.n,
+        "tau = (J + 1/2)/n": round(d.tau, 6),
+        "exact size (sup; at a / at b)": f"{d.size:.4f} ({d.size_at_a:.4f} / {d.size_at_b:.4f})",
+        "exact average power": round(d.average_power, 4),
+        "ideal size (A1)": round(d.ideal_size, 4),
+        "Hoeffding size bound (A3)": round(d.hoeffding_size_bound, 4),
+    }
+    if args.json:
+        print(json.dumps(dataclasses.asdict(d), indent=1))
+        return EXIT_OK
+    print(
+        f"composite-null design (Algorithm C of seed 004, SPECS A7) for [a, b] = "
+        f"[{args.a:g}, {args.b:g}], budget {args.budget}, alpha {args.alpha:g}:"
+    )
+    for k, v in rows.items():
+        print(f"  {k:<31} {v}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tailgate",
@@ -224,6 +264,22 @@ def build_parser() -> argparse.ArgumentParser:
         "statistics engine provides it. Writes nothing.",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
+
+    p = verb(
+        "composite",
+        "design the composite-null test of seed 004 from a hypothetical null interval",
+        "Print the budget-optimal design (m null queries, n responses each, threshold τ) of the "
+        "composite-null test of seed 004 for a hypothetical range [A, B] of the perturbed "
+        "queries' 'yes' rates, before any data (Algorithm C, SPECS A7), with its exact size and "
+        "average power under the uniform model (A5). A registered perturbation analysis derives "
+        "the same design from its pilot. Writes nothing.\n\nexample: tailgate composite --a 0.3 "
+        "--b 0.5 --budget 10000",
+    )
+    p.add_argument("--a", type=float, required=True, help="lower end of the null interval")
+    p.add_argument("--b", type=float, required=True, help="upper end of the null interval")
+    p.add_argument("--budget", type=int, required=True, help="responses B = (m + 1)·n")
+    p.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    p.add_argument("--json", action="store_true", help="print the design as JSON")
 
     p = verb(
         "multiverse",
