@@ -234,7 +234,8 @@ def reshaping_checkpoints(g: np.random.Generator, steps: int, n_seq: int = 200):
 
 
 def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
-    from tailgate.analyses.percentiles_kind import PERCENTILES, token_paths
+    from tailgate.analyses.percentiles_kind import PERCENTILES, score_shards
+    from tailgate.score import token_losses_path
 
     steps = [f"step{i}" for i in range(5)]
     study = _study(tmp_path, steps, scorer="nll")
@@ -262,13 +263,14 @@ def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
         ],
     }  # fmt: skip
     inputs = PERCENTILES.inputs(spec, study, _layout(tmp_path))
-    assert inputs["tokens_step0"] == token_paths(study, _layout(tmp_path), "nll", "step0")
-    assert inputs["tokens_step0"][1].endswith("scores/nll/step0/shard-1.tokens.parquet")
+    assert inputs["shards_step0"] == score_shards(study, _layout(tmp_path), "nll", "step0")
+    assert inputs["shards_step0"][1].endswith("scores/nll/step0/shard-1.parquet")
     g = np.random.default_rng(8)
     for s, (seq, losses) in zip(steps, reshaping_checkpoints(g, 5), strict=True):
         half = seq < 100  # two shards: sequences 0-99 and 100-199
-        _write_tokens(inputs[f"tokens_{s}"][0], seq[half], losses[half])
-        _write_tokens(inputs[f"tokens_{s}"][1], seq[~half], losses[~half])
+        first, second = (str(token_losses_path(p)) for p in inputs[f"shards_{s}"])
+        _write_tokens(first, seq[half], losses[half])
+        _write_tokens(second, seq[~half], losses[~half])
     stats = PERCENTILES.compute(study, "pct", spec, inputs).statistics
     outcomes = _check_protocol(PERCENTILES, study, "pct", spec, stats)
     means = [stats["summaries"][s]["values"]["mean"] for s in steps]

@@ -81,24 +81,23 @@ def _names(st: Mapping[str, Any]) -> tuple[str, ...]:
     return PC.summary_names(st["percentiles"])
 
 
-def token_paths(study: Study, layout: Mapping[str, str], scorer: str, condition: str) -> list[str]:
-    """The per-token loss files of one condition: beside each score shard of ``scorer``."""
-    from tailgate.score import token_losses_path
-
+def score_shards(study: Study, layout: Mapping[str, str], scorer: str, condition: str) -> list[str]:
+    """The score shards of ``scorer`` for one condition (declared outputs of the score rule);
+    the per-token losses lie beside each (:func:`tailgate.score.token_losses_path`)."""
     template = layout.get("scores") or layout["severities"].replace(
         "/severities/{scorer}/{scale}/{condition}.parquet",
         "/scores/{scorer}/{condition}/shard-{shard}.parquet",
     )
     shards = int(study.data["generation"]["shards"])
-    return [
-        str(token_losses_path(template.format(scorer=scorer, condition=condition, shard=k)))
-        for k in range(shards)
-    ]
+    return [template.format(scorer=scorer, condition=condition, shard=k) for k in range(shards)]
 
 
-def _read_tokens(paths: Sequence[str]) -> PC.TokenLosses:
+def _read_tokens(shards: Sequence[str]) -> PC.TokenLosses:
     import pyarrow.parquet as pq
 
+    from tailgate.score import token_losses_path
+
+    paths = [str(token_losses_path(s)) for s in shards]
     ids, losses = [], []
     for p in paths:
         try:
@@ -217,7 +216,8 @@ class PercentilesAnalysis(AnalysisKind):
         if spec.get("sequence_length") is not None:
             return {"severities": severity_paths(spec, layout, spec["conditions"])}
         return {
-            f"tokens_{c}": token_paths(study, layout, spec["scorer"], c) for c in spec["conditions"]
+            f"shards_{c}": score_shards(study, layout, spec["scorer"], c)
+            for c in spec["conditions"]
         }
 
     def compute(
@@ -231,7 +231,7 @@ class PercentilesAnalysis(AnalysisKind):
     ) -> AnalysisResult:
         st = settings(spec)
         if st["sequence_length"] is None:
-            data = {c: _read_tokens(inputs[f"tokens_{c}"]) for c in st["conditions"]}
+            data = {c: _read_tokens(inputs[f"shards_{c}"]) for c in st["conditions"]}
         else:
             data = {
                 c: _tokens_from_rows(path, st["sequence_length"])
