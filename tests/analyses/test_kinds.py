@@ -324,3 +324,31 @@ def test_composite_design_command(capsys) -> None:
     assert main(["composite", "--a", "0.6", "--b", "0.5", "--budget", "10000"]) == 2
     err = capsys.readouterr().err
     assert "0 <= a < b <= 1" in err and "Traceback" not in err
+
+
+def test_perturbation_kind_degenerate_pilot_is_a_status(tmp_path: Path) -> None:
+    """Pilot queries that all answer alike give an interval of width 0: no design, no error."""
+    from tailgate.analyses.perturbation_kind import PERTURBATION
+
+    conds = ["p0", "p1", "n0", "t"]
+    study = _study(tmp_path, conds, scorer="says-yes")
+    study.data["protocol"] = {"alpha": 0.05}
+    spec = {
+        "kind": "perturbation", "scorer": "says-yes", "pilot": ["p0", "p1"],
+        "null_queries": ["n0"], "test_queries": ["t"], "budget": 100,
+        "criteria": [
+            {"name": "r", "statistic": "reject(t)", "comparison": "==", "threshold": 1},
+            {"name": "s", "statistic": "size", "comparison": "<=", "threshold": 0.05},
+            {"name": "naive", "statistic": "naive_pvalue(t)", "comparison": "<", "threshold": 1},
+        ],
+    }  # fmt: skip
+    inputs = PERTURBATION.inputs(spec, study, _layout(tmp_path))
+    for path, yes in zip(inputs["severities"], (5, 5, 3, 9), strict=True):
+        _write_severities(path, np.array([1.0] * yes + [0.0] * (12 - yes)))
+    stats = PERTURBATION.compute(study, "pert", spec, inputs).statistics
+    assert stats["design"]["status"].startswith("no design")
+    assert _check_protocol(PERTURBATION, study, "pert", spec, stats) == {
+        "r": "NOT_TESTED",
+        "s": "NOT_TESTED",
+        "naive": "PASS",
+    }

@@ -17,7 +17,9 @@ match, a classifier probability). The conditions play four roles:
   which the composite null replaces).
 
 If fewer than m null queries or fewer than n responses per query are available, the design is
-not met: the decisions are not made and criteria on them are NOT_TESTED.
+not met: the decisions are not made and criteria on them are NOT_TESTED. When every pilot query
+answered alike (estimated width 0) no design exists: a reported status, and every criterion but
+``naive_pvalue`` is NOT_TESTED.
 
 Criteria statistics: ``reject(t)`` (1 reject, 0 keep), ``pvalue(t)`` (plug-in composite p-value),
 ``naive_pvalue(t)``, ``statistic(t)`` (T̂), and ``size``, ``average_power``, ``width`` (b̂ − â),
@@ -146,10 +148,20 @@ class PerturbationAnalysis(AnalysisKind):
         pilot_counts = [int(yes[c][:n0].sum()) for c in st["pilot"]]
         short = [c for c in st["pilot"] if yes[c].size < n0]
         interval = P.estimate_interval(np.array(pilot_counts) / n0, n0, st["interval"])
-        d = P.design(interval.low, interval.high, st["budget"], st["alpha"])
-        nulls = st["null_queries"][: d.m]
-        met = len(nulls) == d.m and all(yes[c].size >= d.n for c in [*nulls, *st["test_queries"]])
-        null_counts = [int(yes[c][: d.n].sum()) for c in nulls]
+        width = interval.high - interval.low
+        d = (
+            P.design(interval.low, interval.high, st["budget"], st["alpha"])
+            if 0 < width < 1
+            else None
+        )
+        if d is None:  # every pilot query answered alike (width 0) or [0, 1]: no design exists
+            nulls, null_counts, met = [], [], False
+        else:
+            nulls = st["null_queries"][: d.m]
+            met = len(nulls) == d.m and all(
+                yes[c].size >= d.n for c in [*nulls, *st["test_queries"]]
+            )
+            null_counts = [int(yes[c][: d.n].sum()) for c in nulls]
         tests = {}
         base = yes[st["base_query"]]
         for t in st["test_queries"]:
@@ -188,7 +200,10 @@ class PerturbationAnalysis(AnalysisKind):
                         "clipped": interval.clipped,
                     },
                 },
-                "design": {
+                "design": _no_design(width)
+                if d is None
+                else {
+                    "status": "ok",
                     "m": d.m,
                     "n": d.n,
                     "J": d.J,
@@ -214,6 +229,8 @@ class PerturbationAnalysis(AnalysisKind):
         if ref.name == "width":
             iv = stats["pilot"]["interval"]
             return float(iv["high"] - iv["low"]), f"b̂ − â ({iv['method']})"
+        if d["status"] != "ok" and ref.name != "naive_pvalue":
+            return None, d["status"]
         if ref.name in _DESIGN:
             return float(d[ref.name]), "Algorithm C design (SPECS A7)"
         t = stats["tests"][ref.args[0]]
@@ -259,7 +276,7 @@ class PerturbationAnalysis(AnalysisKind):
                     (
                         str(d["m"]),
                         str(d["n"]),
-                        f"{d['tau']:.4f}",
+                        fmt(d["tau"], 4),
                         f"{fmt(d['size'], 4)} "
                         f"({fmt(d['size_at_a'], 4)} / {fmt(d['size_at_b'], 4)})",
                         fmt(d["average_power"]),
@@ -319,6 +336,18 @@ class PerturbationAnalysis(AnalysisKind):
         }
 
 
+def _no_design(width: float) -> dict[str, Any]:
+    """The design entry when the pilot's interval admits none (a reported status)."""
+    keys = ("m", "n", "J", "tau", "size", "size_at_a", "size_at_b", "average_power")
+    keys += ("ideal_size", "ideal_average_power", "hoeffding_size_bound")
+    return {
+        "status": f"no design: the pilot's interval has width {width:.4g} (every pilot query "
+        "answered alike, or the interval is all of [0, 1])",
+        **dict.fromkeys(keys),
+        "met": False,
+    }
+
+
 def _phat_figure(stats: Mapping[str, Any]) -> Any:
     from matplotlib.figure import Figure
 
@@ -327,11 +356,12 @@ def _phat_figure(stats: Mapping[str, Any]) -> Any:
     fig = Figure(figsize=(6.0, 3.0))
     ax = fig.add_subplot()
     ax.axvspan(iv["low"], iv["high"], color="0.85", label="[â, b̂]")
-    null = np.asarray(stats["null"]["counts"], dtype=float) / max(d["n"], 1)
+    null = np.asarray(stats["null"]["counts"], dtype=float) / max(d["n"] or 1, 1)
+    tau = d["tau"] or 0.0
     ax.plot(null, np.zeros_like(null), "o", ms=4, color="0.3", label="null queries")
     for y, (t, v) in enumerate(stats["tests"].items(), start=1):
         p = v.get("p_test", v["p_all"])
-        ax.errorbar([p], [y], xerr=[[d["tau"]], [d["tau"]]], fmt="s", capsize=3, label=t)
+        ax.errorbar([p], [y], xerr=[[tau], [tau]], fmt="s", capsize=3, label=t)
     ax.set_yticks([])
     ax.set_xlabel("p̂ (share of 'yes' responses)")
     ax.legend(fontsize=6, loc="upper left")

@@ -3,7 +3,8 @@
 :func:`score_shard` is the one entry point the workflow calls. Kinds (Sec. 5 and App. C of
 seed 000): ``detoxify`` (Detoxify head on the completion only), ``profanity``
 (alt-profanity-check), ``token_nll`` (a judge model's mean NLL of the completion given the
-prompt; also writes per-token losses) and ``column`` (scores already in the data). The
+prompt; also writes per-token losses), ``column`` (scores already in the data) and ``regex``
+(1 when a registered pattern matches the completion: binary responses, seed 004). The
 text scorers treat empty completions as their registered ``on_empty`` says
 (:mod:`tailgate.score.empty`: ``error``, ``drop`` or ``score``).
 """
@@ -90,6 +91,10 @@ def score_shard(
         from tailgate.score.profanity import profanity_scores
 
         scores = profanity_scores(rows.texts)
+    elif spec.kind == "regex":  # the standard library only
+        from tailgate.score.regex import regex_scores
+
+        scores = regex_scores(rows.texts, spec.fields, scorer)
     elif not rows.texts:  # every row dropped: no model to load
         scores = np.empty(0, dtype=np.float64)
         if spec.kind == "token_nll":

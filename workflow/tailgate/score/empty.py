@@ -57,6 +57,7 @@ ON_EMPTY: dict[str, tuple[str, ...]] = {
     "detoxify": ("error", "drop", "score"),
     "profanity": ("error", "drop", "score"),
     "token_nll": ("error", "drop"),
+    "regex": ("error", "drop", "score"),
 }
 
 
