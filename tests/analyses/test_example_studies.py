@@ -198,5 +198,7 @@ def test_percentiles_demo_report_and_audit(percentiles_demo) -> None:
         assert item in md, item
     html = (percentiles_demo.results / "report.html").read_text()
     assert "fan ce-percentiles" in html and "reshaping ce-percentiles" in html
-    res = percentiles_demo.cli("audit", "--no-git", percentiles_demo.results)
+    # --reproduce re-runs every derived stage from regenerated data and compares every file
+    res = percentiles_demo.cli("audit", "--no-git", "--reproduce", percentiles_demo.results)
     assert res.returncode == 0, res.stdout[-3000:]
+    assert "compared byte for byte with a re-run from the data" in res.stdout
