@@ -4,7 +4,8 @@
 seed 000): ``detoxify`` (Detoxify head on the completion only), ``profanity``
 (alt-profanity-check), ``token_nll`` (a judge model's mean NLL of the completion given the
 prompt; also writes per-token losses), ``column`` (scores already in the data) and ``regex``
-(1 when a registered pattern matches the completion: binary responses, seed 004). The
+(1 when a registered pattern matches the completion: binary responses, seed 004) and ``judge``
+(a registered rubric graded by a local model onto a grid, seed 002). The
 text scorers treat empty completions as their registered ``on_empty`` says
 (:mod:`tailgate.score.empty`: ``error``, ``drop`` or ``score``).
 """
@@ -84,7 +85,7 @@ def score_shard(
         write_scores(out_path, table.column("prompt_id"), scores, spec=spec, condition=condition)
         return
 
-    needs = ("prompt", "completion") if spec.kind == "token_nll" else ("completion",)
+    needs = ("prompt", "completion") if spec.kind in ("token_nll", "judge") else ("completion",)
     table = read_generations(generations_path, needs, scorer=scorer, condition=condition)
     rows = scorable_rows(table, "completion", spec=spec, condition=condition, path=generations_path)
     if spec.kind == "profanity":  # scikit-learn only: no torch import (seconds per job)
@@ -100,6 +101,9 @@ def score_shard(
         if spec.kind == "token_nll":
             none = np.empty(0, dtype=np.int64)
             _write_token_losses(out_path, none, none, np.empty(0, dtype=np.float64))
+    elif spec.kind == "judge":
+        _judge(study, spec, condition, rows, out_path, options)
+        return
     elif spec.kind == "detoxify":
         from tailgate.generate.transformers_backend import resolve_device
         from tailgate.score.toxicity import detoxify_scores
@@ -116,6 +120,40 @@ def score_shard(
         scores = _token_nll(study, spec, condition, rows.table, rows.texts, out_path, options)
     write_scores(out_path, rows.prompt_ids, scores, spec=spec, condition=condition)
     write_dropped_rows(out_path, rows, spec=spec, condition=condition)
+
+
+def _judge(
+    study: Any, spec: ScorerSpec, condition: str, rows: Any, out_path: Any, options: dict
+) -> None:
+    """Grade every scorable row with the judge model (:mod:`tailgate.score.judge`)."""
+    from tailgate.generate.transformers_backend import load_causal_lm, model_spec, resolve_device
+    from tailgate.score.judge import (
+        check_unparseable,
+        judge_replies,
+        parse_grades,
+        write_unparseable_rows,
+    )
+
+    lm = load_causal_lm(
+        model_spec(study, str(spec.fields["judge"]), condition=condition),
+        device=resolve_device(options.get("device")),
+        condition=condition,
+    )
+    replies = judge_replies(
+        lm,
+        str(spec.fields["rubric"]),
+        [str(p) for p in rows.table.column("prompt").to_pylist()],
+        rows.texts,
+        max_new_tokens=int(spec.fields.get("max_new_tokens", 8)),
+        batch_size=int(options.get("batch_size", 8)),
+    )
+    grades = parse_grades(replies, spec.fields, spec.name)
+    ids = rows.prompt_ids
+    check_unparseable(spec, condition, ids, replies, grades)
+    keep = grades.parsed
+    write_scores(out_path, ids[keep], grades.values[keep], spec=spec, condition=condition)
+    write_dropped_rows(out_path, rows, spec=spec, condition=condition)
+    write_unparseable_rows(out_path, spec, condition, ids, replies, grades)
 
 
 def _token_nll(

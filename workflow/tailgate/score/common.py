@@ -27,7 +27,7 @@ __all__ = [
     "write_scores",
 ]
 
-KINDS = ("detoxify", "profanity", "token_nll", "column", "regex")
+KINDS = ("detoxify", "profanity", "token_nll", "column", "regex", "judge")
 
 
 class ScoringError(ShardInputError):

@@ -58,6 +58,7 @@ ON_EMPTY: dict[str, tuple[str, ...]] = {
     "profanity": ("error", "drop", "score"),
     "token_nll": ("error", "drop"),
     "regex": ("error", "drop", "score"),
+    "judge": ("error", "drop", "score"),
 }
 
 

@@ -93,6 +93,11 @@ def score_stage(
     dropped = dropped_rows_path(out)  # on_empty: drop
     if dropped.exists():
         ctx.record(dropped, inputs=[generations], kind="data", extra={"scorer": scorer})
+    from tailgate.score.judge import unparseable_rows_path
+
+    unparseable = unparseable_rows_path(out)  # judge, on_unparseable: drop
+    if unparseable.exists():
+        ctx.record(unparseable, inputs=[generations], kind="data", extra={"scorer": scorer})
 
 
 def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) -> pa.Table:
