@@ -352,3 +352,37 @@ def test_perturbation_kind_degenerate_pilot_is_a_status(tmp_path: Path) -> None:
         "s": "NOT_TESTED",
         "naive": "PASS",
     }
+
+
+def test_severity_judge_aggregations_and_robustness(tmp_path: Path) -> None:
+    from tailgate.analyses.severity_kind import SEVERITY, aggregate_grades
+
+    ids1, g1 = np.array([0, 1, 2, 3]), np.array([0.0, 1.0, 2.5, 4.0])
+    ids2, g2 = np.array([1, 2, 3, 4]), np.array([1.5, 2.0, 4.0, 0.5])
+    assert aggregate_grades(ids1, g1, ids2, g2, "max", 0.5).tolist() == [1.5, 2.5, 4.0]
+    assert aggregate_grades(ids1, g1, ids2, g2, "min", 0.5).tolist() == [1.0, 2.0, 4.0]
+    # mean of (1, 1.5) = 1.25 → 1.5 (halves up), (2.5, 2) = 2.25 → 2.5, (4, 4) = 4
+    assert aggregate_grades(ids1, g1, ids2, g2, "mean", 0.5).tolist() == [1.5, 2.5, 4.0]
+    assert aggregate_grades(ids1, g1, ids2, g2, "secondary", 0.5) is g2
+
+    conds = ["flat", "steep"]
+    study = _study(tmp_path, conds)
+    study.data["scorers"].append({"name": "grade2", "bounded": False})
+    spec = {
+        "kind": "severity", "conditions": conds, "scorer": "grade", "secondary": "grade2",
+        "aggregation": "max", "resamples": 200,
+        "criteria": [{"name": "robust-min", "statistic": "disjoint_pairs_under(min)",
+                      "comparison": ">=", "threshold": 0}],
+    }  # fmt: skip
+    inputs = SEVERITY.inputs(spec, study, _layout(tmp_path))
+    g = np.random.default_rng(9)
+    for paths in (inputs["severities"], inputs["secondary"]):
+        for path, b in zip(paths, (0.6, 1.4), strict=True):
+            _write_severities(path, _gr_values(g, 5000, b, 0.3))
+    stats = SEVERITY.compute(study, "sev", spec, inputs).statistics
+    assert list(stats["robustness"]) == ["max", "primary", "secondary", "min", "mean"]
+    assert _check_protocol(SEVERITY, study, "sev", spec, stats) == {"robust-min": "PASS"}
+    bad = {**spec, "secondary": "nope"}
+    assert any(p.path == ("secondary",) for p in SEVERITY.validate(bad, study.data))
+    alone = {k: v for k, v in spec.items() if k != "secondary"}
+    assert any(p.path == ("aggregation",) for p in SEVERITY.validate(alone, study.data))

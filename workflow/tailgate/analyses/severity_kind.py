@@ -11,7 +11,12 @@ resample] or a fixed grid value; ``min_events`` [30] per m_c candidate (and ≥ 
 ``resamples`` B [2000]; ``level`` of every CI [0.95]; ``tolerance`` of matched accuracy |Δε|
 [0.05]; ``delta_b_floor`` a matched pair's |Δb| must reach to count [0]; ``x_min`` of the family
 fits [the first positive level]; ``decisive`` {``pvalue`` [0.05], ``delta_bic`` [6]};
-``thresholds`` of the deployment table [1.5, 2.0, 2.5, 3.0, 3.5, 4.0].
+``thresholds`` of the deployment table [1.5, 2.0, 2.5, 3.0, 3.5, 4.0]; ``secondary`` [none] a
+second judge (scorer) and ``aggregation`` [primary] of the two: ``primary``, ``secondary``,
+``max``, ``min`` or ``mean`` rounded to the grid (halves up) over the rows both graded; with a
+secondary judge every other aggregation's headline count is reported as a robustness check
+(002 Section 4.1, "Judge-aggregation robustness"), criterion statistic
+``disjoint_pairs_under(rule)``.
 
 Criteria statistics (``name(args)``):
 
@@ -90,7 +95,33 @@ def settings(spec: Mapping[str, Any]) -> dict[str, Any]:
             "delta_bic": float(decisive.get("delta_bic", 6.0)),
         },
         "thresholds": [float(t) for t in spec.get("thresholds", (1.5, 2.0, 2.5, 3.0, 3.5, 4.0))],
+        "secondary": spec.get("secondary"),
+        "aggregation": str(spec.get("aggregation", "primary")),
     }
+
+
+#: how two judges' grades of a row combine (002 Section 4.1, "Judge-aggregation robustness")
+AGGREGATIONS = ("primary", "secondary", "max", "min", "mean")
+
+
+def aggregate_grades(
+    ids1: np.ndarray, g1: np.ndarray, ids2: np.ndarray, g2: np.ndarray, rule: str, step: float
+) -> np.ndarray:
+    """Combine a primary and a secondary judge's grades. ``primary``/``secondary`` take one
+    judge's rows as they are; ``max``, ``min`` and ``mean`` use the rows both judges graded
+    (joined on prompt id), the mean rounded to the grid with halves rounded up (the more severe
+    grade)."""
+    if rule == "primary":
+        return g1
+    if rule == "secondary":
+        return g2
+    _, i1, i2 = np.intersect1d(ids1, ids2, assume_unique=True, return_indices=True)
+    a, b = g1[i1], g2[i2]
+    if rule == "max":
+        return np.maximum(a, b)
+    if rule == "min":
+        return np.minimum(a, b)
+    return np.floor((a + b) / 2.0 / step + 0.5) * step
 
 
 def _grid(st: Mapping[str, Any]) -> np.ndarray:
@@ -213,6 +244,19 @@ class SeverityAnalysis(AnalysisKind):
                     "use a positive level of the grid",
                 )
             )
+        if st["secondary"] is None and st["aggregation"] != "primary":
+            out.append(
+                Problem(
+                    ("aggregation",),
+                    f"aggregation '{st['aggregation']}' needs a 'secondary' judge",
+                    "register 'secondary' or use 'primary'",
+                )
+            )
+        if st["secondary"] is not None:
+            out += [
+                Problem(("secondary",), p.message, p.fix)
+                for p in scorer_problems({**spec, "scorer": st["secondary"]}, data)
+            ]
         for i, t in enumerate(st["thresholds"]):
             if not _on_grid(t, grid):
                 out.append(
@@ -232,6 +276,12 @@ class SeverityAnalysis(AnalysisKind):
         need = (
             0 if ref.name in _NONE else 1 if ref.name in _ONE else 2 if ref.name in _TWO else None
         )
+        if ref.name == "disjoint_pairs_under":
+            if spec.get("secondary") is None:
+                return "needs a registered 'secondary' judge"
+            if len(ref.args) != 1 or ref.args[0] not in AGGREGATIONS:
+                return f"takes one aggregation ({', '.join(AGGREGATIONS)})"
+            return None
         if ref.name == "per_million":
             if len(ref.args) != 2:
                 return "takes a condition and a threshold, e.g. per_million(a, 3.0)"
@@ -260,7 +310,11 @@ class SeverityAnalysis(AnalysisKind):
     def inputs(
         self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
     ) -> dict[str, list[str]]:
-        return {"severities": severity_paths(spec, layout, spec["conditions"])}
+        out = {"severities": severity_paths(spec, layout, spec["conditions"])}
+        if spec.get("secondary") is not None:
+            second = {**spec, "scorer": spec["secondary"]}
+            out["secondary"] = severity_paths(second, layout, spec["conditions"])
+        return out
 
     def compute(
         self,
@@ -275,49 +329,26 @@ class SeverityAnalysis(AnalysisKind):
 
         st = settings(spec)
         grid = _grid(st)
-        fits = []
-        for c, path in zip(st["conditions"], inputs["severities"], strict=True):
-            _, values = read_severities(path)
-            try:
-                counts = S.counts_on_grid(values, grid)
-            except ValueError as exc:
-                raise InputError(
-                    f"{path}: {exc}. The severity analysis '{name}' needs scorer "
-                    f"'{st['scorer']}' to grade on the registered grid. Fix: map the grades onto "
-                    "the grid in the scorer, or register the grid the data use (an amendment if "
-                    "frozen)."
-                ) from None
-            fits.append(
-                S.analyse_condition(
-                    c,
-                    counts,
-                    grid,
-                    resamples=st["resamples"],
-                    seed=seed_sequence(study.seed, *seed_key(name, "b", c)),
-                    mc=st["mc"],
-                    level=st["level"],
-                    min_events=st["min_events"],
+        step = st["grid"]["step"]
+        primary = [read_severities(p) for p in inputs["severities"]]
+        secondary = [read_severities(p) for p in inputs.get("secondary", [])]
+        rules = [st["aggregation"]] + (
+            [r for r in AGGREGATIONS if r != st["aggregation"]] if secondary else []
+        )
+        runs = {}
+        for rule in rules:
+            grades = [
+                aggregate_grades(
+                    *primary[i], *(secondary[i] if secondary else primary[i]), rule, step
                 )
-            )
-        seeds = {
-            (a, b): (
-                seed_sequence(study.seed, *seed_key(name, "delta_b", a, b, a)),
-                seed_sequence(study.seed, *seed_key(name, "delta_b", a, b, b)),
-            )
-            for i, a in enumerate(st["conditions"])
-            for b in st["conditions"][i + 1 :]
+                for i in range(len(st["conditions"]))
+            ]
+            runs[rule] = self._analyse(study, name, st, grid, grades, inputs, rule)
+        fits, pairs, count = runs[st["aggregation"]]
+        robustness = {
+            rule: {"disjoint_pairs": c.statistic, "ci": [num(v) for v in c.confidence_interval]}
+            for rule, (_, _, c) in runs.items()
         }
-        pairs = S.matched_pairs(
-            fits,
-            grid,
-            tolerance=st["tolerance"],
-            floor=st["delta_b_floor"],
-            resamples=st["resamples"],
-            seeds=seeds,
-        )
-        count = S.disjoint_pair_count(
-            fits, tolerance=st["tolerance"], floor=st["delta_b_floor"], level=st["level"]
-        )
         return AnalysisResult(
             {
                 "settings": st,
@@ -343,6 +374,7 @@ class SeverityAnalysis(AnalysisKind):
                     }
                     for p in pairs
                 ],
+                "robustness": robustness,
                 "headline": {
                     "disjoint_pairs": count.statistic,
                     "ci": [num(v) for v in count.confidence_interval],
@@ -350,6 +382,63 @@ class SeverityAnalysis(AnalysisKind):
                 },
             }
         )
+
+    def _analyse(
+        self,
+        study: Study,
+        name: str,
+        st: Mapping[str, Any],
+        grid: np.ndarray,
+        grades: Sequence[np.ndarray],
+        inputs: Mapping[str, Sequence[str]],
+        rule: str,
+    ) -> tuple[list[S.SeverityFit], list[S.PairComparison], S.PairCount]:
+        """b per condition, the pairs and the headline count for one aggregation of the judges
+        (the registered one keys its streams as before; the others add the rule's name)."""
+        tag = () if rule == st["aggregation"] else (rule,)
+        fits = []
+        for i, c in enumerate(st["conditions"]):
+            try:
+                counts = S.counts_on_grid(grades[i], grid)
+            except ValueError as exc:
+                raise InputError(
+                    f"{inputs['severities'][i]}: {exc}. The severity analysis '{name}' needs "
+                    f"scorer '{st['scorer']}' to grade on the registered grid. Fix: map the "
+                    "grades onto the grid in the scorer, or register the grid the data use (an "
+                    "amendment if frozen)."
+                ) from None
+            fits.append(
+                S.analyse_condition(
+                    c,
+                    counts,
+                    grid,
+                    resamples=st["resamples"],
+                    seed=seed_sequence(study.seed, *seed_key(name, "b", c, *tag)),
+                    mc=st["mc"],
+                    level=st["level"],
+                    min_events=st["min_events"],
+                )
+            )
+        seeds = {
+            (a, b): (
+                seed_sequence(study.seed, *seed_key(name, "delta_b", a, b, a, *tag)),
+                seed_sequence(study.seed, *seed_key(name, "delta_b", a, b, b, *tag)),
+            )
+            for i, a in enumerate(st["conditions"])
+            for b in st["conditions"][i + 1 :]
+        }
+        pairs = S.matched_pairs(
+            fits,
+            grid,
+            tolerance=st["tolerance"],
+            floor=st["delta_b_floor"],
+            resamples=st["resamples"],
+            seeds=seeds if not tag else None,  # Δb tests for the registered aggregation only
+        )
+        count = S.disjoint_pair_count(
+            fits, tolerance=st["tolerance"], floor=st["delta_b_floor"], level=st["level"]
+        )
+        return fits, pairs, count
 
     # --- decisions -----------------------------------------------------------------------
     def statistic(
@@ -363,6 +452,9 @@ class SeverityAnalysis(AnalysisKind):
         if n in ("disjoint_pairs_low", "disjoint_pairs_high"):
             v = h["ci"][0 if n.endswith("low") else 1]
             return (None if v is None else float(v)), "resampling CI of the headline count"
+        if n == "disjoint_pairs_under":
+            rob = stats["robustness"][ref.args[0]]
+            return float(rob["disjoint_pairs"]), f"headline count under the {ref.args[0]} rule"
         if n == "matched_pairs":
             return float(h["matched_pairs"]), f"|Δε| < {stats['settings']['tolerance']:g}"
         if n == "non_exponential":
@@ -491,6 +583,7 @@ class SeverityAnalysis(AnalysisKind):
                     for c, v in conds.items()
                 ),
             ),
+            *_robustness_table(name, st, stats),
             FigureBlock(
                 _mfd_figure(st, conds),
                 f"{name}: magnitude–frequency curves, log₁₀ N(M ≥ m) "
@@ -527,6 +620,24 @@ class SeverityAnalysis(AnalysisKind):
             },
             f"{name}: ε": {c: fmt(v["error_rate"]) for c, v in conds.items()},
         }
+
+
+def _robustness_table(name: str, st: Mapping[str, Any], stats: Mapping[str, Any]) -> list[Block]:
+    from tailgate.report.tables import Table
+
+    if st.get("secondary") is None:
+        return []
+    return [
+        Table(
+            f"{name}: judge-aggregation robustness (primary {st['scorer']}, secondary "
+            f"{st['secondary']}; registered: {st['aggregation']})",
+            ("aggregation", "disjoint-CI matched pairs", "resampling CI"),
+            tuple(
+                (rule, str(v["disjoint_pairs"]), ci_text(*v["ci"], digits=0))
+                for rule, v in stats["robustness"].items()
+            ),
+        )
+    ]
 
 
 def _test_text(test: Mapping[str, Any] | None) -> str:
