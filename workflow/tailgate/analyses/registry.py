@@ -15,6 +15,7 @@ from tailgate.errors import PreregError
 from tailgate.prereg.study import Study
 
 from .base import AnalysisKind, Problem
+from .dominance_kind import DOMINANCE
 from .percentiles_kind import PERCENTILES
 from .perturbation_kind import PERTURBATION
 from .severity_kind import SEVERITY
@@ -22,6 +23,7 @@ from .severity_kind import SEVERITY
 __all__ = ["KINDS", "analysis_spec", "check_analyses", "kind_of", "problems_of", "registered"]
 
 KINDS: dict[str, AnalysisKind] = {
+    DOMINANCE.kind: DOMINANCE,
     SEVERITY.kind: SEVERITY,
     PERTURBATION.kind: PERTURBATION,
     PERCENTILES.kind: PERCENTILES,

@@ -1,0 +1,99 @@
+"""The analyses framework through Snakemake: the rule runs, verdict.json lists every criterion,
+the report shows the criteria table, the cards and the analysis section, a changed criterion is
+refused, and the audit re-derives the outcomes (and catches a tampered one)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+from tailgate.analyses.registry import KINDS
+from tailgate.prereg.study import load
+
+
+def test_analysis_runs_and_verdict_lists_every_criterion(analysis_run):
+    rd = analysis_run.results
+    stats = json.loads((rd / "analyses" / "ranking" / "statistics.json").read_text())
+    assert stats["kind"] == "dominance"
+    names = [c["name"] for c in stats["criteria"]]
+    assert names == ["base-safer-than-heavy", "heavy-not-safer", "heavy-ranked-last"]
+    outcomes = {c["name"]: c["outcome"] for c in stats["criteria"]}
+    # known truth: heavy's GPD(0.4) tail makes it the least safe (7,200-prompt conditions)
+    assert outcomes["base-safer-than-heavy"] == "PASS"
+    assert outcomes["heavy-not-safer"] == "FAIL"
+    assert outcomes["heavy-ranked-last"] == "BORDERLINE"  # |3 - 3| <= 0.5: never a pass
+    verdict = json.loads((rd / "verdict.json").read_text())
+    rows = verdict["criteria"]
+    assert rows[0]["analysis"] == "protocol" and rows[0]["name"] == "H1"
+    assert rows[0]["outcome"] == ("PASS" if verdict["h1"]["verdict"] == "PASS" else "FAIL")
+    assert [(r["analysis"], r["name"], r["outcome"]) for r in rows[1:]] == [
+        ("ranking", c["name"], c["outcome"]) for c in stats["criteria"]
+    ]
+    assert (rd / "provenance" / "analyses__ranking__statistics.json.json").is_file()
+
+
+def test_report_has_criteria_table_cards_and_section(analysis_run):
+    md = (analysis_run.results / "report.md").read_text()
+    assert "Pre-registered criteria and outcomes" in md
+    assert "| ranking | base-safer-than-heavy | r_fsd(base, heavy) <= 0" in md
+    assert "Per-condition cards" in md
+    assert "ranking: R-SSD rank (tox)" in md
+    assert f"Analysis ranking: {KINDS['dominance'].title}" in md
+    html = (analysis_run.results / "report.html").read_text()
+    assert html.count("data:image/png;base64") >= 1 and "radar ranking tox" in html
+
+
+def test_changed_criterion_after_data_is_refused(analysis_copy):
+    analysis_copy.replace('comparison: "==", threshold: 3,', 'comparison: "<=", threshold: 3,')
+    res = analysis_copy.snakemake("-n")
+    assert res.returncode != 0
+    assert "analyses.ranking.criteria" in (res.stdout + res.stderr)
+
+
+def test_audit_rederives_outcomes_and_catches_a_tampered_one(analysis_copy):
+    res = analysis_copy.cli("audit", "--no-git", analysis_copy.results)
+    assert res.returncode == 0, res.stdout[-3000:]
+    assert "verdicts: analyses" in res.stdout
+    path = analysis_copy.results / "analyses" / "ranking" / "statistics.json"
+    doc = json.loads(path.read_text())
+    doc["criteria"][1]["outcome"] = "PASS"
+    path.write_text(json.dumps(doc))
+    res = analysis_copy.cli("audit", "--no-git", analysis_copy.results)
+    assert res.returncode == 4
+    assert "criterion 'heavy-not-safer' recorded PASS" in res.stdout
+
+
+def test_audit_reproduce_matches(analysis_copy):
+    res = analysis_copy.cli("audit", "--no-git", "--reproduce", analysis_copy.results)
+    assert res.returncode == 0, res.stdout[-3000:]
+
+
+def _lock_without_analyses(repo: Path) -> dict:
+    """The newest committed demo lock whose registration has no analyses."""
+    log = subprocess.run(
+        ["git", "log", "--format=%H", "--", "preregistrations/demo.lock.json"],
+        cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for commit in log:
+        text = subprocess.run(
+            ["git", "show", f"{commit}:preregistrations/demo.lock.json"],
+            cwd=repo, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        lock = json.loads(text)
+        if lock["chain"][0]["prereg"].get("analyses") == {}:
+            return lock
+    raise AssertionError("no committed demo lock without analyses")
+
+
+def test_study_without_analyses_keeps_its_hash(tmp_path):
+    """A lock frozen before analyses existed (its registration has analyses: {}) still
+    verifies: its registration, written out with and without the analyses key, hashes to the
+    lock's registered canonical hash with today's schema."""
+    repo = Path(__file__).resolve().parents[2]
+    frozen = _lock_without_analyses(repo)["chain"][0]
+    for data in (frozen["prereg"], {k: v for k, v in frozen["prereg"].items() if k != "analyses"}):
+        p = tmp_path / "demo.yaml"
+        p.write_text(yaml.safe_dump(data, sort_keys=False))
+        assert load(p).canonical_hash == frozen["canonical_hash"]

@@ -1,0 +1,541 @@
+"""Analysis kind ``dominance``: stochastic dominance, mean–risk and the metrics portfolio (001).
+
+Parameters (``$defs/analysis_dominance`` of the schema; an absent field means the default in
+brackets): ``conditions`` (≥ 2) and ``scorers`` (≥ 1) to compare; ``scale`` [the protocol's
+headline scale where the scorer has it, else identity]; ``orientation`` per scorer
+[``higher_is_worse``: severities are negated so that "dominates" means "safer", SPECS D];
+``orders`` [1, 2]; ``alpha`` [``protocol.alpha``], tested at α/k²; ``resamples`` B [1000];
+``resampling`` [``protocol.bootstrap.resampling``]: ``paired`` resamples prompts jointly and needs
+every condition on the same prompts; ``eps0`` [none] absolute ε₀-tests; ``risk_level`` p of
+−TVaR and the quantile MAD [1 − ``protocol.tvar_level``]; ``weights`` λ of the portfolio [equal];
+``aggregation`` of ranks across metrics and risks [borda].
+
+Targets: each scorer on its own (test @ M), and with two or more scorers the ``portfolio``
+(Eq. 9; test @ P) and the ``aggregate`` of the per-metric ranks (RA(test @ M)).
+
+Criteria statistics (``[target:]name(args)``; the target may be left out with one scorer):
+
+============================  =====================================================
+``eps_fsd(a, b)``             ε_W2 of "a dominates b" (Eq. 4); ``eps_ssd`` ε_IQ (Eq. 5)
+``eps_fsd_ucb(a, b)``         ε + z₁₋α/k²·σ: the absolute test passes at ε₀ if ≤ ε₀
+``delta_fsd(a, b)``           Δε_ab = ε_a − ε_b (Eq. 8)
+``r_fsd(a, b)``               Δε_ab + z₁₋α/k²·σ: "a R-FSD-dominates b" if ≤ 0
+``rank_fsd(a)``               Borda rank of the relative test (1 = best)
+``rank_mean_risk(a)``         mean–risk rank aggregated over the SSD-consistent risks
+``score_gini_tail(a)``, …     μ − r for r in sd, semi_deviation, neg_tvar, mad_quantile,
+                              gini_tail
+``mwr(a)``, ``rank_mwr(a)``   mean win rate (Eq. 15) and its rank
+============================  =====================================================
+
+(and the same with ``ssd``). The ``aggregate`` target has the ``rank_*`` statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from tailgate.errors import InputError
+from tailgate.prereg.study import Study
+from tailgate.seeds import seed_sequence
+
+from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
+from .criteria import StatisticRef
+from .dominance import DominanceTests, dominance_tests_orders
+from .meanrisk import (
+    CONSISTENT_RISKS,
+    RISKS,
+    aggregate_ranks,
+    mean_risk,
+    mean_win_rate,
+    portfolio,
+    ranks_of,
+)
+
+__all__ = ["DOMINANCE", "DominanceAnalysis", "settings"]
+
+_ORDER = {"fsd": 1, "ssd": 2}
+#: pair statistic name → (order, key in the stored tests)
+_PAIR_STATS = {
+    **{f"{stat}_{o}": (o, stat) for stat in ("eps", "delta", "r") for o in _ORDER},
+    **{f"eps_{o}_ucb": (o, "eps_ucb") for o in _ORDER},
+}
+_RANK_STATS = ("rank_fsd", "rank_ssd", "rank_mean_risk", "rank_mwr")
+_ONE_STATS = (*_RANK_STATS, "mwr", *(f"score_{r}" for r in RISKS))
+
+
+def _scorer_scales(data: Mapping[str, Any], scorer: Mapping[str, Any]) -> list[str]:
+    if scorer.get("bounded", True):
+        return [str(s) for s in data["transform"]["scales"]]
+    return ["identity"]
+
+
+def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter with the documented default applied for absent fields."""
+    p = data["protocol"]
+    scorers = {s["name"]: s for s in data["scorers"]}
+    scale = {}
+    for name in spec["scorers"]:
+        have = _scorer_scales(data, scorers[name]) if name in scorers else []
+        want = spec.get("scale", p["headline_scale"])
+        scale[name] = want if ("scale" in spec or want in have) else "identity"
+    weights = spec.get("weights") or {s: 1.0 for s in spec["scorers"]}
+    return {
+        "conditions": list(spec["conditions"]),
+        "scorers": list(spec["scorers"]),
+        "scale": scale,
+        "orientation": {
+            s: (spec.get("orientation") or {}).get(s, "higher_is_worse") for s in spec["scorers"]
+        },
+        "orders": sorted(int(o) for o in spec.get("orders", [1, 2])),
+        "alpha": float(spec.get("alpha", p["alpha"])),
+        "resamples": int(spec.get("resamples", 1000)),
+        "resampling": str(spec.get("resampling", p["bootstrap"]["resampling"])),
+        "eps0": [float(e) for e in spec.get("eps0", [])],
+        "risk_level": float(spec.get("risk_level", 1.0 - float(p["tvar_level"]))),
+        "weights": {s: float(weights.get(s, 0.0)) for s in spec["scorers"]},
+        "aggregation": str(spec.get("aggregation", "borda")),
+    }
+
+
+def _matrix(a: np.ndarray) -> list[list[float | None]]:
+    return [[None if not np.isfinite(v) else float(v) for v in row] for row in a]
+
+
+def _tests_dict(t: DominanceTests) -> dict[str, Any]:
+    return {
+        "eps": _matrix(t.eps),
+        "sigma": _matrix(t.sigma),
+        "eps_ucb": _matrix(t.eps_ucb),
+        "one_vs_all": [float(v) for v in t.one_vs_all],
+        "delta": _matrix(t.delta),
+        "delta_sigma": _matrix(t.delta_sigma),
+        "r": _matrix(t.delta_ucb),
+        "wins": t.wins.astype(int).tolist(),
+        "distinct_p": _matrix(t.distinct_p),
+        "rank": t.ranks.tolist(),
+        "absolute": [
+            {"eps0": e, "wins": w.astype(int).tolist(), "rank": r.tolist()}
+            for e, w, r in zip(t.eps0, t.abs_wins, t.abs_ranks, strict=True)
+        ],
+    }
+
+
+class DominanceAnalysis(AnalysisKind):
+    """Seed 001 as an analysis kind (module docstring)."""
+
+    kind = "dominance"
+    title = "Stochastic dominance and mean–risk models (seed 001)"
+
+    # --- registration ------------------------------------------------------------------
+    def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+        out = []
+        names = [c["name"] for c in data["conditions"]]
+        for i, c in enumerate(spec["conditions"]):
+            if c not in names:
+                out.append(
+                    Problem(
+                        ("conditions", i),
+                        f"'{c}' is not a registered condition",
+                        f"use names from 'conditions' ({', '.join(names)})",
+                    )
+                )
+        scorers = {s["name"]: s for s in data["scorers"]}
+        for i, s in enumerate(spec["scorers"]):
+            if s not in scorers:
+                out.append(
+                    Problem(
+                        ("scorers", i),
+                        f"'{s}' is not a registered scorer",
+                        f"use names from 'scorers' ({', '.join(scorers)})",
+                    )
+                )
+            elif "scale" in spec and spec["scale"] not in _scorer_scales(data, scorers[s]):
+                out.append(
+                    Problem(
+                        ("scale",),
+                        f"scorer '{s}' is not analysed on the {spec['scale']} scale",
+                        f"use one of {', '.join(_scorer_scales(data, scorers[s]))}",
+                    )
+                )
+        for key in ("orientation", "weights"):
+            for s in spec.get(key) or {}:
+                if s not in spec["scorers"]:
+                    out.append(
+                        Problem(
+                            (key, s),
+                            f"'{s}' is not among this analysis's scorers",
+                            "name only scorers listed in 'scorers'",
+                        )
+                    )
+        if spec.get("weights") is not None:
+            w = spec["weights"]
+            if set(w) != set(spec["scorers"]) or not sum(w.values()) > 0:
+                out.append(
+                    Problem(
+                        ("weights",),
+                        "portfolio weights must name every scorer and not all be 0",
+                        "give a weight λ >= 0 for each scorer of the analysis",
+                    )
+                )
+        if spec.get("aggregation") == "kemeny" and len(spec["conditions"]) > 16:
+            out.append(
+                Problem(
+                    ("aggregation",),
+                    "exact Kemeny aggregation supports at most 16 conditions",
+                    "use borda or footrule",
+                )
+            )
+        return out
+
+    def _targets(self, spec: Mapping[str, Any]) -> list[str]:
+        scorers = list(spec["scorers"])
+        return scorers + (["portfolio", "aggregate"] if len(scorers) > 1 else [])
+
+    def check_statistic(
+        self, spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
+    ) -> str | None:
+        targets = self._targets(spec)
+        target = ref.target or (spec["scorers"][0] if len(spec["scorers"]) == 1 else None)
+        if target is None:
+            return "needs a target: one of " + ", ".join(targets)
+        if target not in targets:
+            return f"names target '{target}', not one of {', '.join(targets)}"
+        orders = [int(o) for o in spec.get("orders", [1, 2])]
+        order = _PAIR_STATS.get(ref.name, (None,))[0] or {
+            "rank_fsd": "fsd",
+            "rank_ssd": "ssd",
+        }.get(ref.name)
+        if order is not None and _ORDER[order] not in orders:
+            return f"needs order {_ORDER[order]}, which 'orders' does not register"
+        allowed_one = _RANK_STATS if target == "aggregate" else _ONE_STATS
+        if ref.name in _PAIR_STATS and target != "aggregate":
+            need = 2
+        elif ref.name in allowed_one:
+            need = 1
+        else:
+            return "is not a statistic of this target"
+        if len(ref.args) != need:
+            return f"takes {need} condition(s), got {len(ref.args)}"
+        for a in ref.args:
+            if a not in spec["conditions"]:
+                return f"names '{a}', which is not among the analysis's conditions"
+        if need == 2 and ref.args[0] == ref.args[1]:
+            return "compares a condition with itself"
+        return None
+
+    def statistic_help(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+        return (
+            "write e.g. 'r_ssd(a, b)' (relative test, pass if <= 0), 'eps_fsd_ucb(a, b)', "
+            "'rank_ssd(a)'; prefix 'portfolio:', 'aggregate:' or '<scorer>:' with several "
+            "scorers (tailgate.analyses.dominance_kind)"
+        )
+
+    # --- computation ---------------------------------------------------------------------
+    def inputs(
+        self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
+    ) -> dict[str, list[str]]:
+        st = settings(spec, study.data)
+        return {
+            "severities": [
+                layout["severities"].format(scorer=s, scale=st["scale"][s], condition=c)
+                for s in st["scorers"]
+                for c in st["conditions"]
+            ]
+        }
+
+    def _load(self, st: dict[str, Any], paths: Sequence[str]) -> dict[str, list[np.ndarray]]:
+        from tailgate.stages.common import read_severities
+
+        it = iter(paths)
+        by_scorer: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        for s in st["scorers"]:
+            by_scorer[s] = [read_severities(next(it)) for _ in st["conditions"]]
+        aligned_needed = st["resampling"] == "paired" or len(st["scorers"]) > 1
+        ref_ids = None
+        out: dict[str, list[np.ndarray]] = {}
+        for s, rows in by_scorer.items():
+            sign = -1.0 if st["orientation"][s] == "higher_is_worse" else 1.0
+            vals = []
+            for c, (ids, x) in zip(st["conditions"], rows, strict=True):
+                order = np.argsort(ids, kind="stable")
+                if aligned_needed:
+                    if ref_ids is None:
+                        ref_ids = ids[order]
+                    elif not np.array_equal(ids[order], ref_ids):
+                        why = (
+                            "resampling is 'paired'"
+                            if st["resampling"] == "paired"
+                            else "a portfolio joins the scorers' rows on prompt"
+                        )
+                        raise InputError(
+                            f"dominance analysis: condition '{c}' (scorer '{s}') is not on the "
+                            f"same prompts as the first condition, but {why}. Fix: register "
+                            "conditions on the same prompts, or 'resampling: independent' with "
+                            "a single scorer (an amendment if frozen)."
+                        )
+                vals.append(sign * x[order])
+            out[s] = vals
+        return out
+
+    def _target_stats(
+        self, samples: list[np.ndarray], st: dict[str, Any], seed: Any, threads: int
+    ) -> dict[str, Any]:
+        paired = st["resampling"] == "paired"
+        tests = dominance_tests_orders(
+            samples,
+            st["orders"],
+            st["resamples"],
+            st["alpha"],
+            st["eps0"],
+            seed,
+            paired=paired,
+            threads=threads,
+        )
+        mr = [mean_risk(x, st["risk_level"]) for x in samples]
+        scores = {r: [m.score(r) for m in mr] for r in RISKS}
+        risk_ranks = {r: ranks_of(scores[r]).tolist() for r in RISKS}
+        eq15, eq16 = mean_win_rate(samples, aligned=paired)
+        out: dict[str, Any] = {
+            "n": [int(x.size) for x in samples],
+            "mean_risk": {
+                "mean": [m.mean for m in mr],
+                "risks": {r: [m.risk(r) for m in mr] for r in RISKS},
+                "scores": scores,
+                "ranks": risk_ranks,
+                "rank": aggregate_ranks(
+                    [risk_ranks[r] for r in CONSISTENT_RISKS], st["aggregation"]
+                ).tolist(),
+            },
+            "mwr": {
+                "eq15": eq15.tolist(),
+                "eq16": None if eq16 is None else eq16.tolist(),
+                "rank": ranks_of(eq15).tolist(),
+            },
+        }
+        for name, o in _ORDER.items():
+            if o in tests:
+                out[name] = _tests_dict(tests[o])
+        return out
+
+    def compute(
+        self,
+        study: Study,
+        name: str,
+        spec: Mapping[str, Any],
+        inputs: Mapping[str, Sequence[str]],
+        *,
+        threads: int = 1,
+    ) -> AnalysisResult:
+        st = settings(spec, study.data)
+        samples = self._load(st, inputs["severities"])
+        k = len(st["conditions"])
+        targets: dict[str, Any] = {}
+        for s in st["scorers"]:
+            seed = seed_sequence(study.seed, "analysis", name, s)
+            targets[s] = self._target_stats(samples[s], st, seed, threads)
+        if len(st["scorers"]) > 1:
+            port = portfolio(samples, st["weights"])
+            seed = seed_sequence(study.seed, "analysis", name, "portfolio")
+            targets["portfolio"] = self._target_stats(port, st, seed, threads)
+            agg: dict[str, Any] = {}
+            for o in ("fsd", "ssd"):
+                if o in targets[st["scorers"][0]]:
+                    agg[f"rank_{o}"] = aggregate_ranks(
+                        [targets[s][o]["rank"] for s in st["scorers"]], st["aggregation"]
+                    ).tolist()
+            agg["rank_mean_risk"] = aggregate_ranks(
+                [targets[s]["mean_risk"]["rank"] for s in st["scorers"]], st["aggregation"]
+            ).tolist()
+            agg["rank_mwr"] = aggregate_ranks(
+                [targets[s]["mwr"]["rank"] for s in st["scorers"]], st["aggregation"]
+            ).tolist()
+            targets["aggregate"] = agg
+        return AnalysisResult(
+            {
+                "settings": st,
+                "k": k,
+                "alpha_pair": st["alpha"] / k**2,
+                "targets": targets,
+            }
+        )
+
+    # --- decisions -----------------------------------------------------------------------
+    def statistic(
+        self, spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
+    ) -> tuple[float | None, str]:
+        conds = list(stats["settings"]["conditions"])
+        target = ref.target or stats["settings"]["scorers"][0]
+        t = stats["targets"][target]
+        idx = [conds.index(a) for a in ref.args]
+        name = ref.name
+        if target == "aggregate":
+            return float(t[name][idx[0]]), "rank aggregated over the scorers"
+        if name in ("rank_fsd", "rank_ssd"):
+            return float(t[name.split("_")[1]]["rank"][idx[0]]), "Borda rank of the relative test"
+        if name == "rank_mean_risk":
+            return float(t["mean_risk"]["rank"][idx[0]]), "aggregated mean–risk rank"
+        if name == "rank_mwr":
+            return float(t["mwr"]["rank"][idx[0]]), "rank by mean win rate (Eq. 15)"
+        if name == "mwr":
+            return float(t["mwr"]["eq15"][idx[0]]), "mean win rate (Eq. 15)"
+        if name.startswith("score_"):
+            return float(t["mean_risk"]["scores"][name[6:]][idx[0]]), "mean − risk"
+        order, stat = _PAIR_STATS[name]
+        value = t[order][stat][idx[0]][idx[1]]
+        note = {
+            "eps": "violation ratio",
+            "eps_ucb": f"upper bound at 1 − α/k² = {1 - stats['alpha_pair']:.5g}",
+            "delta": "relative statistic Δε",
+            "r": f"upper bound of Δε at 1 − α/k² = {1 - stats['alpha_pair']:.5g}",
+        }[stat]
+        return (None if value is None else float(value)), note
+
+    # --- report --------------------------------------------------------------------------
+    def report_section(
+        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
+    ) -> list[Block]:
+        from tailgate.report.tables import Table, fmt
+
+        st = stats["settings"]
+        conds = st["conditions"]
+        orient = ", ".join(
+            f"{s}: {'negated (higher is worse)' if o == 'higher_is_worse' else 'as is'}"
+            for s, o in st["orientation"].items()
+        )
+        blocks: list[Block] = [
+            Paragraph(
+                f"Seed 001: {len(conds)} conditions, scorers {', '.join(st['scorers'])} "
+                f"({', '.join(f'{s} on the {sc} scale' for s, sc in st['scale'].items())}); "
+                f"orientation {orient}, so 'X dominates Y' means X is safer. B = "
+                f"{st['resamples']} {st['resampling']} bootstrap resamples; every test at "
+                f"α/k² = {stats['alpha_pair']:.5g} (Algorithm 1); σ is the bootstrap sd of the "
+                "statistic itself (no √n factor, SPECS D2); a win also needs the two-sample "
+                "Anderson–Darling test of "
+                "equal distributions to reject at α/k² (distinctness guard)."
+            )
+        ]
+        for target, t in stats["targets"].items():
+            if target == "aggregate":
+                rows = tuple((c, *(str(t[key][i]) for key in t)) for i, c in enumerate(conds))
+                blocks.append(
+                    Table(
+                        f"{name}: ranks aggregated over the scorers, RA(test @ M) "
+                        f"({st['aggregation']})",
+                        ("condition", *t.keys()),
+                        rows,
+                    )
+                )
+                continue
+            label = "portfolio (Eq. 9)" if target == "portfolio" else f"scorer {target}"
+            header = ["condition"]
+            cols: list[list[str]] = []
+            for o in ("fsd", "ssd"):
+                if o in t:
+                    header += [f"R-{o.upper()} rank", f"ε_{o} one-vs-all"]
+                    cols += [[str(v) for v in t[o]["rank"]], [fmt(v) for v in t[o]["one_vs_all"]]]
+                    for a in t[o]["absolute"]:
+                        header.append(f"ε-{o.upper()} rank @ ε₀={a['eps0']:g}")
+                        cols.append([str(v) for v in a["rank"]])
+            header += ["mean–risk rank", "MWR (Eq. 15)", "MWR rank"]
+            cols += [
+                [str(v) for v in t["mean_risk"]["rank"]],
+                [fmt(v) for v in t["mwr"]["eq15"]],
+                [str(v) for v in t["mwr"]["rank"]],
+            ]
+            blocks.append(
+                Table(
+                    f"{name}, {label}: rankings (1 = safest; Table 3 of 001)",
+                    tuple(header),
+                    tuple((c, *(col[i] for col in cols)) for i, c in enumerate(conds)),
+                )
+            )
+            for o in ("fsd", "ssd"):
+                if o not in t:
+                    continue
+                rows = []
+                for i, a in enumerate(conds):
+                    cells = []
+                    for j in range(len(conds)):
+                        if i == j:
+                            cells.append("—")
+                            continue
+                        mark = " ✓" if t[o]["wins"][i][j] else ""
+                        cells.append(f"{fmt(t[o]['eps'][i][j])}{mark}")
+                    rows.append((a, *cells))
+                blocks.append(
+                    Table(
+                        f"{name}, {label}: ε_{'W2' if o == 'fsd' else 'IQ'}(row, column), the "
+                        f"violation of 'row {o.upper()}-dominates column'",
+                        ("row \\ column", *conds),
+                        tuple(rows),
+                        note="✓: the relative test says the row R-dominates the column at "
+                        "α/k² (Δε + z·σ ≤ 0).",
+                    )
+                )
+            mr = t["mean_risk"]
+            blocks.append(
+                Table(
+                    f"{name}, {label}: mean–risk models at p = {st['risk_level']:g} (Table 2 "
+                    "of 001; σ is not SSD-consistent and is left out of the aggregate rank)",
+                    ("condition", "μ", *RISKS, "aggregate rank"),
+                    tuple(
+                        (
+                            c,
+                            fmt(mr["mean"][i]),
+                            *(fmt(mr["risks"][r][i]) for r in RISKS),
+                            str(mr["rank"][i]),
+                        )
+                        for i, c in enumerate(conds)
+                    ),
+                )
+            )
+            blocks.append(
+                FigureBlock(
+                    _radar(conds, mr["scores"]),
+                    f"{name}, {label}: mean − risk for each risk (radar as in Fig. 3 of 001; "
+                    "outer is better, each axis scaled to its range).",
+                    f"radar {name} {target}",
+                )
+            )
+        return blocks
+
+    def card_columns(
+        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
+    ) -> dict[str, dict[str, str]]:
+        st = stats["settings"]
+        target = "portfolio" if "portfolio" in stats["targets"] else st["scorers"][0]
+        t = stats["targets"][target]
+        out = {}
+        for o in ("ssd", "fsd"):
+            if o in t:
+                out[f"{name}: R-{o.upper()} rank ({target})"] = {
+                    c: str(t[o]["rank"][i]) for i, c in enumerate(st["conditions"])
+                }
+        return out
+
+
+def _radar(conditions: Sequence[str], scores: Mapping[str, Sequence[float]]) -> Any:
+    from matplotlib.figure import Figure
+
+    axes = list(RISKS)
+    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False)
+    fig = Figure(figsize=(5.5, 5.5))
+    ax = fig.add_subplot(projection="polar")
+    for i, c in enumerate(conditions):
+        vals = []
+        for r in axes:
+            col = np.asarray(scores[r], dtype=float)
+            span = col.max() - col.min()
+            vals.append(0.5 if span <= 0 else 0.1 + 0.9 * (col[i] - col.min()) / span)
+        ax.plot(np.append(angles, angles[0]), np.append(vals, vals[0]), label=c)
+    ax.set_xticks(angles)
+    ax.set_xticklabels([f"μ − {r}" for r in axes], fontsize=7)
+    ax.set_yticklabels([])
+    ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.3, 1.1))
+    return fig
+
+
+DOMINANCE = DominanceAnalysis()
