@@ -32,6 +32,7 @@ rule report:
         verdict=VERDICT,
         fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
         power=POWER,
+        analyses=analysis_statistics(),
     output:
         html=report(REPORT_HTML, caption="../report/report.rst", category="Report"),
         md=REPORT_MD,

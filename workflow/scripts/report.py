@@ -11,6 +11,7 @@ run(
     verdict=sm.input.verdict,
     fits=list(sm.input.fits),
     power=sm.input.power,
+    analyses=list(sm.input.analyses),
     out_html=sm.output.html,
     out_md=sm.output.md,
     figure_paths={"power": sm.output.power_png, "stability": sm.output.stability_png},

@@ -14,6 +14,7 @@ import base64
 import html
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -285,12 +286,59 @@ def _sensitivity_and_power(doc: _Doc, verdict: Verdict, power: PowerGrid) -> Non
     doc.figure(figures.power_figure(power), figures.CAPTIONS["power"], "power")
 
 
+def _blocks(doc: _Doc, blocks: Sequence[Any]) -> None:
+    """Add an analysis kind's report blocks (tailgate.analyses.base)."""
+    from tailgate.analyses.base import FigureBlock, Paragraph
+
+    for b in blocks:
+        if isinstance(b, Paragraph):
+            doc.para(b.text, b.css)
+        elif isinstance(b, FigureBlock):
+            doc.figure(b.figure, b.caption, b.alt)
+        else:
+            doc.table(b)
+
+
+def _criteria_section(doc: _Doc, verdict: Verdict) -> None:
+    rows = verdict.get("criteria")  # type: ignore[union-attr]
+    if not rows:
+        return
+    doc.heading("Pre-registered criteria and outcomes")
+    doc.table(tables.criteria_table(rows))
+
+
+def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Sequence[Any]) -> None:
+    from tailgate.analyses.registry import KINDS
+
+    head = verdict["headline"]
+    records = fits.get(head["scorer"], {}).get(head["scale"], {})
+    columns: dict[str, dict[str, str]] = {}
+    for a in analyses:
+        kind = KINDS.get(str(a.get("kind")))
+        if kind is not None:
+            columns.update(kind.card_columns(a["analysis"], a["spec"], a["statistics"]))
+    doc.heading("Per-condition cards")
+    doc.table(tables.cards_table(head["scorer"], head["scale"], head["q"], records, columns))
+
+
+def _analyses_sections(doc: _Doc, analyses: Sequence[Any]) -> None:
+    from tailgate.analyses.registry import KINDS
+
+    for a in analyses:
+        kind = KINDS.get(str(a.get("kind")))
+        if kind is None:
+            continue
+        doc.heading(f"Analysis {a['analysis']}: {kind.title}")
+        _blocks(doc, kind.report_section(a["analysis"], a["spec"], a["statistics"]))
+
+
 def render(
     verdict: Verdict | dict[str, Any],
     fits: FitsIndex | dict[str, Any],
     power: PowerGrid | dict[str, Any],
     out_html: str | os.PathLike[str],
     out_md: str | os.PathLike[str],
+    analyses: Sequence[Any] = (),
 ) -> RenderedReport:
     """Write the study report as self-contained HTML and as Markdown (both atomically).
 
@@ -303,11 +351,14 @@ def render(
     _amendment_section(doc, verdict)  # type: ignore[arg-type]
     _verdict_section(doc, verdict)  # type: ignore[arg-type]
     procedure.verdict_companion(doc, power)
+    _criteria_section(doc, verdict)  # type: ignore[arg-type]
+    _cards_section(doc, verdict, fits, analyses)  # type: ignore[arg-type]
     _fits_section(doc, verdict, fits)  # type: ignore[arg-type]
     _bounded_section(doc, verdict, fits)  # type: ignore[arg-type]
     _stability_and_pairs(doc, verdict, fits)  # type: ignore[arg-type]
     _sensitivity_and_power(doc, verdict, power)  # type: ignore[arg-type]
     procedure.procedure_sections(doc, verdict, fits)
+    _analyses_sections(doc, analyses)
     title = f"tailgate report: {verdict['study']}"
     header = (
         f"Pre-registration hash {verdict['prereg_hash']}. Gates G1–G5, P1, P2 as in Section 3 "

@@ -26,6 +26,8 @@ from .model import (
 __all__ = [
     "Table",
     "amendments_table",
+    "cards_table",
+    "criteria_table",
     "deviations_table",
     "fit_at",
     "fits_table",
@@ -93,6 +95,65 @@ class Table:
             f"<table><caption>{html.escape(self.title)}</caption><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>{note}"
         )
+
+
+def criteria_table(rows: Sequence[dict]) -> Table:
+    """The study's pre-registered criteria with their outcomes (verdict.json ``criteria``;
+    seed 002, Table 1): H1 of seed 000 first, then every analysis criterion."""
+
+    def value(v: object) -> str:
+        return fmt(v, 4) if isinstance(v, float) else fmt(v)
+
+    body = tuple(
+        (
+            str(r["analysis"]),
+            str(r["name"]),
+            f"{r['statistic']} {r['comparison']} {value(r['threshold'])}"
+            + (f" (borderline ±{r['borderline']:g})" if r.get("borderline") else ""),
+            value(r["value"]),
+            str(r["outcome"]),
+            str(r.get("note") or ""),
+        )
+        for r in rows
+    )
+    return Table(
+        "Pre-registered criteria and outcomes",
+        ("analysis", "criterion", "rule", "value", "outcome", "note"),
+        body,
+        note="Outcomes are re-derived from stored statistics; NOT_TESTED and BORDERLINE are never "
+        "a pass (fail closed).",
+    )
+
+
+def cards_table(
+    scorer: str,
+    scale: str,
+    q: float,
+    records: dict[str, ConditionFits],
+    columns: dict[str, dict[str, str]],
+) -> Table:
+    """Per-condition cards: one row per condition with n, mean, TVaR, ξ̂ and its CI at the
+    headline q, then each registered analysis's headline statistic (``columns``)."""
+    rows = []
+    for name, rec in records.items():
+        fit = fit_at(rec, q)
+        rows.append(
+            (
+                name,
+                fmt(rec["n"]),
+                fmt(rec["mean"]),
+                fmt(rec["tvar"]),
+                fmt(fit["xi"]) if fit else "—",
+                _ci(fit["xi_ci"]) if fit else "—",
+                *(col.get(name, "") for col in columns.values()),
+            )
+        )
+    tvar = next(iter(records.values()))["tvar_level"] if records else 0.9
+    return Table(
+        f"Per-condition cards ({scorer}, {scale} scale, q = {q:g})",
+        ("condition", "n", "mean", f"TVaR_{tvar:g}", "ξ̂", "ξ CI", *columns),
+        tuple(rows),
+    )
 
 
 def fit_at(record: ConditionFits, q: float) -> ThresholdFit | None:
