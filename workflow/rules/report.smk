@@ -13,6 +13,7 @@ rule verdict:
         gates=[GATES.format(scorer=s, scale=sc) for s, sc in analyses()],
         sensitivity=[SENSITIVITY.format(scorer=s, scale=sc) for s, sc in analyses()],
         lock=str(STUDY.lock_path),
+        analyses=analysis_statistics(),
     output:
         verdict=report(VERDICT, caption="../report/verdict.rst", category="Verdict"),
         record=provenance_of(VERDICT),

@@ -10,5 +10,6 @@ run(
     results=results_of(sm.params.prereg),
     gates=list(sm.input.gates),
     sensitivity=list(sm.input.sensitivity),
+    analyses=list(sm.input.analyses),
     out=sm.output.verdict,
 )

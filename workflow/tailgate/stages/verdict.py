@@ -19,6 +19,7 @@ from tailgate.atomic import write_json
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
+from .analyses import criteria_rows, h1_row, read_analyses
 from .common import open_stage, read_json, scales_for
 
 __all__ = ["amendments_of", "headline_of", "verdict_document", "verdict_stage"]
@@ -67,9 +68,13 @@ def amendments_of(study: Study) -> tuple[list[dict[str, Any]], list[dict[str, An
 
 
 def verdict_document(
-    study: Study, gates: Sequence[Mapping[str, Any]], sensitivity: Sequence[Mapping[str, Any]]
+    study: Study,
+    gates: Sequence[Mapping[str, Any]],
+    sensitivity: Sequence[Mapping[str, Any]],
+    analyses: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The ``verdict.json`` document."""
+    """The ``verdict.json`` document (``analyses``: every ``analyses/<name>/statistics.json``,
+    for the criteria table)."""
     head = headline_of(study)
     main = next(
         (g for g in gates if g["scorer"] == head["scorer"] and g["scale"] == head["scale"]), None
@@ -87,6 +92,9 @@ def verdict_document(
         "sensitivity": [dict(s) for s in sensitivity],
         "amendments": amendments,
         "deviations": deviations,
+        # the study's pre-registered criteria table: H1 first, then every analysis criterion
+        # re-derived from its stored statistics (tailgate.stages.analyses)
+        "criteria": [h1_row(study, main["report"]["h1"], head), *criteria_rows(study, analyses)],
     }
 
 
@@ -96,6 +104,7 @@ def verdict_stage(
     gates: Sequence[str | os.PathLike[str]],
     sensitivity: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
+    analyses: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
     """Write and record ``verdict.json``."""
     ctx = open_stage(prereg, results)
@@ -103,7 +112,8 @@ def verdict_stage(
         ctx.study,
         [read_json(g, "gates") for g in gates],
         [read_json(s, "sensitivity") for s in sensitivity],
+        read_analyses(analyses),
     )
     write_json(out, doc)
-    ctx.record(out, inputs=[*gates, *sensitivity, ctx.study.lock_path], kind="report")
+    ctx.record(out, inputs=[*gates, *sensitivity, *analyses, ctx.study.lock_path], kind="report")
     return doc
