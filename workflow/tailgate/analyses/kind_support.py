@@ -18,6 +18,7 @@ __all__ = [
     "scorer_problems",
     "seed_key",
     "severity_paths",
+    "sorted_values",
     "unknown_args",
 ]
 
