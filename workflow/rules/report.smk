@@ -12,6 +12,7 @@ rule verdict:
     input:
         gates=[GATES.format(scorer=s, scale=sc) for s, sc in analyses()],
         sensitivity=[SENSITIVITY.format(scorer=s, scale=sc) for s, sc in analyses()],
+        fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
         lock=str(STUDY.lock_path),
         analyses=analysis_statistics(),
     output:
@@ -23,7 +24,7 @@ rule verdict:
         "../../envs/stats.yaml"
     params:
         **COMMON,
-        registered=registered("study", "protocol", "scorers"),
+        registered=registered("study", "protocol", "scorers", "conditions"),
     script:
         "../scripts/verdict.py"
 

@@ -10,6 +10,7 @@ run(
     results=results_of(sm.params.prereg),
     gates=list(sm.input.gates),
     sensitivity=list(sm.input.sensitivity),
+    fits=list(sm.input.fits),
     analyses=list(sm.input.analyses),
     out=sm.output.verdict,
 )

@@ -4,8 +4,10 @@ Collects every ``gates/<scorer>/<scale>.json`` and ``sensitivity/<scorer>/<scale
 :class:`tailgate.report.model.Verdict` document: the H1 verdict of the headline analysis (the first
 registered scorer on ``protocol.headline_scale``), the per-pair per-threshold gate table with the
 first failing gate, the tolerance sensitivity, the pre-registration's canonical hash and the
-amendment chain of its lock, and the deviations from the registered plan (results produced after
-an amendment that changed a decision rule once data existed). No times or versions of this run
+amendment chain of its lock, the realised design (rows, exceedances and bootstrap sizes actually
+used) and the deviations from the registered plan (:mod:`tailgate.prereg.deviations`: a shortfall
+against the registered design, results after an amendment that changed a decision rule once data
+existed). No times or versions of this run
 enter the file, so identical inputs give identical bytes; they live in its provenance record.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tailgate.atomic import write_json
+from tailgate.prereg.deviations import amendment_log, design_deviations, realised_design
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
@@ -39,42 +42,18 @@ def headline_of(study: Study) -> dict[str, Any]:
 
 def amendments_of(study: Study) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The lock's amendments (report shape) and the deviations they make."""
-    lock = read_lock(study.lock_path)
-    amendments, deviations = [], []
-    for e in lock.chain[1:] if lock is not None else []:
-        changes = e.get("changes", [])
-        decision = [c["field"] for c in changes if c.get("decision")]
-        classes = sorted({"decision_rule" if c.get("decision") else "other" for c in changes})
-        amendments.append(
-            {
-                "seq": int(e["seq"]),
-                "time": str(e["time"]),
-                "reason": str(e.get("reason", "")),
-                "classes": classes,
-                "fields": [{"path": c["field"], "old": c["old"], "new": c["new"]} for c in changes],
-                "data_existed": bool(e.get("data_existed")),
-                "entry_hash": str(e["entry_hash"]),
-            }
-        )
-        if decision and e.get("data_existed"):
-            deviations.append(
-                {
-                    "what": f"decision rule(s) {', '.join(decision)} changed after data existed; "
-                    "results are not confirmatory under the registered plan",
-                    "amendment": int(e["seq"]),
-                }
-            )
-    return amendments, deviations
+    return amendment_log(read_lock(study.lock_path))
 
 
 def verdict_document(
     study: Study,
     gates: Sequence[Mapping[str, Any]],
     sensitivity: Sequence[Mapping[str, Any]],
+    fits: Sequence[Mapping[str, Any]] = (),
     analyses: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The ``verdict.json`` document (``analyses``: every ``analyses/<name>/statistics.json``,
-    for the criteria table)."""
+    """The ``verdict.json`` document (``fits``: every fits document, for the realised design;
+    ``analyses``: every ``analyses/<name>/statistics.json``, for the criteria table)."""
     head = headline_of(study)
     main = next(
         (g for g in gates if g["scorer"] == head["scorer"] and g["scale"] == head["scale"]), None
@@ -82,6 +61,8 @@ def verdict_document(
     if main is None:
         raise ValueError(f"no gates document for the headline {head['scorer']}/{head['scale']}")
     amendments, deviations = amendments_of(study)
+    realised = realised_design(study, fits)
+    deviations = design_deviations(realised) + deviations
     return {
         "study": study.name,
         "prereg_hash": study.canonical_hash,
@@ -92,6 +73,7 @@ def verdict_document(
         "sensitivity": [dict(s) for s in sensitivity],
         "amendments": amendments,
         "deviations": deviations,
+        "realised_design": realised,
         # the study's pre-registered criteria table: H1 first, then every analysis criterion
         # re-derived from its stored statistics (tailgate.stages.analyses)
         "criteria": [h1_row(study, main["report"]["h1"], head), *criteria_rows(study, analyses)],
@@ -104,6 +86,7 @@ def verdict_stage(
     gates: Sequence[str | os.PathLike[str]],
     sensitivity: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
+    fits: Sequence[str | os.PathLike[str]] = (),
     analyses: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
     """Write and record ``verdict.json``."""
@@ -112,8 +95,11 @@ def verdict_stage(
         ctx.study,
         [read_json(g, "gates") for g in gates],
         [read_json(s, "sensitivity") for s in sensitivity],
+        [read_json(f, "fits") for f in fits],
         read_analyses(analyses),
     )
     write_json(out, doc)
-    ctx.record(out, inputs=[*gates, *sensitivity, *analyses, ctx.study.lock_path], kind="report")
+    ctx.record(
+        out, inputs=[*gates, *sensitivity, *fits, *analyses, ctx.study.lock_path], kind="report"
+    )
     return doc
