@@ -17,8 +17,8 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def demo_prereg_path() -> Path:
-    """preregistrations/demo.yaml of the repository (frozen; its lock is committed)."""
-    return REPO_ROOT / "preregistrations" / "demo.yaml"
+    """preregistrations/protocol-demo.yaml of the repository (frozen; its lock is committed)."""
+    return REPO_ROOT / "preregistrations" / "protocol-demo.yaml"
 
 
 @pytest.fixture()

@@ -15,7 +15,7 @@ from tailgate.analyses.registry import DOMINANCE
 from tailgate.generate.simulate import truth_from_spec
 from tailgate.prereg.study import load
 
-DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "demo.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
 
 
 def _population(qa, qb) -> tuple[float, float]:

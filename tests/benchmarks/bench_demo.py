@@ -1,7 +1,7 @@
 """Speed of the demo analysis's heavy stages, each against its peer measured in the same run.
 
 Run by path: ``python tests/benchmarks/bench_demo.py`` (not collected by pytest). Prints ratios.
-Data: the demo study's own simulated conditions (``preregistrations/demo.yaml``), B = 10,000.
+Data: the demo study's own simulated conditions (``preregistrations/protocol-demo.yaml``), B = 10,000.
 
 1. Bulk bootstrap (G1/G2, one condition on both scales) at n = 30,000 and 60,000:
    :func:`tailgate.stats.risk.bulk_bootstrap_scales` against the previous implementation (the
@@ -42,7 +42,7 @@ def demo_severities(condition: str) -> dict[str, np.ndarray]:
     from tailgate.generate.simulate import simulate_condition, truth_from_spec
     from tailgate.transform import transform_scores
 
-    study = load(REPO / "preregistrations" / "demo.yaml")
+    study = load(REPO / "preregistrations" / "protocol-demo.yaml")
     cond = study.condition(condition)
     latent = simulate_condition(
         study.seed, condition, truth_from_spec(cond["simulate"]), int(cond["prompts"])
@@ -146,7 +146,7 @@ def bench_fit() -> None:
     from tailgate.stages.fit import fit_condition, fit_threshold
     from tailgate.stats.stability import stability_scan
 
-    study = load(REPO / "preregistrations" / "demo.yaml")
+    study = load(REPO / "preregistrations" / "protocol-demo.yaml")
     p = study.protocol
     x = demo_severities("qwen")["logit"]
     keys = ("toxicity", "logit", "qwen")

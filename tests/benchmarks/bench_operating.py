@@ -22,7 +22,7 @@ from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.power import simulate_pass_rate
 
-DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "demo.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
 
 
 def per_trial_loop(delta_xi: float, n: int, trials: int, resamples: int, level: float) -> float:

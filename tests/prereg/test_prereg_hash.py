@@ -95,5 +95,5 @@ def test_defaults_are_applied(project, study_text):
 def test_template_and_demo_are_valid(repo_root):
     t = load(repo_root / "preregistrations" / "template.yaml")
     assert t.name == "template"
-    demo = require_frozen(repo_root / "preregistrations" / "demo.yaml")
+    demo = require_frozen(repo_root / "preregistrations" / "protocol-demo.yaml")
     assert demo.data["accepted_power"] == 0.78

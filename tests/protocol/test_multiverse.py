@@ -83,7 +83,7 @@ def test_registered_headline_rule_is_marked_at_the_headline() -> None:
 
 
 def test_cli_refuses_a_results_folder_without_gates(tmp_path, capsys) -> None:
-    demo = Path(__file__).resolve().parents[2] / "preregistrations" / "demo.yaml"
+    demo = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
     code = main(["multiverse", str(demo), str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "gates/<scorer>/<scale>.json" in err and "Fix:" in err

@@ -44,13 +44,13 @@ def demo_study(tmp: Path, seed: int | None = None, resamples: int | None = None)
     """The demo pre-registration, optionally with another seed or bootstrap size, loaded."""
     from tailgate.prereg import load
 
-    text = (REPO_ROOT / "preregistrations" / "demo.yaml").read_text()
+    text = (REPO_ROOT / "preregistrations" / "protocol-demo.yaml").read_text()
     if seed is not None:
         text = re.sub(r"^seed: \d+", f"seed: {seed}", text, count=1, flags=re.M)
     if resamples is not None:
         text = text.replace("resamples: 10000", f"resamples: {resamples}", 1)
         text = text.replace("    resamples: 200\n", "    resamples: 0\n", 1)
-    path = tmp / "demo.yaml"
+    path = tmp / "protocol-demo.yaml"
     path.write_text(text)
     return load(path)
 
