@@ -37,6 +37,10 @@ def project(tmp_path_factory):
     assets = TinyAssets(
         lm=root / "lm", bert=root / "bert", detoxify_checkpoint=root / "x.ckpt", prompts=root / "p"
     )
+    # the registered checkpoint must exist to be pinned at freeze; its bytes are never read here
+    (root / "x.ckpt").write_bytes(b"placeholder checkpoint")
+    (root / "bert").mkdir()
+    (root / "bert" / "config.json").write_text("{}")
     freeze(make_project(root, "tiny", transformers_study("tiny", assets, shards=2)))
     return workflow_project(root, "tiny")
 
