@@ -89,7 +89,8 @@ def mean_risk(x: np.ndarray, p: float) -> MeanRisk:
         semi_deviation=float(np.maximum(mu - xs, 0.0).mean()),
         neg_tvar=-q2 / p,
         mad_quantile=mu - q2 / p,
-        gini_tail=mu - 2.0 * float(xs @ w),
+        # pairwise summation, not a BLAS dot: the dot's threads change its last bits
+        gini_tail=mu - 2.0 * float(np.sum(xs * w)),
         p=float(p),
     )
 

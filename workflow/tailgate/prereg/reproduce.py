@@ -76,6 +76,23 @@ def _copy_recorded(rd: Path, dst: Path) -> list[str]:
     return copied
 
 
+def _write_config(prereg: Path, dest: Path, name: str) -> None:
+    """The project's operational settings (never hashed) with ``study`` set to this study, so
+    that the re-run uses the same batch sizes and threads as the run it is compared with."""
+    import yaml
+
+    src = project_root(prereg) / "config" / "config.yaml"
+    settings: dict = {}
+    if src.is_file():
+        try:
+            loaded = yaml.safe_load(src.read_text(encoding="utf-8"))
+            settings = loaded if isinstance(loaded, dict) else {}
+        except yaml.YAMLError:
+            settings = {}
+    settings["study"] = name
+    dest.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+
+
 def reproduce(
     report: AuditReport, *, cores: int = 2, keep: str | Path | None = None
 ) -> AuditReport:
@@ -101,7 +118,7 @@ def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check
     (root / "config").mkdir(exist_ok=True)
     shutil.copy2(prereg, root / "preregistrations" / prereg.name)
     shutil.copy2(lock_path_for(prereg), root / "preregistrations" / lock_path_for(prereg).name)
-    (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n", encoding="utf-8")
+    _write_config(prereg, root / "config" / "config.yaml", name)
     _copy_pinned(study, project_root(prereg), root)
     notes = []
     out = root / "results" / name
