@@ -1,7 +1,7 @@
 """Speed of the demo analysis's heavy stages, each against its peer measured in the same run.
 
 Run by path: ``python tests/benchmarks/bench_demo.py`` (not collected by pytest). Prints ratios.
-Data: the demo study's own simulated conditions (``preregistrations/protocol-demo.yaml``), B = 10,000.
+Data: the demo study's simulated conditions (``preregistrations/protocol-demo.yaml``), B = 10,000.
 
 1. Bulk bootstrap (G1/G2, one condition on both scales) at n = 30,000 and 60,000:
    :func:`tailgate.stats.risk.bulk_bootstrap_scales` against the previous implementation (the

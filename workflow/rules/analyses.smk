@@ -2,31 +2,12 @@
 # pre-registration, tailgate.analyses) from the study's artifacts and writes its statistics and
 # criteria outcomes. An invalid analyses block is refused here, at parse time, before any job.
 
-from tailgate.analyses.registry import (
-    check_analyses,
-    kind_of,
-    registered as registered_specs,
-)
+from tailgate.analyses.registry import check_analyses
 
 check_analyses(STUDY.data, STUDY.path)
 
 ANALYSIS = f"{RESULTS}/analyses/{{analysis}}/statistics.json"
 LAYOUT = {"severities": SEVERITIES, "fits": FITS}
-
-
-def analysis_names():
-    """Registered analysis names (sorted, as in the canonical document)."""
-    return list(registered_specs(STUDY))
-
-
-def analysis_inputs(name):
-    """Named input lists of one analysis, as its kind declares them."""
-    spec = registered_specs(STUDY)[name]
-    return kind_of(spec).inputs(spec, STUDY, LAYOUT)
-
-
-def analysis_statistics():
-    return [ANALYSIS.format(analysis=a) for a in analysis_names()]
 
 
 rule analysis:

@@ -93,3 +93,26 @@ def fits_of(scorer, scale):
 
 
 COMMON = {"prereg": PREREG}
+
+
+# Analyses (rules/analyses.smk defines ANALYSIS and LAYOUT before any of these is called)
+
+
+def analysis_names():
+    """Registered analysis names (sorted, as in the canonical document)."""
+    from tailgate.analyses.registry import registered as registered_specs
+
+    return list(registered_specs(STUDY))
+
+
+def analysis_inputs(name):
+    """Named input lists of one analysis, as its kind declares them."""
+    from tailgate.analyses.registry import kind_of, registered as registered_specs
+
+    spec = registered_specs(STUDY)[name]
+    return kind_of(spec).inputs(spec, STUDY, LAYOUT)
+
+
+def analysis_statistics():
+    """The statistics file of every registered analysis."""
+    return [ANALYSIS.format(analysis=a) for a in analysis_names()]

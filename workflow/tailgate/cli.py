@@ -288,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
         "refitting), the H1 verdict under every combination of threshold rule (band rules any and "
         "all, each band threshold as headline), tolerance multiplier (App. B of seed 000), G5 "
         "rule and P1 method, per scorer and scale; the registered cell is in brackets. Writes "
-        "nothing.\n\nexample: tailgate multiverse preregistrations/protocol-demo.yaml results/protocol-demo",
+        "nothing.\n\nexample: tailgate multiverse preregistrations/protocol-demo.yaml "
+        "results/protocol-demo",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
     p.add_argument("results", metavar="RESULTS", help="results/<study>")

@@ -4,7 +4,7 @@ refusal guard and audit (DESIGN: "The pre-registration contract").
 Public entry points::
 
     from tailgate.prereg import load, PreregError, RefusalError
-    study = load("preregistrations/protocol-demo.yaml")          # validated, defaults applied, hashed
+    study = load("preregistrations/protocol-demo.yaml")  # validated, defaults applied, hashed
     from tailgate.prereg.guard import require_frozen     # refuse unless it matches its lock
     from tailgate.prereg.design import derived_design    # Eq. 2 of seed 000
     from tailgate.prereg.audit import register_verdict_check
