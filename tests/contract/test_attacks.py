@@ -257,12 +257,13 @@ def test_6_an_edited_report_fails_the_audit(proj):
 
 
 def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj):
-    rel_ = "fits/tox/logit/heavy.json"
-    doc = json.loads((proj.results / rel_).read_text())
-    for t in doc["thresholds"]:
-        t["n_exc"] = 600  # G3 passes at every threshold
-    (proj.results / rel_).write_text(json.dumps(doc))
-    _rehash(proj, rel_)
+    for cond in ("base", "heavy"):  # q = 0.97 made to look like q = 0.95, which passes
+        rel_ = f"fits/tox/logit/{cond}.json"
+        doc = json.loads((proj.results / rel_).read_text())
+        first, second = doc["thresholds"][0], doc["thresholds"][1]
+        doc["thresholds"][1] = {**first, "q": second["q"]}
+        (proj.results / rel_).write_text(json.dumps(doc))
+        _rehash(proj, rel_)
     res = proj.snakemake("--forcerun", "gates")
     assert res.returncode == 0, res.stderr[-2000:]
     assert proj.verdict()["h1"]["verdict"] == "PASS"
@@ -281,6 +282,7 @@ def _tampered_code(tmp_path: Path) -> Path:
     """A copy of the workflow whose band rule 'all' is evaluated as 'any'."""
     dest = tmp_path / "code"
     shutil.copytree(REPO_ROOT / "workflow", dest / "workflow")
+    shutil.copytree(REPO_ROOT / "envs", dest / "envs")
     shutil.copy(REPO_ROOT / "Snakefile", dest / "Snakefile")
     target = dest / "workflow" / "tailgate" / "protocol" / "verdict.py"
     text = target.read_text()
