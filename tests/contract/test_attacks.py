@@ -173,6 +173,33 @@ def test_3_every_field_but_descriptive_text_is_a_decision_rule(field):
     assert not is_decision("title") and not is_decision("hypotheses.H1")
 
 
+@pytest.mark.parametrize(
+    ("field", "old", "new", "cls"),
+    [
+        ("protocol.band_rule", "all", "any", "loosening"),
+        ("protocol.band_rule", "any", "headline", "tightening"),
+        ("protocol.multiplicity", "bonferroni", "none", "loosening"),
+        ("analyses.ranking.alpha", 0.05, 0.10, "loosening"),
+        ("protocol.stability.edge", "one_sided", "fail", "tightening"),
+        ("models.m.id", "a", "b", "unclassified"),
+    ],
+)
+def test_3_direction_of_a_change(field, old, new, cls):
+    from tailgate.prereg.diff import diff
+
+    def doc(value):
+        out: dict = {}
+        node = out
+        *parents, last = field.split(".")
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[last] = value
+        return out
+
+    (change,) = diff(doc(old), doc(new))
+    assert (change.field, change.direction, change.decision) == (field, cls, True)
+
+
 # 4. links
 
 

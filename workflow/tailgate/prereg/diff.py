@@ -53,6 +53,12 @@ DIRECTIONS: dict[str, str | tuple[Any, ...]] = {
     "protocol.stability.min_exceedances": "down",
     "protocol.gof.alpha": "down",  # G4 passes when p > α
     "conditions[*].min_rows": "down",  # fewer rows accepted before refusing
+    "protocol.stability.se_multiplier": "up",  # a wider s.e.-scaled G5 tolerance
+    "protocol.operating_characteristics.max_false_pass": "up",
+    "analyses.*.alpha": "up",  # every analysis test at a larger level
+    "analyses.*.resamples": "down",
+    "analyses.*.level": "down",  # narrower intervals
+    "protocol.stability.edge": ("fail", "one_sided"),  # a side beyond the data: fail or ignored
     # H1 passes at every threshold (all) ⊂ at the headline (headline) ⊂ at some threshold (any)
     "protocol.band_rule": ("all", "headline", "any"),
     "protocol.multiplicity": ("bonferroni", "none"),
