@@ -135,7 +135,11 @@ def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check
         sys.executable, "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
         "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules",
     ]  # fmt: skip
-    print(f"tailgate audit --reproduce: re-running study {name} in {root} …", file=sys.stderr)
+    print(
+        f"tailgate audit --reproduce: re-running every stage of study {name} in {root} "
+        f"(a few minutes; follow it in {log}) …",
+        file=sys.stderr,
+    )
     started = time.perf_counter()
     with open(log, "w", encoding="utf-8") as fh:
         res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, cwd=root)
