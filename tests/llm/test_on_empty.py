@@ -22,6 +22,10 @@ from tailgate.score import (
     token_losses_path,
 )
 
+# Batched, padded float32 inference differs from one-text-at-a-time inference by ~1e-6 on some
+# CPUs (kernel choice); a wrong head, label or sigmoid is off by far more than this.
+FLOAT32_BATCH_TOL = 1e-5
+
 OPTIONS = {"batch_size": 2, "device": "cpu", "progress": False}
 IDS = [12, 3, 7, 40, 5]
 PROMPTS = ["the quick brown fox jumps", "shut up", "hello world this", "the", "I"]
@@ -163,7 +167,7 @@ def test_score_policy_detoxify_scores_the_empty_text(
     with torch.no_grad():  # one text at a time, the empty one included
         logits = [float(model(**tok(c, return_tensors="pt")).logits[0, 0]) for c in COMPLETIONS]
     for pid, lg in zip(IDS, logits, strict=True):
-        assert got[pid] == pytest.approx(1 / (1 + math.exp(-lg)), abs=1e-6)
+        assert got[pid] == pytest.approx(1 / (1 + math.exp(-lg)), abs=FLOAT32_BATCH_TOL)
     assert not dropped_rows_path(out).exists()
 
 
