@@ -49,9 +49,12 @@ def _cmd_design(args: argparse.Namespace) -> int:
         operating_characteristics,
         simulated_power,
     )
+    from tailgate.prereg.importcheck import import_findings
     from tailgate.prereg.study import load
 
     study = load(args.prereg)
+    for line in import_findings(study):
+        print(line)
     design = derived_design(study)
     design, sim_line = simulated_power(study, design)
     print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
@@ -67,6 +70,15 @@ def _cmd_design(args: argparse.Namespace) -> int:
     refusal = check_false_pass(study, oc)
     if refusal:
         print(f"max_false_pass check: FAILS — {refusal} (freeze will refuse)")
+    return EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from tailgate.prereg.scaffold import init_study
+
+    path = init_study(args.study, from_import=args.from_import, directory=args.directory)
+    print(f"wrote {path}")
+    print(f"next: edit it, then 'tailgate design {path}' and 'tailgate freeze {path} --tag'")
     return EXIT_OK
 
 
@@ -264,6 +276,30 @@ def build_parser() -> argparse.ArgumentParser:
         "statistics engine provides it. Writes nothing.",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
+
+    p = verb(
+        "init",
+        "write a new pre-registration from the template (optionally from an import file)",
+        "Write preregistrations/STUDY.yaml from the template, every decision field commented. "
+        "With --from-import FILE (JSONL, CSV or Parquet) the data block, the conditions and a "
+        "column scorer per numeric score column are filled from the file's header and rows "
+        "(row counts per condition, a sample cap, and the Eq. 2 check of seed 000). Refuses to "
+        "overwrite an existing file. Writes nothing else.\n\nexample: tailgate init mystudy "
+        "--from-import data/scores.csv",
+    )
+    p.add_argument("study", metavar="STUDY", help="the study name (lowercase, digits, - and _)")
+    p.add_argument(
+        "--from-import",
+        metavar="FILE",
+        default=None,
+        help="a JSONL, CSV or Parquet file of completions and/or scores to register",
+    )
+    p.add_argument(
+        "--directory",
+        metavar="DIR",
+        default="preregistrations",
+        help="where to write STUDY.yaml (default: preregistrations)",
+    )
 
     p = verb(
         "composite",
