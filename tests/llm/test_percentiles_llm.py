@@ -66,3 +66,21 @@ def test_token_losses_of_a_tiny_model_feed_the_analysis(pct_run) -> None:
     record = pct_run.results / "provenance" / "analyses__pct__statistics.json.json"
     inputs = {i["path"] for i in json.loads(record.read_text())["inputs"]}
     assert any(p.endswith("scores/nll/clean/shard-0.parquet") for p in inputs)
+
+
+def test_token_losses_are_stored_as_float32_per_condition_and_shard(pct_run) -> None:
+    """Issue 13: one compact file per condition and shard (loss float32, position int32); the
+    row score is the float64 mean of exactly the stored float32 losses."""
+    import pyarrow as pa
+
+    for condition in ("clean", "noisy"):
+        shard = pct_run.results / "scores" / "nll" / condition / "shard-0.parquet"
+        tokens = pq.read_table(shard.with_name("shard-0.tokens.parquet"))
+        assert tokens.schema.field("loss").type == pa.float32()
+        assert tokens.schema.field("position").type == pa.int32()
+        assert tokens.schema.field("prompt_id").type == pa.int64()
+        df = tokens.to_pandas()
+        means = df.groupby("prompt_id")["loss"].apply(lambda v: v.to_numpy().mean(dtype=np.float64))
+        scores = pq.read_table(shard).to_pandas().set_index("prompt_id")["score"]
+        assert scores.index.tolist() == means.index.tolist()
+        np.testing.assert_array_equal(scores.to_numpy(), means.to_numpy())

@@ -62,7 +62,7 @@ def score_shard(
     """Score one generations shard with the registered ``scorer`` into ``out_path``.
 
     Writes Parquet ``prompt_id`` (int64), ``score`` (float64) sorted by prompt_id;
-    ``token_nll`` also writes ``<out>.tokens.parquet`` (prompt_id, position, loss), and a
+    ``token_nll`` also writes ``<out>.tokens.parquet`` (prompt_id, position, loss in float32), and a
     scorer registered with ``on_empty: drop`` writes ``<out>.dropped.json`` (the rows it left
     out; :func:`tailgate.score.empty.write_dropped_rows`). ``options``:
     ``batch_size``, ``device`` (``auto``/``cpu``/``cuda[:n]``), ``progress`` (bool).
@@ -100,7 +100,7 @@ def score_shard(
         scores = np.empty(0, dtype=np.float64)
         if spec.kind == "token_nll":
             none = np.empty(0, dtype=np.int64)
-            _write_token_losses(out_path, none, none, np.empty(0, dtype=np.float64))
+            _write_token_losses(out_path, none, none, np.empty(0, dtype=np.float32))
     elif spec.kind == "judge":
         _judge(study, spec, condition, rows, out_path, options)
         return
@@ -206,15 +206,19 @@ def _write_token_losses(
     position: np.ndarray,
     loss: np.ndarray,
 ) -> None:
-    """``<out>.tokens.parquet``: prompt_id (int64), position (int64), loss (float64), sorted."""
+    """``<out>.tokens.parquet``: prompt_id (int64), position (int32), loss (float32), sorted.
+
+    One file per condition and shard; float32 is the precision the losses are computed in
+    (:mod:`tailgate.score.token_nll`), and the analyses compute their statistics in float64.
+    """
     order = np.lexsort((position, prompt_id))
     write_parquet(
         token_losses_path(out_path),
         pa.table(
             {
                 "prompt_id": pa.array(np.asarray(prompt_id, np.int64)[order], pa.int64()),
-                "position": pa.array(np.asarray(position, np.int64)[order], pa.int64()),
-                "loss": pa.array(np.asarray(loss, np.float64)[order], pa.float64()),
+                "position": pa.array(np.asarray(position, np.int32)[order], pa.int32()),
+                "loss": pa.array(np.asarray(loss, np.float32)[order], pa.float32()),
             }
         ),
     )

@@ -5,7 +5,9 @@ tokens under a judge LM, conditioned on the prompt. The prompt is encoded as the
 registered prompt format implies (``plain``: the text with the tokenizer's special tokens;
 ``chat``: the judge's chat template with the generation prompt) and the completion's tokens
 follow it unchanged (no special tokens). The per-token losses are kept for the standardised
-percentile analyses (seed 003).
+percentile analyses (seed 003) in float32, the precision the cross-entropy is computed in (the
+logits are cast to float32), so storing them compactly loses nothing; the mean per row is
+accumulated in float64.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = ["TokenLosses", "token_nll"]
 
 @dataclass(frozen=True)
 class TokenLosses:
-    """Mean NLL per row and the per-token losses behind it (long format)."""
+    """Mean NLL per row (float64) and the per-token losses behind it (long format, float32)."""
 
     mean_nll: np.ndarray
     token_prompt_id: np.ndarray
@@ -82,7 +84,7 @@ def token_nll(
     order = np.lexsort((np.arange(len(lengths)), -lengths))
     pad = lm.tokenizer.pad_token_id
     means = np.empty(len(prompts), dtype=np.float64)
-    losses: list[np.ndarray] = [np.empty(0)] * len(prompts)
+    losses: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(prompts)
     with torch.inference_mode():
         for start in tqdm(
             range(0, len(order), batch_size), desc=f"score {scorer}", disable=not progress
@@ -101,8 +103,8 @@ def token_nll(
                 loss = torch.nn.functional.cross_entropy(
                     logits[j, s - 1 : e - 1].float(), ids[j, s:e].to(lm.device), reduction="none"
                 )
-                losses[i] = loss.double().cpu().numpy()
-                means[i] = float(losses[i].mean())
+                losses[i] = loss.cpu().numpy().astype(np.float32, copy=False)
+                means[i] = float(losses[i].mean(dtype=np.float64))
     counts = np.array([len(x) for x in losses])
     return TokenLosses(
         mean_nll=means,
