@@ -19,7 +19,7 @@ from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
 from tailgate.stats.risk import bulk_bootstrap, exceedances
-from wf_project import Project
+from wf_project import Project, job_counts
 
 
 def _engine_verdict(proj: Project, scale: str):
@@ -200,6 +200,10 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
     git_commit(small_copy.root, "Amend: tighter TVaR tolerance", "preregistrations")
     res = small_copy.snakemake()
     assert res.returncode == 0, res.stderr[-3000:]
+    # exactly the stages that read a tolerance re-run: no fit, bulk bootstrap or power grid
+    assert job_counts(res.stderr) == {
+        "gates": 2, "sensitivity": 2, "operating": 1, "verdict": 1, "report": 1, "all": 1,
+    }  # fmt: skip
     assert (rd / "fits/tox/logit/base.json").read_bytes() == fits_before
     assert (rd / "generations/base/shard-0.parquet").stat().st_mtime_ns == gen_mtime
     verdict = json.loads((rd / "verdict.json").read_text())

@@ -73,6 +73,19 @@ class Project:
         )
 
 
+def job_counts(log: str) -> dict[str, int]:
+    """Jobs per rule from Snakemake's "Job stats" table (the first one in ``log``)."""
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "Job stats:")
+    counts: dict[str, int] = {}
+    for line in lines[start + 3 :]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
 def make_project(root: Path, text: str = SMALL_STUDY) -> Project:
     (root / "config").mkdir(parents=True, exist_ok=True)
     (root / "preregistrations").mkdir(exist_ok=True)

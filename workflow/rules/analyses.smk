@@ -7,7 +7,7 @@ from tailgate.analyses.registry import check_analyses
 check_analyses(STUDY.data, STUDY.path)
 
 ANALYSIS = f"{RESULTS}/analyses/{{analysis}}/statistics.json"
-LAYOUT = {"severities": SEVERITIES, "fits": FITS}
+LAYOUT = {"severities": SEVERITIES, "fits": FITS, "embeddings": EMBEDDINGS}
 
 
 rule analysis:
@@ -26,7 +26,7 @@ rule analysis:
     params:
         **COMMON,
         inputs=lambda wc: list(analysis_inputs(wc.analysis)),
-        registered=lambda wc: registered(f"analyses.{wc.analysis}", "seed", "protocol"),
+        registered=lambda wc: registered("analysis", analysis=wc.analysis),
     script:
         "../scripts/analysis.py"
 

@@ -56,12 +56,12 @@ def analyses():
     return [(s, sc) for s in scorers() for sc in scorer_scales(s)]
 
 
-def registered(*parts):
-    """Fingerprint of the named parts of the registration: a params entry, so that Snakemake
-    re-runs a job exactly when an amendment changed what the job depends on."""
-    from tailgate.stages.common import fingerprint
+def registered(stage, **wildcards):
+    """Fingerprint of what `stage` reads of the registration (tailgate.stages.dependencies):
+    a params entry, so that Snakemake re-runs a job exactly when an amendment changed it."""
+    from tailgate.stages.dependencies import stage_fingerprint
 
-    return fingerprint(STUDY, *parts)
+    return stage_fingerprint(STUDY, stage, **wildcards)
 
 
 def options(section):
@@ -76,6 +76,8 @@ def gpus(section):
 
 def generate_inputs(wildcards):
     if STUDY.data["data"]["backend"] == "transformers":
+        if STUDY.condition(wildcards.condition).get("query") is not None:
+            return {}  # a query condition answers its registered query (no prompt selection)
         return {"prompts": PROMPTS}
     if STUDY.data["data"]["backend"] == "import":
         return {"data": STUDY.data["data"]["import"]["path"]}

@@ -17,7 +17,7 @@ rule fit:
         "../../envs/stats.yaml"
     params:
         **COMMON,
-        registered=registered("seed", "protocol", "conditions"),
+        registered=lambda wc: registered("fit", condition=wc.condition),
     script:
         "../scripts/fit.py"
 

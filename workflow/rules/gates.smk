@@ -22,7 +22,7 @@ rule bulk:
     params:
         **COMMON,
         scales=lambda wc: scorer_scales(wc.scorer),
-        registered=registered("seed", "protocol.bootstrap", "protocol.tvar_level"),
+        registered=registered("bulk"),
     script:
         "../scripts/bulk.py"
 
@@ -43,6 +43,6 @@ rule gates:
     params:
         **COMMON,
         conditions=conditions(),
-        registered=registered("protocol", "conditions"),
+        registered=registered("gates"),
     script:
         "../scripts/gates.py"

@@ -18,14 +18,7 @@ rule generate:
         gpu=gpus("generation"),
     params:
         **COMMON,
-        registered=lambda wc: registered(
-            "seed",
-            "data",
-            "generation",
-            "models",
-            "sample_cap",
-            f"conditions[{wc.condition}]",
-        ),
+        registered=lambda wc: registered("generate", condition=wc.condition),
         options=options("generation"),
     script:
         "../scripts/generate.py"

@@ -1,6 +1,8 @@
-# Power stage: the synthetic-recovery grid of App. E of seed 000 for the registered design.
+# Power stage: the synthetic-recovery grid of App. E of seed 000 for the registered design
+# (P1 and P2 only), and the operating characteristics of the whole registered procedure.
 
 POWER = f"{RESULTS}/power.json"
+OPERATING = f"{RESULTS}/operating.json"
 
 
 rule power:
@@ -14,6 +16,22 @@ rule power:
     threads: 1
     params:
         **COMMON,
-        registered=registered("seed", "protocol", "conditions", "sample_cap"),
+        registered=registered("power"),
     script:
         "../scripts/power.py"
+
+
+rule operating:
+    output:
+        operating=OPERATING,
+        record=provenance_of(OPERATING),
+    log:
+        log_for("operating"),
+    conda:
+        "../../envs/stats.yaml"
+    threads: 1
+    params:
+        **COMMON,
+        registered=registered("operating"),
+    script:
+        "../scripts/operating.py"

@@ -19,7 +19,7 @@ if STUDY.data["data"]["backend"] == "transformers":
             "../../envs/llm.yaml"
         params:
             **COMMON,
-            registered=registered("seed", "data.prompts", "sample_cap", "conditions"),
+            registered=registered("select_prompts"),
             options=options("generation"),
         script:
             "../scripts/prompts.py"

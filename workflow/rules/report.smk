@@ -24,7 +24,7 @@ rule verdict:
         "../../envs/stats.yaml"
     params:
         **COMMON,
-        registered=registered("study", "protocol", "scorers", "conditions"),
+        registered=registered("verdict"),
     script:
         "../scripts/verdict.py"
 
@@ -34,6 +34,7 @@ rule report:
         verdict=VERDICT,
         fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
         power=POWER,
+        operating=OPERATING,
         analyses=analysis_statistics(),
     output:
         html=report(REPORT_HTML, caption="../report/report.rst", category="Report"),

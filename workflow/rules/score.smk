@@ -19,7 +19,7 @@ rule score:
         gpu=gpus("scoring"),
     params:
         **COMMON,
-        registered=lambda wc: registered(f"scorers[{wc.scorer}]", "models"),
+        registered=lambda wc: registered("score", scorer=wc.scorer),
         options=options("scoring"),
     script:
         "../scripts/score.py"

@@ -16,6 +16,6 @@ rule sensitivity:
         "../../envs/stats.yaml"
     params:
         **COMMON,
-        registered=registered("protocol"),
+        registered=registered("sensitivity"),
     script:
         "../scripts/sensitivity.py"

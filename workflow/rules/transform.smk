@@ -24,6 +24,6 @@ rule transform:
     params:
         **COMMON,
         conditions=conditions(),
-        registered=lambda wc: registered("transform", f"scorers[{wc.scorer}]"),
+        registered=lambda wc: registered("transform", scorer=wc.scorer),
     script:
         "../scripts/transform.py"

@@ -9,7 +9,6 @@ Every artifact is written with :mod:`tailgate.atomic` and then recorded with
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -30,7 +29,6 @@ from tailgate.provenance import ProvenanceRecord, record
 __all__ = [
     "StageContext",
     "band",
-    "fingerprint",
     "gate_settings",
     "open_stage",
     "qkey",
@@ -81,25 +79,6 @@ def open_stage(prereg: str | os.PathLike[str], results: str | os.PathLike[str]) 
             f"preregistrations folder). Fix: pass results/{study.name} from the project folder."
         )
     return StageContext(study, rd)
-
-
-def fingerprint(study: Study, *paths: str) -> str:
-    """SHA-256 (16 hex) of the named parts of the canonical document, e.g. ``"protocol"`` or
-    ``"conditions[clean]"``; Snakemake re-runs a job when its fingerprint parameter changes, so
-    an amendment re-runs exactly the stages whose registered inputs it touched."""
-    parts: dict[str, Any] = {}
-    for p in paths:
-        if p.startswith("conditions[") and p.endswith("]"):
-            parts[p] = study.condition(p[len("conditions[") : -1])
-        elif p.startswith("scorers[") and p.endswith("]"):
-            parts[p] = study.scorer(p[len("scorers[") : -1])
-        else:
-            node: Any = study.data
-            for key in p.split("."):
-                node = node[key]
-            parts[p] = node
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def qkey(q: float) -> str:

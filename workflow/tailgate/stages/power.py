@@ -5,10 +5,13 @@
 registered Δfloor, ξ̄ and P1's level and α as the gates apply them (1 − α/m under Bonferroni,
 recorded as ``level``/``alpha`` beside ``registered_alpha``), and writes ``power.json``
 (:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
-at the headline threshold; each cell carries its Monte Carlo standard error. Beside it,
-``operating_characteristics``: the false-PASS rate and power of the whole registered procedure
-(:func:`tailgate.prereg.design.operating_characteristics`), which the report shows next to the
-verdict.
+at the headline threshold; each cell carries its Monte Carlo standard error.
+
+``operating`` writes ``operating.json``: the false-PASS rate and power of the whole registered
+procedure (:func:`tailgate.prereg.design.operating_characteristics`), which the report shows
+next to the verdict. It is a job of its own because it reads every decision rule (tolerances
+included) while the App. E grid reads only P1∧P2's settings: a tolerance-only amendment re-runs
+the former and not the latter (:mod:`tailgate.stages.dependencies`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from tailgate.stats.power import recovery_grid
 
 from .common import open_stage
 
-__all__ = ["power_document", "power_stage"]
+__all__ = ["operating_document", "operating_stage", "power_document", "power_stage"]
 
 
 def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
@@ -69,10 +72,13 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
             {"delta_xi": float(d), "n_exc_star": float(n)} for d, n in grid.frontier.items()
         ],
         "design_n_exc": int(design.n_exc_planned),
-        "operating_characteristics": operating_characteristics(
-            study, design, workers=workers
-        ).to_dict(),
     }
+
+
+def operating_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
+    """The ``operating.json`` document: the whole procedure's operating characteristics."""
+    oc = operating_characteristics(study, derived_design(study), workers=workers)
+    return {"operating_characteristics": oc.to_dict()}
 
 
 def power_stage(
@@ -85,6 +91,21 @@ def power_stage(
     """Write and record ``power.json``."""
     ctx = open_stage(prereg, results)
     doc = power_document(ctx.study, workers=workers)
+    write_json(out, doc)
+    ctx.record(out)
+    return doc
+
+
+def operating_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Write and record ``operating.json``."""
+    ctx = open_stage(prereg, results)
+    doc = operating_document(ctx.study, workers=workers)
     write_json(out, doc)
     ctx.record(out)
     return doc

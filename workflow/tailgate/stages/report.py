@@ -20,6 +20,9 @@ from .common import open_stage, read_json
 
 __all__ = ["render_report", "report_inputs", "report_stage", "rerender"]
 
+#: the operating characteristics' file name, beside ``power.json``
+OPERATING = "operating.json"
+
 
 def render_report(
     verdict: str | os.PathLike[str],
@@ -41,8 +44,10 @@ def render_report(
         doc = read_json(f, "fits")
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
     p = read_json(power, "power")
+    operating = Path(power).with_name(OPERATING)  # written beside power.json (rules/power.smk)
+    p.update(read_json(operating, "operating characteristics"))
     render(v, index, p, out_html, out_md, analyses=read_analyses(analyses))
-    inputs = [verdict, *fits, power, *analyses]
+    inputs = [verdict, *fits, power, operating, *analyses]
     figures.write_power(figure_paths["power"], p)
     head = v["headline"]
     gates = next(

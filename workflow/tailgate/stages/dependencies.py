@@ -1,0 +1,135 @@
+"""What each workflow stage reads of the registration: one table, so that an amendment re-runs
+exactly the stages whose registered inputs it changed (Snakemake re-runs a job when its
+``registered`` parameter — :func:`stage_fingerprint` — changes).
+
+A stage's entry lists the canonical document's parts it reads (dotted paths; ``conditions[c]``
+and ``scorers[s]`` name one entry, ``{condition}`` and ``{scorer}`` are the job's wildcards)
+and the *derived* values it reads that depend on parts it does not otherwise read (e.g. the fit
+stores the gate CI level, which depends on α, the multiplicity rule and the family size, not on
+the tolerances). Leaving a part out is a correctness bug (a stale result after an amendment);
+``tests/workflow/test_stage_dependencies.py`` changes every part a stage does not list and checks
+that the stage's output stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["STAGE_PARTS", "stage_fingerprint", "stage_reads"]
+
+
+def _gate_level(study: Any) -> Any:
+    from tailgate.protocol.registered import registered_settings
+
+    return registered_settings(study).ci_level
+
+
+def _power_settings(study: Any) -> Any:
+    from tailgate.prereg.design import derived_design
+    from tailgate.protocol.registered import registered_settings
+
+    s = registered_settings(study)
+    return {
+        "ci_level": s.ci_level,
+        "alpha_p1": s.alpha_of("P1"),
+        "n_pairs": s.n_pairs,
+        "family": s.family,
+        "adjusted_gates": list(s.adjusted_gates),
+        "multiplicity": s.multiplicity,
+        "n_exc_planned": int(derived_design(study).n_exc_planned),
+    }
+
+
+_FIT_PARTS = (
+    "seed",
+    "protocol.bootstrap",
+    "protocol.stability.scan",
+    "protocol.stability.delta",
+    "protocol.stability.min_exceedances",
+    "protocol.stability.resamples",
+    "protocol.thresholds.band",
+    "protocol.thresholds.ties",
+    "protocol.tvar_level",
+    "conditions[{condition}].pilot",
+)
+
+#: stage -> registered parts it reads (the job's wildcards fill the braces)
+STAGE_PARTS: dict[str, tuple[str, ...]] = {
+    "select_prompts": ("seed", "data.prompts", "sample_cap", "conditions"),
+    "generate": ("seed", "data", "generation", "models", "sample_cap", "conditions[{condition}]"),
+    "score": ("scorers[{scorer}]", "models"),
+    "transform": ("transform", "scorers[{scorer}]"),
+    "fit": _FIT_PARTS,
+    "bulk": ("seed", "protocol.bootstrap", "protocol.tvar_level"),
+    "gates": ("protocol", "conditions"),
+    "sensitivity": ("protocol",),
+    "power": (
+        "seed",
+        "protocol.power_simulation",
+        "protocol.delta_floor",
+        "protocol.power",
+        "protocol.xi_bar",
+        "protocol.alpha",
+    ),
+    "operating": ("seed", "protocol", "sample_cap", "accepted_power", "conditions"),
+    "analysis": (
+        "analyses.{analysis}",
+        "seed",
+        "protocol.alpha",
+        "protocol.headline_scale",
+        "protocol.bootstrap",
+        "protocol.tvar_level",
+        "transform",
+        "generation",
+        "conditions",
+        "scorers",
+    ),
+    "verdict": ("study", "protocol", "scorers", "conditions"),
+    "report": ("study", "protocol", "scorers", "conditions"),
+}
+
+#: stage -> derived values it reads (functions of the study)
+STAGE_DERIVED: dict[str, dict[str, Callable[[Any], Any]]] = {
+    "fit": {"gate_ci_level": _gate_level},
+    "power": {"settings": _power_settings},
+}
+
+
+def _part(study: Any, path: str) -> Any:
+    """The value at ``path`` of the canonical document (None when an optional part is absent)."""
+    node: Any = study.data
+    for key in path.split("."):
+        if key.endswith("]") and "[" in key:
+            field, name = key[:-1].split("[", 1)
+            items = (node.get(field) or []) if isinstance(node, dict) else []
+            node = next((i for i in items if isinstance(i, dict) and i.get("name") == name), None)
+        elif isinstance(node, dict):
+            node = node.get(key)
+        else:
+            return None
+        if node is None:
+            return None
+    return node
+
+
+def stage_reads(study: Any, stage: str, **wildcards: str) -> dict[str, Any]:
+    """Everything ``stage`` reads of the registration, for the job with ``wildcards``."""
+    parts = {p.format(**wildcards): None for p in STAGE_PARTS[stage]}
+    out: dict[str, Any] = {p: _part(study, p) for p in parts}
+    for name, fn in STAGE_DERIVED.get(stage, {}).items():
+        out[f"derived:{name}"] = fn(study)
+    return out
+
+
+def stage_fingerprint(study: Any, stage: str, **wildcards: str) -> str:
+    """SHA-256 (16 hex) of :func:`stage_reads`: a job's ``registered`` parameter."""
+    text = json.dumps(
+        stage_reads(study, stage, **wildcards),
+        sort_keys=True,
+        ensure_ascii=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
