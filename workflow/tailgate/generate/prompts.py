@@ -43,7 +43,8 @@ def prompt_digest(prompt_ids: Any, texts: Any) -> str:
 
 
 def prompt_count(study: Any) -> int:
-    """Prompts to select: the largest condition ``prompts``, checked against ``sample_cap``."""
+    """Prompts to select: the largest ``prompts`` of a condition without a ``query``, checked
+    against ``sample_cap``."""
     conditions = study.data.get("conditions") or {}
     names = (
         list(conditions)
@@ -55,6 +56,8 @@ def prompt_count(study: Any) -> int:
             f"Study {getattr(study, 'name', '?')!r} registers no conditions, so there is no prompt "
             "count to select. Add at least one condition with a 'prompts' count."
         )
+    # a query condition (seed 004) answers its own registered query: it selects no prompts
+    names = [n for n in names if condition_spec(study, n).get("query") is None] or names
     counts = {name: condition_spec(study, name).get("prompts") for name in names}
     bad = {
         n: c for n, c in counts.items() if not isinstance(c, int) or isinstance(c, bool) or c < 1

@@ -14,6 +14,17 @@ depend on which batches ran before it in this process. Completed batches are che
 atomically (:class:`tailgate.generate.shards.ShardCheckpoint`); a restarted job resumes and
 writes the same bytes as an uninterrupted run. Results depend on the batch size, dtype and
 device (padding and kernels change floating-point sums), all recorded in the checkpoint key.
+
+Query conditions (seed 004: "this condition is one query text, sampled n times"). A condition
+that registers ``query`` is that one text answered ``prompts`` times; each row is one response
+and its ``prompt_id`` is the response index 0..n−1 (no prompt selection is read). Responses are
+sampled in blocks of ``options["batch_size"]``: block ``j`` holds responses
+[j·size, (j+1)·size), is one ``generate`` call on the query with ``num_return_sequences`` equal to
+its length (no padding: every row is the same query), and is seeded with
+``derive_seed(seed, "respond", condition, j)`` (and ``(seed, "perturb", condition, j)`` for the
+embedding noise). Shard ``k`` of ``K`` takes the blocks with ``j % K == k``, so a response
+depends on the study seed, the condition, its index and the batch size only — not on the shard
+split, the order of the jobs or --cores. Blocks are checkpointed like prompt batches.
 """
 
 from __future__ import annotations
@@ -47,7 +58,9 @@ __all__ = [
     "generate_shard",
     "length_sorted_batches",
     "load_causal_lm",
+    "load_model",
     "model_spec",
+    "query_blocks",
     "resolve_device",
     "sampling_config",
 ]
@@ -130,13 +143,24 @@ def resolve_device(option: str | None) -> torch.device:
 
 def load_causal_lm(spec: ModelSpec, *, device: torch.device, condition: str) -> LoadedModel:
     """Load a tokenizer (left padding) and causal LM (eval mode) for ``spec`` on ``device``."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    return load_model(spec, device=device, condition=condition, head="causal_lm")
 
+
+def load_model(
+    spec: ModelSpec, *, device: torch.device, condition: str, head: str = "causal_lm"
+) -> LoadedModel:
+    """The one loader of registered models: a tokenizer (left padding) and the model (eval mode).
+
+    ``head``: ``causal_lm`` (generation, ``token_nll``, the judge) or ``base`` (the model without
+    its head, whose last hidden state the response embeddings of seed 004 pool: an HF encoder or
+    the generating model's own trunk).
+    """
+    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+    auto = {"causal_lm": AutoModelForCausalLM, "base": AutoModel}[head]
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.source, revision=spec.revision)
-        model = AutoModelForCausalLM.from_pretrained(
-            spec.source, revision=spec.revision, dtype=_DTYPES[spec.dtype]
-        )
+        model = auto.from_pretrained(spec.source, revision=spec.revision, dtype=_DTYPES[spec.dtype])
     except (OSError, ValueError, KeyError) as exc:
         raise ShardInputError(
             f"Could not load model {spec.key!r} for condition {condition!r} from "
@@ -266,6 +290,9 @@ def generate_shard(
     from tqdm.auto import tqdm
 
     cond = condition_spec(study, condition)
+    if cond.get("query") is not None:
+        _generate_query_shard(study, cond, shard, out_path, options=options)
+        return
     generation = dict(study.data.get("generation") or {})
     shards = int(generation.get("shards", 1))
     noise = perturbation_spec(condition, cond.get("perturbation"))
@@ -312,11 +339,7 @@ def generate_shard(
     config = sampling_config(generation, lm)
     # unset fields of a passed config fall back to the model's own generation_config (hub
     # defaults such as suppress_tokens or sequence_bias): leave only the token ids there
-    lm.model.generation_config = type(config)(
-        eos_token_id=config.eos_token_id,
-        pad_token_id=config.pad_token_id,
-        bos_token_id=config.bos_token_id,
-    )
+    _pin_generation_config(lm, config)
     key = fingerprint(
         {
             "backend": "transformers",
@@ -363,6 +386,126 @@ def generate_shard(
                         "prompt": pa.array([texts[i] for i in idx], pa.string()),
                         "completion": pa.array(completions, pa.string()),
                         "prompt_tokens": pa.array([len(encoded[i]) for i in idx], pa.int64()),
+                        "completion_tokens": pa.array(counts, pa.int64()),
+                        "finish_reason": pa.array(reasons, pa.string()),
+                    }
+                ),
+            )
+            bar.update(len(idx))
+            if after_batch is not None:
+                after_batch(b)
+    checkpoint.finish()
+
+
+def _pin_generation_config(lm: LoadedModel, config: Any) -> None:
+    """Unset fields of a passed config fall back to the model's own generation_config (hub
+    defaults such as suppress_tokens or sequence_bias): leave only the token ids there."""
+    lm.model.generation_config = type(config)(
+        eos_token_id=config.eos_token_id,
+        pad_token_id=config.pad_token_id,
+        bos_token_id=config.bos_token_id,
+    )
+
+
+def query_blocks(responses: int, block_size: int, *, shard: int, shards: int) -> list[np.ndarray]:
+    """Response indices of the blocks of one shard: block j = [j·size, (j+1)·size) ∩ [0, n),
+    shard k holding the blocks with j % shards == k (module docstring)."""
+    if block_size < 1:
+        raise ShardInputError(f"batch_size must be a positive integer, got {block_size!r}.")
+    starts = range(0, responses, block_size)
+    return [
+        np.arange(a, min(a + block_size, responses), dtype=np.int64)
+        for j, a in enumerate(starts)
+        if j % shards == shard
+    ]
+
+
+def _generate_query_shard(
+    study: Any, cond: dict, shard: int, out_path: str | os.PathLike[str], *, options: dict
+) -> None:
+    """Shard ``shard`` of a query condition: its blocks of responses to the one ``query`` text
+    (module docstring); the columns of :func:`generate_shard`, ``prompt_id`` the response index."""
+    from tqdm.auto import tqdm
+
+    condition = str(cond["name"])
+    query = cond["query"]
+    if not isinstance(query, str) or not query.strip():
+        raise ShardInputError(
+            f"Condition {condition!r} registers query {query!r}; it must be a non-empty text "
+            "(the one query whose responses the condition samples). Fix conditions[].query."
+        )
+    responses = cond.get("prompts")
+    if isinstance(responses, bool) or not isinstance(responses, int) or responses < 1:
+        raise ShardInputError(
+            f"Condition {condition!r} registers no positive integer 'prompts' ({responses!r}): "
+            "for a query condition it is the number of responses n. Register it."
+        )
+    generation = dict(study.data.get("generation") or {})
+    shards = int(generation.get("shards", 1))
+    noise = perturbation_spec(condition, cond.get("perturbation"))
+    spec = model_spec(study, str(cond.get("model")), condition=condition)
+    seed = int(study.data["seed"])
+    block_size = int(options.get("batch_size", 16))
+    blocks = query_blocks(responses, block_size, shard=shard, shards=shards)
+    device = resolve_device(options.get("device"))
+    lm = load_causal_lm(spec, device=device, condition=condition)
+    (encoded,) = encode_prompts(lm, [query])
+    if not encoded:
+        raise ShardInputError(
+            f"The query of condition {condition!r} encodes to no tokens under model "
+            f"{spec.key!r}'s tokenizer with prompt_format {spec.prompt_format!r}. Use the 'chat' "
+            "format or a tokenizer that adds a beginning-of-sequence token."
+        )
+    config = sampling_config(generation, lm)
+    _pin_generation_config(lm, config)
+    key = fingerprint(
+        {
+            "backend": "transformers",
+            "mode": "query",
+            "condition": cond,
+            "model": spec.__dict__,
+            "sampling": config.to_dict(),
+            "seed": seed,
+            "shard": shard,
+            "shards": shards,
+            "block_size": block_size,
+            "device": device.type,
+        }
+    )
+    checkpoint = ShardCheckpoint(Path(out_path), key=key, schema=generation_schema())
+    after_batch: Callable[[int], None] | None = options.get("after_batch")
+    todo = [b for b in range(len(blocks)) if b not in checkpoint.completed]
+    total = sum(len(b) for b in blocks)
+    bar = tqdm(
+        total=total,
+        initial=total - sum(len(blocks[b]) for b in todo),
+        desc=f"generate {condition} shard {shard}",
+        unit="response",
+        disable=not options.get("progress", True),
+    )
+    ids = torch.tensor([encoded], dtype=torch.long, device=device)
+    mask = torch.ones_like(ids)
+    with torch.inference_mode(), bar:
+        for b in todo:
+            idx = blocks[b]
+            j = int(idx[0]) // block_size  # the block's index over the whole condition
+            torch.manual_seed(derive_seed(seed, "respond", condition, j))
+            with embedding_noise(lm.model, noise, seed=derive_seed(seed, "perturb", condition, j)):
+                out = lm.model.generate(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    generation_config=config,
+                    num_return_sequences=len(idx),
+                )
+            completions, counts, reasons = _completions(lm, out[:, ids.shape[1] :].cpu())
+            checkpoint.append(
+                b,
+                pa.table(
+                    {
+                        "prompt_id": pa.array(idx, pa.int64()),
+                        "prompt": pa.array([query] * len(idx), pa.string()),
+                        "completion": pa.array(completions, pa.string()),
+                        "prompt_tokens": pa.array([len(encoded)] * len(idx), pa.int64()),
                         "completion_tokens": pa.array(counts, pa.int64()),
                         "finish_reason": pa.array(reasons, pa.string()),
                     }
