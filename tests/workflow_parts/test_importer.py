@@ -74,7 +74,7 @@ def test_every_bad_row_is_named_and_nothing_is_written(make_study, tmp_path):
     lines = [
         json.dumps({"id": 0, "model": "clean", "text": "a", "tox": 0.1}),
         "",  # blank lines are skipped but still counted
-        json.dumps({"id": "x1", "model": "clean", "text": "a", "tox": 0.1}),
+        json.dumps({"id": 1.5, "model": "clean", "text": "a", "tox": 0.1}),
         json.dumps({"id": 2, "model": "qwen", "text": "a", "tox": 0.1}),
         json.dumps({"id": 3, "model": "clean", "text": None, "tox": 0.1}),
         json.dumps({"id": 4, "model": "clean", "text": "a", "tox": 1.7}),
@@ -91,7 +91,7 @@ def test_every_bad_row_is_named_and_nothing_is_written(make_study, tmp_path):
         generate_shard(import_study(make_study, src), "clean", 0, out, options={})
     msg = str(err.value)
     assert str(src) in msg and "5 bad rows" in msg
-    assert "line 3, column 'id'" in msg and "non-negative integer" in msg
+    assert "line 3, column 'id'" in msg and "not a key" in msg
     assert "line 4, column 'model'" in msg and "'qwen' is not registered" in msg
     assert "line 5, column 'text'" in msg
     assert "line 6, column 'tox'" in msg and "bounded: true" in msg

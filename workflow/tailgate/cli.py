@@ -74,9 +74,12 @@ def _cmd_design(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from tailgate.prereg.scaffold import init_study
+    from tailgate.prereg.scaffold import scaffold
 
-    path = init_study(args.study, from_import=args.from_import, directory=args.directory)
+    written = scaffold(args.study, from_import=args.from_import, directory=args.directory)
+    path = written.path
+    for line in written.notes:
+        print(line)
     print(f"wrote {path}")
     print(f"next: edit it, then 'tailgate design {path}' and 'tailgate freeze {path} --tag'")
     return EXIT_OK

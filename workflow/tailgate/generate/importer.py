@@ -5,26 +5,40 @@ Registration (``data.import``)::
     data:
       backend: import
       import:
-        path: data/my_completions.jsonl
+        path: data/my_completions.csv
         format: null            # jsonl | csv | parquet; null: by suffix
                                 # (.jsonl/.ndjson, .csv, .parquet/.pq)
         columns:                # registered name -> column in the file
-          prompt_id: id         # required: non-negative integer, unique within a condition
-          condition: model      # required when more than one condition is registered
-          prompt: prompt        # optional text
-          completion: text      # completion and/or score must be mapped
-          score: toxicity       # or a mapping {registered score column: file column}
+          prompt_id: id         # required: any stable key per prompt (integer or text)
+          condition: model      # null only when a single condition is registered
+          prompt: prompt        # optional text (absent: empty prompts)
+          completion: text      # null when only scores are imported
+          score: toxicity       # the single `kind: column` scorer's file column, or by name:
+                                #   {<scorer name>: <file column>, ...}; null: no scores
 
-Scores are written under the column name of the registered ``kind: column`` scorer
-(``scorers[].column``), so the ``column`` scorer reads them unchanged. Bounded scorers
+**Prompt keys.** The pipeline numbers prompts with an integer ``prompt_id``. When every key in the
+file is a non-negative integer (``7``, or ``"007"`` in a CSV), the key is the ``prompt_id``.
+Otherwise every key is read as text (an integer key as its decimal digits, text exactly as
+written) and ``prompt_id`` is the key's rank, from 0, in the sorted set of all keys in the file
+(Unicode code-point order, every condition's rows together). The same key therefore gets the same
+``prompt_id`` in every condition (paired resampling pairs them), the numbering depends only on the
+file's bytes (which the lock pins), and the original key is kept in the ``prompt_key`` column of
+the generations table. A missing, empty or non-integral numeric key is refused.
+
+**Scores.** Each registered ``kind: column`` scorer reads its ``column`` of the generations table;
+the import writes the mapped file column there. ``columns.score`` is either one file column (when
+exactly one ``column`` scorer is registered) or a mapping keyed by the registered scorer *name*,
+``{toxicity: tox_prob, severity: sev}``, which must map every ``column`` scorer. Bounded scorers
 (``bounded: true``) must have scores in [0, 1].
 
-Every row is checked before anything is written; a bad file raises
-:class:`tailgate.generate.DataInputError` whose message lists each bad row with the file, row
-number (1-based data rows; for JSONL the line number), column, what is wrong and how to fix it.
-Rows of one condition are sorted by ``prompt_id``; if there are more rows than the registered
-``prompts`` (default ``sample_cap``), the ones with the smallest ids are kept. Shard ``k`` holds
-the sorted positions ``p % shards == k`` (:func:`tailgate.generate.shards.shard_indices`).
+Every row is checked before anything is written; a bad file raises :class:`ImportDataError` (a
+:class:`tailgate.generate.DataInputError`, exit code 2) whose message lists each bad row with the
+file, row number (1-based data rows; for JSONL the line number), column, what is wrong and how to
+fix it. The same checks run in ``tailgate design`` (:func:`inspect_import`, through
+:mod:`tailgate.prereg.importcheck`) before anything is frozen. Rows of one condition are sorted by
+``prompt_id``; if there are more rows than the registered ``prompts`` (default ``sample_cap``),
+the ones with the smallest ids are kept. Shard ``k`` holds the sorted positions
+``p % shards == k`` (:func:`tailgate.generate.shards.shard_indices`).
 """
 
 from __future__ import annotations
@@ -32,7 +46,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +55,22 @@ import numpy as np
 import pyarrow as pa
 
 from tailgate.atomic import write_parquet
+from tailgate.errors import InputError
 
 from . import DataInputError, condition_spec, shard_count
 from .shards import shard_indices
 
 __all__ = [
     "FORMATS",
+    "ImportDataError",
     "ImportSpec",
+    "ImportSummary",
+    "ScoreColumn",
+    "check_rows",
     "generate_shard",
     "import_spec",
     "imported_table",
+    "inspect_import",
     "read_rows",
 ]
 
@@ -62,15 +83,38 @@ _SUFFIXES = {
     ".pq": "parquet",
 }
 MAX_LISTED_ERRORS = 20
+#: Columns of the generations table that a score column may not replace.
+RESERVED_COLUMNS = (
+    "prompt_id",
+    "prompt_key",
+    "prompt",
+    "completion",
+    "prompt_tokens",
+    "completion_tokens",
+    "finish_reason",
+)
+_TEXT_SCORERS = ("detoxify", "profanity", "token_nll", "regex", "judge")
+_DIGITS = re.compile(r"^\s*[0-9]+\s*$")
+
+
+class ImportDataError(InputError, DataInputError):
+    """A bad ``data.import`` registration or import file (one paragraph; CLI exit code 2)."""
+
+
+@dataclass(frozen=True)
+class ScoreColumn:
+    """One imported score: the registered ``column`` scorer ``scorer`` reads generations column
+    ``column``, filled from the file's column ``source``."""
+
+    scorer: str
+    column: str
+    source: str
+    bounded: bool
 
 
 @dataclass(frozen=True)
 class ImportSpec:
-    """The validated ``data.import`` block.
-
-    ``scores`` maps each output score column (a registered ``column`` scorer's column) to the
-    file's column; ``bounded`` lists the output score columns that must lie in [0, 1].
-    """
+    """The validated ``data.import`` block."""
 
     path: Path
     format: str
@@ -78,8 +122,30 @@ class ImportSpec:
     condition: str | None
     prompt: str | None
     completion: str | None
-    scores: tuple[tuple[str, str], ...]
-    bounded: frozenset[str]
+    scores: tuple[ScoreColumn, ...]
+
+    @property
+    def score_columns(self) -> list[str]:
+        """The generations columns the import writes scores to (each once, registered order)."""
+        return list(dict.fromkeys(s.column for s in self.scores))
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What the import file holds, after every row passed the checks (:func:`inspect_import`).
+
+    ``rows``: valid rows per registered condition (registered order); ``key_mode``: ``integer``
+    (keys are the prompt ids) or ``text`` (ranks of the sorted keys); ``keys``: distinct keys;
+    ``shared_keys``: keys present in every registered condition; ``score_range``: (min, max) per
+    scorer name.
+    """
+
+    spec: ImportSpec
+    rows: dict[str, int]
+    key_mode: str
+    keys: int
+    shared_keys: int
+    score_range: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def _column_scorers(study: Any) -> list[dict[str, Any]]:
@@ -92,7 +158,7 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
     where = "data.import"
     raw_path = block.get("path")
     if not isinstance(raw_path, str) or not raw_path:
-        raise DataInputError(
+        raise ImportDataError(
             f"Field `{where}.path` of study {study.name!r} is missing. Fix: set it to the JSONL, "
             f"CSV or Parquet file holding the completions and/or scores."
         )
@@ -101,7 +167,7 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
         path = Path(base_dir) / path
     fmt = block.get("format") or _SUFFIXES.get(path.suffix.lower())
     if fmt not in FORMATS:
-        raise DataInputError(
+        raise ImportDataError(
             f"Cannot tell the format of {path} (field `{where}.format` is "
             f"{block.get('format')!r} and the suffix {path.suffix!r} is not one of "
             f"{', '.join(sorted(_SUFFIXES))}). Fix: set `{where}.format` to one of "
@@ -110,50 +176,34 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
     columns = block.get("columns") or {}
     prompt_id = columns.get("prompt_id")
     if not isinstance(prompt_id, str):
-        raise DataInputError(
+        raise ImportDataError(
             f"Field `{where}.columns.prompt_id` is missing. Fix: name the file column holding "
-            f"each row's integer prompt id, e.g. `columns: {{prompt_id: id}}`."
+            f"each row's prompt key (an integer or text id), e.g. `columns: {{prompt_id: id}}`."
         )
     n_conditions = len(study.data.get("conditions") or [])
     condition = columns.get("condition")
     if condition is None and n_conditions > 1:
-        raise DataInputError(
+        raise ImportDataError(
             f"Field `{where}.columns.condition` is missing but {n_conditions} conditions are "
             f"registered. Fix: name the file column that says which condition each row belongs to."
         )
-    scorers = _column_scorers(study)
-    score_map = columns.get("score")
-    pairs: list[tuple[str, str]] = []
-    if isinstance(score_map, str):
-        if len(scorers) != 1:
-            raise DataInputError(
-                f"Field `{where}.columns.score` is a single column, but {len(scorers)} scorers "
-                f"of kind `column` are registered. Fix: register exactly one `kind: column` "
-                f"scorer, or map each one: `score: {{<scorer column>: <file column>}}`."
-            )
-        pairs.append((str(scorers[0].get("column") or "score"), score_map))
-    elif isinstance(score_map, dict):
-        known = {str(s.get("column")) for s in scorers}
-        for out, src in score_map.items():
-            if out not in known:
-                raise DataInputError(
-                    f"Field `{where}.columns.score.{out}` names no registered `kind: column` "
-                    f"scorer column (registered: {', '.join(sorted(known)) or 'none'}). Fix: "
-                    f"register a column scorer with `column: {out}` or correct the key."
-                )
-            pairs.append((str(out), str(src)))
-    elif score_map is not None:
-        raise DataInputError(
-            f"Field `{where}.columns.score` must be a column name or a mapping, got "
-            f"{score_map!r}. Fix: e.g. `score: toxicity`."
-        )
     completion = columns.get("completion")
-    if completion is None and not pairs:
-        raise DataInputError(
+    if completion is None and columns.get("score") is None:
+        raise ImportDataError(
             f"Neither `{where}.columns.completion` nor `{where}.columns.score` is set, so there is "
             f"nothing to import. Fix: map the completion text column, the score column, or both."
         )
-    bounded = frozenset(str(s.get("column")) for s in scorers if s.get("bounded", False))
+    scores = _score_columns(study, columns.get("score"), where)
+    if completion is None:
+        text = [
+            s["name"] for s in study.data.get("scorers") or [] if s.get("kind") in _TEXT_SCORERS
+        ]
+        if text:
+            raise ImportDataError(
+                f"Scorer(s) {', '.join(map(repr, text))} read completions, but "
+                f"`{where}.columns.completion` is null. Fix: map the file column holding the "
+                f"completion text, or register only `kind: column` scorers."
+            )
     return ImportSpec(
         path=path,
         format=fmt,
@@ -161,18 +211,101 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
         condition=condition,
         prompt=columns.get("prompt"),
         completion=completion,
-        scores=tuple(pairs),
-        bounded=bounded,
+        scores=scores,
     )
+
+
+def _score_columns(study: Any, score_map: Any, where: str) -> tuple[ScoreColumn, ...]:
+    """The registered ``column`` scorers with the file column each one is filled from."""
+    scorers = _column_scorers(study)
+    names = [str(s.get("name")) for s in scorers]
+    field_ = f"`{where}.columns.score`"
+
+    def entry(sc: dict[str, Any], source: str) -> ScoreColumn:
+        column = str(sc.get("column") or "score")
+        if column in RESERVED_COLUMNS:
+            raise ImportDataError(
+                f"Scorer {sc.get('name')!r} (kind column) registers `column: {column}`, a column "
+                f"the generations table already has. Fix: give the scorer another `column`, e.g. "
+                f"`column: {sc.get('name')}`."
+            )
+        return ScoreColumn(str(sc.get("name")), column, str(source), bool(sc.get("bounded", True)))
+
+    if score_map is None:
+        if scorers:
+            raise ImportDataError(
+                f"{field_} is null, but scorer(s) {', '.join(map(repr, names))} of kind `column` "
+                f"read imported scores. Fix: map them, e.g. `score: {{{names[0]}: <file column>}}`"
+                f", or register other scorers."
+            )
+        return ()
+    if isinstance(score_map, str):
+        if len(scorers) != 1:
+            raise ImportDataError(
+                f"{field_} is a single column ({score_map!r}), but {len(scorers)} scorers of kind "
+                f"`column` are registered. Fix: map each scorer by name, "
+                f"`score: {{<scorer name>: <file column>}}`, or write `score: null` when no "
+                f"scores are imported."
+            )
+        return (entry(scorers[0], score_map),)
+    if not isinstance(score_map, dict) or not score_map:
+        raise ImportDataError(
+            f"{field_} must be a file column or a mapping {{<scorer name>: <file column>}}, got "
+            f"{score_map!r}. Fix: e.g. `score: toxicity`."
+        )
+    by_name = {str(s.get("name")): s for s in scorers}
+    out: list[ScoreColumn] = []
+    for name, source in score_map.items():
+        if name not in by_name:
+            raise ImportDataError(
+                f"{field_[:-1]}.{name}` names no registered scorer of kind `column` (registered: "
+                f"{', '.join(names) or 'none'}). Fix: key the mapping by the scorer's `name`, or "
+                f"register `{{name: {name}, kind: column, column: {name}}}`."
+            )
+        if not isinstance(source, str) or not source:
+            raise ImportDataError(
+                f"{field_[:-1]}.{name}` must name a file column, got {source!r}. Fix: write the "
+                f"column's header, e.g. `{name}: {name}`."
+            )
+        out.append(entry(by_name[name], source))
+    missing = [n for n in names if n not in score_map]
+    if missing:
+        raise ImportDataError(
+            f"{field_} maps no file column to scorer(s) {', '.join(map(repr, missing))} of kind "
+            f"`column`. Fix: add `{missing[0]}: <file column>` to the mapping."
+        )
+    seen: dict[str, ScoreColumn] = {}
+    for s in out:
+        other = seen.setdefault(s.column, s)
+        if other.source != s.source:
+            raise ImportDataError(
+                f"Scorers {other.scorer!r} and {s.scorer!r} both register `column: {s.column}` "
+                f"but {field_} fills them from different file columns ({other.source!r}, "
+                f"{s.source!r}). Fix: give each scorer its own `column`."
+            )
+    return tuple(out)
 
 
 def read_rows(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
     """The file's rows as dicts plus the word used for row numbers in messages."""
     if not spec.path.is_file():
-        raise DataInputError(
+        raise ImportDataError(
             f"Import file {spec.path} (field `data.import.path`) does not exist. Fix: correct the "
-            f"path (relative paths are resolved against the repository root)."
+            f"path (relative paths are resolved against the project root)."
         )
+    try:
+        return _read(spec)
+    except ImportDataError:
+        raise
+    except (OSError, UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
+        raise ImportDataError(
+            f"Import file {spec.path} cannot be read as {spec.format} "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}). "
+            f"Fix: check the file, or set `data.import.format` to its real format."
+        ) from None
+
+
+def _read(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
     if spec.format == "jsonl":
         rows: list[dict[str, Any]] = []
         problems: list[str] = []
@@ -206,30 +339,48 @@ def read_rows(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
     records = frame.to_dict(orient="records")
     for number, record in enumerate(records, start=1):
         record["__row__"] = number
+    if not records:  # a header without rows still names its columns
+        return [{"__columns__": [str(c) for c in frame.columns]}], "row"
     return records, "row"
+
+
+def file_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """The columns the file has (for JSONL: every key that occurs in some line)."""
+    if rows and "__columns__" in rows[0]:
+        return list(rows[0]["__columns__"])
+    seen: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            if k != "__row__":
+                seen.setdefault(str(k), None)
+    return list(seen)
 
 
 def _raise(spec: ImportSpec, problems: list[str]) -> None:
     shown = problems[:MAX_LISTED_ERRORS]
     more = len(problems) - len(shown)
     tail = f"; and {more} more" if more > 0 else ""
-    raise DataInputError(
+    raise ImportDataError(
         f"Import file {spec.path} ({spec.format}) has {len(problems)} bad "
         f"row{'s' if len(problems) != 1 else ''}: " + "; ".join(shown) + tail + ". Nothing was "
         "written. Fix the rows listed (or the column mapping in `data.import.columns`) and rerun."
     )
 
 
-def _as_int(value: Any) -> int | None:
+def _key(value: Any) -> tuple[int | None, str] | None:
+    """``(integer value or None, key text)`` of a prompt key; ``None`` when it is no key."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | np.integer):
-        return int(value)
+        return int(value), str(int(value))
     if isinstance(value, float | np.floating):
-        return int(value) if math.isfinite(value) and float(value).is_integer() else None
+        if math.isfinite(value) and float(value).is_integer():
+            return int(value), str(int(value))
+        return None
     if isinstance(value, str):
-        text = value.strip()
-        return int(text) if text.lstrip("-").isdigit() else None
+        if not value.strip():
+            return None
+        return (int(value) if _DIGITS.match(value) else None), value
     return None
 
 
@@ -243,26 +394,35 @@ def _as_float(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _check_rows(
+def _rows_text(numbers: list[int], unit: str) -> str:
+    shown = ", ".join(map(str, numbers[:3]))
+    more = f" and {len(numbers) - 3} more" if len(numbers) > 3 else ""
+    return f"{unit}{'s' if len(numbers) > 1 else ''} {shown}{more}"
+
+
+def check_rows(
     spec: ImportSpec, rows: list[dict[str, Any]], unit: str, conditions: list[str]
-) -> list[dict[str, Any]]:
-    """Validate every row; return clean rows with keys prompt_id, condition, prompt, completion
-    and one key per output score column."""
+) -> tuple[list[dict[str, Any]], str]:
+    """Validate every row; return the clean rows and the key mode (``integer`` or ``text``).
+
+    Each clean row has ``prompt_id`` (int), ``prompt_key`` (the key as text), ``condition``,
+    ``prompt``, ``completion`` and one key per generations score column.
+    """
+    present = set(file_columns(rows))
+    needed = [spec.prompt_id, spec.condition, spec.prompt, spec.completion]
+    needed += [s.source for s in spec.scores]
+    missing = list(dict.fromkeys(c for c in needed if c is not None and c not in present))
+    if missing:
+        have = ", ".join(sorted(present)) or "no columns"
+        raise ImportDataError(
+            f"Import file {spec.path} has no column {', '.join(map(repr, missing))} (mapped in "
+            f"`data.import.columns`; the file has {have}). Fix: correct the mapping or the "
+            f"file's header."
+        )
+    rows = [r for r in rows if "__columns__" not in r]
     problems: list[str] = []
-    clean: list[dict[str, Any]] = []
-    seen: dict[tuple[str, int], int] = {}
-    if rows:
-        present = set(rows[0]) if spec.format != "jsonl" else None
-        needed = [spec.prompt_id, spec.condition, spec.prompt, spec.completion]
-        needed += [src for _, src in spec.scores]
-        missing = [c for c in needed if c is not None and present is not None and c not in present]
-        if missing:
-            have = ", ".join(sorted(map(str, present - {"__row__"})))
-            raise DataInputError(
-                f"Import file {spec.path} has no column {', '.join(map(repr, missing))} (mapped in "
-                f"`data.import.columns`; the file has {have}). Fix: correct the mapping or the "
-                f"file's header."
-            )
+    parsed: list[tuple[dict[str, Any], tuple[int | None, str]]] = []
+    unknown: dict[Any, list[int]] = {}
     for record in rows:
         where = f"{unit} {record['__row__']}"
         bad = False
@@ -270,12 +430,12 @@ def _check_rows(
         def complain(column: str, what: str, fix: str, where: str = where) -> None:
             problems.append(f"{where}, column {column!r}: {what}; {fix}")
 
-        pid = _as_int(record.get(spec.prompt_id))
-        if pid is None or pid < 0:
+        key = _key(record.get(spec.prompt_id))
+        if key is None:
             complain(
                 spec.prompt_id,
-                f"prompt id {record.get(spec.prompt_id)!r} is not a non-negative integer",
-                "use integer ids such as 0, 1, 2",
+                f"prompt key {record.get(spec.prompt_id)!r} is missing or not a key",
+                "give every row an integer or text id (whole numbers only)",
             )
             bad = True
         if spec.condition is None:
@@ -283,59 +443,116 @@ def _check_rows(
         else:
             cond = record.get(spec.condition)
             if cond not in conditions:
-                complain(
-                    spec.condition,
-                    f"condition {cond!r} is not registered",
-                    f"use one of {', '.join(conditions)} or register it",
+                unknown.setdefault(cond if isinstance(cond, str) else repr(cond), []).append(
+                    record["__row__"]
                 )
                 bad = True
-        out: dict[str, Any] = {"prompt_id": pid, "condition": cond}
-        for key, column in (("prompt", spec.prompt), ("completion", spec.completion)):
+        out: dict[str, Any] = {"condition": cond}
+        for name, column in (("prompt", spec.prompt), ("completion", spec.completion)):
             if column is None:
-                out[key] = ""
+                out[name] = ""
                 continue
             value = record.get(column)
             if not isinstance(value, str):
-                complain(column, f"{key} is {value!r}, not text", "write the text (may be empty)")
+                complain(column, f"{name} is {value!r}, not text", "write the text (may be empty)")
                 bad = True
-            out[key] = value
-        for out_col, src in spec.scores:
-            score = _as_float(record.get(src))
+            out[name] = value
+        for s in spec.scores:
+            score = _as_float(record.get(s.source))
             if score is None:
                 complain(
-                    src,
-                    f"score {record.get(src)!r} is not a finite number",
+                    s.source,
+                    f"score {record.get(s.source)!r} is not a finite number",
                     "write a number (drop the row if it was never scored)",
                 )
                 bad = True
-            elif out_col in spec.bounded and not 0.0 <= score <= 1.0:
+            elif s.bounded and not 0.0 <= score <= 1.0:
                 complain(
-                    src,
-                    f"score {score!r} lies outside [0, 1] but scorer column {out_col!r} is "
-                    f"registered `bounded: true`",
+                    s.source,
+                    f"score {score!r} lies outside [0, 1] but scorer {s.scorer!r} is registered "
+                    f"`bounded: true`",
                     "import probabilities, or register the scorer with `bounded: false`",
                 )
                 bad = True
-            out[out_col] = score
+            out[s.column] = score
         if not bad:
-            key = (cond, pid)
-            if key in seen:
-                complain(
-                    spec.prompt_id,
-                    f"prompt id {pid} appears again for condition {cond!r} (first at "
-                    f"{unit} {seen[key]})",
-                    "keep one row per prompt and condition",
-                )
-                continue
-            seen[key] = record["__row__"]
-            clean.append(out)
+            assert key is not None
+            out["__row__"] = record["__row__"]
+            parsed.append((out, key))
+    for cond, numbers in unknown.items():
+        problems.append(
+            f"{_rows_text(numbers, unit)}, column {spec.condition!r}: condition {cond!r} is not "
+            f"registered; use one of {', '.join(conditions)} or register it"
+        )
+    integer = all(k[0] is not None and k[0] >= 0 for _, k in parsed)
+    if integer:
+        ids = [int(k[0]) for _, k in parsed]  # type: ignore[arg-type]
+    else:
+        rank = {text: i for i, text in enumerate(sorted({k[1] for _, k in parsed}))}
+        ids = [rank[k[1]] for _, k in parsed]
+    clean: list[dict[str, Any]] = []
+    seen: dict[tuple[str, int], int] = {}
+    for (out, key), pid in zip(parsed, ids, strict=True):
+        number = out.pop("__row__")
+        first = seen.setdefault((out["condition"], pid), number)
+        if first != number:
+            problems.append(
+                f"{unit} {number}, column {spec.prompt_id!r}: prompt key {key[1]!r} appears "
+                f"again for condition {out['condition']!r} (first at {unit} {first}); keep one "
+                f"row per prompt and condition"
+            )
+            continue
+        clean.append({"prompt_id": pid, "prompt_key": key[1], **out})
     if problems:
         _raise(spec, problems)
-    return clean
+    return clean, "integer" if integer else "text"
+
+
+def inspect_import(
+    study: Any, *, base_dir: str | os.PathLike[str] | None = None
+) -> tuple[ImportSummary, list[dict[str, Any]]]:
+    """Read and check the registered import file (every row, every registered condition).
+
+    The one check of an import file: the generation shards and ``tailgate design`` both call it.
+    Raises :class:`ImportDataError` for a bad registration or file, and for a registered condition
+    without rows. Returns the summary and the clean rows.
+    """
+    spec = import_spec(study, base_dir=base_dir)
+    names = [str(c.get("name")) for c in study.data.get("conditions") or []]
+    records, unit = read_rows(spec)
+    rows, mode = check_rows(spec, records, unit, names)
+    counts = dict.fromkeys(names, 0)
+    keys: dict[str, set[int]] = {n: set() for n in names}
+    for r in rows:
+        counts[r["condition"]] += 1
+        keys[r["condition"]].add(r["prompt_id"])
+    empty = [n for n in names if counts[n] == 0]
+    if empty:
+        where = f" (column {spec.condition!r})" if spec.condition else ""
+        raise ImportDataError(
+            f"Import file {spec.path} has no rows for registered condition(s) "
+            f"{', '.join(map(repr, empty))}{where}. Fix: add their rows, or remove the "
+            f"condition(s) from the pre-registration."
+        )
+    ranges = {}
+    for s in spec.scores:
+        values = [r[s.column] for r in rows]
+        ranges[s.scorer] = (min(values), max(values))
+    all_keys = set().union(*keys.values())
+    shared = set.intersection(*keys.values()) if keys else set()
+    summary = ImportSummary(
+        spec=spec,
+        rows=counts,
+        key_mode=mode,
+        keys=len(all_keys),
+        shared_keys=len(shared),
+        score_range=ranges,
+    )
+    return summary, rows
 
 
 def imported_table(rows: list[dict[str, Any]], score_columns: list[str]) -> pa.Table:
-    """Rows (already validated) in the shared generation-shard layout."""
+    """Rows (already validated) in the shared generation-shard layout, plus ``prompt_key``."""
     n = len(rows)
     columns: dict[str, pa.Array] = {
         "prompt_id": pa.array([r["prompt_id"] for r in rows], pa.int64()),
@@ -344,6 +561,7 @@ def imported_table(rows: list[dict[str, Any]], score_columns: list[str]) -> pa.T
         "prompt_tokens": pa.array(np.zeros(n, np.int32), pa.int32()),
         "completion_tokens": pa.array(np.zeros(n, np.int32), pa.int32()),
         "finish_reason": pa.array(["imported"] * n, pa.string()),
+        "prompt_key": pa.array([r.get("prompt_key", str(r["prompt_id"])) for r in rows]),
     }
     for col in score_columns:
         columns[col] = pa.array([r[col] for r in rows], pa.float64())
@@ -364,21 +582,13 @@ def generate_shard(
     """
     cond_spec = condition_spec(study, condition)
     shards = shard_count(study)
-    spec = import_spec(study, base_dir=options.get("base_dir"))
-    names = [str(c.get("name")) for c in study.data.get("conditions") or []]
-    records, unit = read_rows(spec)
-    rows = _check_rows(spec, records, unit, names)
+    summary, rows = inspect_import(study, base_dir=options.get("base_dir"))
     mine = sorted((r for r in rows if r["condition"] == condition), key=lambda r: r["prompt_id"])
     cap = cond_spec.get("prompts", study.data.get("sample_cap"))
     if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):
         cap = None
-    if not mine:
-        raise DataInputError(
-            f"Import file {spec.path} has no rows for condition {condition!r}. Fix: add its rows "
-            f"(column {spec.condition!r}) or remove the condition from the pre-registration."
-        )
     rows_of_shard = shard_indices(
         len(mine), shard=shard, shards=shards, count=cap, condition=condition, study=study.name
     )
     picked = [mine[i] for i in rows_of_shard]
-    write_parquet(out_path, imported_table(picked, [out for out, _ in spec.scores]))
+    write_parquet(out_path, imported_table(picked, summary.spec.score_columns))

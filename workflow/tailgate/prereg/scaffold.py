@@ -1,12 +1,490 @@
-"""``tailgate init``: a new pre-registration from the template."""
+"""``tailgate init``: a new pre-registration from the template (optionally from an import file).
+
+Without a file, ``<dir>/<study>.yaml`` is ``preregistrations/template.yaml`` with the study's
+name: every field written out with its default and a comment saying what it decides.
+
+With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled from the file:
+
+* ``data``: ``backend: import``, the path relative to the project root (the folder above
+  ``<dir>``), the format, and the columns guessed from the header: the prompt key
+  (``prompt_id``, ``id``, ``key``, …), the condition (``condition``, ``model``, …), the prompt and
+  the completion text (``completion``, ``text``, ``response``, …);
+* ``conditions``: one per distinct value of the condition column (first-seen order), each with
+  ``prompts`` = its rows in the file (a single condition ``imported`` when there is no condition
+  column);
+* ``scorers``: one ``kind: column`` scorer per other numeric column (``bounded: true`` when every
+  value lies in [0, 1]), mapped by scorer name in ``columns.score`` (the single-column form for
+  one scorer); a ``profanity`` scorer of the completions when the file has no scores;
+* ``sample_cap`` = the largest condition, and the Eq. 2 check of seed 000
+  (:func:`tailgate.prereg.design.derived_design`): whether the smallest condition's rows give the
+  n_exc* exceedances at the headline q that the registered Δfloor, α and power need. When they do
+  not, ``accepted_power`` records the power they achieve, marked for review (freeze refuses a
+  design below the bound without it);
+* ``generation.shards: 1`` (one job per condition reads the file).
+
+The written file is loaded (schema, cross-field rules) and its import file checked by the import
+backend itself (:func:`tailgate.generate.importer.inspect_import`) before it is written, atomically.
+Refused (exit code 2, nothing written): an existing file or lock, a study name outside the
+schema's pattern (also names that YAML or Snakemake's ``--config`` read as another type: ``nan``,
+``true``, ``1e3``, ``null``), an unreadable or unusable import file.
+"""
 
 from __future__ import annotations
 
+import math
+import re
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["init_study"]
+from tailgate.atomic import write_text
+from tailgate.errors import InputError
+from tailgate.prereg.schema import load_schema
+
+__all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
+
+#: Header names (lower case) tried in this order for each registered column.
+GUESSES: dict[str, tuple[str, ...]] = {
+    "prompt_id": ("prompt_id", "id", "prompt_key", "key", "uid", "example_id", "item_id", "idx"),
+    "condition": ("condition", "model", "cond", "system", "arm", "variant", "group"),
+    "prompt": ("prompt", "input", "question", "instruction"),
+    "completion": ("completion", "text", "response", "output", "reply", "answer", "generation"),
+}
+COMMENT_COLUMN = 29  # the template's comments start here
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    """A written pre-registration and what the command should tell the user about it."""
+
+    path: Path
+    notes: tuple[str, ...]
+
+
+def template_path() -> Path:
+    """``preregistrations/template.yaml`` of the installed project."""
+    return Path(__file__).resolve().parents[3] / "preregistrations" / "template.yaml"
 
 
 def init_study(study: str, *, from_import: str | None, directory: str) -> Path:
-    """Write ``<directory>/<study>.yaml``; return its path."""
-    raise NotImplementedError("tailgate init is being built")
+    """Write ``<directory>/<study>.yaml``; return its path (see :func:`scaffold`)."""
+    return scaffold(study, from_import=from_import, directory=directory).path
+
+
+def scaffold(study: str, *, from_import: str | None, directory: str) -> Scaffold:
+    """Write ``<directory>/<study>.yaml`` from the template (filled from ``from_import`` when
+    given); return its path and the notes to print. Raises :class:`InputError` (exit 2)."""
+    _check_name(study)
+    folder = Path(directory)
+    target = folder / f"{study}.yaml"
+    for existing in (target, folder / f"{study}.yml", folder / f"{study}.lock.json"):
+        if existing.exists():
+            raise InputError(
+                f"tailgate init: {existing} already exists; init never overwrites a study. Fix: "
+                f"choose another study name, or edit the existing file (after freezing, change "
+                f"it only with 'tailgate amend')."
+            )
+    if not folder.is_dir():
+        if folder.exists():
+            raise InputError(f"tailgate init: {folder} is not a folder. Fix: pass --directory DIR.")
+        folder.mkdir(parents=True)
+    template = template_path().read_text(encoding="utf-8")
+    text = _set(template, "study", study)
+    notes: list[str] = []
+    if from_import is not None:
+        text, notes = _from_import(text, study, Path(from_import), folder)
+    else:
+        text = _set(text, "title", '""')
+    _load_text(text, study)  # the file as written must load
+    write_text(target, text)
+    return Scaffold(target, tuple(notes))
+
+
+def _check_name(study: str) -> None:
+    spec = load_schema()["properties"]["study"]
+    if len(study) > spec["maxLength"] or not re.match(spec["pattern"], study):
+        if _NAME.match(study) and len(study) <= spec["maxLength"]:
+            why = "YAML or Snakemake's --config would read it as a number, boolean or null"
+            fix = f"choose a word, e.g. 'study-{study}'"
+        else:
+            why = "a study name uses lower-case letters, digits, '_' and '-', starts with a letter "
+            why += f"or digit and has at most {spec['maxLength']} characters"
+            fix = "choose a name such as 'toxicity-2026'"
+        raise InputError(f"tailgate init: invalid study name {study!r}: {why}. Fix: {fix}.")
+
+
+def _line(code: str, comment: str | None = None) -> str:
+    if not comment:
+        return code
+    if len(code) >= COMMENT_COLUMN - 1:  # a long value: the comment goes on the next line
+        return f"{code}\n{' ' * COMMENT_COLUMN}# {comment}"
+    return f"{code.ljust(COMMENT_COLUMN - 1)} # {comment}"
+
+
+def _set(text: str, key: str, value: str, comment: str | None = None) -> str:
+    """Replace the value of the top-level ``key:`` line, keeping (or replacing) its comment."""
+    pattern = re.compile(rf"^{re.escape(key)}:[^\n#]*(#[^\n]*)?$", re.MULTILINE)
+    match = pattern.search(text)
+    if match is None:  # pragma: no cover - the template is part of the package
+        raise RuntimeError(f"the template has no top-level '{key}:' line")
+    old = (match.group(1) or "#").lstrip("#").strip()
+    new = _line(f"{key}: {value}", comment if comment is not None else old)
+    return text[: match.start()] + new + text[match.end() :]
+
+
+def _replace_block(text: str, first: str, last_exclusive: str, block: str) -> str:
+    """Replace the lines from the one starting with ``first`` up to the one starting with
+    ``last_exclusive`` (not included) by ``block``."""
+    start = text.index("\n" + first) + 1
+    end = text.index("\n" + last_exclusive, start) + 1
+    return text[:start] + block + text[end:]
+
+
+def _yaml_str(value: str) -> str:
+    """A YAML scalar that reads back as the string ``value`` (plain when that is safe)."""
+    import json
+
+    import yaml
+
+    if re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", value) and yaml.safe_load(value) == value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _note_before(text: str, key: str, note: str) -> str:
+    """``note`` as comment lines just above the top-level ``key:`` line."""
+    match = re.search(rf"^{re.escape(key)}:", text, re.MULTILINE)
+    assert match is not None
+    block = "".join(f"# {line}\n" for line in _wrap(note, 94))
+    return text[: match.start()] + block + text[match.start() :]
+
+
+def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str]:
+    """Rows, columns, format and the word for row numbers of an import file."""
+    from tailgate.generate.importer import _SUFFIXES, ImportSpec, file_columns, read_rows
+
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(
+            f"tailgate init: cannot tell the format of {path} from its suffix {path.suffix!r}. "
+            f"Fix: name it with one of {', '.join(sorted(_SUFFIXES))}."
+        )
+    if not path.is_file():
+        raise InputError(
+            f"tailgate init: the import file {path} does not exist or is not a file. Fix: give "
+            f"the path of a JSONL, CSV or Parquet file."
+        )
+    spec = ImportSpec(path, fmt, "", None, None, None, ())
+    rows, unit = read_rows(spec)
+    columns = file_columns(rows)
+    rows = [r for r in rows if "__columns__" not in r]
+    if not rows:
+        raise InputError(f"tailgate init: the import file {path} has no rows. Fix: add the data.")
+    return rows, columns, fmt, unit
+
+
+def _guess(columns: list[str], role: str, taken: set[str]) -> str | None:
+    lower = {c.lower(): c for c in reversed(columns)}
+    for name in GUESSES[role]:
+        if name in lower and lower[name] not in taken:
+            return lower[name]
+    return None
+
+
+def _numeric(rows: list[dict[str, Any]], column: str) -> list[float] | None:
+    values = []
+    for r in rows:
+        v = r.get(column)
+        if isinstance(v, bool) or v is None:
+            return None
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return None
+        if not math.isfinite(x):
+            return None
+        values.append(x)
+    return values
+
+
+def _scorer_name(column: str, used: set[str]) -> str:
+    from tailgate.generate.importer import RESERVED_COLUMNS
+
+    name = re.sub(r"[^a-z0-9_-]+", "_", column.lower()).strip("_-")[:64] or "score"
+    if not name[0].isalnum():
+        name = "s" + name
+    if name in RESERVED_COLUMNS:
+        name = f"score_{name}"[:64]
+    base, k = name, 2
+    while name in used:
+        name = f"{base[:60]}-{k}"
+        k += 1
+    used.add(name)
+    return name
+
+
+def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str, list[str]]:
+    rows, columns, fmt, unit = _read_file(source)
+    taken: set[str] = set()
+    chosen: dict[str, str | None] = {}
+    for role in ("prompt_id", "condition", "prompt", "completion"):
+        chosen[role] = _guess(columns, role, taken)
+        if chosen[role]:
+            taken.add(str(chosen[role]))
+    if chosen["prompt_id"] is None:
+        raise InputError(
+            f"tailgate init: cannot tell which column of {source} holds the prompt keys (looked "
+            f"for {', '.join(GUESSES['prompt_id'])}; the file has {', '.join(columns)}). Fix: "
+            f"name that column 'prompt_id' or 'id' (integer or text keys)."
+        )
+    scores: list[tuple[str, str, bool]] = []  # (scorer name, file column, bounded)
+    used: set[str] = set()
+    for column in columns:
+        if column in taken:
+            continue
+        values = _numeric(rows, column)
+        if values is not None:
+            bounded = all(0.0 <= v <= 1.0 for v in values)
+            scores.append((_scorer_name(column, used), column, bounded))
+    if not scores and chosen["completion"] is None:
+        raise InputError(
+            f"tailgate init: {source} has neither a numeric score column nor a completion text "
+            f"column (looked for {', '.join(GUESSES['completion'])}; the file has "
+            f"{', '.join(columns)}). Fix: add scores or completions to the file."
+        )
+    counts: dict[str, int] = {}
+    cond_col = chosen["condition"]
+    for r in rows:
+        value = r.get(cond_col) if cond_col else "imported"
+        if not isinstance(value, str) or not _NAME.match(value) or len(value) > 64:
+            raise InputError(
+                f"tailgate init: {unit} {r['__row__']} of {source} has condition {value!r} in "
+                f"column {cond_col!r}, which is not a valid condition name (lower-case letters, "
+                f"digits, '_' and '-', starting with a letter or digit). Fix: rename the "
+                f"condition values in the file."
+            )
+        counts[value] = counts.get(value, 0) + 1
+    root = folder.resolve().parent
+    absolute = source.resolve()
+    try:
+        rel = absolute.relative_to(root).as_posix()
+    except ValueError:
+        rel = str(absolute)
+    data = dict(rows=counts, chosen=chosen, scores=scores, fmt=fmt, rel=rel, source=source)
+    draft = _fill(text, study, data, accepted=None)
+    design = _design_of(draft, study, root)
+    notes = _design_notes(design, counts)
+    accepted = None
+    if not design.cap_meets_bound:
+        accepted = max(math.floor(design.achieved_power * 1000) / 1000, 0.001)
+    text = _fill(text, study, data, accepted=accepted, design=design)
+    if accepted is not None:
+        notes.append(
+            f"accepted_power: {accepted:g} is written so that freeze can go ahead: REVIEW it (it "
+            f"records that you accept this power), or import more rows"
+        )
+    notes.insert(0, f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores))
+    return text, notes
+
+
+def _mapping_line(chosen: dict[str, str | None], scores: list[tuple[str, str, bool]]) -> str:
+    parts = [f"{role} <- {col!r}" for role, col in chosen.items() if col]
+    parts += [f"scorer {n} <- {c!r} (bounded: {str(b).lower()})" for n, c, b in scores]
+    return ", ".join(parts)
+
+
+def _fill(
+    text: str, study: str, d: dict[str, Any], *, accepted: float | None, design: Any = None
+) -> str:
+    counts: dict[str, int] = d["rows"]
+    chosen: dict[str, str | None] = d["chosen"]
+    scores: list[tuple[str, str, bool]] = d["scores"]
+    cap = max(counts.values())
+    out = (
+        f"# Written by `tailgate init {study} --from-import {d['source']}`: the data block, the\n"
+        f"# conditions, the scorers and the sample cap come from the file. Review EVERY field\n"
+        f"# (all are frozen), then `tailgate design` and `tailgate freeze`.\n"
+    ) + text
+    out = _set(out, "title", _yaml_str(f"Imported from {d['rel']}"))
+    cap_note = f"The largest condition in the file has {cap} rows."
+    if design is not None:
+        cap_note += (
+            f" Eq. 2 (seed 000): n_exc* = {design.n_exc_required} exceedances at q = "
+            f"{design.q_headline:g} need {design.prompts_required} prompts per condition; the "
+            f"smallest condition ({design.min_prompts} rows) gives {design.n_exc_planned}: "
+            + ("meets the bound." if design.cap_meets_bound else "BELOW the bound.")
+        )
+    out = _set(out, "sample_cap", str(cap), "REQUIRED. Maximum prompts per condition.")
+    out = _note_before(out, "sample_cap", cap_note)
+    if accepted is not None:
+        note = (
+            f"REVIEW: written by init because the rows give only {design.n_exc_planned} of the "
+            f"{design.n_exc_required} exceedances Eq. 2 needs; the z-test power they achieve is "
+            f"{design.achieved_power:.3f} (protocol.power {design.power:g}). Keeping this value "
+            f"records that you accept the lower power; freeze refuses without it."
+        )
+        out = _set(out, "accepted_power", f"{accepted:g}")
+        out = _note_before(out, "accepted_power", note)
+    out = _replace_block(out, "conditions:", "data:", _conditions_block(counts, chosen))
+    out = _replace_block(out, "  backend: simulate", "  prompts:", _backend_line())
+    out = _replace_block(out, "  import:", "generation:", _import_block(d, chosen, scores))
+    out = _replace_block(out, "  shards: 4", "\nscorers:", _shards_block())
+    out = _replace_block(out, "  - {name: toxicity, kind: column", "  # kind column:", "")
+    out = out.replace("\n  # kind column:", "\n" + _scorers_block(scores) + "  # kind column:", 1)
+    return out
+
+
+def _wrap(text: str, width: int = 70) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width)
+
+
+def _shards_block() -> str:
+    return (
+        _line("  shards: 1", ">= 1: generation jobs per condition; 1 for the import backend")
+        + "\n"
+        + " " * COMMENT_COLUMN
+        + "#   (every job reads the whole file).\n"
+    )
+
+
+def _backend_line() -> str:
+    return _line("  backend: import", "simulate | transformers | import") + "\n"
+
+
+def _conditions_block(counts: dict[str, int], chosen: dict[str, str | None]) -> str:
+    col = chosen["condition"]
+    src = f"the values of the file's column {col!r}" if col else "the whole file (no column)"
+    lines = [
+        _line("conditions:", "REQUIRED, non-empty. From " + src + "."),
+    ]
+    for i, (name, n) in enumerate(counts.items()):
+        first = i == 0
+        lines += [
+            _line(
+                f"  - name: {name}",
+                "REQUIRED, unique; the condition's value in the file." if first else None,
+            ),
+            _line(
+                "    model: null",
+                "Key of `models` (none needed for imported data)." if first else None,
+            ),
+            _line(
+                "    perturbation: {kind: none}", "imported data: always none" if first else None
+            ),
+            _line(
+                f"    prompts: {n}",
+                "rows in the file; <= sample_cap. Fewer rows at run"
+                if first
+                else "rows in the file",
+            ),
+        ]
+        if first:
+            lines += [
+                " " * COMMENT_COLUMN + "#   time are a reported deviation; with more, the rows",
+                " " * COMMENT_COLUMN + "#   with the smallest prompt ids are used.",
+            ]
+        lines.append(
+            _line(
+                "    pilot: false",
+                "true: a deliberately small pilot (Section 6.1 of seed 000), reported,"
+                if first
+                else None,
+            )
+        )
+        if first:
+            lines.append(
+                " " * COMMENT_COLUMN + "#   expected to fail G3, left out of the Eq. 2 cap check."
+            )
+    return "\n".join(lines) + "\n\n"
+
+
+def _import_block(
+    d: dict[str, Any], chosen: dict[str, str | None], scores: list[tuple[str, str, bool]]
+) -> str:
+    def col(role: str) -> str:
+        value = chosen[role]
+        return "null" if value is None else _yaml_str(value)
+
+    if not scores:
+        score = "null"
+    elif len(scores) == 1:
+        score = _yaml_str(scores[0][1])
+    else:
+        score = "{" + ", ".join(f"{n}: {_yaml_str(c)}" for n, c, _ in scores) + "}"
+    lines = [
+        _line("  import:", 'The import backend (README, "Bringing your own data").'),
+        _line(f"    path: {_yaml_str(d['rel'])}", "REQUIRED: relative to the project root."),
+        _line(f"    format: {d['fmt']}", "jsonl | csv | parquet | null (from the extension)"),
+        _line("    columns:", "Column names in the imported file."),
+        _line(f"      prompt_id: {col('prompt_id')}", "prompt keys: integers are the prompt ids;"),
+        " " * COMMENT_COLUMN + "#   text keys get their rank among the sorted keys",
+        _line(
+            f"      condition: {col('condition')}", "condition of each row (null: one condition)"
+        ),
+        _line(f"      prompt: {col('prompt')}", "prompt text (null: none)"),
+        _line(f"      completion: {col('completion')}", "completion text (null: scores only)"),
+        _line(f"      score: {score}", "{<scorer name>: <file column>} (one scorer: the"),
+        " " * COMMENT_COLUMN + "#   column alone; null: no imported scores)",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _scorers_block(scores: list[tuple[str, str, bool]]) -> str:
+    if not scores:
+        return (
+            _line("  - {name: profanity, kind: profanity}", "no score column in the file: an")
+            + "\n"
+            + " " * COMMENT_COLUMN
+            + "#   offline scorer of the completions (replace as needed)\n"
+        )
+    lines = []
+    for i, (name, column, bounded) in enumerate(scores):
+        why = "all values in [0, 1]" if bounded else "values outside [0, 1]"
+        lead = "the headline scorer; " if i == 0 else ""
+        lines.append(f"  # {lead}file column {column!r}: {why}")
+        lines.append(
+            f"  - {{name: {name}, kind: column, column: {name}, bounded: {str(bounded).lower()}}}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _load_text(text: str, study: str, root: Path | None = None) -> Any:
+    """Load ``text`` as ``preregistrations/<study>.yaml`` of a scratch folder (the full loader)."""
+    from tailgate.prereg.study import load
+
+    with tempfile.TemporaryDirectory(prefix="tailgate-init-") as tmp:
+        path = Path(tmp) / "preregistrations" / f"{study}.yaml"
+        path.parent.mkdir()
+        path.write_text(text, encoding="utf-8")
+        loaded = load(path)
+        if root is not None:
+            from tailgate.generate.importer import inspect_import
+
+            inspect_import(loaded, base_dir=root)
+        return loaded
+
+
+def _design_of(text: str, study: str, root: Path) -> Any:
+    from tailgate.prereg.design import derived_design
+
+    return derived_design(_load_text(text, study, root))
+
+
+def _design_notes(design: Any, counts: dict[str, int]) -> list[str]:
+    rows = ", ".join(f"{k} {v}" for k, v in counts.items())
+    verdict = (
+        "meets the Eq. 2 bound"
+        if design.cap_meets_bound
+        else f"is BELOW the Eq. 2 bound (z-test power {design.achieved_power:.3f})"
+    )
+    return [
+        f"conditions (rows): {rows}; sample_cap {max(counts.values())}",
+        f"Eq. 2 of seed 000: n_exc* = {design.n_exc_required} exceedances at q = "
+        f"{design.q_headline:g} ({design.prompts_required} prompts); the smallest condition gives "
+        f"{design.n_exc_planned}, which {verdict}",
+    ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,9 @@ def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -
         ]
         message = f"must be {op} {val}, got {_describe(inst)}"
         fix = f"use a value {op} {val}"
+    elif kw == "pattern" and isinstance(inst, str) and re.match(r"^[a-z0-9][a-z0-9_-]*$", inst):
+        message = f"{_describe(inst)} is read as a number, boolean or null by YAML or Snakemake"
+        fix = f"choose a name that is a word, e.g. 'study-{inst}'"
     elif kw == "pattern":
         message = f"{_describe(inst)} is not a valid name"
         fix = (
