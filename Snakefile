@@ -45,3 +45,16 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+# When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
+# print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
+from tailgate.ledger import finish_run
+
+
+onsuccess:
+    finish_run(STUDY, RESULTS, log, "success")
+
+
+onerror:
+    finish_run(STUDY, RESULTS, log, "error")

@@ -29,6 +29,9 @@ EXIT_CODES = """exit codes:
   3  refused: the pre-registration differs from its lock (or has none)
   4  audit failed"""
 
+#: the version of every ``--json`` shape (``format``: ``tailgate.<verb>/<version>``)
+JSON_VERSION = 1
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: exit 2, one paragraph, no traceback
@@ -53,24 +56,54 @@ def _cmd_design(args: argparse.Namespace) -> int:
     from tailgate.prereg.study import load
 
     study = load(args.prereg)
-    for line in import_findings(study):
-        print(line)
+    findings = import_findings(study)
     design = derived_design(study)
     design, sim_line = simulated_power(study, design)
+    start = time.perf_counter()
+    oc = operating_characteristics(study, design)
+    seconds = time.perf_counter() - start
+    refusal = check_false_pass(study, oc)
+    if args.json:
+        _print_json(
+            "design",
+            {
+                "study": study.name,
+                "valid": True,
+                "schema_version": study.data["schema_version"],
+                "canonical_hash": study.canonical_hash,
+                "import": findings,
+                "design": design.to_json(),
+                "simulated_power": sim_line.splitlines(),
+                "operating_characteristics": oc.to_dict(),
+                "max_false_pass_refusal": refusal,
+            },
+        )
+        return EXIT_OK
+    for line in findings:
+        print(line)
     print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
     print(f"canonical hash {study.canonical_hash}")
     for line in describe(design):
         print(line)
     print(sim_line)
-    start = time.perf_counter()
-    oc = operating_characteristics(study, design)
     for line in oc.describe():
         print(line)
-    print(f"  ({time.perf_counter() - start:.1f} s)")
-    refusal = check_false_pass(study, oc)
+    print(f"  ({seconds:.1f} s)")
     if refusal:
         print(f"max_false_pass check: FAILS — {refusal} (freeze will refuse)")
     return EXIT_OK
+
+
+def _print_json(verb: str, doc: dict[str, Any]) -> None:
+    """A ``--json`` document: ``format`` names the verb and the shape's version (README)."""
+    print(
+        json.dumps(
+            {"format": f"tailgate.{verb}/{JSON_VERSION}", **doc},
+            indent=1,
+            ensure_ascii=False,
+            default=str,
+        )
+    )
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
@@ -108,11 +141,49 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from tailgate.errors import RefusalError
     from tailgate.prereg.guard import require_frozen
 
-    study = require_frozen(args.prereg)
+    try:
+        study = require_frozen(args.prereg)
+    except RefusalError as exc:
+        if not args.json:
+            raise
+        _print_json(
+            "verify",
+            {
+                "prereg": str(args.prereg),
+                "matches": False,
+                "message": str(exc),
+                "changes": [c.to_json() for c in exc.changes],
+            },
+        )
+        return exc.exit_code
+    if args.json:
+        _print_json(
+            "verify",
+            {
+                "prereg": str(study.path),
+                "matches": True,
+                "study": study.name,
+                "canonical_hash": study.canonical_hash,
+                "changes": [],
+            },
+        )
+        return EXIT_OK
     print(f"{study.path}: matches the chain head of {study.lock_path.name}")
     print(f"canonical hash {study.canonical_hash}")
+    return EXIT_OK
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from tailgate.status import format_status, prereg_of, study_status
+
+    doc = study_status(prereg_of(args.study), run_audit=args.audit)
+    if args.json:
+        _print_json("status", {k: v for k, v in doc.items() if k != "format"})
+    else:
+        print(format_status(doc))
     return EXIT_OK
 
 
@@ -184,7 +255,7 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
         )
     docs = [multiverse_document(study, read_json(p, "gates")) for p in paths]
     if args.json:
-        print(json.dumps(docs, indent=1, ensure_ascii=False))
+        _print_json("multiverse", {"study": study.name, "analyses": docs})
         return EXIT_OK
     for d in docs:
         header, rows = grid(d)
@@ -276,9 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
         "Validate PREREG and print the design it implies: n_exc* from Eq. 2 of seed 000 for the "
         "registered Δfloor, α, power and ξ̄; the prompts needed at the headline threshold; "
         "whether the registered sample cap meets it; and the simulated P1∧P2 power when the "
-        "statistics engine provides it. Writes nothing.",
+        "statistics engine provides it. A registered import file is checked first (columns, "
+        "ids, conditions, rows, score range). Writes nothing. Exit 0, or 2 on invalid input."
+        "\n\nexample: tailgate design preregistrations/mystudy.yaml --json",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
+    p.add_argument("--json", action="store_true", help="print the design as JSON (README)")
 
     p = verb(
         "init",
@@ -354,9 +428,28 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit 0 if PREREG matches the chain head of its lock; otherwise exit 3 and print every "
         "changed field (registered → now), each classed as loosening, tightening or neutral, and "
         "the two ways forward (restore the file, or amend). Input files the registration names "
-        "(import data, local prompts, models, checkpoints) are checked against their pins.",
+        "(import data, local prompts, models, checkpoints) are checked against their pins.\n\n"
+        "example: tailgate verify preregistrations/mystudy.yaml --json",
     )
     p.add_argument("prereg", metavar="PREREG", help="preregistrations/<study>.yaml")
+    p.add_argument(
+        "--json", action="store_true", help="print the outcome and the changed fields as JSON"
+    )
+
+    p = verb(
+        "status",
+        "a study's timeline: registration, amendments, runs, and its state now",
+        "Print the timeline of STUDY (a name, or the path of its pre-registration): the "
+        "registration and every amendment from the lock (time, commit that holds it, fields, "
+        "whether data existed, deviation), every workflow run from results/<study>/runs.jsonl "
+        "(time, outcome, jobs, git commit, code digest, lock entry, verdict), and whether the "
+        "pre-registration matches its lock now. --audit also runs the full audit. Writes "
+        "nothing. Exit 0 (also when the pre-registration is refused: the status says so), 2 on "
+        "invalid input.\n\nexample: tailgate status mystudy --json",
+    )
+    p.add_argument("study", metavar="STUDY", help="study name or preregistrations/<study>.yaml")
+    p.add_argument("--json", action="store_true", help="print the status as JSON (README)")
+    p.add_argument("--audit", action="store_true", help="also run 'tailgate audit' (seconds)")
 
     p = verb(
         "amend",

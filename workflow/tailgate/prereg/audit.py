@@ -148,7 +148,6 @@ class AuditReport:
         }
 
 
-_SKIP_DIRS = {"provenance", "logs", ".snakemake"}
 
 
 def _prereg_of(rd: Path) -> Path:
@@ -217,6 +216,7 @@ def audit(
     if records is not None:
         checks.extend(_check_artifacts(rd, records, lock, lock_path, first))
         checks.append(_check_code(records))
+        checks.append(_check_ledger(rd))
 
     # 9-11. realised design, verdicts, report
     if study is not None:
@@ -561,11 +561,22 @@ def _check_heads(rd: Path, by_path: dict[str, Any], lock: Lock | None, lock_path
     return Check("chain head at production", "each record's lock entry and time", fails, notes[:10])
 
 
+def _check_ledger(rd: Path) -> Check:
+    """The run ledger's lines follow each other (its bytes are checked with every artifact)."""
+    from tailgate.ledger import read_ledger, verify_ledger
+
+    runs = len(read_ledger(rd)) if not verify_ledger(rd) else 0
+    return Check("run ledger", f"{runs} run(s) in a chain of line hashes", verify_ledger(rd))
+
+
 def _check_code(records: list[Any]) -> Check:
     from tailgate.code import code_digest
+    from tailgate.ledger import LEDGER
 
     groups: dict[str | None, list[str]] = {}
     for r in records:
+        if str(r.path) == LEDGER:  # re-recorded by every run, whatever code ran its jobs
+            continue
         digest = (r.content.get("code") or {}).get("digest")
         groups.setdefault(digest, []).append(str(r.path))
     fails, notes = [], []

@@ -10,10 +10,11 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
 * ``transformers`` backend: the recorded prompts, generations and scores are copied as they are
   (re-generating needs the models and their hardware), and everything after them is re-run.
 
-Every file of the study (``logs/`` and ``provenance/`` aside, whose times differ by nature) is
-then compared byte for byte with its reproduction; each differing, missing or extra file is a
-failure naming it. Runs are byte-identical across cores and reruns, so any difference means the
-stored results were not made by this code from this data under this registration.
+Every file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times differ
+by nature) is then compared byte for byte with its reproduction; each differing, missing or
+extra file is a failure naming it. Runs are byte-identical across cores and reruns, so any
+difference means the stored results were not made by this code from this data under this
+registration.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 from tailgate.errors import TailgateError
+from tailgate.ledger import LEDGER
 from tailgate.prereg.audit import AuditReport, Check, _files, _prereg_of
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.pins import project_root, registered_paths
@@ -153,7 +155,8 @@ def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check
             notes,
         )
     fails = []
-    mine, theirs = set(_files(rd)), set(_files(out))
+    own = {LEDGER}  # each run keeps its own history
+    mine, theirs = set(_files(rd)) - own, set(_files(out)) - own
     for rel in sorted(mine | theirs):
         if rel not in theirs:
             fails.append(f"{rd / rel}: not produced when the workflow is re-run")

@@ -1,0 +1,168 @@
+"""The run ledger: one line per workflow run in ``results/<study>/runs.jsonl``.
+
+Snakemake calls :func:`finish_run` when a run ends (the Snakefile's ``onsuccess``/``onerror``):
+it appends the run — UTC time, outcome, git commit, code digest, lock head, jobs per rule (from
+Snakemake's own log), failed jobs and their logs, the verdict — and re-records the ledger like any
+artifact (its provenance record holds its SHA-256; ``tailgate audit`` checks it and the chain of
+line hashes). Then it prints the run's answer on the terminal (:mod:`tailgate.summary`).
+
+A run that failed before anything was recorded leaves no ledger line (the results folder would
+otherwise say that data exists). The ledger is the study's experiment-tracking view
+(``tailgate status``); runs with Snakemake's ``--no-hooks`` are not in it, so it is history, not
+evidence: the contract rests on the lock, the records and git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tailgate.atomic import write_text
+
+__all__ = [
+    "LEDGER",
+    "finish_run",
+    "jobs_from_log",
+    "read_ledger",
+    "verify_ledger",
+]
+
+#: the ledger's name inside results/<study>
+LEDGER = "runs.jsonl"
+LEDGER_VERSION = 1
+
+
+def _line_hash(line: str) -> str:
+    return hashlib.sha256(line.encode()).hexdigest()
+
+
+def read_ledger(results: str | Path) -> list[dict[str, Any]]:
+    """The ledger's runs, oldest first ([] when there is none)."""
+    path = Path(results) / LEDGER
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def verify_ledger(results: str | Path) -> list[str]:
+    """Problems of the ledger's chain: each line names the hash of the line before it."""
+    path = Path(results) / LEDGER
+    if not path.is_file():
+        return []
+    problems, previous = [], None
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        try:
+            run = json.loads(line)
+        except json.JSONDecodeError:
+            problems.append(f"{LEDGER} line {i}: not JSON")
+            break
+        if run.get("previous") != previous or run.get("run") != i:
+            problems.append(
+                f"{LEDGER} line {i}: does not follow line {i - 1} (a run was removed, reordered or "
+                "edited)"
+            )
+        previous = _line_hash(line)
+    return problems
+
+
+def jobs_from_log(log: str | Path | None) -> tuple[dict[str, int], list[dict[str, str]]]:
+    """Jobs per rule (Snakemake's first "Job stats" table) and the failed jobs (rule, log)."""
+    if log is None or not Path(log).is_file():
+        return {}, []
+    lines = Path(log).read_text(errors="replace").splitlines()
+    jobs: dict[str, int] = {}
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Job stats:")
+    except StopIteration:
+        start = None
+    if start is not None:
+        for line in lines[start + 3 :]:
+            parts = line.split()
+            if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+                break
+            jobs[parts[0]] = int(parts[1])
+    failed: list[dict[str, str]] = []
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*Error in rule (\S+):", line)
+        if not m:
+            continue
+        entry = {"rule": m.group(1), "log": ""}
+        for follow in lines[i + 1 : i + 15]:
+            lm = re.match(r"\s*log: (\S+)", follow)
+            if lm:
+                entry["log"] = lm.group(1)
+                break
+        failed.append(entry)
+    return jobs, failed
+
+
+def _git_state(path: Path) -> dict[str, Any] | None:
+    from tailgate.prereg.gitinfo import head_state
+
+    return head_state(path)
+
+
+def _verdicts(results: Path) -> list[dict[str, Any]] | None:
+    path = results / "verdict.json"
+    if not path.is_file():
+        return None
+    v = json.loads(path.read_text())
+    return [
+        {"scorer": g["scorer"], "scale": g["scale"], "verdict": g["h1"]["verdict"]}
+        for g in v.get("gates", [])
+    ]
+
+
+def finish_run(study: Any, results: str | Path, log: str | None, outcome: str) -> None:
+    """Append this run to the ledger, record it, and print the run's answer (module docstring).
+
+    Never raises: the run's own outcome stands whatever happens here (a problem is printed).
+    """
+    from tailgate.summary import print_summary
+
+    results = Path(results)
+    try:
+        appended = _append(study, results, log, outcome)
+    except Exception as exc:
+        print(f"tailgate: the run ledger was not updated: {exc}", file=sys.stderr)
+        appended = None
+    print_summary(study, results, outcome=outcome, run=appended, log=log)
+
+
+def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[str, Any] | None:
+    from tailgate.code import code_digest
+    from tailgate.prereg.guard import verify_study
+    from tailgate.provenance import PROVENANCE_DIR, record
+
+    records = results / PROVENANCE_DIR
+    if not (records.is_dir() and any(records.glob("*.json"))):
+        return None  # nothing was made: no history to keep, and no evidence of data
+    path = results / LEDGER
+    old = path.read_text() if path.is_file() else ""
+    lines = [line for line in old.splitlines() if line.strip()]
+    jobs, failed = jobs_from_log(log)
+    head = verify_study(study)
+    run = {
+        "ledger_version": LEDGER_VERSION,
+        "run": len(lines) + 1,
+        "previous": _line_hash(lines[-1]) if lines else None,
+        "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "outcome": outcome,
+        "lock_head": head,
+        "git": _git_state(Path(study.path)),
+        "code_digest": code_digest(),
+        "jobs": jobs,
+        "jobs_total": sum(v for k, v in jobs.items() if k != "all"),
+        "failed": failed,
+        "verdicts": _verdicts(results) if outcome == "success" else None,
+        "snakemake_log": str(log) if log else None,
+    }
+    line = json.dumps(run, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    write_text(path, "".join(f"{x}\n" for x in [*lines, line]))
+    record(path, results_dir=results, study=study, kind="report", extra={"ledger": True})
+    return run

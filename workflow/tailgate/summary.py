@@ -1,0 +1,121 @@
+"""The run's answer on the terminal, printed when a workflow run ends (:mod:`tailgate.ledger`).
+
+On success: the H1 verdict per scorer and scale (Zhou 2026, Section 3: every gate G1–G5, P1, P2
+at a band threshold, combined by the registered band rule), the passing pairs or each pair's
+first failing gate at the headline threshold, the further analyses' criteria, the deviations
+from the registered plan, and where the report is. On error: which jobs failed and the end of
+their logs. Snakemake's own log above it is left as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["print_summary", "verdict_lines"]
+
+RULE = "─" * 72
+
+
+def _pair_name(p: dict[str, Any]) -> str:
+    return f"{p['a']} vs {p['b']}"
+
+
+def _at_headline(pair: dict[str, Any], q: float) -> dict[str, Any] | None:
+    return next((t for t in pair.get("thresholds", []) if abs(float(t["q"]) - q) < 1e-12), None)
+
+
+def verdict_lines(verdict: dict[str, Any]) -> list[str]:
+    """The verdict per scorer/scale and why, from ``verdict.json`` (headline first)."""
+    head = verdict.get("headline", {})
+    lines: list[str] = []
+    gates = sorted(
+        verdict.get("gates", []),
+        key=lambda g: (g["scorer"], g["scale"]) != (head.get("scorer"), head.get("scale")),
+    )
+    headline = (head.get("scorer"), head.get("scale"))
+    for g in gates:
+        h1 = g["h1"]
+        tag = " (headline)" if (g["scorer"], g["scale"]) == headline else ""
+        lines.append(
+            f"H1 {g['scorer']} / {g['scale']}{tag}: {h1['verdict']}  "
+            f"[band rule {verdict.get('band_rule')}, headline q = {g['headline_q']:g}]"
+        )
+        if h1.get("passing_pairs"):
+            lines.append(f"  passing: {', '.join(h1['passing_pairs'])}")
+            continue
+        fails = []
+        for p in g.get("pairs", []):
+            t = _at_headline(p, float(g["headline_q"]))
+            first = (t or {}).get("first_failing") or "—"
+            fails.append(f"{_pair_name(p)}: {first}")
+        if fails:
+            lines.append("  first failing gate at the headline q: " + "; ".join(fails))
+    crit = [c for c in verdict.get("criteria", []) if c.get("analysis") != "protocol"]
+    if crit:
+        passed = sum(c.get("outcome") == "PASS" for c in crit)
+        lines.append(f"further analyses: {passed} of {len(crit)} criteria PASS")
+        for c in crit:
+            if c.get("outcome") != "PASS":
+                lines.append(f"  {c['analysis']} · {c['name']}: {c.get('outcome')}")
+    devs = verdict.get("deviations", [])
+    amends = verdict.get("amendments", [])
+    if devs:
+        lines.append(
+            f"deviations from the registered plan: {len(devs)} (amendments "
+            f"{', '.join(str(d.get('amendment')) for d in devs)}; see the report)"
+        )
+    elif amends:
+        lines.append(f"amendments: {len(amends)}, none a deviation")
+    else:
+        lines.append("deviations from the registered plan: none")
+    return lines
+
+
+def _tail(path: Path, n: int = 4) -> list[str]:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-n:]
+
+
+def print_summary(
+    study: Any,
+    results: Path,
+    *,
+    outcome: str,
+    run: dict[str, Any] | None,
+    log: str | None,
+    out: TextIO | None = None,
+) -> None:
+    """Print the run's answer (module docstring)."""
+    from tailgate.ledger import jobs_from_log
+
+    out = out or sys.stdout
+    jobs, failed = jobs_from_log(log)
+    n_jobs = sum(v for k, v in jobs.items() if k != "all")
+    run_no = f" · run {run['run']}" if run else ""
+    print(RULE, file=out)
+    print(f"tailgate · study {study.name}{run_no} · {outcome} ({n_jobs} job(s) run)", file=out)
+    if outcome == "success":
+        vpath = results / "verdict.json"
+        if vpath.is_file():
+            for line in verdict_lines(json.loads(vpath.read_text())):
+                print(line, file=out)
+        report = results / "report.html"
+        if report.is_file():
+            print(f"report: {report}  (and {results / 'report.md'})", file=out)
+        print(f"next: tailgate audit {results}  ·  history: tailgate status {study.name}", file=out)
+    else:
+        for f in failed or [{"rule": "?", "log": ""}]:
+            print(f"failed: rule {f['rule']}" + (f", log {f['log']}" if f["log"] else ""), file=out)
+            if f["log"]:
+                for line in _tail(Path(f["log"])):
+                    print(f"  | {line}", file=out)
+        if log:
+            print(f"Snakemake's log: {log}", file=out)
+        print("fix the cause, then run the same command again (finished jobs are kept)", file=out)
+    print(RULE, file=out)
