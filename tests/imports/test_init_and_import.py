@@ -1,0 +1,382 @@
+"""Bringing one's own data: ``tailgate init`` (from the template or an import file), the import
+checks of ``tailgate design``, text prompt keys and several ``kind: column`` scorers, and a
+study scaffolded from a CSV run through Snakemake to a verdict that audits clean."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from scipy.stats import norm
+
+TESTS = Path(__file__).resolve().parents[1]
+for helper in (TESTS, TESTS / "workflow"):
+    if str(helper) not in sys.path:
+        sys.path.insert(0, str(helper))
+
+from git_repo import git_commit  # noqa: E402
+from tailgate.generate import DataInputError  # noqa: E402
+from tailgate.generate.importer import generate_shard  # noqa: E402
+from tailgate.prereg import load  # noqa: E402
+from wf_project import Project  # noqa: E402
+
+ROWS = {"model-a": 3000, "model-b": 2500}
+
+
+def write_csv(path: Path, rows: dict[str, int] = ROWS, seed: int = 7) -> pd.DataFrame:
+    """Text keys ``q-00000``…, written in a shuffled order; a probability and an unbounded score."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for cond, n in rows.items():
+        tox = 1.0 / (1.0 + np.exp(-rng.logistic(-4.0, 1.0, n)))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "prompt_key": [f"q-{i:05d}" for i in range(n)],
+                    "model": cond,
+                    "prompt": [f"prompt {i}" for i in range(n)],
+                    "response": [f"reply {i} of {cond}" for i in range(n)],
+                    "tox_prob": np.round(tox, 10),
+                    "severity": np.round(rng.gamma(2.0, 3.0, n), 6),
+                }
+            )
+        )
+    frame = pd.concat(parts).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def tailgate(root: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "tailgate.cli", *map(str, args)]
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, check=False)
+
+
+def project(root: Path, name: str) -> Project:
+    (root / "config").mkdir(parents=True, exist_ok=True)
+    (root / "preregistrations").mkdir(exist_ok=True)
+    (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
+    return Project(root, name)
+
+
+# --- tailgate init ---------------------------------------------------------------------------
+
+
+def test_init_from_the_template_writes_a_valid_file_and_never_overwrites(tmp_path):
+    res = tailgate(tmp_path, "init", "fresh")
+    assert res.returncode == 0, res.stderr
+    path = tmp_path / "preregistrations" / "fresh.yaml"
+    study = load(path)
+    assert study.name == "fresh" and study.data["data"]["backend"] == "simulate"
+    text = path.read_text()
+    assert "# Clip bounded scores" in text and "band_rule: any" in text  # commented fields
+    before = path.read_bytes()
+    again = tailgate(tmp_path, "init", "fresh")
+    assert again.returncode == 2
+    assert "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["nan", "true", "1e3", "null", "123", "1_000", "Bad", "a/b"])
+def test_init_refuses_bad_study_names(tmp_path, name):
+    res = tailgate(tmp_path, "init", name)
+    assert res.returncode == 2, res.stderr
+    assert "invalid study name" in res.stderr and "Fix:" in res.stderr
+    assert "Traceback" not in res.stderr
+    folder = tmp_path / "preregistrations"
+    assert not folder.exists() or not list(folder.iterdir())
+
+
+def test_schema_refuses_a_study_name_that_snakemake_reads_as_a_number(tmp_path):
+    from tailgate.errors import PreregError
+
+    template = (TESTS.parent / "preregistrations" / "template.yaml").read_text()
+    path = tmp_path / "preregistrations" / "nan.yaml"
+    path.parent.mkdir()
+    path.write_text(template.replace("study: template ", 'study: "nan"  ', 1))
+    with pytest.raises(PreregError, match="read as a number, boolean or null"):
+        load(path)
+
+
+def test_init_refuses_unreadable_import_files(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "broken.parquet").write_bytes(b"not parquet at all")
+    (tmp_path / "data" / "noid.csv").write_text("model,tox\na,0.1\n")
+    for file, needle in [
+        ("data/missing.csv", "does not exist"),
+        ("data/broken.parquet", "cannot be read"),
+        ("data/noid.csv", "prompt keys"),
+        ("data/scores.txt", "format"),
+    ]:
+        res = tailgate(tmp_path, "init", "s1", "--from-import", file)
+        assert res.returncode == 2, (file, res.stderr)
+        assert needle in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert not (tmp_path / "preregistrations" / "s1.yaml").exists()
+
+
+def test_init_from_import_fills_data_conditions_scorers_and_the_eq2_check(tmp_path):
+    write_csv(tmp_path / "data" / "scores.csv")
+    res = tailgate(tmp_path, "init", "mine", "--from-import", "data/scores.csv")
+    assert res.returncode == 0, res.stderr
+    study = load(tmp_path / "preregistrations" / "mine.yaml")
+    data = study.data
+    block = data["data"]["import"]
+    assert data["data"]["backend"] == "import" and block["path"] == "data/scores.csv"
+    assert block["format"] == "csv"
+    assert block["columns"] == {
+        "prompt_id": "prompt_key",
+        "condition": "model",
+        "prompt": "prompt",
+        "completion": "response",
+        "score": {"tox_prob": "tox_prob", "severity": "severity"},
+    }
+    assert [(c["name"], c["prompts"]) for c in data["conditions"]] == list(ROWS.items())
+    assert data["sample_cap"] == max(ROWS.values())
+    assert data["generation"]["shards"] == 1
+    assert [(s["name"], s["kind"], s["column"], s["bounded"]) for s in data["scorers"]] == [
+        ("tox_prob", "column", "tox_prob", True),
+        ("severity", "column", "severity", False),
+    ]
+    # Eq. 2 of seed 000 (independent closed form): n_exc* = 1570 at Δfloor 0.1, α 0.05, power
+    # 0.8; 2,500 rows give 125 exceedances at q = 0.95, a two-sided z-test power of
+    # Φ(d − z) + Φ(−d − z), d = 0.1·√(125/2); init records it (rounded down) as accepted_power.
+    z = norm.ppf(0.975)
+    assert math.ceil(2 * (z + norm.ppf(0.8)) ** 2 / 0.1**2) == 1570
+    d = 0.1 * math.sqrt(125 / 2)
+    power = norm.cdf(d - z) + norm.cdf(-d - z)
+    assert data["accepted_power"] == math.floor(power * 1000) / 1000
+    assert "BELOW the Eq. 2 bound" in res.stdout and "REVIEW" in res.stdout
+    assert "REVIEW" in (tmp_path / "preregistrations" / "mine.yaml").read_text()
+
+
+def test_init_from_import_without_a_condition_column_registers_one_condition(tmp_path):
+    src = tmp_path / "data" / "one.jsonl"
+    src.parent.mkdir()
+    src.write_text("".join(json.dumps({"id": i, "score": i / 40000}) + "\n" for i in range(40000)))
+    res = tailgate(tmp_path, "init", "single", "--from-import", str(src))  # an absolute path
+    assert res.returncode == 0, res.stderr
+    data = load(tmp_path / "preregistrations" / "single.yaml").data
+    assert data["data"]["import"]["path"] == "data/one.jsonl"  # relative to the project root
+    assert data["data"]["import"]["columns"]["condition"] is None
+    assert data["data"]["import"]["columns"]["score"] == "score"  # the one-scorer form
+    assert [c["name"] for c in data["conditions"]] == ["imported"]
+    assert data["accepted_power"] is None  # 40,000 rows give 2,000 >= 1,570 exceedances
+    assert "meets the Eq. 2 bound" in res.stdout
+
+
+# --- prompt keys and column scorers ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FakeStudy:
+    """The attributes the import backend reads from a loaded pre-registration."""
+
+    data: dict[str, Any]
+    name: str = "unit"
+
+
+def import_study(path: Path, score: Any, scorers: list[dict], **columns: Any) -> FakeStudy:
+    cols = {"prompt_id": "id", "condition": "model", "completion": None, "score": score}
+    cols.update(columns)
+    return FakeStudy(
+        {
+            "sample_cap": 100,
+            "conditions": [{"name": "clean", "prompts": 100}, {"name": "heavy", "prompts": 100}],
+            "data": {"backend": "import", "import": {"path": str(path), "columns": cols}},
+            "generation": {"shards": 1},
+            "scorers": copy.deepcopy(scorers),
+        }
+    )
+
+
+TWO = [
+    {"name": "tox", "kind": "column", "column": "tox_col", "bounded": True},
+    {"name": "sev", "kind": "column", "column": "sev_col", "bounded": False},
+]
+
+
+def test_text_keys_map_to_their_rank_among_all_keys_and_pair_across_conditions(tmp_path):
+    rows = [
+        {"id": "zeta", "model": "clean", "t": 0.1, "s": 5.0},
+        {"id": "alpha", "model": "heavy", "t": 0.2, "s": 6.0},
+        {"id": 10, "model": "clean", "t": 0.3, "s": 7.0},  # an integer among text keys
+        {"id": "beta", "model": "clean", "t": 0.4, "s": 8.0},
+        {"id": "zeta", "model": "heavy", "t": 0.5, "s": 9.0},
+    ]
+    src = tmp_path / "keys.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    study = import_study(src, {"tox": "t", "sev": "s"}, TWO)
+    tables = {}
+    for cond in ("clean", "heavy"):
+        out = tmp_path / f"{cond}.parquet"
+        generate_shard(study, cond, 0, out, options={})
+        tables[cond] = pq.read_table(out).to_pandas()
+    order = sorted({str(r["id"]) for r in rows})  # "10" < "alpha" < "beta" < "zeta"
+    for cond, frame in tables.items():
+        mine = sorted(
+            (r for r in rows if r["model"] == cond), key=lambda r: order.index(str(r["id"]))
+        )
+        assert frame["prompt_key"].tolist() == [str(r["id"]) for r in mine]
+        assert frame["prompt_id"].tolist() == [order.index(str(r["id"])) for r in mine]
+        assert frame["tox_col"].tolist() == [r["t"] for r in mine]
+        assert frame["sev_col"].tolist() == [r["s"] for r in mine]
+    zeta = order.index("zeta")
+    assert zeta in tables["clean"]["prompt_id"].tolist()
+    assert zeta in tables["heavy"]["prompt_id"].tolist()
+
+
+def test_integer_keys_stay_themselves(tmp_path):
+    src = tmp_path / "ints.csv"
+    src.write_text("id,model,t\n007,clean,0.1\n3,clean,0.2\n12,heavy,0.3\n")
+    study = import_study(
+        src, "t", [{"name": "tox", "kind": "column", "column": "tox", "bounded": True}]
+    )
+    out = tmp_path / "c.parquet"
+    generate_shard(study, "clean", 0, out, options={})
+    frame = pq.read_table(out).to_pandas()
+    assert frame["prompt_id"].tolist() == [3, 7]
+    assert frame["prompt_key"].tolist() == ["3", "007"]
+    src.write_text("id,model,t\n007,clean,0.1\n7,clean,0.2\n12,heavy,0.3\n")
+    with pytest.raises(DataInputError, match=r"row 2, column 'id'.*appears again"):
+        generate_shard(study, "clean", 0, out, options={})
+
+
+@pytest.mark.parametrize(
+    ("score", "needle"),
+    [
+        ("t", "single column"),
+        ({"tox": "t"}, "maps no file column to scorer(s) 'sev'"),
+        ({"tox": "t", "sev": "s", "tox_col": "t"}, "names no registered scorer"),
+        (None, "is null, but scorer(s)"),
+    ],
+)
+def test_the_score_mapping_is_keyed_by_scorer_name(tmp_path, score, needle):
+    src = tmp_path / "in.csv"
+    src.write_text("id,model,t,s,text\na,clean,0.1,3,x\nb,heavy,0.2,4,y\n")
+    study = import_study(src, score, TWO, completion="text")
+    with pytest.raises(DataInputError, match=re.escape(needle)):
+        generate_shard(study, "clean", 0, tmp_path / "o.parquet", options={})
+
+
+# --- tailgate design checks the file before anything is frozen ------------------------------
+
+
+def scaffolded(tmp_path: Path, name: str = "chk") -> Path:
+    write_csv(tmp_path / "data" / "scores.csv", rows={"model-a": 400, "model-b": 300})
+    res = tailgate(tmp_path, "init", name, "--from-import", "data/scores.csv")
+    assert res.returncode == 0, res.stderr
+    return tmp_path / "preregistrations" / f"{name}.yaml"
+
+
+def test_design_prints_the_import_findings(tmp_path):
+    from tailgate.prereg.importcheck import import_findings
+
+    prereg = scaffolded(tmp_path)
+    text = prereg.read_text().replace("    prompts: 300 ", "    prompts: 350 ", 1)
+    prereg.write_text(text)
+    lines = import_findings(load(prereg))
+    joined = "\n".join(lines)
+    assert "700 rows, every row valid" in joined
+    assert "text; prompt id = rank of the key among the 400 sorted keys" in joined
+    assert "condition model-a: 400 rows (as registered); 20 exceedances" in joined
+    assert "condition model-b: 300 rows (fewer than the 350 registered prompts" in joined
+    assert "keys present in every condition: 300 of 400" in joined
+    assert "scorer severity (file column 'severity' -> severity): range" in joined
+
+
+@pytest.mark.parametrize(
+    ("edit", "needles"),
+    [
+        (("      completion: response", "      completion: answer"), ["no column 'answer'"]),
+        (
+            ("  - name: model-b ", "  - name: model-c "),
+            ["condition 'model-b' is not registered", "column 'model'"],
+        ),
+    ],
+)
+def test_design_refuses_what_the_file_already_shows(tmp_path, edit, needles):
+    prereg = scaffolded(tmp_path)
+    text = prereg.read_text()
+    assert edit[0] in text
+    prereg.write_text(text.replace(edit[0], edit[1], 1))
+    res = tailgate(tmp_path, "design", prereg)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert str(tmp_path / "data" / "scores.csv") in res.stderr
+    assert "Fix" in res.stderr or "use one of" in res.stderr
+    for needle in needles:
+        assert needle in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_design_refuses_a_registered_condition_without_rows(tmp_path):
+    prereg = scaffolded(tmp_path)
+    text = prereg.read_text()
+    extra = "  - name: model-z\n    prompts: 300\n"
+    prereg.write_text(text.replace("\ndata:\n", "\n" + extra + "\ndata:\n", 1))
+    res = tailgate(tmp_path, "design", prereg)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "no rows for registered condition(s) 'model-z'" in res.stderr
+
+
+# --- the whole day, through Snakemake ----------------------------------------------------------
+
+FASTER = [  # review edits a user may make; they keep the run small
+    ("    resamples: 10000 ", "    resamples: 200   "),
+    ("    trials: 80\n    resamples: 80", "    trials: 4\n    resamples: 10"),
+    (
+        "    resamples: 200           # bootstrap size",
+        "    resamples: 0             # bootstrap size",
+    ),
+    ("  min_exceedances: 500 ", "  min_exceedances: 100 "),
+    ("  band: [0.95, 0.96, 0.97, 0.98, 0.99]", "  band: [0.95, 0.97]"),
+    (
+        "  # operating_characteristics:",
+        "  operating_characteristics: {trials: 20, resamples: 20}\n  #",
+    ),
+]
+
+
+def test_init_from_import_runs_to_a_verdict_and_audits_clean(tmp_path):
+    name = "byo"
+    proj = project(tmp_path / "proj", name)
+    frame = write_csv(proj.root / "data" / "scores.csv")
+    res = tailgate(proj.root, "init", name, "--from-import", "data/scores.csv")
+    assert res.returncode == 0, res.stderr
+    for old, new in FASTER:
+        proj.replace(old, new)
+    res = tailgate(proj.root, "design", proj.prereg)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "prompt keys (column 'prompt_key'): text" in res.stdout
+    res = tailgate(proj.root, "freeze", proj.prereg)
+    assert res.returncode == 0, res.stdout + res.stderr
+    git_commit(proj.root, "Pre-register the imported study", "preregistrations", "data", "config")
+    run = proj.snakemake()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    verdict = json.loads((proj.results / "verdict.json").read_text())
+    assert verdict["h1"]["verdict"] in ("PASS", "KILL")
+    assert {(g["scorer"], g["scale"]) for g in verdict["gates"]} == {
+        ("tox_prob", "probability"),
+        ("tox_prob", "logit"),
+        ("severity", "identity"),
+    }
+    # the generations keep the keys; the same key has the same prompt id in both conditions
+    order = sorted(set(frame["prompt_key"]))
+    for cond, n in ROWS.items():
+        gen = pq.read_table(proj.results / "generations" / cond / "shard-0.parquet").to_pandas()
+        assert len(gen) == n
+        assert gen["prompt_id"].tolist() == [order.index(k) for k in gen["prompt_key"]]
+        want = frame[frame["model"] == cond].set_index("prompt_key")
+        assert np.allclose(gen["severity"], want.loc[gen["prompt_key"], "severity"].to_numpy())
+    audit = tailgate(proj.root, "audit", proj.results)
+    assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-2000:]
