@@ -365,7 +365,7 @@ def _conditions_block(counts: dict[str, int], chosen: dict[str, str | None]) -> 
         first = i == 0
         lines += [
             _line(
-                f"  - name: {name}",
+                f"  - name: {_yaml_str(name)}",
                 "REQUIRED, unique; the condition's value in the file." if first else None,
             ),
             _line(
@@ -414,7 +414,7 @@ def _import_block(
     elif len(scores) == 1:
         score = _yaml_str(scores[0][1])
     else:
-        score = "{" + ", ".join(f"{n}: {_yaml_str(c)}" for n, c, _ in scores) + "}"
+        score = "{" + ", ".join(f"{_yaml_str(n)}: {_yaml_str(c)}" for n, c, _ in scores) + "}"
     lines = [
         _line("  import:", 'The import backend (README, "Bringing your own data").'),
         _line(f"    path: {_yaml_str(d['rel'])}", "REQUIRED: relative to the project root."),
@@ -448,7 +448,8 @@ def _scorers_block(scores: list[tuple[str, str, bool]]) -> str:
         lead = "the headline scorer; " if i == 0 else ""
         lines.append(f"  # {lead}file column {column!r}: {why}")
         lines.append(
-            f"  - {{name: {name}, kind: column, column: {name}, bounded: {str(bounded).lower()}}}"
+            f"  - {{name: {_yaml_str(name)}, kind: column, column: {_yaml_str(name)}, "
+            f"bounded: {str(bounded).lower()}}}"
         )
     return "\n".join(lines) + "\n"
 
