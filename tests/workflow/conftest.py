@@ -14,6 +14,7 @@ def small_run(tmp_path_factory) -> Project:
     proj = make_project(tmp_path_factory.mktemp("small"))
     res = proj.snakemake()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj.first_run = res  # what the run printed
     return proj
 
 

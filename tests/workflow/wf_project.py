@@ -45,6 +45,7 @@ protocol:
 class Project:
     root: Path
     name: str = "small"
+    first_run: subprocess.CompletedProcess | None = None
 
     @property
     def prereg(self) -> Path:

@@ -1,4 +1,5 @@
 # Rule script: one registered analysis (tailgate.stages.analyses).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.analyses import analysis_stage
 from tailgate.stages.rule import results_of, run
 

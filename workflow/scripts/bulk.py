@@ -1,4 +1,5 @@
 # Rule script: bootstrap replicates of mean and TVaR of one condition (tailgate.stages.bulk).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.bulk import bulk_stage
 from tailgate.stages.rule import results_of, run
 

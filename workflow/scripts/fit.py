@@ -1,4 +1,5 @@
 # Rule script: POT-GPD fits of one condition on one scale (tailgate.stages.fit).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.fit import fit_stage
 from tailgate.stages.rule import results_of, run
 

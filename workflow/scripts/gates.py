@@ -1,4 +1,5 @@
 # Rule script: pairwise gates and the H1 verdict for one scorer and scale (tailgate.stages.gates).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.gates import gates_stage
 from tailgate.stages.rule import results_of, run
 

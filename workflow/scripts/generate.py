@@ -1,4 +1,5 @@
 # Rule script: one generation shard (tailgate.stages.data.generate_stage).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.data import generate_stage
 from tailgate.stages.rule import results_of, run
 

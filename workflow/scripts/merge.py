@@ -1,4 +1,5 @@
 # Rule script: merge a condition's score shards (tailgate.stages.data.merge_stage).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.data import merge_stage
 from tailgate.stages.rule import results_of, run
 

@@ -1,5 +1,6 @@
 # Rule script: operating characteristics of the whole registered procedure
 # (tailgate.stages.power).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.power import operating_stage
 from tailgate.stages.rule import results_of, run
 

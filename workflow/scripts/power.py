@@ -1,4 +1,5 @@
 # Rule script: the App. E synthetic-recovery grid (tailgate.stages.power).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.power import power_stage
 from tailgate.stages.rule import results_of, run
 

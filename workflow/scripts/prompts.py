@@ -1,4 +1,5 @@
 # Rule script: select the registered prompts (tailgate.stages.data.prompts_stage).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.data import prompts_stage
 from tailgate.stages.rule import results_of, run
 

@@ -1,4 +1,5 @@
 # Rule script: report.html, report.md and the standalone figures (tailgate.stages.report).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.report import report_stage
 from tailgate.stages.rule import results_of, run
 

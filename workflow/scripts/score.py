@@ -1,4 +1,5 @@
 # Rule script: score one generations shard (tailgate.stages.data.score_stage).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.data import score_stage
 from tailgate.stages.rule import results_of, run
 

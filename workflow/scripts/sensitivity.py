@@ -1,4 +1,5 @@
 # Rule script: tolerance sensitivity of the H1 verdict (tailgate.stages.sensitivity).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.rule import results_of, run
 from tailgate.stages.sensitivity import sensitivity_stage
 

@@ -1,4 +1,5 @@
 # Rule script: merged scores -> severities on one scale (tailgate.stages.transform).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.rule import results_of, run
 from tailgate.stages.transform import transform_stage
 

@@ -1,4 +1,5 @@
 # Rule script: verdict.json (tailgate.stages.verdict).
+import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
 from tailgate.stages.rule import results_of, run
 from tailgate.stages.verdict import verdict_stage
 

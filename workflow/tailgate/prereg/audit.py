@@ -12,7 +12,8 @@ The audit checks, and reports each check by name (any failure: exit 4):
    extends the one before (append-only); the commit that first holds entry 0 predates the first
    data artifact; an amendment committed or made after data says so (``data_existed``);
 5. **files and records** — every file has a record and every record a file, with the recorded
-   SHA-256 (tables: which rows changed); ``logs/`` and ``.snakemake/`` are not audited;
+   SHA-256 (tables: which rows changed); ``logs/``, ``.snakemake/`` and Snakemake's
+   ``workflow-report.html`` are not audited;
 6. **inputs** — inputs recorded inside the folder still have the recorded hashes; pinned input
    files were the pinned ones;
 7. **chain head at production** — each record's lock entry existed and was the head at the time;
@@ -67,6 +68,8 @@ CANNOT_PROVE = (
 VerdictCheck = Callable[[Path, Study], list[str]]
 _VERDICT_CHECKS: dict[str, VerdictCheck] = {}
 _SKIP_DIRS = {"provenance", "logs", ".snakemake"}
+#: where the README tells users to write ``snakemake --report`` (not a tailgate artifact)
+WORKFLOW_REPORT = "workflow-report.html"
 
 
 def register_verdict_check(name: str, fn: VerdictCheck) -> None:
@@ -416,6 +419,8 @@ def _files(rd: Path) -> list[str]:
         links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
         for name in [*filenames, *links]:
             rel = (rel_dir / name).as_posix()
+            if rel == WORKFLOW_REPORT and not os.path.islink(os.path.join(dirpath, name)):
+                continue  # Snakemake's own --report, made from the recorded files on demand
             if rel.split("/")[0] not in _SKIP_DIRS:
                 out.append(rel)
     return sorted(out)

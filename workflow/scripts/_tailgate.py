@@ -1,0 +1,14 @@
+"""Put this repository's ``tailgate`` package first on ``sys.path``.
+
+Every rule script imports this module first. Snakemake puts this folder on the path of a
+script job; in a job's own conda environment (``envs/*.yaml``: tailgate's dependencies, see
+``--software-deployment-method conda``) the package then comes from the repository the
+Snakefile belongs to — the same code, and code digest, as the host's editable install.
+"""
+
+import sys
+from pathlib import Path
+
+_WORKFLOW = str(Path(__file__).resolve().parents[1])
+if _WORKFLOW not in sys.path:
+    sys.path.insert(0, _WORKFLOW)
