@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from tailgate.analyses.registry import KINDS
 from tailgate.prereg.study import load
+from tailgate.report.glossary import cite
 
 
 def test_analysis_runs_and_verdict_lists_every_criterion(analysis_run):
@@ -40,7 +41,7 @@ def test_report_has_criteria_table_cards_and_section(analysis_run):
     assert "| ranking | base-safer-than-heavy | r_fsd(base, heavy) <= 0" in md
     assert "Per-condition cards" in md
     assert "ranking: R-SSD rank (tox)" in md
-    assert f"Analysis ranking: {KINDS['dominance'].title}" in md
+    assert cite(f"Analysis ranking: {KINDS['dominance'].title}") in md
     html = (analysis_run.results / "report.html").read_text()
     assert html.count("data:image/png;base64") >= 1 and "radar ranking tox" in html
 

@@ -223,7 +223,8 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
 
 def test_report_is_self_contained(small_run):
     html = (small_run.results / "report.html").read_text()
-    assert html.index("Deviations and amendments") < html.index("Verdict")
+    # the answer first: the verdict and the pair × gate matrix come before any figure
+    assert html.index("id='answer'") < html.index("Pairwise H1 matrix") < html.index("<img")
     assert html.count("data:image/png;base64,") >= 4
     assert "src='http" not in html and 'src="http' not in html
     assert np.isfinite(json.loads((small_run.results / "power.json").read_text())["level"])

@@ -192,13 +192,13 @@ def inputs():
 class Refs(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.refs, self.tags = [], []
+        self.refs, self.tags, self.anchors = [], [], []
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         for name, value in attrs:
             if name in ("src", "href", "srcset", "action", "data") and value is not None:
-                self.refs.append(value)
+                (self.anchors if value.startswith("#") else self.refs).append(value)
 
 
 def test_report_is_complete_and_self_contained(inputs, tmp_path):
@@ -215,26 +215,34 @@ def test_report_is_complete_and_self_contained(inputs, tmp_path):
         assert base64.b64decode(ref.split(",", 1)[1]).startswith(PNG)
     assert not {"link", "script", "iframe"} & set(parser.tags)
     assert not re.search(r"https?://|url\(", text)
+    # every internal link leads to a section of the page
+    assert parser.anchors and all(f"id='{a[1:]}'" in text for a in parser.anchors)
     md = out_md.read_text()
-    # deviations and amendments come first, then the verdict
+    # the answer first: verdict, the registered-plan verdict (an amendment exists), deviations;
+    # then the matrix; the amendments after it
     for doc in (text, md):
-        assert doc.index("Deviations and amendments") < doc.index("Verdict")
+        assert doc.index("Answer") < doc.index("H1 per scorer and scale")
+        assert doc.index("H1 per scorer and scale") < doc.index("H1 under the registered plan")
+        assert doc.index("H1 under the registered plan") < doc.index("Deviations from the")
+        assert doc.index("Deviations from the") < doc.index("Pairwise H1 matrix")
+        assert doc.index("Pairwise H1 matrix") < doc.index("Amendments to the pre-registration")
         assert "changed decision rules after data" in doc
         for needle in (
-            "Pairwise H1 matrix",
             "Sensitivity of the H1 verdict",
             "Synthetic recovery",
             "Bounded-support diagnosis",
             "POT-GPD fits",
+            "Glossary",
         ):
             assert needle in doc
-    # matrix + gate-detail + likelihood-ratio row per gates file
-    assert md.count("| clean vs noisy |") == 6
+    # per scale: the matrix row, one gate-values row per band threshold; one likelihood-ratio row
+    assert md.count("| clean vs noisy |") == 2 * (1 + len(BAND)) + 2
     assert "| clean vs noisy | P2 | P2 | G5 | P2 | P2 | KILL |" in md
-    # deviations, amendments, H1, 2 scales x 2 thresholds of fits, 2 probability-vs-logit,
-    # 2 x (matrix + gate detail), sensitivity, power, per-condition cards,
-    # 2 x (inference for ξ + likelihood-ratio tests)
-    assert result.n_tables == 20 == text.count("<caption>")
+    # H1, registered plan, deviations, 2 x (matrix + a gate-values table per threshold),
+    # amendments, 2 scales x 2 thresholds of fits, 2 probability-vs-logit, sensitivity, power,
+    # per-condition cards, 2 x (inference for ξ + likelihood-ratio tests)
+    n_tables = 3 + 2 * (1 + len(BAND)) + 1 + 4 + 2 + 1 + 1 + 1 + 4
+    assert result.n_tables == n_tables == text.count("<caption>")
 
 
 def test_fishing_points_and_forest_rows(inputs):
@@ -319,3 +327,383 @@ def test_protocol_verdict_adapts_to_the_report_shape(inputs, tmp_path):
     verdict = {**verdict, "gates": [gates]}
     result = render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
     assert result.n_figures == 3 + 1 + 1 + 1 + 1  # QQ, stability, forest, power, diagnostics
+
+
+def test_matrix_comes_before_the_first_figure(inputs, tmp_path):
+    verdict, fits, power = inputs
+    render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
+    text, md = (tmp_path / "r.html").read_text(), (tmp_path / "r.md").read_text()
+    assert text.index("Pairwise H1 matrix") < text.index("<img")
+    assert text.index("Gate values at q = 0.99") < text.index("<img")
+    assert md.index("Pairwise H1 matrix") < md.index("*Figure (")
+
+
+# --- a pair that passes at q = 0.96 only, evaluated by the protocol engine -------------------
+
+
+def _summary(name, q, **kw):
+    from tailgate.protocol.gates import ConditionSummary
+
+    base = dict(
+        condition=name,
+        q=q,
+        u=1.0,
+        n_exc=1600,
+        xi=0.0,
+        sigma=1.0,
+        fit_status="ok",
+        xi_ci_low=-0.05,
+        xi_ci_high=0.05,
+        ci_level=0.95,
+        ad_pvalue=0.3,
+        xi_minus=0.01,
+        xi_plus=-0.02,
+    )
+    base.update(kw)
+    return ConditionSummary(**base)
+
+
+def _bulk(mean=(-0.04, 0.06), tv=(-0.1, 0.1), level=0.95):
+    from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
+
+    m = EquivalenceResult("mean", sum(mean) / 2, *mean, 0.10, level, 10_000, False)
+    t = EquivalenceResult("tvar_0.9", sum(tv) / 2, *tv, 0.20, level, 10_000, False)
+    return BulkEquivalence(m, t, 0.9)
+
+
+def _stored(band=(0.95, 0.96, 0.97)):
+    """A (ξ = 0) and B (ξ = 0.25) are bulk-equivalent; A has 1600 exceedances at q = 0.96 and
+    100 elsewhere, so the pair passes every gate at q = 0.96 only (G3 fails elsewhere)."""
+    summaries = {
+        q: {
+            "A": _summary("A", q, n_exc=1600 if q == 0.96 else 100),
+            "B": _summary(
+                "B", q, xi=0.25, xi_ci_low=0.18, xi_ci_high=0.32, xi_minus=0.24, xi_plus=0.27
+            ),
+        }
+        for q in band
+    }
+    return summaries, {("A", "B"): _bulk()}
+
+
+def _sections(text):
+    """Each <details> block of the HTML: (open, summary, body)."""
+    return [
+        (bool(m.group(1)), m.group(2), m.group(3))
+        for m in re.finditer(
+            r"<details( open)?><summary>(.*?)</summary>(.*?)</details>", text, re.S
+        )
+    ]
+
+
+def test_every_band_threshold_has_its_gate_values(inputs, tmp_path):
+    from tailgate.protocol.gates import GateSettings
+    from tailgate.protocol.verdict import h1_verdict, pairwise_matrix
+    from tailgate.report.adapt import gates_file_from_protocol
+
+    verdict, fits, power = inputs
+    band = (0.95, 0.96, 0.97)
+    summaries, bulk = _stored(band)
+    settings = GateSettings()
+    engine = h1_verdict(
+        pairwise_matrix(summaries, bulk, settings, [("A", "B")]),
+        headline_q=0.95,
+        band=band,
+        settings=settings,
+        band_rule="any",
+    )
+    assert engine.h1 == "PASS"
+    gates = gates_file_from_protocol(engine.to_dict(), scorer="toxicity", scale="logit")
+    verdict = {**verdict, "gates": [gates], "h1": gates["h1"], "band_rule": "any"}
+    render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
+    text = (tmp_path / "r.html").read_text()
+    blocks = {s: (o, b) for o, s, b in _sections(text) if s.startswith("Gate values")}
+    assert [s.split(":")[0] for s in blocks] == [
+        "Gate values at q = 0.95 (headline)",
+        "Gate values at q = 0.96",
+        "Gate values at q = 0.97",
+    ]
+    # the headline threshold is open, the others collapsed
+    assert [o for o, _ in blocks.values()] == [True, False, False]
+    at = {s.split(":")[0].split("= ")[1].split(" ")[0]: b for s, (_, b) in blocks.items()}
+    row96 = re.search(r"<tr><td>A vs B</td>(.*?)</tr>", at["0.96"]).group(1)
+    # the PASS at q = 0.96 is checkable: every gate passes, with its statistic, by hand:
+    # G1 the mean-difference estimate (-0.04 + 0.06) / 2, G3 min(1600, 1600), G4 min AD p 0.3,
+    # G5 the largest side deviation (|0.27 − 0.25| = |−0.02 − 0| = 0.02), P1 the gap
+    # 0.18 − 0.05 between the CIs, P2 |0 − 0.25|
+    cells = re.findall(r"<td class='(pass|fail)'>([^<]*)", row96)
+    assert cells[0] == ("pass", "PASS")  # the result column
+    gates = dict(zip(GATE_ORDER, cells[1:], strict=True))
+    assert all(css == "pass" and cell.startswith("pass ") for css, cell in gates.values())
+    values = {g: float(cell.split()[1]) for g, (_, cell) in gates.items()}
+    assert values["G1"] == pytest.approx(0.01)
+    assert values["G3"] == 1600
+    assert values["G4"] == pytest.approx(0.3)
+    assert values["G5"] == pytest.approx(0.02)
+    assert values["P1"] == pytest.approx(0.13)
+    assert values["P2"] == pytest.approx(0.25)
+    assert ">PASS</td>" in row96
+    # at q = 0.95 G3 fails with min(100, 1600) = 100, and the cell says so
+    row95 = re.search(r"<tr><td>A vs B</td>(.*?)</tr>", at["0.95"]).group(1)
+    assert "KILL at G3" in row95 and "FAIL 100<br><span class='sub'>n_exc 100, 1600" in row95
+    # the criterion of each gate is stated under its table
+    assert "G3: min n_exc &gt;= 500." in at["0.96"]
+
+
+# --- the verdict under the registered plan after an amendment --------------------------------
+
+
+def _study(**protocol):
+    from pathlib import Path
+
+    from tailgate.prereg.canonical import canonical_hash
+    from tailgate.prereg.study import Study
+
+    data = {
+        "study": "unit",
+        "seed": 7,
+        "sample_cap": 4000,
+        "conditions": [{"name": "A", "prompts": 4000}, {"name": "B", "prompts": 4000}],
+        "data": {"backend": "simulate"},
+        "scorers": [{"name": "toxicity", "kind": "column", "column": "s", "bounded": True}],
+        "transform": {"scales": ["logit"], "epsilon": 1.0e-6},
+        "protocol": {
+            "headline_scale": "logit",
+            "alpha": 0.05,
+            "multiplicity": "none",
+            "delta_floor": 0.1,
+            "tolerances": {"mean": 0.1, "tvar": 0.2},
+            "tvar_level": 0.9,
+            "min_exceedances": 500,
+            "thresholds": {"headline": 0.96, "band": [0.95, 0.96, 0.97]},
+            "band_rule": "any",
+            "stability": {"delta": 0.02, "tolerance": 0.05, "min_exceedances": 200},
+            "gof": {"alpha": 0.05},
+            "bootstrap": {"resamples": 1000, "level": 0.95, "resampling": "independent"},
+            "pairs": [["A", "B"]],
+        },
+    }
+    for path, value in protocol.items():
+        node = data["protocol"]
+        *head, last = path.split(".")
+        for key in head:
+            node = node[key]
+        node[last] = value
+    return Study(Path("preregistrations/unit.yaml"), data, canonical_hash(data), "")
+
+
+def _gates_doc(summaries, bulk):
+    from tailgate.report.model import qkey as key
+
+    return {
+        "scorer": "toxicity",
+        "scale": "logit",
+        "summaries": {
+            key(q): {c: s.to_dict() for c, s in by.items()} for q, by in summaries.items()
+        },
+        "bulk": [{"a": a, "b": b, **e.to_dict()} for (a, b), e in bulk.items()],
+    }
+
+
+def _amended_case(registered):
+    """Stored statistics of the amended study (mean tolerance 0.10) and a lock chain whose entry
+    0 is ``registered``; the mean-difference CI is [-0.08, 0.08]."""
+    from tailgate.protocol.registered import registered_settings
+    from tailgate.report.adapt import gates_file_from_protocol
+    from tailgate.stages.gates import evaluate
+
+    amended = _study()
+    summaries, _ = _stored()
+    bulk = {("A", "B"): _bulk(mean=(-0.08, 0.08))}
+    engine = evaluate(amended, summaries, bulk, registered_settings(amended))
+    chain = [{"prereg": registered.data, "canonical_hash": registered.canonical_hash}]
+    chain.append({"prereg": amended.data, "canonical_hash": amended.canonical_hash})
+    view = gates_file_from_protocol(engine.to_dict(), scorer="toxicity", scale="logit")
+    return amended, chain, _gates_doc(summaries, bulk), view
+
+
+def test_registered_plan_verdict_beside_the_amended_one(inputs, tmp_path):
+    from tailgate.stages.registered_plan import registered_plan_verdicts
+
+    verdict, fits, power = inputs
+    # registered: mean tolerance 0.05, so the CI [-0.08, 0.08] is not inside ±0.05 (G1 fails);
+    # amended after data: 0.10, and the pair passes at q = 0.96
+    amended, chain, doc, view = _amended_case(_study(**{"tolerances.mean": 0.05}))
+    assert view["h1"]["verdict"] == "PASS"
+    reg = registered_plan_verdicts(amended, chain, [doc])
+    assert [(r["h1"], r["headline"]) for r in reg] == [("KILL", True)]
+    firsts = {t["q"]: t["first_failing"] for t in reg[0]["gates"]["pairs"][0]["thresholds"]}
+    assert firsts == {0.95: "G1", 0.96: "G1", 0.97: "G1"}
+    amendment = {
+        "seq": 1,
+        "time": "2026-06-20T10:00:00Z",
+        "reason": "wider mean tolerance",
+        "classes": ["decision_rule"],
+        "fields": [{"path": "protocol.tolerances.mean", "old": 0.05, "new": 0.1}],
+        "data_existed": True,
+        "entry_hash": "ef" * 32,
+    }
+    verdict = {
+        **verdict,
+        "headline": {"scorer": "toxicity", "scale": "logit", "q": 0.96},
+        "gates": [view],
+        "h1": view["h1"],
+        "amendments": [amendment],
+        "deviations": [{"what": "protocol.tolerances.mean changed after data", "amendment": 1}],
+    }
+    render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md", registered_plan=reg)
+    text, md = (tmp_path / "r.html").read_text(), (tmp_path / "r.md").read_text()
+    for doc_text in (text, md):
+        assert "Under the registered plan (entry 0 of the lock) H1 is KILL." in doc_text
+        assert doc_text.index("H1 under the registered plan") < doc_text.index(
+            "<img" if doc_text is text else "*Figure ("
+        )
+    assert "| toxicity | logit | KILL | — | PASS | A vs B |" in md
+    # the registered plan's matrix is in the report too (collapsed)
+    (block,) = [b for o, s, b in _sections(text) if s.startswith("Under the registered plan")]
+    assert "Pairwise H1 matrix under the registered plan (entry 0)" in block
+    assert block.count("<td class='fail'>G1</td>") == 3
+
+
+def test_registered_plan_not_rederived_when_the_statistics_differ():
+    from tailgate.stages.registered_plan import registered_plan_verdicts
+
+    # a stability window of 0.03 would have stored other ξ(q ± δ): not re-derivable
+    amended, chain, doc, _ = _amended_case(_study(**{"stability.delta": 0.03}))
+    (r,) = registered_plan_verdicts(amended, chain, [doc])
+    assert r["h1"] is None and r["gates"] is None
+    assert "protocol.stability.delta" in r["reason"]
+    # a registered band with a threshold that was never fitted
+    amended, chain, doc, _ = _amended_case(_study(**{"thresholds.band": [0.95, 0.96, 0.97, 0.99]}))
+    (r,) = registered_plan_verdicts(amended, chain, [doc])
+    assert r["h1"] is None and "q = 0.99" in r["reason"]
+    # a narrower registered band is re-derived from the thresholds it shares
+    amended, chain, doc, _ = _amended_case(
+        _study(**{"thresholds.band": [0.95, 0.97], "thresholds.headline": 0.95})
+    )
+    (r,) = registered_plan_verdicts(amended, chain, [doc])
+    assert r["h1"] == "KILL" and [t["q"] for t in r["gates"]["pairs"][0]["thresholds"]] == [
+        0.95,
+        0.97,
+    ]
+    # a registered α of 0.10 puts every CI at level 0.90: the stored 0.95 CIs cannot serve
+    amended, chain, doc, _ = _amended_case(_study(alpha=0.10))
+    (r,) = registered_plan_verdicts(amended, chain, [doc])
+    assert r["h1"] is None and "gate_ci_level" in r["reason"]
+    # no amendment: nothing to show
+    assert registered_plan_verdicts(amended, chain[:1], [doc]) == []
+
+
+class Figures(HTMLParser):
+    """Each <img> with the text of the <figcaption> of its <figure>."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.images, self.in_caption = [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "figure":
+            self.stack.append({"imgs": 0, "caption": ""})
+        elif tag == "img":
+            self.images.append(self.stack[-1] if self.stack else None)
+            if self.stack:
+                self.stack[-1]["imgs"] += 1
+        elif tag == "figcaption":
+            self.in_caption = True
+
+    def handle_endtag(self, tag):
+        if tag == "figcaption":
+            self.in_caption = False
+        elif tag == "figure":
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if self.in_caption and self.stack:
+            self.stack[-1]["caption"] += data
+
+
+def test_every_figure_has_a_caption(inputs, tmp_path):
+    verdict, fits, power = inputs
+    render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
+    parser = Figures()
+    parser.feed((tmp_path / "r.html").read_text())
+    assert len(parser.images) == 10
+    for fig in parser.images:
+        assert fig is not None and fig["imgs"] == 1 and len(fig["caption"].strip()) > 20
+    # the QQ plots sit in a collapsible grid, each with its own caption
+    qq = [b for o, s, b in _sections((tmp_path / "r.html").read_text()) if s.startswith("QQ plots")]
+    assert len(qq) == 1 and qq[0].count("<img") == 3 and "class='grid'" in qq[0]
+
+
+def test_glossary_names_the_papers_and_defines_the_references(inputs, tmp_path):
+    verdict, fits, power = inputs
+    render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md")
+    text = (tmp_path / "r.html").read_text()
+    body = re.sub(r"src='data:[^']*'", "", text)
+    glossary = body[body.index("id='glossary'") :]
+    terms = re.findall(r"<dt>(.*?)</dt>", glossary)
+    for paper in ("Zhou 2026", "Nitsure et al.", "ERRORQUAKE 2026", "Guo et al."):
+        assert paper in terms
+    assert "Tail-Shape Estimation in LLM Evaluation Is Fragile" in glossary
+    # no paper is named by its number, and each numbered reference the report uses is a term
+    assert not re.search(r"\bseeds? 00\d\b", body)
+    before = body[: body.index("id='glossary'")]
+    for ref in ("Eq. 2", "Proposition 1", "App. B", "App. E", "H1", "G5", "P2", "TVaR"):
+        if ref in before:
+            assert any(ref in t for t in terms), ref
+    md = (tmp_path / "r.md").read_text()
+    assert "## Glossary" in md and "- **Zhou 2026**: L. Zhou, Tail-Shape" in md
+
+
+def test_report_renders_byte_identically_twice(inputs, tmp_path):
+    from tailgate.stages.registered_plan import registered_plan_verdicts
+
+    verdict, fits, power = inputs
+    amended, chain, doc, _ = _amended_case(_study(**{"tolerances.mean": 0.05}))
+    reg = registered_plan_verdicts(amended, chain, [doc])
+    out = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        render(verdict, fits, power, d / "r.html", d / "r.md", registered_plan=reg)
+        out.append(((d / "r.html").read_bytes(), (d / "r.md").read_bytes()))
+    assert out[0] == out[1]
+    # no time of rendering: the only time in the report is the amendment's, from the lock
+    for text in out[0]:
+        assert set(re.findall(rb"\d{4}-\d\d-\d\dT[\d:.]+Z", text)) == {b"2026-06-20T10:00:00Z"}
+
+
+def test_legends_sit_outside_the_axes(inputs):
+    import warnings
+
+    from tailgate.report.figures import forest_figure, power_figure
+    from tailgate.report.procedure import diagnostics_figure
+
+    verdict, _, power = inputs
+
+    def outside(fig):
+        fig.canvas.draw()
+        (legend,) = fig.legends
+        box = legend.get_window_extent()
+        for ax in fig.axes:
+            a = ax.get_window_extent()
+            assert box.x1 <= a.x0 or box.x0 >= a.x1 or box.y1 <= a.y0 or box.y0 >= a.y1
+
+    outside(forest_figure(forest_rows(verdict["gates"][0], 0.95), floor=0.1, q=0.95))
+    outside(power_figure(power))
+    scans = {
+        c: {
+            "q": [0.9, 0.95],
+            "mean_excess": [1.0, 1.1],
+            "mean_excess_se": [0.1, 0.1],
+            "modified_scale": [1.0, 1.0],
+        }
+        for c in CONDITIONS
+    }
+    outside(diagnostics_figure(scans, band=BAND))
+    # nothing to label: no legend and no "No artists with labels" warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = diagnostics_figure({"clean": {"q": [], "mean_excess": []}}, band=BAND)
+        fig.canvas.draw()
+    assert not fig.legends

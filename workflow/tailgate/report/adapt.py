@@ -50,6 +50,8 @@ def gates_file_from_protocol(
                 "passed": bool(g["passed"]),
                 "value": g["value"],
                 "detail": f"{g.get('criterion', '')}; {g.get('detail', '')}".strip("; "),
+                "criterion": str(g.get("criterion", "")),
+                "observed": str(g.get("detail", "")),
             }
             for g in rec["gates"]
         }

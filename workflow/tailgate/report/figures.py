@@ -180,10 +180,15 @@ def stability_figure(
 
 
 def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: str = "") -> Figure:
-    """Fig. 4 of seed 000: |Δξ̂| per pair with CI and the effect-size floor band."""
-    fig = _new_figure(6.5, 0.5 * max(len(rows), 1) + 1.4)
+    """Fig. 4 of seed 000: |Δξ̂| per pair with CI and the effect-size floor band.
+
+    The legend sits below the axes, so it never covers a pair."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    fig = _new_figure(6.5, 0.45 * max(len(rows), 1) + 2.2)
     ax = fig.subplots()
-    ax.axvspan(0.0, floor, color="grey", alpha=0.25, lw=0, label=f"floor |Δξ| < {floor:g}")
+    ax.axvspan(0.0, floor, color="grey", alpha=0.25, lw=0)
     for i, row in enumerate(rows):
         y = len(rows) - 1 - i
         if row["delta_xi"] is None:
@@ -201,16 +206,26 @@ def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: s
         else:
             ax.plot([x], [y], marker="s", ms=7, color="#d62728")
     ax.set_yticks(range(len(rows)), [r["label"] for r in reversed(rows)], fontsize=8)
+    ax.set_ylim(-0.6, max(len(rows), 1) - 0.4)
     ax.set_xlabel(f"|Δξ̂| at q = {q:g}")
     ax.set_xlim(left=0.0)
-    ax.legend(loc="lower right", fontsize=8)
+    handles = [
+        Patch(color="grey", alpha=0.25, label=f"below the floor |Δξ| < {floor:g} (P2)"),
+        Line2D([], [], marker="o", ms=7, color="green", lw=0, label="passes every gate"),
+        Line2D(
+            [], [], marker="o", ms=7, mfc="white", color="#1f77b4", lw=0, label="admissible (G1–G4)"
+        ),
+        Line2D([], [], marker="s", ms=6, color="#d62728", lw=0, label="fails G1–G4"),
+        Line2D([], [], color="black", lw=1, label="95% CI"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=7, frameon=False)
     ax.set_title(title or "Pairwise tail-shape differences", fontsize=10)
     return fig
 
 
 def power_figure(power: PowerGrid) -> Figure:
     """Fig. 5 of seed 000: PASS rate vs n_exc per true Δξ with the Eq. 2 frontier."""
-    fig = _new_figure(6.5, 4.0)
+    fig = _new_figure(7.5, 4.0)
     ax = fig.subplots()
     n = np.asarray(power["n_exc"], dtype=float)
     colours = [f"C{i}" for i in range(len(power["delta_xi"]))]
@@ -226,7 +241,7 @@ def power_figure(power: PowerGrid) -> Figure:
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("exceedances per condition n_exc")
     ax.set_ylabel("PASS rate (P1 ∧ P2)")
-    ax.legend(fontsize=8, loc="lower right")
+    fig.legend(loc="outside right upper", fontsize=8, frameon=False)
     ax.set_title("Synthetic recovery vs the Eq. 2 frontier", fontsize=10)
     return fig
 

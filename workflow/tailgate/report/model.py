@@ -36,6 +36,7 @@ __all__ = [
     "PowerFrontierPoint",
     "PowerGrid",
     "QQRecord",
+    "RegisteredPlanVerdict",
     "ReportInputError",
     "SensitivityFile",
     "SensitivityRow",
@@ -131,12 +132,19 @@ class ConditionFits(TypedDict):
 FitsIndex = dict[str, dict[str, dict[str, ConditionFits]]]
 
 
-class GateOutcome(TypedDict):
-    """One gate's outcome: ``passed`` (null when not evaluated), its statistic and a note."""
-
+class _GateOutcomeRequired(TypedDict):
     passed: bool | None
     value: float | None
     detail: str
+
+
+class GateOutcome(_GateOutcomeRequired, total=False):
+    """One gate's outcome: ``passed`` (null when not evaluated), its statistic and a note
+    (``detail``: criterion and observed values); ``criterion`` (the registered rule) and
+    ``observed`` (what the statistic was computed from) split that note where recorded."""
+
+    criterion: str
+    observed: str
 
 
 class PairAtThreshold(TypedDict):
@@ -264,6 +272,25 @@ class Headline(TypedDict):
     scorer: str
     scale: str
     q: float
+
+
+class RegisteredPlanVerdict(TypedDict):
+    """The H1 verdict of one scorer and scale under the registered plan (entry 0 of the lock),
+    re-derived from the stored statistics after an amendment
+    (:mod:`tailgate.stages.registered_plan`).
+
+    ``h1`` is null when the stored statistics cannot give it (``reason`` says why); ``headline``
+    marks the registered plan's headline scorer and scale; ``gates`` is the pairwise matrix under
+    that plan (null when not re-derived).
+    """
+
+    scorer: str
+    scale: str
+    headline: bool
+    h1: Literal["PASS", "KILL"] | None
+    passing_pairs: list[str]
+    reason: str
+    gates: GatesFile | None
 
 
 class Verdict(TypedDict):

@@ -166,7 +166,7 @@ def diagnostics_figure(
     scans: Mapping[str, Mapping[str, Any]], *, band: Sequence[float], title: str = ""
 ) -> Any:
     """Mean-residual-life and modified-scale plots of every condition (quantile on the x axis)."""
-    fig = figures._new_figure(10.0, 3.6)
+    fig = figures._new_figure(11.0, 3.6)
     ax_me, ax_mod = fig.subplots(1, 2)
     for name, scan in scans.items():
         q = np.asarray(scan.get("q", []), dtype=float)
@@ -187,7 +187,9 @@ def diagnostics_figure(
     ax_mod.set_ylabel("modified scale σ* = σ̂ − ξ̂u")
     ax_me.set_title(f"mean residual life {title}".strip(), fontsize=9)
     ax_mod.set_title(f"modified scale {title}".strip(), fontsize=9)
-    ax_mod.legend(fontsize=7, loc="best")
+    handles, labels = ax_me.get_legend_handles_labels()
+    if handles:  # outside the axes: a legend never covers a curve
+        fig.legend(handles, labels, loc="outside right upper", fontsize=7, frameon=False)
     return fig
 
 
@@ -287,4 +289,9 @@ def procedure_sections(doc: Any, verdict: Mapping[str, Any], fits: Mapping[str, 
         doc.heading("Multiverse: would another reasonable analyst have published?")
         doc.figure(multiverse_figure(docs), CAPTION_MULTIVERSE, "multiverse")
         for m in docs:
+            doc.open_details(
+                f"Multiverse table, {m['scorer']}, {m['scale']} scale: H1 PASS in "
+                f"{100 * m['pass_share']:.0f}% of {len(m['cells'])} analyses"
+            )
             doc.table(multiverse_table(m))
+            doc.close_details()

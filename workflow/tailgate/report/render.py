@@ -1,34 +1,47 @@
 """Assemble ``report.html`` (self-contained) and ``report.md`` from the stage outputs.
 
-Order follows the pre-registration contract (DESIGN: "Amendments"): deviations and amendments
-first, then the H1 verdict, per-condition fits (Tables 2–4 of seed 000), the bounded-support
-diagnosis with QQ plots (Section 6.2, Fig. 2), stability scans with fishing points (Section 6.3,
-Fig. 3), the pairwise matrix and forest plot (Section 6.4, Fig. 4), the tolerance sensitivity
-(Table 5) and the synthetic-recovery power grid (App. E, Fig. 5). The HTML embeds every figure
-as a base64 PNG and its CSS inline: it references nothing outside itself.
+The answer comes first: the H1 verdict per scorer and scale, the verdict under the registered plan
+(entry 0 of the lock) beside the amended one when amendments exist, and the deviations; then the
+pair × gate matrix of every scorer and scale with, per band threshold, the value of every gate
+behind each cell (collapsible; the headline threshold open), so that a PASS at any threshold can be
+checked from the report. The amendments, the pre-registered criteria and the operating
+characteristics of the registered procedure follow; then the fits (Tables 2–4 of seed 000), the
+bounded-support diagnosis with its QQ plots (Section 6.2, Fig. 2; a collapsible grid), the
+stability scans and the forest plot (Sections 6.3–6.4, Figs 3–4), the tolerance sensitivity
+(Table 5), the synthetic-recovery power grid (App. E, Fig. 5), the inference and threshold
+diagnostics, each registered analysis, and a glossary naming the papers and terms. Every figure has
+a caption; references to the source papers are written as their citations
+(:mod:`tailgate.report.glossary`). The HTML embeds every figure as a base64 PNG and its CSS inline:
+it references nothing outside itself, and it holds no time of rendering, so identical inputs give
+identical bytes.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import math
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tailgate.atomic import write_text
 
 from . import figures, procedure, tables
+from .glossary import PAPERS, TERMS, cite
 from .model import (
     GATE_ORDER,
     ConditionFits,
     FitsIndex,
     GatesFile,
     PowerGrid,
+    RegisteredPlanVerdict,
     Verdict,
     check_report_inputs,
+    qkey,
 )
 
 __all__ = ["RenderedReport", "fishing_points", "forest_rows", "render"]
@@ -37,14 +50,25 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.4}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+h3{font-size:1.1em;margin-top:1.4em}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:1em 0;font-size:.85em}
 caption{text-align:left;font-weight:600;padding:.3em 0}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.note{font-size:.85em;color:#555;margin-top:-.6em}
+td.pass{background:#eaf7ea}td.fail{background:#fdecea}
+.sub{font-size:.8em;color:#555}
 .alert{border-left:4px solid #d62728;background:#fdecea;padding:.5em 1em}
 .ok{border-left:4px solid #2ca02c;background:#eaf7ea;padding:.5em 1em}
-figure{margin:1em 0}figure img{max-width:100%}figcaption{font-size:.85em;color:#555}
+.answer{font-size:1.15em}
+figure{margin:1em 0}figure img{max-width:100%;height:auto}figcaption{font-size:.85em;color:#555}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(440px,1fr));gap:.5em 1em}
+.grid figure{margin:.3em 0}
+details{margin:.6em 0;border:1px solid #ddd;border-radius:4px;padding:.2em .8em}
+summary{cursor:pointer;font-weight:600;padding:.2em 0}
+.toc{font-size:.9em}dt{font-weight:600;margin-top:.5em}dd{margin-left:1.5em}
 .verdict-PASS{color:#2ca02c;font-weight:700}.verdict-KILL{color:#d62728;font-weight:700}
+@media (max-width:900px){body{margin:1em auto}.grid{grid-template-columns:1fr}}
 """
 
 
@@ -58,30 +82,56 @@ class RenderedReport:
     n_tables: int
 
 
+def _anchor(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
 class _Doc:
-    """Parallel HTML and Markdown bodies."""
+    """Parallel HTML and Markdown bodies; every text passes through :func:`cite`."""
 
     def __init__(self) -> None:
         self.html: list[str] = []
         self.md: list[str] = []
         self.n_figures = 0
         self.n_tables = 0
+        self.sections: list[tuple[str, str]] = []
 
     def heading(self, text: str, level: int = 2) -> None:
-        self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
+        text = cite(text)
+        if level == 2:
+            anchor = _anchor(text)
+            self.sections.append((anchor, text))
+            self.html.append(f"<h2 id='{anchor}'>{html.escape(text)}</h2>")
+        else:
+            self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
         self.md.append(f"{'#' * level} {text}\n")
 
     def para(self, text: str, css: str | None = None) -> None:
+        text = cite(text)
         cls = f" class='{css}'" if css else ""
         self.html.append(f"<p{cls}>{html.escape(text)}</p>")
         self.md.append(f"{'> ' if css == 'alert' else ''}{text}\n")
 
+    def raw(self, html_text: str, md_text: str | None = None) -> None:
+        """Pre-escaped HTML (and its Markdown, if any)."""
+        self.html.append(html_text)
+        if md_text is not None:
+            self.md.append(md_text)
+
     def table(self, table: tables.Table) -> None:
+        table = dataclasses.replace(
+            table,
+            title=cite(table.title),
+            header=tuple(cite(h) for h in table.header),
+            rows=tuple(tuple(cite(c) for c in row) for row in table.rows),
+            note=cite(table.note),
+        )
         self.html.append(table.html())
         self.md.append(table.markdown())
         self.n_tables += 1
 
     def figure(self, fig: Any, caption: str, alt: str) -> None:
+        caption = cite(caption)
         data = base64.b64encode(figures.png_bytes(fig)).decode("ascii")
         self.html.append(
             f"<figure><img alt='{html.escape(alt, quote=True)}' "
@@ -90,6 +140,22 @@ class _Doc:
         )
         self.md.append(f"*Figure ({alt}), embedded in report.html: {caption}*\n")
         self.n_figures += 1
+
+    def open_details(self, summary: str, is_open: bool = False) -> None:
+        """A collapsible block (HTML ``<details>``); in Markdown a bold line."""
+        summary = cite(summary)
+        flag = " open" if is_open else ""
+        self.html.append(f"<details{flag}><summary>{html.escape(summary)}</summary>")
+        self.md.append(f"**{summary}**\n")
+
+    def close_details(self) -> None:
+        self.html.append("</details>")
+
+    def open_grid(self) -> None:
+        self.html.append("<div class='grid'>")
+
+    def close_grid(self) -> None:
+        self.html.append("</div>")
 
 
 def _fit_xi(record: ConditionFits | None, q: float) -> float | None:
@@ -143,56 +209,287 @@ def forest_rows(gates: GatesFile, q: float) -> list[figures.ForestRow]:
     return rows
 
 
-def _amendment_section(doc: _Doc, verdict: Verdict) -> None:
-    doc.heading("Deviations and amendments")
-    decision = [
+def _css_of(verdict: str | None) -> str:
+    return html.escape(str(verdict))
+
+
+def _ordered_gates(verdict: Verdict) -> list[GatesFile]:
+    """The gates documents, the headline scorer and scale first, then in registration order."""
+    head = verdict["headline"]
+    key = (head["scorer"], head["scale"])
+    first = [g for g in verdict["gates"] if (g["scorer"], g["scale"]) == key]
+    return first + [g for g in verdict["gates"] if (g["scorer"], g["scale"]) != key]
+
+
+def _decision_amendments(verdict: Verdict) -> list[Any]:
+    return [
         a for a in verdict["amendments"] if "decision_rule" in a["classes"] and a["data_existed"]
     ]
-    if decision:
-        seqs = ", ".join(str(a["seq"]) for a in decision)
-        doc.para(
-            f"Results below follow amendment(s) {seqs}, which changed decision rules after data "
-            f"existed: they are deviations from the registered plan, not confirmatory results.",
-            "alert",
-        )
-    elif verdict["amendments"] or verdict["deviations"]:
-        doc.para("The pre-registration was amended; see the entries below.", "alert")
-    else:
-        doc.para("No amendments and no deviations: every result follows the registered plan.", "ok")
-    doc.table(tables.deviations_table(verdict["deviations"]))
-    doc.table(tables.amendments_table(verdict["amendments"]))
 
 
-def _verdict_section(doc: _Doc, verdict: Verdict) -> None:
-    doc.heading("Verdict")
+def _registered_headline(
+    verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+) -> RegisteredPlanVerdict | None:
+    return next((r for r in registered if r.get("headline")), None)
+
+
+def _answer_section(
+    doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+) -> None:
+    doc.heading("Answer")
     h = verdict["headline"]
     h1 = verdict["h1"]
-    doc.html.append(
-        f"<p>H1 (headline: {html.escape(h['scorer'])}, {html.escape(h['scale'])} scale, "
-        f"q = {h['q']:g}): <span class='verdict-{html.escape(h1['verdict'])}'>"
-        f"{html.escape(h1['verdict'])}</span>. {html.escape(h1['reason'])}</p>"
-    )
-    doc.md.append(
-        f"H1 (headline: {h['scorer']}, {h['scale']} scale, q = {h['q']:g}): "
-        f"**{h1['verdict']}**. {h1['reason']}\n"
-    )
-    rows = tuple(
-        (
-            g["scorer"],
-            g["scale"],
-            g["h1"]["verdict"],
-            ", ".join(g["h1"]["passing_pairs"]) or "—",
-            g["h1"]["reason"],
+    rule = verdict.get("band_rule")  # type: ignore[union-attr]
+    decision = _decision_amendments(verdict)
+    reg_head = _registered_headline(verdict, registered)
+    if decision:
+        seqs = ", ".join(str(a["seq"]) for a in decision)
+        then = (
+            f" Under the registered plan (entry 0 of the lock) H1 is {reg_head['h1']}."
+            if reg_head and reg_head["h1"]
+            else " The verdict under the registered plan could not be re-derived from the stored "
+            "statistics (see the table below)."
         )
-        for g in verdict["gates"]
+        doc.para(
+            f"Deviation: the results below follow amendment(s) {seqs}, which changed decision "
+            f"rules after data existed; they are not confirmatory results.{then}",
+            "alert",
+        )
+    label = (
+        f"H1 ({h['scorer']}, {h['scale']} scale, headline q = {h['q']:g}"
+        + (f", band rule '{rule}'" if rule else "")
+        + ")"
     )
+    reason = cite(h1["reason"])
+    if rule and reason.startswith(f"band rule '{rule}': "):  # the label names the rule
+        reason = reason[len(f"band rule '{rule}': ") :]
+        reason = reason[:1].upper() + reason[1:]
+    doc.raw(
+        f"<p class='answer'>{html.escape(label)}: <span class='verdict-{_css_of(h1['verdict'])}'>"
+        f"{html.escape(h1['verdict'])}</span>. {html.escape(reason)}.</p>",
+        f"{label}: **{h1['verdict']}**. {reason}.\n",
+    )
+    rows, classes = [], []
+    for g in _ordered_gates(verdict):
+        rows.append(
+            (
+                g["scorer"],
+                g["scale"],
+                g["h1"]["verdict"],
+                ", ".join(g["h1"]["passing_pairs"]) or "—",
+                g["h1"]["reason"],
+            )
+        )
+        classes.append(("", "", "pass" if g["h1"]["verdict"] == "PASS" else "fail", "", ""))
     doc.table(
         tables.Table(
             "H1 per scorer and scale",
             ("scorer", "scale", "H1", "passing pairs", "reason"),
-            rows,
+            tuple(rows),
+            "The first row is the registered headline analysis; the matrix below shows which "
+            "gate stopped each other pair.",
+            tuple(classes),
         )
     )
+    if verdict["amendments"]:
+        doc.table(
+            tables.registered_plan_table(
+                _ordered_gates(verdict), registered, int(verdict["amendments"][-1]["seq"])
+            )
+        )
+    n_amend = len(verdict["amendments"])
+    amend = (
+        f" {n_amend} amendment(s) of the pre-registration are listed under 'Amendments'."
+        if n_amend
+        else " The pre-registration was never amended."
+    )
+    if verdict["deviations"]:
+        doc.para(
+            f"{len(verdict['deviations'])} deviation(s) from the registered plan.{amend}", "alert"
+        )
+        doc.table(tables.deviations_table(verdict["deviations"]))
+    else:
+        doc.para(f"No deviations: every result follows the registered plan.{amend}", "ok")
+
+
+def _summary(gates: GatesFile, q: float) -> str:
+    n_pass = n = 0
+    for pair in gates["pairs"]:
+        for at in pair["thresholds"]:
+            if math.isclose(at["q"], q, abs_tol=1e-9):
+                n += 1
+                n_pass += bool(at["passed"])
+    head = " (headline)" if qkey(q) == qkey(gates["headline_q"]) else ""
+    return f"Gate values at q = {q:g}{head}: {n_pass} of {n} pairs pass every gate"
+
+
+def _matrix_section(
+    doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+) -> None:
+    doc.heading("Which gate stopped which pair")
+    doc.para(
+        "A pair passes at a threshold when every gate holds there: bulk equivalence G1 (mean) "
+        "and G2 (TVaR), enough exceedances G3, GPD fit G4, threshold stability G5, separated ξ "
+        "CIs P1 and an effect above the floor P2 (Section 3 of seed 000; the glossary defines "
+        "each). The matrix shows PASS or the first failing gate; the tables after it give the "
+        "value of every gate behind each cell, one per band threshold."
+    )
+    by_key = {(r["scorer"], r["scale"]): r for r in registered}
+    decision = bool(_decision_amendments(verdict))
+    for gates in _ordered_gates(verdict):
+        doc.heading(
+            f"{gates['scorer']}, {gates['scale']} scale: H1 {gates['h1']['verdict']}", level=3
+        )
+        doc.table(tables.pairwise_table(gates))
+        for q in gates["band"]:
+            doc.open_details(_summary(gates, q), qkey(q) == qkey(gates["headline_q"]))
+            doc.table(tables.gate_values_table(gates, q))
+            doc.close_details()
+        r = by_key.get((gates["scorer"], gates["scale"]))
+        if decision and r is not None and r.get("gates"):
+            doc.open_details(
+                f"Under the registered plan (entry 0): H1 {r['h1']}, "
+                f"{gates['scorer']}, {gates['scale']} scale"
+            )
+            reg = r["gates"]
+            doc.table(
+                tables.pairwise_table(
+                    reg,
+                    title=f"Pairwise H1 matrix under the registered plan (entry 0), "
+                    f"{reg['scorer']}, {reg['scale']} scale",
+                )
+            )
+            doc.table(tables.gate_values_table(reg, reg["headline_q"]))
+            doc.close_details()
+
+
+def _amendment_section(doc: _Doc, verdict: Verdict) -> None:
+    if not verdict["amendments"]:
+        return
+    doc.heading("Amendments")
+    decision = _decision_amendments(verdict)
+    if decision:
+        doc.para(
+            "Amendments that changed decision rules after data existed make the results "
+            "deviations from the registered plan; the answer above gives the verdict under "
+            "both.",
+            "alert",
+        )
+    doc.table(tables.amendments_table(verdict["amendments"]))
+
+
+def _procedure_companion(doc: _Doc, verdict: Verdict, power: PowerGrid) -> None:
+    if "family_size" not in power and not power.get("operating_characteristics"):
+        return
+    doc.heading("The registered procedure: multiplicity and operating characteristics")
+    procedure.verdict_companion(doc, power)
+
+
+def _qq_figures(doc: _Doc, scorer: str, prob: Mapping[str, Any], logit: Mapping[str, Any]) -> None:
+    """The QQ plot of every condition (Fig. 2 of seed 000) in a collapsible two-column grid."""
+    made = []
+    for condition, prob_rec in prob.items():
+        logit_rec = logit.get(condition)
+        if logit_rec is None:
+            continue
+        common = sorted(set(prob_rec["qq"]) & set(logit_rec["qq"]), key=float)
+        if common:
+            made.append((condition, prob_rec, logit_rec, common[-1]))
+    if not made:
+        return
+    doc.open_details(f"QQ plots of {len(made)} conditions, {scorer}: probability vs logit scale")
+    doc.para(figures.CAPTIONS["qq"], "note")
+    doc.open_grid()
+    for condition, prob_rec, logit_rec, key in made:
+        fp = tables.fit_at(prob_rec, float(key))
+        fl = tables.fit_at(logit_rec, float(key))
+        fig = figures.qq_figure(
+            prob_rec["qq"][key],
+            logit_rec["qq"][key],
+            condition=condition,
+            ad_p_prob=fp["ad_p"] if fp else None,
+            ad_p_logit=fl["ad_p"] if fl else None,
+        )
+        ad = (
+            f" (AD p {tables.fmt(fp['ad_p'])} probability, {tables.fmt(fl['ad_p'])} logit)"
+            if fp and fl
+            else ""
+        )
+        doc.figure(
+            fig,
+            f"QQ plot of {condition}'s exceedances above q = {key}, probability scale (left) "
+            f"and logit scale (right){ad}.",
+            f"QQ {scorer} {condition} q={key}",
+        )
+    doc.close_grid()
+    doc.close_details()
+
+
+def _bounded_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
+    pairs = [
+        (scorer, scales["probability"], scales["logit"])
+        for scorer, scales in fits.items()
+        if "probability" in scales and "logit" in scales
+    ]
+    if not pairs:
+        return
+    doc.heading("Bounded support: probability vs logit scale")
+    for scorer, prob, logit in pairs:
+        headline, band = _band(verdict, scorer, "logit")
+        for q in dict.fromkeys([headline, max(band)]):
+            doc.table(tables.probability_vs_logit_table(scorer, prob, logit, q))
+        _qq_figures(doc, scorer, prob, logit)
+
+
+def _stability_and_forest(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
+    doc.heading("Threshold stability and effect sizes")
+    for gates in _ordered_gates(verdict):
+        records = fits.get(gates["scorer"], {}).get(gates["scale"], {})
+        scans = {c: r["stability"] for c, r in records.items()}
+        if scans:
+            fig = figures.stability_figure(
+                scans,
+                band=gates["band"],
+                fishing=fishing_points(gates, fits),
+                title=f"{gates['scorer']}, {gates['scale']} scale",
+            )
+            doc.figure(
+                fig,
+                figures.CAPTIONS["stability"],
+                f"stability {gates['scorer']} {gates['scale']}",
+            )
+        rows = forest_rows(gates, gates["headline_q"])
+        if rows:
+            fig = figures.forest_figure(
+                rows,
+                floor=gates["floor"],
+                q=gates["headline_q"],
+                title=f"{gates['scorer']}, {gates['scale']} scale",
+            )
+            doc.figure(
+                fig, figures.CAPTIONS["forest"], f"forest {gates['scorer']} {gates['scale']}"
+            )
+
+
+def _glossary_section(doc: _Doc) -> None:
+    doc.heading("Glossary")
+    doc.para(
+        "The papers this report cites: tailgate implements the protocol of Zhou 2026 and, as "
+        "registered analyses, methods of the other papers."
+    )
+    items = "".join(
+        f"<dt>{html.escape(p.short)}</dt><dd>{html.escape(p.reference)}. Used for "
+        f"{html.escape(p.takes)}.</dd>"
+        for p in PAPERS.values()
+    )
+    md = "".join(f"- **{p.short}**: {p.reference}. Used for {p.takes}.\n" for p in PAPERS.values())
+    doc.raw(f"<dl>{items}</dl>", md)
+    doc.para("Terms, in the order the report uses them:")
+    items = "".join(
+        f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>" for term, text in TERMS
+    )
+    md = "".join(f"- **{term}**: {text}\n" for term, text in TERMS)
+    doc.raw(f"<dl>{items}</dl>", md)
 
 
 def _band(verdict: Verdict, scorer: str, scale: str) -> tuple[float, list[float]]:
@@ -209,71 +506,6 @@ def _fits_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
             headline, band = _band(verdict, scorer, scale)
             for q in dict.fromkeys([headline, max(band)]):
                 doc.table(tables.fits_table(scorer, scale, records, q))
-
-
-def _bounded_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
-    pairs = [
-        (scorer, scales["probability"], scales["logit"])
-        for scorer, scales in fits.items()
-        if "probability" in scales and "logit" in scales
-    ]
-    if not pairs:
-        return
-    doc.heading("Bounded support: probability vs logit scale")
-    for scorer, prob, logit in pairs:
-        headline, band = _band(verdict, scorer, "logit")
-        for q in dict.fromkeys([headline, max(band)]):
-            doc.table(tables.probability_vs_logit_table(scorer, prob, logit, q))
-        for condition, prob_rec in prob.items():
-            logit_rec = logit.get(condition)
-            if logit_rec is None:
-                continue
-            common = sorted(set(prob_rec["qq"]) & set(logit_rec["qq"]), key=float)
-            if not common:
-                continue
-            key = common[-1]
-            fp = tables.fit_at(prob_rec, float(key))
-            fl = tables.fit_at(logit_rec, float(key))
-            fig = figures.qq_figure(
-                prob_rec["qq"][key],
-                logit_rec["qq"][key],
-                condition=condition,
-                ad_p_prob=fp["ad_p"] if fp else None,
-                ad_p_logit=fl["ad_p"] if fl else None,
-            )
-            doc.figure(fig, figures.CAPTIONS["qq"], f"QQ {scorer} {condition} q={key}")
-
-
-def _stability_and_pairs(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
-    doc.heading("Threshold stability and the pairwise matrix")
-    for gates in verdict["gates"]:
-        records = fits.get(gates["scorer"], {}).get(gates["scale"], {})
-        scans = {c: r["stability"] for c, r in records.items()}
-        if scans:
-            fig = figures.stability_figure(
-                scans,
-                band=gates["band"],
-                fishing=fishing_points(gates, fits),
-                title=f"{gates['scorer']}, {gates['scale']} scale",
-            )
-            doc.figure(
-                fig,
-                figures.CAPTIONS["stability"],
-                f"stability {gates['scorer']} {gates['scale']}",
-            )
-        doc.table(tables.pairwise_table(gates))
-        doc.table(tables.gate_detail_table(gates, gates["headline_q"]))
-        rows = forest_rows(gates, gates["headline_q"])
-        if rows:
-            fig = figures.forest_figure(
-                rows,
-                floor=gates["floor"],
-                q=gates["headline_q"],
-                title=f"{gates['scorer']}, {gates['scale']} scale",
-            )
-            doc.figure(
-                fig, figures.CAPTIONS["forest"], f"forest {gates['scorer']} {gates['scale']}"
-            )
 
 
 def _sensitivity_and_power(doc: _Doc, verdict: Verdict, power: PowerGrid) -> None:
@@ -339,37 +571,47 @@ def render(
     out_html: str | os.PathLike[str],
     out_md: str | os.PathLike[str],
     analyses: Sequence[Any] = (),
+    registered_plan: Sequence[RegisteredPlanVerdict | dict[str, Any]] = (),
 ) -> RenderedReport:
     """Write the study report as self-contained HTML and as Markdown (both atomically).
 
     Inputs are the structures of :mod:`tailgate.report.model`; they are checked first and a
     missing field raises :class:`tailgate.report.model.ReportInputError` before any file is
-    written.
+    written. ``registered_plan``: the verdict re-derived under the registered plan (entry 0 of
+    the lock), one per gates document, when the pre-registration was amended
+    (:mod:`tailgate.stages.registered_plan`).
     """
     check_report_inputs(verdict, fits, power)
+    v: Verdict = verdict  # type: ignore[assignment]
+    reg: Sequence[RegisteredPlanVerdict] = registered_plan  # type: ignore[assignment]
     doc = _Doc()
-    _amendment_section(doc, verdict)  # type: ignore[arg-type]
-    _verdict_section(doc, verdict)  # type: ignore[arg-type]
-    procedure.verdict_companion(doc, power)
-    _criteria_section(doc, verdict)  # type: ignore[arg-type]
-    _cards_section(doc, verdict, fits, analyses)  # type: ignore[arg-type]
-    _fits_section(doc, verdict, fits)  # type: ignore[arg-type]
-    _bounded_section(doc, verdict, fits)  # type: ignore[arg-type]
-    _stability_and_pairs(doc, verdict, fits)  # type: ignore[arg-type]
-    _sensitivity_and_power(doc, verdict, power)  # type: ignore[arg-type]
-    procedure.procedure_sections(doc, verdict, fits)
+    _answer_section(doc, v, reg)
+    _matrix_section(doc, v, reg)
+    _amendment_section(doc, v)
+    _criteria_section(doc, v)
+    _procedure_companion(doc, v, power)  # type: ignore[arg-type]
+    _cards_section(doc, v, fits, analyses)  # type: ignore[arg-type]
+    _fits_section(doc, v, fits)  # type: ignore[arg-type]
+    _bounded_section(doc, v, fits)  # type: ignore[arg-type]
+    _stability_and_forest(doc, v, fits)  # type: ignore[arg-type]
+    _sensitivity_and_power(doc, v, power)  # type: ignore[arg-type]
+    procedure.procedure_sections(doc, v, fits)
     _analyses_sections(doc, analyses)
-    title = f"tailgate report: {verdict['study']}"
+    _glossary_section(doc)
+    title = f"tailgate report: {v['study']}"
     header = (
-        f"Pre-registration hash {verdict['prereg_hash']}. Gates G1–G5, P1, P2 as in Section 3 "
-        f"of seed 000 (first failing gate in the order {', '.join(GATE_ORDER)})."
+        f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. The protocol is that of "
+        f"Zhou 2026: admissibility and stability gates G1–G5 and pass criteria P1, P2, evaluated "
+        f"for every registered pair at every threshold of the band (first failing gate in the "
+        f"order {', '.join(GATE_ORDER)}). Papers and terms are defined in the glossary at the end."
     )
+    toc_html = " · ".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in doc.sections)
     page = (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
         f"<h1>{html.escape(title)}</h1><p>{html.escape(header)}</p>"
-        + "\n".join(doc.html)
-        + "</body></html>\n"
+        f"<p class='toc'>Contents: {toc_html}</p>" + "\n".join(doc.html) + "</body></html>\n"
     )
     markdown = f"# {title}\n\n{header}\n\n" + "\n".join(doc.md)
     write_text(out_html, page)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,10 +33,12 @@ __all__ = [
     "fit_at",
     "fits_table",
     "fmt",
-    "gate_detail_table",
+    "gate_criteria",
+    "gate_values_table",
     "pairwise_table",
     "power_table",
     "probability_vs_logit_table",
+    "registered_plan_table",
     "sensitivity_table",
 ]
 
@@ -65,16 +68,24 @@ def _ci(ci: Sequence[float | None] | None, digits: int = 3) -> str:
 
 @dataclass(frozen=True)
 class Table:
-    """A titled table of text cells with an optional note."""
+    """A titled table of text cells with an optional note.
+
+    A cell's first line is its value; further lines (``"\\n"``) are the figures behind it, drawn
+    smaller in HTML and after a dash in Markdown. ``classes`` optionally gives a CSS class per cell
+    (``"pass"``, ``"fail"``, ``""``), in the shape of ``rows``.
+    """
 
     title: str
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     note: str = ""
+    classes: tuple[tuple[str, ...], ...] = ()
 
     def markdown(self) -> str:
         def cell(text: str) -> str:
-            return text.replace("|", "\\|").replace("\n", " ")
+            first, *rest = text.split("\n")
+            body = first + (f" — {'; '.join(rest)}" if rest else "")
+            return body.replace("|", "\\|")
 
         lines = [f"**{self.title}**", ""]
         lines.append("| " + " | ".join(cell(h) for h in self.header) + " |")
@@ -85,15 +96,27 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def html(self) -> str:
+        def cell(text: str, css: str) -> str:
+            first, *rest = text.split("\n")
+            body = html.escape(first) + "".join(
+                f"<br><span class='sub'>{html.escape(r)}</span>" for r in rest
+            )
+            return f"<td class='{css}'>{body}</td>" if css else f"<td>{body}</td>"
+
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows
+            "<tr>"
+            + "".join(
+                cell(c, self.classes[i][j] if self.classes else "") for j, c in enumerate(row)
+            )
+            + "</tr>"
+            for i, row in enumerate(self.rows)
         )
         note = f"<p class='note'>{html.escape(self.note)}</p>" if self.note else ""
         return (
-            f"<table><caption>{html.escape(self.title)}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>{note}"
+            f"<div class='scroll'><table>"
+            f"<caption>{html.escape(self.title)}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{note}"
         )
 
 
@@ -273,48 +296,149 @@ def _pair_label(pair: dict) -> str:
     return f"{pair['a']} vs {pair['b']}"
 
 
-def pairwise_table(gates: GatesFile) -> Table:
+def _cell_class(at: dict | None) -> str:
+    if at is None:
+        return ""
+    return "pass" if at["passed"] else "fail"
+
+
+def pairwise_table(gates: GatesFile, title: str = "") -> Table:
     """Pairs × band thresholds: PASS or the first failing gate (Fig. 4 / Section 6.3)."""
     band = list(gates["band"])
-    rows = []
+    rows, classes = [], []
     for pair in gates["pairs"]:
         by_q = {qkey(t["q"]): t for t in pair["thresholds"]}
-        cells = []
+        cells, css = [], []
         for q in band:
             at = by_q.get(qkey(q))
             if at is None:
                 cells.append("—")
             else:
                 cells.append("PASS" if at["passed"] else (at["first_failing"] or "KILL"))
+            css.append(_cell_class(at))
         rows.append((_pair_label(pair), *cells, pair["verdict"]))
+        classes.append(("", *css, "pass" if pair["verdict"] == "PASS" else "fail"))
+    head = gates["headline_q"]
     return Table(
-        f"Pairwise H1 matrix, {gates['scorer']}, {gates['scale']} scale",
-        ("pair", *(f"q = {fmt(q, 2)}" for q in band), "verdict"),
+        title or f"Pairwise H1 matrix, {gates['scorer']}, {gates['scale']} scale",
+        (
+            "pair",
+            *(f"q = {fmt(q, 2)}" + (" (headline)" if qkey(q) == qkey(head) else "") for q in band),
+            "verdict",
+        ),
         tuple(rows),
-        "Cells show PASS or the first failing gate in the order " + ", ".join(GATE_ORDER) + ".",
+        "Cells show PASS or the first failing gate in the order "
+        + ", ".join(GATE_ORDER)
+        + "; the gate values behind every cell follow, one table per threshold.",
+        tuple(classes),
     )
 
 
-def gate_detail_table(gates: GatesFile, q: float) -> Table:
-    """Each gate's value and outcome for every pair at threshold ``q``."""
-    rows = []
+def _compact(observed: str, criterion: str) -> str:
+    """``observed`` without the repeats of a fixed tolerance the criterion already states
+    (G5: "minus |Δ| 0.012 vs 0.05" → "minus |Δ| 0.012" under "< 0.05")."""
+    fixed = re.search(r"< ([0-9][0-9.eE+-]*);", criterion)
+    return observed.replace(f" vs {fixed.group(1)}", "") if fixed else observed
+
+
+def _gate_cell(g: dict | None) -> tuple[str, str]:
+    """(cell text, css class) of one gate: outcome and value, then what was observed."""
+    if g is None or g["passed"] is None:
+        return "—", ""
+    mark = "pass" if g["passed"] else "FAIL"
+    v = g["value"]
+    if isinstance(v, float) and v.is_integer() and abs(v) >= 1:  # a count (G3)
+        v = int(v)
+    value = f" {fmt(v, 4)}" if v is not None else ""
+    observed = _compact(g.get("observed", g.get("detail", "")), g.get("criterion", ""))
+    return mark + value + (f"\n{observed}" if observed else ""), "pass" if g["passed"] else "fail"
+
+
+def gate_criteria(gates: GatesFile, q: float) -> str:
+    """Each gate's registered criterion at threshold ``q``, as one sentence per gate."""
+    seen: dict[str, str] = {}
+    for pair in gates["pairs"]:
+        for at in pair["thresholds"]:
+            if not math.isclose(at["q"], q, abs_tol=1e-9):
+                continue
+            for gate in GATE_ORDER:
+                crit = (at["gates"].get(gate) or {}).get("criterion")
+                if crit and gate not in seen:
+                    seen[gate] = crit
+    return " ".join(f"{g}: {seen[g]}." for g in GATE_ORDER if g in seen)
+
+
+def gate_values_table(gates: GatesFile, q: float) -> Table:
+    """Every gate's outcome, value and observed statistics for every pair at threshold ``q``:
+    the numbers behind one column of the pairwise matrix (Section 3 of seed 000)."""
+    rows, classes = [], []
     for pair in gates["pairs"]:
         at = next((t for t in pair["thresholds"] if math.isclose(t["q"], q, abs_tol=1e-9)), None)
         if at is None:
             continue
-        cells = []
-        for gate in GATE_ORDER:
-            g = at["gates"].get(gate)
-            if g is None or g["passed"] is None:
-                cells.append("—")
-            else:
-                mark = "pass" if g["passed"] else "FAIL"
-                cells.append(f"{mark} ({fmt(g['value'])})" if g["value"] is not None else mark)
-        rows.append((_pair_label(pair), fmt(at["delta_xi"]), _ci(at["delta_xi_ci"]), *cells))
+        cells = [_gate_cell(at["gates"].get(gate)) for gate in GATE_ORDER]
+        result = "PASS" if at["passed"] else f"KILL at {at['first_failing'] or '—'}"
+        dxi = fmt(at["delta_xi"]) + (f"\n{_ci(at['delta_xi_ci'])}" if at["delta_xi_ci"] else "")
+        rows.append((_pair_label(pair), result, dxi, *(c for c, _ in cells)))
+        classes.append(("", _cell_class(at), "", *(k for _, k in cells)))
+    criteria = gate_criteria(gates, q)
     return Table(
         f"Gate values at q = {fmt(q, 2)}, {gates['scorer']}, {gates['scale']} scale",
-        ("pair", "Δξ̂", "Δξ̂ CI", *GATE_ORDER),
+        ("pair", "result", "Δξ̂ (CI)", *GATE_ORDER),
         tuple(rows),
+        "Each cell: pass or FAIL with the gate's statistic (G1, G2: the estimated difference; "
+        "G3: the smaller n_exc; G4: the smaller AD p; G5: the largest |ξ̂(q ± δ) − ξ̂(q)|; P1: the "
+        "gap between the ξ CIs; P2: |Δξ̂|), then what it was computed from."
+        + (f" Registered criteria: {criteria}" if criteria else ""),
+        tuple(classes),
+    )
+
+
+def registered_plan_table(
+    amended: Sequence[GatesFile], registered: Sequence[dict], amended_seq: int
+) -> Table:
+    """The H1 verdict as amended beside the verdict under the registered plan (entry 0) of the
+    lock, per scorer and scale; ``registered`` holds one re-derivation per gates document."""
+    by_key = {(r["scorer"], r["scale"]): r for r in registered}
+    rows, classes = [], []
+    for g in amended:
+        r = by_key.get((g["scorer"], g["scale"]))
+        now = g["h1"]["verdict"]
+        if r is None or r["h1"] is None:
+            then, then_pairs = "not re-derived", "—"
+            note = r["reason"] if r else "no re-derivation for this scorer and scale"
+        else:
+            then, then_pairs = r["h1"], ", ".join(r["passing_pairs"]) or "—"
+            note = r["reason"]
+        rows.append(
+            (
+                g["scorer"],
+                g["scale"],
+                then,
+                then_pairs,
+                now,
+                ", ".join(g["h1"]["passing_pairs"]) or "—",
+                note,
+            )
+        )
+        css = {"PASS": "pass", "KILL": "fail"}
+        classes.append(("", "", css.get(then, ""), "", css.get(now, ""), "", ""))
+    return Table(
+        "H1 under the registered plan and as amended",
+        (
+            "scorer",
+            "scale",
+            "H1 registered plan (entry 0)",
+            "passing pairs (entry 0)",
+            f"H1 as amended (entry {amended_seq})",
+            "passing pairs (amended)",
+            "how the registered verdict was obtained",
+        ),
+        tuple(rows),
+        "The registered-plan verdict is re-derived from the same stored statistics with the same "
+        "gate code under the entry-0 registration of the lock; where an amendment changed what the "
+        "statistics themselves are (fits, CI levels, scales), it cannot be, and says so.",
+        tuple(classes),
     )
 
 

@@ -1,8 +1,11 @@
 """Report stage: ``report.html`` (self-contained) and ``report.md``, plus standalone figures.
 
-Renders :func:`tailgate.report.render` from ``verdict.json``, every ``fits/…json`` and
-``power.json``: deviations and amendments first, then tables like Tables 2–5 and figures like
-Figs 2–5 of seed 000. The standalone PNGs (``figures/``) are the entries of ``snakemake --report``.
+Renders :func:`tailgate.report.render` from ``verdict.json``, every ``fits/…json``,
+``power.json`` and ``operating.json``: the answer first (verdict, the pair × gate matrix with the
+gate values at every band threshold, deviations, and after an amendment the verdict under the
+registered plan, re-derived from the gates documents and the lock's entry 0 by
+:mod:`tailgate.stages.registered_plan`), then tables like Tables 2–5 and figures like Figs 2–5 of
+seed 000. The standalone PNGs (``figures/``) are the entries of ``snakemake --report``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from tailgate.report.render import fishing_points
 
 from .analyses import read_analyses
 from .common import open_stage, read_json
+from .registered_plan import registered_plan_of
 
 __all__ = ["render_report", "report_inputs", "report_stage", "rerender"]
 
@@ -32,13 +36,19 @@ def render_report(
     out_md: str | os.PathLike[str],
     figure_paths: Mapping[str, str | os.PathLike[str]],
     analyses: Sequence[str | os.PathLike[str]] = (),
+    study: Any = None,
 ) -> list[tuple[str | os.PathLike[str], list[str | os.PathLike[str]]]]:
     """Write the report and its figures from stored statistics; return (file, inputs) pairs.
 
-    The report stage records what this writes; ``tailgate audit`` calls it into a scratch folder
-    and compares the bytes with the recorded report (a report edited by hand cannot pass).
+    With the loaded ``study``, an amended registration also gets the verdict under its registered
+    plan, from the gates documents beside ``verdict.json`` and the lock. The report stage records
+    what this writes; ``tailgate audit`` calls it into a scratch folder and compares the bytes
+    with the recorded report (a report edited by hand cannot pass).
     """
     v = read_json(verdict, "verdict")
+    registered, registered_inputs = (
+        registered_plan_of(study, Path(verdict).parent, v) if study is not None else ([], [])
+    )
     index: dict[str, dict[str, dict[str, Any]]] = {}
     for f in fits:
         doc = read_json(f, "fits")
@@ -46,8 +56,16 @@ def render_report(
     p = read_json(power, "power")
     operating = Path(power).with_name(OPERATING)  # written beside power.json (rules/power.smk)
     p.update(read_json(operating, "operating characteristics"))
-    render(v, index, p, out_html, out_md, analyses=read_analyses(analyses))
-    inputs = [verdict, *fits, power, operating, *analyses]
+    render(
+        v,
+        index,
+        p,
+        out_html,
+        out_md,
+        analyses=read_analyses(analyses),
+        registered_plan=registered,
+    )
+    inputs = [verdict, *fits, power, operating, *analyses, *registered_inputs]
     figures.write_power(figure_paths["power"], p)
     head = v["headline"]
     gates = next(
@@ -84,7 +102,7 @@ def report_stage(
     ``analyses``: every ``analyses/<name>/statistics.json``."""
     ctx = open_stage(prereg, results)
     for out, inputs in render_report(
-        verdict, fits, power, out_html, out_md, figure_paths, analyses
+        verdict, fits, power, out_html, out_md, figure_paths, analyses, study=ctx.study
     ):
         ctx.record(out, inputs=inputs, kind="report")
 
@@ -130,5 +148,6 @@ def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]
         out_dir / names["md"],
         {"power": out_dir / names["power"], "stability": out_dir / names["stability"]},
         inputs["analyses"],
+        study=study,
     )
     return [(rel, out_dir / rel) for rel in names.values()]

@@ -1,0 +1,184 @@
+"""The H1 verdict under the registered plan (entry 0 of the lock), beside the amended verdict.
+
+Seed 000 itself moved to another scale and threshold after seeing data; tailgate makes such moves
+visible (DESIGN: "Amendments"). After an amendment the report shows, for every scorer and scale,
+the verdict the frozen registration would have given. It is re-derived with one mechanism, the one
+the gates stage, the sensitivity multiverse and the audit use: the stored gate inputs of each
+gates document (per-condition summaries and bulk CIs, :func:`tailgate.stages.sensitivity.
+stored_inputs`) are evaluated by :func:`tailgate.stages.gates.evaluate` under the settings of the
+entry-0 registration (:func:`tailgate.protocol.registered.registered_settings`).
+
+That is valid only where the amendment changed decision rules, not the statistics themselves.
+The stored statistics were made by the stages upstream of the gates; each reads the parts of the
+registration :mod:`tailgate.stages.dependencies` lists. If any of them reads differently under
+entry 0 (another seed, scale, bootstrap, stability window, CI level…), the statistics entry 0
+would have produced are not the stored ones and the verdict is reported as not re-derivable, with
+the parts that differ. A changed threshold band is allowed when every entry-0 threshold was fitted
+(each threshold's fit does not depend on the others); a changed pilot flag matters only through
+the family size, hence the CI level, which the fits record and the gates check.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tailgate.prereg.study import Study
+from tailgate.protocol.registered import registered_settings
+
+from .common import band, read_json, scales_for
+from .dependencies import stage_reads
+from .gates import evaluate
+from .sensitivity import stored_inputs
+from .verdict import headline_of
+
+__all__ = [
+    "UPSTREAM_STAGES",
+    "registered_plan_of",
+    "registered_plan_verdicts",
+    "statistics_changes",
+]
+
+#: the stages whose outputs the gates read, with the wildcard each job is keyed by
+UPSTREAM_STAGES: tuple[tuple[str, str | None], ...] = (
+    ("select_prompts", None),
+    ("generate", "condition"),
+    ("score", "scorer"),
+    ("transform", "scorer"),
+    ("fit", "condition"),
+    ("bulk", None),
+)
+
+#: parts an upstream stage reads that the re-derivation handles itself (module docstring)
+_HANDLED = ("protocol.thresholds.band", "protocol.stability.resamples")
+
+
+def _handled(part: str) -> bool:
+    return part in _HANDLED or (part.startswith("conditions[") and part.endswith("].pilot"))
+
+
+def statistics_changes(registered: Study, amended: Study) -> list[str]:
+    """The registration parts, read by a stage upstream of the gates, that differ between the
+    registered and the amended study (sorted; empty when the stored statistics serve both)."""
+    names = {
+        "condition": sorted(
+            {c["name"] for c in registered.conditions()} | {c["name"] for c in amended.conditions()}
+        ),
+        "scorer": sorted(
+            {s["name"] for s in registered.scorers()} | {s["name"] for s in amended.scorers()}
+        ),
+    }
+    changed: set[str] = set()
+    for stage, wildcard in UPSTREAM_STAGES:
+        jobs = [{}] if wildcard is None else [{wildcard: n} for n in names[wildcard]]
+        for wc in jobs:
+            old, new = stage_reads(registered, stage, **wc), stage_reads(amended, stage, **wc)
+            changed.update(
+                k for k in old.keys() | new.keys() if old.get(k) != new.get(k) and not _handled(k)
+            )
+    return sorted(changed)
+
+
+def _not_derived(scorer: str, scale: str, headline: bool, reason: str) -> dict[str, Any]:
+    return {
+        "scorer": scorer,
+        "scale": scale,
+        "headline": headline,
+        "h1": None,
+        "passing_pairs": [],
+        "reason": reason,
+        "gates": None,
+    }
+
+
+def _one(registered: Study, gates: Mapping[str, Any], blocked: Sequence[str]) -> dict[str, Any]:
+    from tailgate.report.adapt import gates_file_from_protocol
+
+    scorer, scale = str(gates["scorer"]), str(gates["scale"])
+    head = headline_of(registered) if registered.scorers() else {}
+    headline = (head.get("scorer"), head.get("scale")) == (scorer, scale)
+    names = [s["name"] for s in registered.scorers()]
+    if scorer not in names or scale not in scales_for(registered, scorer):
+        return _not_derived(
+            scorer, scale, False, f"the registered plan has no {scorer}, {scale}-scale analysis"
+        )
+    if blocked:
+        return _not_derived(
+            scorer,
+            scale,
+            headline,
+            "not re-derivable from the stored statistics: the amendment changed "
+            + ", ".join(blocked)
+            + ", which the fits or bulk CIs depend on; re-run the study under entry 0 to compare",
+        )
+    summaries, bulk = stored_inputs(gates)
+    thresholds = band(registered)
+    missing = [
+        q for q in thresholds if not any(math.isclose(q, k, abs_tol=1e-9) for k in summaries)
+    ]
+    if missing:
+        return _not_derived(
+            scorer,
+            scale,
+            headline,
+            "not re-derivable from the stored statistics: the registered band has threshold(s) "
+            + ", ".join(f"q = {q:g}" for q in missing)
+            + " that were not fitted under the amended plan",
+        )
+    kept = {k: v for k, v in summaries.items() if any(math.isclose(k, q) for q in thresholds)}
+    try:
+        verdict = evaluate(registered, kept, bulk, registered_settings(registered))
+    except (KeyError, ValueError) as exc:  # a pair without bulk CIs, a CI at another level
+        reason = str(exc.args[0]) if exc.args else type(exc).__name__
+        return _not_derived(
+            scorer, scale, headline, f"not re-derivable from the stored statistics: {reason}"
+        )
+    view = gates_file_from_protocol(verdict.to_dict(), scorer=scorer, scale=scale)
+    return {
+        "scorer": scorer,
+        "scale": scale,
+        "headline": headline,
+        "h1": verdict.h1,
+        "passing_pairs": [f"{a} vs {b}" for a, b in verdict.passing_pairs],
+        "reason": "re-derived from the stored statistics under the entry-0 registration ("
+        + view["h1"]["reason"]
+        + ")",
+        "gates": view,
+    }
+
+
+def registered_plan_verdicts(
+    amended: Study, chain: Sequence[Mapping[str, Any]], gates: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The verdict under entry 0 of ``chain`` for every gates document (report shape
+    :class:`tailgate.report.model.RegisteredPlanVerdict`); empty when there is no amendment."""
+    if len(chain) < 2:
+        return []
+    entry = chain[0]
+    registered = Study(
+        path=amended.path,
+        data=entry["prereg"],
+        canonical_hash=str(entry["canonical_hash"]),
+        raw_hash=str(entry.get("raw_hash", "")),
+    )
+    blocked = statistics_changes(registered, amended)
+    return [_one(registered, g, blocked) for g in gates]
+
+
+def registered_plan_of(
+    study: Study, results: str | Path, verdict: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """The registered-plan verdicts of a study's results, and the files they were read from (the
+    gates documents of ``verdict`` and the lock); ``([], [])`` when the lock has no amendment."""
+    from tailgate.prereg.lock import read_lock
+
+    lock = read_lock(study.lock_path)
+    if lock is None or len(lock.chain) < 2:
+        return [], []
+    paths = [
+        Path(results) / "gates" / str(g["scorer"]) / f"{g['scale']}.json" for g in verdict["gates"]
+    ]
+    docs = [read_json(p, "gates") for p in paths]
+    return registered_plan_verdicts(study, lock.chain, docs), [*paths, Path(study.lock_path)]
