@@ -29,6 +29,7 @@ __all__ = [
     "finish_run",
     "jobs_from_log",
     "read_ledger",
+    "snakemake_log",
     "verify_ledger",
 ]
 
@@ -116,6 +117,13 @@ def _verdicts(results: Path) -> list[dict[str, Any]] | None:
         {"scorer": g["scorer"], "scale": g["scale"], "verdict": g["h1"]["verdict"]}
         for g in v.get("gates", [])
     ]
+
+
+def snakemake_log(log: Any) -> str | None:
+    """Snakemake's log file from what a handler receives (a path, or a list of paths)."""
+    if isinstance(log, (list, tuple)):
+        log = next((str(p) for p in log if p and Path(str(p)).is_file()), None)
+    return str(log) if log else None
 
 
 def finish_run(study: Any, results: str | Path, log: str | None, outcome: str) -> None:
