@@ -126,7 +126,7 @@ def snakemake_log(log: Any) -> str | None:
     return str(log) if log else None
 
 
-def finish_run(study: Any, results: str | Path, log: str | None, outcome: str) -> None:
+def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
     """Append this run to the ledger, record it, and print the run's answer (module docstring).
 
     Never raises: the run's own outcome stands whatever happens here (a problem is printed).
@@ -134,12 +134,16 @@ def finish_run(study: Any, results: str | Path, log: str | None, outcome: str) -
     from tailgate.summary import print_summary
 
     results = Path(results)
+    log = snakemake_log(log)
     try:
         appended = _append(study, results, log, outcome)
-    except Exception as exc:
+    except Exception as exc:  # a hook must not turn a finished run into a crash
         print(f"tailgate: the run ledger was not updated: {exc}", file=sys.stderr)
         appended = None
-    print_summary(study, results, outcome=outcome, run=appended, log=log)
+    try:
+        print_summary(study, results, outcome=outcome, run=appended, log=log)
+    except Exception as exc:  # as above
+        print(f"tailgate: no summary of this run: {exc}", file=sys.stderr)
 
 
 def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[str, Any] | None:
