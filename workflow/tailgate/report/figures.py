@@ -42,9 +42,10 @@ __all__ = [
 #: Captions for standalone figure files (report entries).
 CAPTIONS = {
     "qq": (
-        "QQ plot of the exceedances above the threshold against the fitted GPD, probability "
-        "scale (left) vs logit scale (right). Points piling below the diagonal near the top on "
-        "the probability scale are bounded-support contamination (Fig. 2, Proposition 1 of seed "
+        "QQ plot of the exceedances above the threshold (empirical, vertical) against the fitted "
+        "GPD (horizontal), probability scale (left) vs logit scale (right). Points that leave the "
+        "diagonal and flatten near the top on the probability scale are exceedances saturating "
+        "against the upper bound: bounded-support contamination (Fig. 2, Proposition 1 of seed "
         "000); a straight logit-scale QQ means the transform restored the GPD."
     ),
     "stability": (

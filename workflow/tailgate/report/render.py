@@ -228,7 +228,7 @@ def _decision_amendments(verdict: Verdict) -> list[Any]:
 
 
 def _registered_headline(
-    verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+    registered: Sequence[RegisteredPlanVerdict],
 ) -> RegisteredPlanVerdict | None:
     return next((r for r in registered if r.get("headline")), None)
 
@@ -241,7 +241,7 @@ def _answer_section(
     h1 = verdict["h1"]
     rule = verdict.get("band_rule")  # type: ignore[union-attr]
     decision = _decision_amendments(verdict)
-    reg_head = _registered_headline(verdict, registered)
+    reg_head = _registered_headline(registered)
     if decision:
         seqs = ", ".join(str(a["seq"]) for a in decision)
         then = (
@@ -263,11 +263,10 @@ def _answer_section(
     reason = cite(h1["reason"])
     if rule and reason.startswith(f"band rule '{rule}': "):  # the label names the rule
         reason = reason[len(f"band rule '{rule}': ") :]
-        reason = reason[:1].upper() + reason[1:]
     doc.raw(
         f"<p class='answer'>{html.escape(label)}: <span class='verdict-{_css_of(h1['verdict'])}'>"
-        f"{html.escape(h1['verdict'])}</span>. {html.escape(reason)}.</p>",
-        f"{label}: **{h1['verdict']}**. {reason}.\n",
+        f"{html.escape(h1['verdict'])}</span> — {html.escape(reason)}.</p>",
+        f"{label}: **{h1['verdict']}** — {reason}.\n",
     )
     rows, classes = [], []
     for g in _ordered_gates(verdict):
@@ -286,8 +285,8 @@ def _answer_section(
             "H1 per scorer and scale",
             ("scorer", "scale", "H1", "passing pairs", "reason"),
             tuple(rows),
-            "The first row is the registered headline analysis; the matrix below shows which "
-            "gate stopped each other pair.",
+            "The first row is the headline analysis; the matrix below shows which gate stopped "
+            "each pair.",
             tuple(classes),
         )
     )
