@@ -34,4 +34,4 @@ rule operating:
         **COMMON,
         registered=registered("operating"),
     script:
-        "../scripts/operating.py"
+        "../scripts/power.py"

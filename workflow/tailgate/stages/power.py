@@ -17,6 +17,7 @@ the former and not the latter (:mod:`tailgate.stages.dependencies`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from tailgate.atomic import write_json
@@ -81,6 +82,20 @@ def operating_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
     return {"operating_characteristics": oc.to_dict()}
 
 
+def _document_stage(
+    document: Callable[..., dict[str, Any]],
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    workers: int,
+) -> dict[str, Any]:
+    ctx = open_stage(prereg, results)
+    doc = document(ctx.study, workers=workers)
+    write_json(out, doc)
+    ctx.record(out)
+    return doc
+
+
 def power_stage(
     prereg: str | os.PathLike[str],
     results: str | os.PathLike[str],
@@ -89,11 +104,7 @@ def power_stage(
     workers: int = 1,
 ) -> dict[str, Any]:
     """Write and record ``power.json``."""
-    ctx = open_stage(prereg, results)
-    doc = power_document(ctx.study, workers=workers)
-    write_json(out, doc)
-    ctx.record(out)
-    return doc
+    return _document_stage(power_document, prereg, results, out, workers)
 
 
 def operating_stage(
@@ -104,8 +115,4 @@ def operating_stage(
     workers: int = 1,
 ) -> dict[str, Any]:
     """Write and record ``operating.json``."""
-    ctx = open_stage(prereg, results)
-    doc = operating_document(ctx.study, workers=workers)
-    write_json(out, doc)
-    ctx.record(out)
-    return doc
+    return _document_stage(operating_document, prereg, results, out, workers)
