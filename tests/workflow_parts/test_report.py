@@ -453,7 +453,7 @@ def test_every_band_threshold_has_its_gate_values(inputs, tmp_path):
 # --- the verdict under the registered plan after an amendment --------------------------------
 
 
-def _study(**protocol):
+def _study(path="preregistrations/unit.yaml", **protocol):
     from pathlib import Path
 
     from tailgate.prereg.canonical import canonical_hash
@@ -489,7 +489,7 @@ def _study(**protocol):
         for key in head:
             node = node[key]
         node[last] = value
-    return Study(Path("preregistrations/unit.yaml"), data, canonical_hash(data), "")
+    return Study(Path(path), data, canonical_hash(data), "")
 
 
 def _gates_doc(summaries, bulk):
@@ -505,14 +505,14 @@ def _gates_doc(summaries, bulk):
     }
 
 
-def _amended_case(registered):
+def _amended_case(registered, path="preregistrations/unit.yaml"):
     """Stored statistics of the amended study (mean tolerance 0.10) and a lock chain whose entry
     0 is ``registered``; the mean-difference CI is [-0.08, 0.08]."""
     from tailgate.protocol.registered import registered_settings
     from tailgate.report.adapt import gates_file_from_protocol
     from tailgate.stages.gates import evaluate
 
-    amended = _study()
+    amended = _study(path)
     summaries, _ = _stored()
     bulk = {("A", "B"): _bulk(mean=(-0.08, 0.08))}
     engine = evaluate(amended, summaries, bulk, registered_settings(amended))
@@ -592,6 +592,29 @@ def test_registered_plan_not_rederived_when_the_statistics_differ():
     assert r["h1"] is None and "gate_ci_level" in r["reason"]
     # no amendment: nothing to show
     assert registered_plan_verdicts(amended, chain[:1], [doc]) == []
+
+
+def test_registered_plan_of_reads_the_lock_and_the_gates_documents(tmp_path):
+    import json
+
+    from tailgate.stages.registered_plan import registered_plan_of
+
+    prereg = tmp_path / "preregistrations" / "unit.yaml"
+    amended, chain, doc, _ = _amended_case(_study(**{"tolerances.mean": 0.05}), prereg)
+    results = tmp_path / "results" / "unit"
+    gates = results / "gates" / "toxicity" / "logit.json"
+    gates.parent.mkdir(parents=True)
+    gates.write_text(json.dumps(doc))
+    lock = {"lock_version": 1, "study": "unit", "chain_length": 2, "head": {}, "chain": chain}
+    prereg.parent.mkdir()
+    verdict = {"gates": [{"scorer": "toxicity", "scale": "logit"}]}
+    # no lock entry beyond the freeze: nothing to read, nothing shown
+    (prereg.parent / "unit.lock.json").write_text(json.dumps({**lock, "chain": chain[:1]}))
+    assert registered_plan_of(amended, results, verdict) == ([], [])
+    (prereg.parent / "unit.lock.json").write_text(json.dumps(lock))
+    reg, inputs = registered_plan_of(amended, results, verdict)
+    assert [r["h1"] for r in reg] == ["KILL"]
+    assert inputs == [gates, prereg.parent / "unit.lock.json"]
 
 
 class Figures(HTMLParser):

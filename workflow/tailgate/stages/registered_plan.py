@@ -135,16 +135,18 @@ def _one(registered: Study, gates: Mapping[str, Any], blocked: Sequence[str]) ->
         return _not_derived(
             scorer, scale, headline, f"not re-derivable from the stored statistics: {reason}"
         )
-    view = gates_file_from_protocol(verdict.to_dict(), scorer=scorer, scale=scale)
+    passing = [f"{a} vs {b}" for a, b in verdict.passing_pairs]
+    reason = f"band rule '{verdict.band_rule}': " + (
+        f"{', '.join(passing)} pass every gate" if passing else "no registered pair passes"
+    )
+    view = gates_file_from_protocol(verdict.to_dict(), scorer=scorer, scale=scale, reason=reason)
     return {
         "scorer": scorer,
         "scale": scale,
         "headline": headline,
         "h1": verdict.h1,
-        "passing_pairs": [f"{a} vs {b}" for a, b in verdict.passing_pairs],
-        "reason": "re-derived from the stored statistics under the entry-0 registration ("
-        + view["h1"]["reason"]
-        + ")",
+        "passing_pairs": passing,
+        "reason": f"re-derived from the stored statistics under entry 0 ({reason})",
         "gates": view,
     }
 
