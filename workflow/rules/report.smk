@@ -32,6 +32,8 @@ rule verdict:
 rule report:
     input:
         verdict=VERDICT,
+        gates=[GATES.format(scorer=s, scale=sc) for s, sc in analyses()],
+        lock=str(STUDY.lock_path),
         fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
         power=POWER,
         operating=OPERATING,

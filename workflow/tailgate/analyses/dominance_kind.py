@@ -534,7 +534,9 @@ def _radar(conditions: Sequence[str], scores: Mapping[str, Sequence[float]]) -> 
     ax.set_xticks(angles)
     ax.set_xticklabels([f"μ − {r}" for r in axes], fontsize=7)
     ax.set_yticklabels([])
-    ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.3, 1.1))
+    # below the axes, inside the figure: the legend never covers a trace or leaves the image
+    fig.subplots_adjust(bottom=0.2)
+    fig.legend(loc="lower center", ncol=min(4, len(conditions)), fontsize=7, frameon=False)
     return fig
 
 
