@@ -7,7 +7,7 @@ from tailgate.analyses.registry import check_analyses
 check_analyses(STUDY.data, STUDY.path)
 
 ANALYSIS = f"{RESULTS}/analyses/{{analysis}}/statistics.json"
-LAYOUT = {"severities": SEVERITIES, "fits": FITS}
+LAYOUT = {"severities": SEVERITIES, "fits": FITS, "embeddings": EMBEDDINGS}
 
 
 rule analysis:

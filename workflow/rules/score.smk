@@ -41,3 +41,34 @@ rule merge_scores:
         **COMMON,
     script:
         "../scripts/merge.py"
+
+
+# Response embeddings (seed 004, SPECS A8): embed[model, condition, shard], the mean-pooled last
+# hidden state of a registered model (tailgate.score.embedding); read by the perturbation
+# analysis's energy test.
+
+from tailgate.score.embedding import embedding_fingerprint
+
+EMBEDDINGS = f"{RESULTS}/embeddings/{{embedder}}/{{condition}}/shard-{{shard}}.parquet"
+
+
+rule embed:
+    input:
+        generations=GENERATIONS,
+    output:
+        embeddings=EMBEDDINGS,
+        record=provenance_of(EMBEDDINGS),
+    log:
+        log_for("embed", "{embedder}", "{condition}", "{shard}"),
+    wildcard_constraints:
+        embedder="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    conda:
+        "../../envs/llm.yaml"
+    resources:
+        gpu=gpus("scoring"),
+    params:
+        **COMMON,
+        registered=lambda wc: embedding_fingerprint(STUDY, wc.embedder),
+        options=options("scoring"),
+    script:
+        "../scripts/embed.py"

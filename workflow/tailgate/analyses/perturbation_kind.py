@@ -8,13 +8,25 @@ match, a classifier probability). The conditions play four roles:
   ``pilot_responses`` [all] responses of each (in prompt-id order) estimate the null interval
   [â, b̂] by Algorithm B (``interval`` [order_statistics] or ``moments``; SPECS A6);
 - the design (m, n, τ) is then derived from [â, b̂], the registered ``budget`` B and ``alpha``
-  [protocol.alpha] by Algorithm C (SPECS A7) — a derived value of the registration, recomputed
-  identically by the audit from the stored pilot counts;
+  [protocol.alpha] by Algorithm C (SPECS A7) — a **derived value of the registration**: the rule
+  was frozen, so deriving it from the pilot is not a change. The statistics store it beside the
+  pilot counts it came from (``design.derived_from``), and every criterion re-derives it from
+  those counts first: a stored design that does not follow from them makes every criterion
+  that reads it NOT_TESTED, so the audit's re-derivation disagrees with a forged one. Changing
+  the pilot, the perturbation lists or the budget after data exists is a decision-rule change
+  (refused until amended, then a reported deviation);
 - ``null_queries``: the first m of them, n responses each, are the sampled null queries;
 - ``test_queries``: each gets the decision T̂ = min_i |p̂_t − p̂_i| > τ on its first n responses,
   the exact plug-in size and average power (SPECS A5), and beside it the classical two-proportion
   test against ``base_query`` [the first null query] on all their responses (Eq. 1 of 004,
   which the composite null replaces).
+
+- ``embedding`` [none] = {model, responses, resamples}: the energy-distance test on embedded
+  responses (SPECS A8). Each response is embedded by the registered local model (the
+  mean-pooled last hidden state, :mod:`tailgate.score.embedding`); each test query's first
+  ``responses`` responses are tested against the null queries' first ``responses`` pooled, and
+  against each null query alone (pairwise), with ``resamples`` label permutations whose seeds
+  derive from the study seed.
 
 If fewer than m null queries or fewer than n responses per query are available, the design is
 not met: the decisions are not made and criteria on them are NOT_TESTED. When every pilot query
@@ -23,17 +35,22 @@ answered alike (estimated width 0) no design exists: a reported status, and ever
 
 Criteria statistics: ``reject(t)`` (1 reject, 0 keep), ``pvalue(t)`` (plug-in composite p-value),
 ``naive_pvalue(t)``, ``statistic(t)`` (T̂), and ``size``, ``average_power``, ``width`` (b̂ − â),
-``m``, ``n``, ``tau`` of the design.
+``m``, ``n``, ``tau`` of the design; with ``embedding``: ``energy_pvalue(t)`` and
+``energy_statistic(t)`` (against the pooled null queries) and ``energy_pvalue(t, q)``,
+``energy_statistic(t, q)`` (against null query q).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from tailgate.errors import InputError
 from tailgate.prereg.study import Study
+from tailgate.seeds import seed_sequence
 
 from . import perturbation as P
 from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
@@ -42,6 +59,7 @@ from .kind_support import (
     condition_problems,
     num,
     scorer_problems,
+    seed_key,
     severity_paths,
     sorted_values,
     unknown_args,
@@ -51,6 +69,7 @@ __all__ = ["PERTURBATION", "PerturbationAnalysis", "settings"]
 
 _PER_TEST = ("reject", "pvalue", "naive_pvalue", "statistic")
 _DESIGN = ("size", "average_power", "width", "m", "n", "tau")
+_ENERGY = ("energy_pvalue", "energy_statistic")
 
 
 def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,6 +87,7 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
         "budget": int(spec["budget"]),
         "alpha": float(spec.get("alpha", data["protocol"]["alpha"])),
         "interval": str(spec.get("interval", "order_statistics")),
+        "embedding": None if spec.get("embedding") is None else dict(spec["embedding"]),
     }
 
 
@@ -91,6 +111,26 @@ class PerturbationAnalysis(AnalysisKind):
             out += condition_problems(spec[key], data, key)
         if "base_query" in spec:
             out += condition_problems([spec["base_query"]], data, "base_query")
+        emb = spec.get("embedding")
+        if emb is not None:
+            models = data.get("models") or {}
+            if emb["model"] not in models:
+                out.append(
+                    Problem(
+                        ("embedding", "model"),
+                        f"'{emb['model']}' is not a key of models",
+                        f"register the embedding model under 'models' (known: "
+                        f"{', '.join(sorted(models)) or 'none'})",
+                    )
+                )
+            if data["data"]["backend"] == "simulate":
+                out.append(
+                    Problem(
+                        ("embedding",),
+                        "the simulate backend writes no response texts to embed",
+                        "use the transformers or import backend, or drop 'embedding'",
+                    )
+                )
         overlap = set(spec["test_queries"]) & (set(spec["null_queries"]) | set(spec["pilot"]))
         if overlap:
             out.append(
@@ -110,6 +150,16 @@ class PerturbationAnalysis(AnalysisKind):
             return "takes no target"
         if ref.name in _DESIGN:
             return None if not ref.args else f"takes no arguments, got {len(ref.args)}"
+        if ref.name in _ENERGY:
+            if spec.get("embedding") is None:
+                return "needs a registered 'embedding' (model, responses, resamples)"
+            if len(ref.args) not in (1, 2):
+                return f"takes a test query and optionally a null query, got {len(ref.args)}"
+            if ref.args[0] not in spec["test_queries"]:
+                return f"names '{ref.args[0]}', which is not a test query"
+            if len(ref.args) == 2 and ref.args[1] not in spec["null_queries"]:
+                return f"names '{ref.args[1]}', which is not a null query"
+            return None
         if ref.name not in _PER_TEST:
             return "is not a statistic of the perturbation kind"
         if len(ref.args) != 1:
@@ -126,7 +176,19 @@ class PerturbationAnalysis(AnalysisKind):
         self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
     ) -> dict[str, list[str]]:
         st = settings(spec, study.data)
-        return {"severities": severity_paths(spec, layout, _all_conditions(st))}
+        out = {"severities": severity_paths(spec, layout, _all_conditions(st))}
+        if st["embedding"] is not None:
+            template = layout.get("embeddings") or layout["severities"].replace(
+                "/severities/{scorer}/{scale}/{condition}.parquet",
+                "/embeddings/{embedder}/{condition}/shard-{shard}.parquet",
+            )
+            shards = int(study.data["generation"]["shards"])
+            out["embeddings"] = [
+                template.format(embedder=st["embedding"]["model"], condition=c, shard=k)
+                for c in _energy_conditions(st)
+                for k in range(shards)
+            ]
+        return out
 
     def compute(
         self,
@@ -185,6 +247,9 @@ class PerturbationAnalysis(AnalysisKind):
                     nearest=nulls[ct.nearest],
                 )
             tests[t] = entry
+        energy = None
+        if st["embedding"] is not None:
+            energy = _energy_tests(study, name, st, inputs["embeddings"], threads=threads)
         return AnalysisResult(
             {
                 "settings": st,
@@ -216,9 +281,11 @@ class PerturbationAnalysis(AnalysisKind):
                     "ideal_average_power": P.ideal_average_power(d.m, d.tau, d.a, d.b),
                     "hoeffding_size_bound": num(d.hoeffding_size_bound),
                     "met": met,
+                    "derived_from": _derivation(st, n0, pilot_counts),
                 },
                 "null": {"queries": nulls, "counts": null_counts},
                 "tests": tests,
+                **({} if energy is None else {"energy": energy}),
             }
         )
 
@@ -226,11 +293,17 @@ class PerturbationAnalysis(AnalysisKind):
         self, spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
     ) -> tuple[float | None, str]:
         d = stats["design"]
+        if ref.name in _ENERGY:
+            return _energy_statistic(stats, ref)
         if ref.name == "width":
             iv = stats["pilot"]["interval"]
             return float(iv["high"] - iv["low"]), f"b̂ − â ({iv['method']})"
         if d["status"] != "ok" and ref.name != "naive_pvalue":
             return None, d["status"]
+        if ref.name != "naive_pvalue":
+            why = _design_mismatch(spec, stats)
+            if why is not None:
+                return None, why
         if ref.name in _DESIGN:
             return float(d[ref.name]), "Algorithm C design (SPECS A7)"
         t = stats["tests"][ref.args[0]]
@@ -256,6 +329,9 @@ class PerturbationAnalysis(AnalysisKind):
                 f"responses give [â, b̂] = [{iv['low']:.4f}, {iv['high']:.4f}] ({iv['method']}); "
                 f"Algorithm C at budget B = {st['budget']} and α = {st['alpha']:g} derives the "
                 f"design below (exact size and average power under the uniform model, SPECS A5). "
+                "The design is a derived value of the registration, not a change of it: the "
+                "rule was frozen before the pilot, and the design is stored with the pilot "
+                "counts it came from and re-derived from them by every criterion and the audit. "
                 "The classical two-proportion test against the base query is shown beside the "
                 "composite test: it calls semantically irrelevant differences significant."
             ),
@@ -320,6 +396,8 @@ class PerturbationAnalysis(AnalysisKind):
                 f"p-hat {name}",
             ),
         ]
+        if "energy" in stats:
+            blocks += _energy_blocks(name, stats["energy"])
         return blocks
 
     def card_columns(
@@ -334,6 +412,144 @@ class PerturbationAnalysis(AnalysisKind):
             },
             f"{name}: p̂": {t: fmt(v["p_all"]) for t, v in stats["tests"].items()},
         }
+
+
+def _energy_conditions(st: Mapping[str, Any]) -> list[str]:
+    """The queries whose responses are embedded: the test queries, then the null queries."""
+    return [*st["test_queries"], *[q for q in st["null_queries"] if q not in st["test_queries"]]]
+
+
+def _energy_tests(
+    study: Study, name: str, st: Mapping[str, Any], paths: Sequence[str], *, threads: int = 1
+) -> dict[str, Any]:
+    """SPECS A8 per test query: against the pooled null queries and against each one alone."""
+    from tailgate.score.embedding import read_embeddings
+
+    emb = st["embedding"]
+    k, R = int(emb["responses"]), int(emb["resamples"])
+    conditions = _energy_conditions(st)
+    per = len(paths) // len(conditions)
+    vectors: dict[str, np.ndarray] = {}
+    for i, c in enumerate(conditions):
+        _, x = read_embeddings(list(paths[i * per : (i + 1) * per]))
+        vectors[c] = x
+    short = [c for c in conditions if vectors[c].shape[0] < k]
+    out: dict[str, Any] = {
+        "model": emb["model"],
+        "responses": k,
+        "resamples": R,
+        "short": short,
+        "tests": {},
+    }
+    if short:
+        out["status"] = (
+            f"not tested: {', '.join(short)} have fewer than the registered {k} responses"
+        )
+        return out
+    widths = {vectors[c].shape[1] for c in conditions}
+    if len(widths) != 1:
+        raise InputError(
+            f"{paths[0]}: the embeddings of the analysis's queries differ in dimension "
+            f"({sorted(widths)}). Fix: re-run the embed stage with the registered model."
+        )
+    out["status"] = "ok"
+    pooled = np.vstack([vectors[q][:k] for q in st["null_queries"]])
+
+    def run(t: str, other: str, y: np.ndarray) -> dict[str, Any]:
+        seed = seed_sequence(study.seed, *seed_key(name, "energy", t, other))
+        res = P.energy_test(vectors[t][:k], y, R, seed)
+        return {"statistic": res.statistic, "pvalue": res.pvalue, "n1": res.n1, "n2": res.n2}
+
+    for t in st["test_queries"]:
+        out["tests"][t] = {
+            "pooled": run(t, "pooled", pooled),
+            "pairwise": {q: run(t, q, vectors[q][:k]) for q in st["null_queries"]},
+        }
+    return out
+
+
+def _energy_statistic(stats: Mapping[str, Any], ref: StatisticRef) -> tuple[float | None, str]:
+    energy = stats.get("energy")
+    if energy is None:
+        return None, "no energy test in the statistics"
+    if energy["status"] != "ok":
+        return None, energy["status"]
+    t = energy["tests"][ref.args[0]]
+    res = t["pooled"] if len(ref.args) == 1 else t["pairwise"][ref.args[1]]
+    key = "pvalue" if ref.name == "energy_pvalue" else "statistic"
+    against = "the pooled null queries" if len(ref.args) == 1 else f"null query {ref.args[1]}"
+    return float(res[key]), f"energy test (SPECS A8) against {against}"
+
+
+def _energy_blocks(name: str, energy: Mapping[str, Any]) -> list[Block]:
+    from tailgate.report.tables import Table, fmt
+
+    head = Paragraph(
+        f"Energy-distance test (SPECS A8) on responses embedded by '{energy['model']}' "
+        f"(mean-pooled last hidden state): each test query's first {energy['responses']} "
+        f"responses against the null queries' pooled and against each one alone, "
+        f"{energy['resamples']} label permutations."
+        + ("" if energy["status"] == "ok" else f" Status: {energy['status']}.")
+    )
+    rows = []
+    for t, v in energy["tests"].items():
+        rows.append((t, "pooled null queries", fmt(v["pooled"]["statistic"]),
+                     fmt(v["pooled"]["pvalue"])))  # fmt: skip
+        for q, r in v["pairwise"].items():
+            rows.append((t, q, fmt(r["statistic"]), fmt(r["pvalue"])))
+    table = Table(
+        f"{name}: energy test of embedded responses",
+        ("test query", "against", "E", "permutation p"),
+        tuple(rows),
+    )
+    return [head, table]
+
+
+def _derivation(st: Mapping[str, Any], n0: int, counts: Sequence[int]) -> dict[str, Any]:
+    """Where the derived design came from: the registered rule and the pilot counts."""
+    return {
+        "rule": "Algorithm B (SPECS A6) on the pilot, then Algorithm C (SPECS A7)",
+        "pilot_counts": [int(c) for c in counts],
+        "pilot_responses": int(n0),
+        "interval": st["interval"],
+        "budget": int(st["budget"]),
+        "alpha": float(st["alpha"]),
+        "registration_change": False,
+    }
+
+
+@functools.lru_cache(maxsize=32)
+def _rederived(
+    counts: tuple[int, ...], n0: int, method: str, budget: int, alpha: float
+) -> tuple[int, int, int] | None:
+    interval = P.estimate_interval(np.array(counts) / n0, n0, method)  # type: ignore[arg-type]
+    if not 0 < interval.high - interval.low < 1:
+        return None
+    d = P.design(interval.low, interval.high, budget, alpha)
+    return d.m, d.n, d.J
+
+
+def _design_mismatch(spec: Mapping[str, Any], stats: Mapping[str, Any]) -> str | None:
+    """Why the stored design does not follow from the stored pilot counts under the registered
+    rule (None when it does): the design is re-derived, never trusted."""
+    d, pilot = stats["design"], stats["pilot"]
+    alpha = float(spec.get("alpha", stats["settings"]["alpha"]))
+    try:
+        again = _rederived(
+            tuple(int(c) for c in pilot["counts"]),
+            int(pilot["responses"]),
+            str(spec.get("interval", "order_statistics")),
+            int(spec["budget"]),
+            alpha,
+        )
+    except (ValueError, TypeError, KeyError) as exc:
+        return f"the stored pilot cannot be re-derived ({exc})"
+    if again != (d["m"], d["n"], d["J"]):
+        return (
+            f"the stored design (m, n, J) = ({d['m']}, {d['n']}, {d['J']}) does not follow from "
+            f"the stored pilot counts, which give {again}"
+        )
+    return None
 
 
 def _no_design(width: float) -> dict[str, Any]:
