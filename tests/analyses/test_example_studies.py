@@ -156,6 +156,73 @@ def test_perturbation_demo_refuses_a_changed_budget_or_perturbation_list(perturb
     )
 
 
+def test_perturbation_demo_design_is_stored_as_derived_from_the_pilot(perturbation_demo) -> None:
+    """The design is a derived value of the registration: stored with the pilot counts it came
+    from, re-derived by the criteria, and a forged design makes its criteria NOT_TESTED."""
+    from tailgate.analyses.registry import kind_of
+    from tailgate.prereg.study import load
+
+    doc = json.loads(
+        (perturbation_demo.results / "analyses" / "composite-null" / "statistics.json").read_text()
+    )
+    st = doc["statistics"]
+    derived = st["design"]["derived_from"]
+    assert derived["pilot_counts"] == st["pilot"]["counts"]
+    assert (derived["pilot_responses"], derived["budget"], derived["alpha"]) == (100, 3000, 0.05)
+    assert derived["registration_change"] is False
+    md = (perturbation_demo.results / "report.md").read_text()
+    assert "derived value of the registration, not a change" in md
+    spec = load(perturbation_demo.prereg).data["analyses"]["composite-null"]
+    kind = kind_of(spec)
+    honest = {o.name: o.outcome for o in kind.criteria(spec, st)}
+    assert honest["design-valid"] == "PASS"
+    forged = json.loads(json.dumps(st))
+    forged["design"]["J"] += 1  # a design that the stored pilot counts do not give
+    outcomes = {o.name: o.outcome for o in kind.criteria(spec, forged)}
+    assert outcomes["design-valid"] == "NOT_TESTED"
+    assert outcomes["variant-kept"] == "NOT_TESTED"
+    assert outcomes["naive-test-rejects-variant"] == honest["naive-test-rejects-variant"]
+
+
+def test_perturbation_demo_amended_budget_and_list_after_the_pilot_is_a_deviation(
+    perturbation_demo, tmp_path
+) -> None:
+    """A changed budget or perturbation list after the pilot data exist: verify and the
+    workflow refuse; `tailgate amend` records it as a decision-rule change after data, which
+    the amendment log reports as a deviation; the study then proceeds under the new head."""
+    from tailgate.prereg.deviations import amendment_log
+    from tailgate.prereg.lock import read_lock
+
+    root = tmp_path / "copy"
+    shutil.copytree(perturbation_demo.root, root, symlinks=True)  # with Snakemake's metadata
+    proj = Project(root, "perturbation-demo")
+    proj.replace("budget: 3000", "budget: 4000")
+    proj.replace("null14, null15]", "null14]")
+    for res in (proj.cli("verify", proj.prereg), proj.snakemake("-n")):
+        assert res.returncode != 0
+        out = res.stdout + res.stderr
+        assert "analyses.composite-null.budget" in out, out[-2000:]
+        assert "analyses.composite-null.null_queries" in out, out[-2000:]
+    res = proj.cli("amend", proj.prereg, "--reason", "a larger budget after the pilot")
+    assert res.returncode == 0, res.stdout + res.stderr
+    lock = read_lock(proj.prereg.with_suffix(".lock.json"))
+    entry = lock.chain[-1]
+    assert entry["data_existed"] is True
+    changed = {c["field"]: c for c in entry["changes"]}
+    assert changed["analyses.composite-null.budget"]["decision"] is True
+    assert changed["analyses.composite-null.null_queries"]["decision"] is True
+    _, deviations = amendment_log(lock)
+    assert len(deviations) == 1
+    assert "analyses.composite-null.budget" in deviations[0]["what"]
+    assert "changed after data existed" in deviations[0]["what"]
+    assert proj.cli("verify", proj.prereg).returncode == 0
+    target = f"results/{proj.name}/analyses/composite-null/statistics.json"
+    res = proj.snakemake(target)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    st = json.loads((proj.results / "analyses" / "composite-null" / "statistics.json").read_text())
+    assert st["statistics"]["design"]["derived_from"]["budget"] == 4000
+
+
 # --- percentiles-demo ---------------------------------------------------------------------------
 
 
