@@ -77,7 +77,8 @@ def gpus(section):
 def generate_inputs(wildcards):
     if STUDY.data["data"]["backend"] == "transformers":
         if STUDY.condition(wildcards.condition).get("query") is not None:
-            return {}  # a query condition answers its registered query (no prompt selection)
+            # a query condition answers its registered query: no prompt selection
+            return {}
         return {"prompts": PROMPTS}
     if STUDY.data["data"]["backend"] == "import":
         return {"data": STUDY.data["data"]["import"]["path"]}
