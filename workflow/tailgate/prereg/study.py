@@ -185,6 +185,14 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
                 "lower the condition's prompts or raise sample_cap",
             )
         model = cond.get("model")
+        if cond.get("query") is not None and backend != "transformers":
+            fail(
+                ("conditions", i, "query"),
+                f"condition '{name}' registers a query, but data.backend is {backend}: only the "
+                "transformers backend answers a registered query",
+                "remove 'query' (simulate and import conditions carry their own rows) or use "
+                "data.backend: transformers",
+            )
         if backend == "transformers":
             if model is None:
                 fail(
