@@ -454,7 +454,7 @@ def test_10_a_shortfall_is_a_deviation_shown_first(import_run):
 def test_10_a_registered_minimum_refuses_the_shortfall(imported, tmp_path):
     imported.replace("    prompts: 2000\n", "    prompts: 2000\n    min_rows: 1500\n")
     assert imported.cli("amend", imported.prereg, "--reason", "add a minimum")[0] == 0
-    res = imported.snakemake("--forcerun", "merge_scores")
+    res = imported.snakemake("--forcerun", "transform")
     text = res.stdout + res.stderr
     assert res.returncode != 0 and "min_rows" in text and "300 scored rows" in text
 

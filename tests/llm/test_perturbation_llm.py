@@ -9,7 +9,14 @@ import re
 
 import pyarrow.parquet as pq
 import pytest
-from tiny_project import build_assets, freeze, make_project, transformers_study, workflow_project
+from tiny_project import (
+    build_assets,
+    freeze,
+    make_project,
+    scores_table,
+    transformers_study,
+    workflow_project,
+)
 
 NAME = "tinypert"
 PROMPTS = 12
@@ -79,6 +86,6 @@ def test_regex_replies_feed_the_composite_test(pert_run) -> None:
         assert st["tests"]["noisy3"]["p_test"] == sum(_yes(pert_run, "noisy3")[: d["n"]]) / d["n"]
     yes = _yes(pert_run, "noisy3")
     assert st["tests"]["noisy3"]["p_all"] == pytest.approx(sum(yes) / len(yes))
-    scores = pq.read_table(pert_run.results / "scores" / "says-e" / "noisy3.parquet").to_pandas()
+    scores = scores_table(pert_run.results, "says-e", "noisy3")
     assert sorted(scores["score"].unique()) <= [0.0, 1.0]
     assert [c["name"] for c in doc["criteria"]] == ["size-at-most-alpha"]

@@ -3,8 +3,8 @@
 A study in tmp_path registers the ``transformers`` backend with a local prompts JSONL in the
 RealToxicityPrompts schema, a clean and an embedding-noise condition, and all four scorer kinds;
 it is frozen with ``tailgate freeze`` and run with ``snakemake -s <repo>/Snakefile -d <project>``
-(the protocol-workflow tests' helper). Targets are the merged score tables, so these tests do not
-depend on the fit or report stages. Checked: every row reaches every merged table; the rule's
+(the protocol-workflow tests' helper). Targets are the score shards, so these tests do not
+depend on the fit or report stages. Checked: every row reaches every scorer's shards; the rule's
 generations equal an in-process call of the backend (and differ from the same call without the
 registered noise); ``--cores 1`` and ``--cores 2`` write the same bytes; bad model paths,
 missing columns, non-finite scores and empty completions fail their job with the one-paragraph
@@ -27,7 +27,8 @@ from tiny_project import (
     freeze,
     import_study,
     make_project,
-    merged_scores,
+    score_shards,
+    scores_table,
     transformers_study,
     workflow_project,
     write_import_data,
@@ -95,10 +96,10 @@ def _new_project(root: Path, assets):
 
 @pytest.fixture(scope="module")
 def llm_run(tmp_path_factory, assets, job_env):
-    """Both conditions' generations and the perturbed one's merged score tables, run once with
+    """Both conditions' generations and the perturbed one's score shards, run once with
     ``--cores 2``; read-only."""
     proj = _new_project(tmp_path_factory.mktemp("llm-run"), assets)
-    res = proj.snakemake(*_generations(), *merged_scores(NAME, SCORERS, SCORED), cores=2)
+    res = proj.snakemake(*_generations(), *score_shards(NAME, SCORERS, SCORED, SHARDS), cores=2)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return proj
 
@@ -126,7 +127,7 @@ def test_every_scorer_scores_every_generated_row(llm_run):
         gens = pd.concat(shards).sort_values("prompt_id").reset_index(drop=True)
         assert gens["prompt_id"].tolist() == selected
         assert (gens["completion"] != "").all()
-        merged = {s: _table(llm_run, merged_scores(NAME, [s], [condition])[0]) for s in SCORERS}
+        merged = {s: scores_table(llm_run.results, s, condition) for s in SCORERS}
         for scorer, table in merged.items():
             assert table["prompt_id"].tolist() == selected, scorer
             assert np.isfinite(table["score"]).all(), scorer
@@ -239,7 +240,7 @@ def test_imported_study_through_snakemake(tmp_path, job_env):
     prereg = make_project(tmp_path / "proj", "imp", text)
     freeze(prereg)
     proj = workflow_project(tmp_path / "proj", "imp")
-    good = merged_scores("imp", ["imported", "profanity"], ["base", "tuned"])
+    good = score_shards("imp", ["imported", "profanity"], ["base", "tuned"], 1)
     bad = "results/imp/scores/profanity/blank/shard-0.parquet"
     res = proj.snakemake("--keep-going", *good, bad, cores=2)
     assert res.returncode != 0
@@ -247,10 +248,10 @@ def test_imported_study_through_snakemake(tmp_path, job_env):
 
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     for condition in ("base", "tuned"):
-        got = _table(proj, f"results/imp/scores/imported/{condition}.parquet")
+        got = scores_table(proj.results, "imported", condition)
         want = sorted((r["prompt_id"], r["score"]) for r in rows if r["condition"] == condition)
         assert list(zip(got["prompt_id"], got["score"], strict=True)) == want
-        assert len(_table(proj, f"results/imp/scores/profanity/{condition}.parquet")) == 6
+        assert len(scores_table(proj.results, "profanity", condition)) == 6
     log = (proj.root / "results/imp/logs/score/profanity-blank-0.log").read_text()
     message = "cannot score row 1 (prompt_id 1) of condition 'blank'"
     assert message in log and message in res.stdout + res.stderr

@@ -196,9 +196,25 @@ def workflow_project(root: Path, name: str):
     return Project(root, name)
 
 
-def merged_scores(name: str, scorers: list[str], conditions: list[str]) -> list[str]:
-    """The merged score tables ``results/<study>/scores/<scorer>/<condition>.parquet``."""
-    return [f"results/{name}/scores/{s}/{c}.parquet" for s in scorers for c in conditions]
+def score_shards(name: str, scorers: list[str], conditions: list[str], shards: int) -> list[str]:
+    """The score shards ``results/<study>/scores/<scorer>/<condition>/shard-<k>.parquet``."""
+    return [
+        f"results/{name}/scores/{s}/{c}/shard-{k}.parquet"
+        for s in scorers
+        for c in conditions
+        for k in range(shards)
+    ]
+
+
+def scores_table(results: Path, scorer: str, condition: str):
+    """Every score shard of ``condition`` under ``results`` (results/<study>), by prompt id."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    paths = sorted((Path(results) / "scores" / scorer / condition).glob("shard-*.parquet"))
+    assert paths, f"no score shards of {scorer}/{condition} in {results}"
+    table = pd.concat([pq.read_table(p).to_pandas() for p in paths])
+    return table.sort_values("prompt_id").reset_index(drop=True)
 
 
 def main(argv: list[str] | None = None) -> int:

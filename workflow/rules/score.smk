@@ -1,8 +1,7 @@
-# Scoring stage: score[scorer, condition, shard] with the registered scorer, then merge the
-# shards of a condition into scores/<scorer>/<condition>.parquet (sorted by prompt_id).
+# Scoring stage: score[scorer, condition, shard] with the registered scorer. The shards are the
+# only copy of the scores: the transform stage reads them all (no merged table is written).
 
 SCORES = f"{RESULTS}/scores/{{scorer}}/{{condition}}/shard-{{shard}}.parquet"
-MERGED = f"{RESULTS}/scores/{{scorer}}/{{condition}}.parquet"
 
 
 rule score:
@@ -23,24 +22,6 @@ rule score:
         options=options("scoring"),
     script:
         "../scripts/score.py"
-
-
-rule merge_scores:
-    input:
-        shards=lambda wc: expand(
-            SCORES, scorer=wc.scorer, condition=wc.condition, shard=shards()
-        ),
-    output:
-        merged=MERGED,
-        record=provenance_of(MERGED),
-    log:
-        log_for("merge_scores", "{scorer}", "{condition}"),
-    conda:
-        "../../envs/stats.yaml"
-    params:
-        **COMMON,
-    script:
-        "../scripts/merge.py"
 
 
 # Response embeddings (seed 004, SPECS A8): embed[model, condition, shard], the mean-pooled last

@@ -1,4 +1,4 @@
-# Transform stage: transform[scorer, scale] puts every condition's merged scores on one scale
+# Transform stage: transform[scorer, scale] puts every condition's score shards on one scale
 # (identity, probability, or logit with the registered clipping ε) and records the clip counts.
 
 SEVERITIES = f"{RESULTS}/severities/{{scorer}}/{{scale}}/{{condition}}.parquet"
@@ -7,8 +7,10 @@ TRANSFORM_SUMMARY = f"{RESULTS}/severities/{{scorer}}/{{scale}}/transform.json"
 
 rule transform:
     input:
-        merged=lambda wc: [
-            MERGED.format(scorer=wc.scorer, condition=c) for c in conditions()
+        scores=lambda wc: [
+            SCORES.format(scorer=wc.scorer, condition=c, shard=k)
+            for c in conditions()
+            for k in shards()
         ],
     output:
         severities=expand(SEVERITIES, condition=conditions(), allow_missing=True),
@@ -24,6 +26,7 @@ rule transform:
     params:
         **COMMON,
         conditions=conditions(),
+        shards=len(shards()),
         registered=lambda wc: registered("transform", scorer=wc.scorer),
     script:
         "../scripts/transform.py"

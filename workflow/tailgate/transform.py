@@ -137,30 +137,34 @@ def transform_scores(
 
 
 def write_severities(
-    scores_path: str | os.PathLike[str],
+    scores: str | os.PathLike[str] | pa.Table,
     out_path: str | os.PathLike[str],
     *,
     scale: str,
     epsilon: float,
     score_column: str = "score",
     summary_path: str | os.PathLike[str] | None = None,
+    source: str | None = None,
 ) -> TransformSummary:
-    """Read merged scores (``prompt_id`` + ``score_column``), write ``prompt_id, severity``.
+    """Put scores (``prompt_id`` + ``score_column``: a table, or a file holding one) on
+    ``scale`` and write ``prompt_id, severity``.
 
     The output is sorted by ``prompt_id``; ``summary_path`` (optional) receives the
-    :class:`TransformSummary` as JSON. Both files are written atomically.
+    :class:`TransformSummary` as JSON. Both files are written atomically. ``source`` names the
+    scores in messages (default: the file).
     """
-    table = pq.read_table(scores_path)
+    table = scores if isinstance(scores, pa.Table) else pq.read_table(scores)
+    source = source or str(scores if not isinstance(scores, pa.Table) else "scores")
     for column in ("prompt_id", score_column):
         if column not in table.column_names:
             raise TransformError(
-                f"Scores file {scores_path} has no column {column!r} (it has "
-                f"{', '.join(table.column_names)}). Fix: point the transform at a merged scores "
-                f"file, or set the registered scorer's column name."
+                f"Scores {source} have no column {column!r} (they have "
+                f"{', '.join(table.column_names)}). Fix: point the transform at score shards, "
+                f"or set the registered scorer's column name."
             )
     table = table.sort_by("prompt_id")
-    scores = table.column(score_column).to_numpy(zero_copy_only=False).astype(np.float64)
-    result = transform_scores(scores, scale, epsilon, source=str(scores_path))
+    values = table.column(score_column).to_numpy(zero_copy_only=False).astype(np.float64)
+    result = transform_scores(values, scale, epsilon, source=source)
     out = pa.table(
         {
             "prompt_id": table.column("prompt_id").cast(pa.int64()),

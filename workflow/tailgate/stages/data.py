@@ -17,13 +17,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tailgate.atomic import write_parquet
 from tailgate.errors import InputError, RefusalError
 from tailgate.prereg.pins import pinned_files
 
 from .common import open_stage
 
-__all__ = ["generate_stage", "merge_stage", "prompts_stage", "score_stage"]
+__all__ = ["generate_stage", "merge_scores", "prompts_stage", "score_stage", "scored_rows"]
 
 
 def prompts_stage(
@@ -124,30 +123,19 @@ def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) ->
     return table
 
 
-def merge_stage(
-    prereg: str | os.PathLike[str],
-    results: str | os.PathLike[str],
-    scorer: str,
-    condition: str,
-    shards: Sequence[str | os.PathLike[str]],
-    out: str | os.PathLike[str],
-) -> None:
-    """``scores/<scorer>/<condition>.parquet``: every shard's scores, sorted by prompt id."""
-    ctx = open_stage(prereg, results)
+def scored_rows(
+    study: Any, scorer: str, condition: str, shards: Sequence[str | os.PathLike[str]]
+) -> pa.Table:
+    """Every score shard of ``condition`` by prompt id (:func:`merge_scores`), refused when
+    fewer rows than the registered ``conditions[].min_rows`` were scored."""
     table = merge_scores(shards, condition=condition)
-    minimum = ctx.study.condition(condition).get("min_rows")
+    minimum = study.condition(condition).get("min_rows")
     if minimum is not None and table.num_rows < int(minimum):
         raise RefusalError(
             f"Refusing to analyse condition '{condition}' (scorer {scorer}): {table.num_rows:,} "
             f"scored rows, fewer than the registered minimum conditions[{condition}].min_rows = "
-            f"{int(minimum):,} ({ctx.study.path}). The registered design was not realised: "
+            f"{int(minimum):,} ({study.path}). The registered design was not realised: "
             "collect the missing data (import file, generation, on_empty drops), or record the "
             "smaller design with 'tailgate amend'."
         )
-    write_parquet(out, table)
-    ctx.record(
-        out,
-        inputs=list(shards),
-        kind="data",
-        extra={"scorer": scorer, "rows": table.num_rows},
-    )
+    return table

@@ -1,6 +1,8 @@
-"""Transform stage: merged scores → severities on one scale (Section 6.2 of seed 000).
+"""Transform stage: score shards → severities on one scale (Section 6.2 of Zhou 2026).
 
-``transform[scorer, scale]`` writes ``severities/<scorer>/<scale>/<condition>.parquet`` for every
+``transform[scorer, scale]`` reads every score shard of every condition (no merged copy of the
+scores is kept: :func:`tailgate.stages.data.scored_rows`, which also applies a registered
+``min_rows``) and writes ``severities/<scorer>/<scale>/<condition>.parquet`` for every
 condition and ``severities/<scorer>/<scale>/transform.json`` with, per condition, the registered ε
 and how many scores were clipped at each end (a large count means ε is part of the result).
 """
@@ -8,12 +10,13 @@ and how many scores were clipped at each end (a large count means ε is part of 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from tailgate.atomic import write_json
 from tailgate.transform import write_severities
 
 from .common import open_stage
+from .data import scored_rows
 
 __all__ = ["transform_stage"]
 
@@ -23,19 +26,23 @@ def transform_stage(
     results: str | os.PathLike[str],
     scorer: str,
     scale: str,
-    merged: Mapping[str, str | os.PathLike[str]],
+    scores: Mapping[str, Sequence[str | os.PathLike[str]]],
     out: Mapping[str, str | os.PathLike[str]],
     summary: str | os.PathLike[str],
 ) -> dict[str, dict]:
-    """Put every condition's merged scores on ``scale``; ``merged``/``out`` map condition → path."""
+    """Put every condition's scores on ``scale``; ``scores`` maps condition → its score shards,
+    ``out`` condition → severities path."""
     ctx = open_stage(prereg, results)
     eps = float(ctx.study.data["transform"]["epsilon"])
     summaries = {}
     for condition in ctx.study.conditions():
         name = condition["name"]
-        s = write_severities(merged[name], out[name], scale=scale, epsilon=eps)
+        shards = list(scores[name])
+        table = scored_rows(ctx.study, scorer, name, shards)
+        source = f"scores/{scorer}/{name}/shard-*.parquet"
+        s = write_severities(table, out[name], scale=scale, epsilon=eps, source=source)
         summaries[name] = s.to_dict()
-        ctx.record(out[name], inputs=[merged[name]], extra={"scale": scale, **s.to_dict()})
+        ctx.record(out[name], inputs=shards, extra={"scale": scale, **s.to_dict()})
     doc = {"scorer": scorer, "scale": scale, "epsilon": eps, "conditions": summaries}
     write_json(summary, doc)
     ctx.record(summary, inputs=[out[c["name"]] for c in ctx.study.conditions()])
