@@ -211,7 +211,8 @@ def scores_table(results: Path, scorer: str, condition: str):
     import pandas as pd
     import pyarrow.parquet as pq
 
-    paths = sorted((Path(results) / "scores" / scorer / condition).glob("shard-*.parquet"))
+    folder = Path(results) / "scores" / scorer / condition
+    paths = sorted(p for p in folder.glob("shard-*.parquet") if p.name.count(".") == 1)
     assert paths, f"no score shards of {scorer}/{condition} in {results}"
     table = pd.concat([pq.read_table(p).to_pandas() for p in paths])
     return table.sort_values("prompt_id").reset_index(drop=True)
