@@ -151,8 +151,6 @@ class AuditReport:
         }
 
 
-
-
 def _prereg_of(rd: Path) -> Path:
     """``<project>/preregistrations/<study>.yaml`` beside ``<project>/results/<study>``, found
     from the path as written (a linked results folder does not lead elsewhere)."""
