@@ -135,3 +135,17 @@ def test_a_tolerance_changes_the_operating_characteristics_and_gates(small_demo)
         assert stage_fingerprint(other, stage) != stage_fingerprint(small_demo, stage)
     for stage in ("power", "bulk"):
         assert stage_fingerprint(other, stage) == stage_fingerprint(small_demo, stage)
+
+
+def test_an_embed_job_reads_its_own_model_entry_only():
+    from types import SimpleNamespace
+
+    def study(models):
+        return SimpleNamespace(data={"models": models})
+
+    base = {"enc.v1": {"id": "local/enc"}, "lm": {"id": "local/lm"}}
+    fp = stage_fingerprint(study(base), "embed", embedder="enc.v1")
+    other = {**base, "lm": {"id": "local/lm2"}}
+    assert stage_fingerprint(study(other), "embed", embedder="enc.v1") == fp
+    changed = {**base, "enc.v1": {"id": "local/enc2"}}
+    assert stage_fingerprint(study(changed), "embed", embedder="enc.v1") != fp

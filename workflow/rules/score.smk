@@ -28,8 +28,6 @@ rule score:
 # hidden state of a registered model (tailgate.score.embedding); read by the perturbation
 # analysis's energy test.
 
-from tailgate.score.embedding import embedding_fingerprint
-
 EMBEDDINGS = f"{RESULTS}/embeddings/{{embedder}}/{{condition}}/shard-{{shard}}.parquet"
 
 
@@ -49,7 +47,7 @@ rule embed:
         gpu=gpus("scoring"),
     params:
         **COMMON,
-        registered=lambda wc: embedding_fingerprint(STUDY, wc.embedder),
+        registered=lambda wc: registered("embed", embedder=wc.embedder),
         options=options("scoring"),
     script:
         "../scripts/embed.py"

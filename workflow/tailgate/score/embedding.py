@@ -30,18 +30,7 @@ import pyarrow.parquet as pq
 from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
 
-__all__ = ["embed_shard", "embed_stage", "embed_texts", "embedding_fingerprint", "read_embeddings"]
-
-
-def embedding_fingerprint(study: Any, model: str) -> str:
-    """What an embed job reads of the registration (the model's entry): its ``registered``
-    parameter, so that Snakemake re-embeds exactly when an amendment changed the model."""
-    import hashlib
-    import json
-
-    entry = (study.data.get("models") or {}).get(model)
-    text = json.dumps({"models": {model: entry}}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+__all__ = ["embed_shard", "embed_stage", "embed_texts", "read_embeddings"]
 
 
 def embed_texts(lm: Any, texts: list[str], *, batch_size: int = 16) -> np.ndarray:

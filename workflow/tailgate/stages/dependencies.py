@@ -2,13 +2,14 @@
 exactly the stages whose registered inputs it changed (Snakemake re-runs a job when its
 ``registered`` parameter — :func:`stage_fingerprint` — changes).
 
-A stage's entry lists the canonical document's parts it reads (dotted paths; ``conditions[c]``
-and ``scorers[s]`` name one entry, ``{condition}`` and ``{scorer}`` are the job's wildcards)
-and the *derived* values it reads that depend on parts it does not otherwise read (e.g. the fit
-stores the gate CI level, which depends on α, the multiplicity rule and the family size, not on
-the tolerances). Leaving a part out is a correctness bug (a stale result after an amendment);
-``tests/workflow/test_stage_dependencies.py`` changes every part a stage does not list and checks
-that the stage's output stays byte-identical.
+A stage's entry lists the canonical document's parts it reads: dotted paths, where
+``conditions[c]``, ``scorers[s]`` and ``models[key]`` name one entry and ``{condition}``,
+``{scorer}`` and the like are the job's wildcards. Beside them, the *derived* values it reads
+that depend on parts it does not otherwise read (the fit stores the gate CI level, which depends
+on α, the multiplicity rule and the family size, not on the tolerances). Leaving a part out is a
+correctness bug (a stale result after an amendment); ``tests/workflow/test_stage_dependencies.py``
+changes every decision rule in turn and checks that a stage whose fingerprint stayed the same
+writes the same bytes.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ STAGE_PARTS: dict[str, tuple[str, ...]] = {
     "select_prompts": ("seed", "data.prompts", "sample_cap", "conditions"),
     "generate": ("seed", "data", "generation", "models", "sample_cap", "conditions[{condition}]"),
     "score": ("scorers[{scorer}]", "models"),
+    "embed": ("models[{embedder}]",),
     "transform": ("transform", "scorers[{scorer}]"),
     "fit": _FIT_PARTS,
     "bulk": ("seed", "protocol.bootstrap", "protocol.tvar_level"),
@@ -104,8 +106,12 @@ def _part(study: Any, path: str) -> Any:
     for key in path.split("."):
         if key.endswith("]") and "[" in key:
             field, name = key[:-1].split("[", 1)
-            items = (node.get(field) or []) if isinstance(node, dict) else []
-            node = next((i for i in items if isinstance(i, dict) and i.get("name") == name), None)
+            items = node.get(field) if isinstance(node, dict) else None
+            if isinstance(items, dict):  # a keyed mapping, e.g. models[<key>]
+                node = items.get(name)
+            else:  # a list of named entries, e.g. conditions[<name>]
+                named = [i for i in items or [] if isinstance(i, dict) and i.get("name") == name]
+                node = named[0] if named else None
         elif isinstance(node, dict):
             node = node.get(key)
         else:
