@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -103,7 +104,7 @@ STAGE_DERIVED: dict[str, dict[str, Callable[[Any], Any]]] = {
 def _part(study: Any, path: str) -> Any:
     """The value at ``path`` of the canonical document (None when an optional part is absent)."""
     node: Any = study.data
-    for key in path.split("."):
+    for key in re.findall(r"[^.\[]+(?:\[[^\]]*\])?", path):  # dots inside [...] are a name's
         if key.endswith("]") and "[" in key:
             field, name = key[:-1].split("[", 1)
             items = node.get(field) if isinstance(node, dict) else None
