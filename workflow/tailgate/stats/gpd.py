@@ -272,8 +272,9 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
     if t0 is None:
         m = x.mean(axis=1)
         v = x.var(axis=1)
-        xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.4)
-        t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
+        with np.errstate(divide="ignore", invalid="ignore"):  # v = 0: a start at the clip bound
+            xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.4)
+            t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
     res = newton_rows(x, np.asarray(t0, dtype=np.float64), ymax=ymax)
     return _finish_rows(x, ymax, res)
 
