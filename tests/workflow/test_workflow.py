@@ -112,13 +112,15 @@ def test_outputs_layout_logs_and_provenance(small_run):
     rd = small_run.results
     for rel in [
         "generations/base/shard-0.parquet", "generations/heavy/shard-1.parquet",
-        "scores/tox/base/shard-1.parquet", "scores/tox/twin.parquet",
+        "scores/tox/base/shard-1.parquet", "scores/tox/twin/shard-0.parquet", "operating.json",
+        "runs.jsonl",
         "severities/tox/logit/heavy.parquet", "severities/tox/logit/transform.json",
         "fits/tox/probability/base.json", "bulk/tox/base.parquet", "gates/tox/logit.json",
         "sensitivity/tox/logit.json", "power.json", "verdict.json", "report.html", "report.md",
         "figures/power.png", "figures/stability.png", "logs/fit/tox-logit-heavy.log",
     ]:  # fmt: skip
         assert (rd / rel).is_file(), rel
+    assert not (rd / "scores/tox/twin.parquet").exists()  # the shards are the only copy
     records = list((rd / "provenance").glob("*.json"))
     artifacts = [
         f for f in rd.rglob("*") if f.is_file() and f.relative_to(rd).parts[0] != "provenance"
