@@ -119,7 +119,7 @@ def load(path: str | Path) -> Study:
         raise PreregError(
             "the file does not exist",
             file=file,
-            fix="check the path, or copy preregistrations/template.yaml to start a study",
+            fix="check the path, or start the study with 'tailgate init <study>'",
         ) from None
     except OSError as exc:
         raise PreregError(f"cannot read the file ({exc.strerror})", file=file) from None
