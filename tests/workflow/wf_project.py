@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from project_files import StudyFiles
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Small but complete: three conditions, two scales, reduced B; a real effect (xi 0 vs 0.4).
@@ -42,23 +44,9 @@ protocol:
 
 
 @dataclass
-class Project:
-    root: Path
+class Project(StudyFiles):
     name: str = "small"
     first_run: subprocess.CompletedProcess | None = None
-
-    @property
-    def prereg(self) -> Path:
-        return self.root / "preregistrations" / f"{self.name}.yaml"
-
-    @property
-    def results(self) -> Path:
-        return self.root / "results" / self.name
-
-    def replace(self, old: str, new: str) -> None:
-        text = self.prereg.read_text()
-        assert old in text, old
-        self.prereg.write_text(text.replace(old, new, 1))
 
     def snakemake(self, *args: str, cores: int = 2) -> subprocess.CompletedProcess:
         cmd = [
@@ -76,15 +64,9 @@ class Project:
 
 def job_counts(log: str) -> dict[str, int]:
     """Jobs per rule from Snakemake's "Job stats" table (the first one in ``log``)."""
-    lines = log.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == "Job stats:")
-    counts: dict[str, int] = {}
-    for line in lines[start + 3 :]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
+    from tailgate.ledger import job_stats
+
+    return job_stats(log)
 
 
 def make_project(root: Path, text: str = SMALL_STUDY) -> Project:

@@ -27,6 +27,7 @@ from tailgate.atomic import write_text
 __all__ = [
     "LEDGER",
     "finish_run",
+    "job_stats",
     "jobs_from_log",
     "read_ledger",
     "snakemake_log",
@@ -71,22 +72,27 @@ def verify_ledger(results: str | Path) -> list[str]:
     return problems
 
 
+def job_stats(log: str) -> dict[str, int]:
+    """Jobs per rule from the first "Job stats" table Snakemake printed in ``log`` (text)."""
+    lines = log.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "Job stats:"), None)
+    jobs: dict[str, int] = {}
+    if start is None:
+        return jobs
+    for line in lines[start + 3 :]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+            break
+        jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
 def jobs_from_log(log: str | Path | None) -> tuple[dict[str, int], list[dict[str, str]]]:
-    """Jobs per rule (Snakemake's first "Job stats" table) and the failed jobs (rule, log)."""
+    """Jobs per rule (:func:`job_stats`) and the failed jobs (rule, log) of a Snakemake log."""
     if log is None or not Path(log).is_file():
         return {}, []
-    lines = Path(log).read_text(errors="replace").splitlines()
-    jobs: dict[str, int] = {}
-    try:
-        start = next(i for i, line in enumerate(lines) if line.strip() == "Job stats:")
-    except StopIteration:
-        start = None
-    if start is not None:
-        for line in lines[start + 3 :]:
-            parts = line.split()
-            if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
-                break
-            jobs[parts[0]] = int(parts[1])
+    text = Path(log).read_text(errors="replace")
+    lines = text.splitlines()
     failed: list[dict[str, str]] = []
     for i, line in enumerate(lines):
         m = re.match(r"\s*Error in rule (\S+):", line)
@@ -99,7 +105,7 @@ def jobs_from_log(log: str | Path | None) -> tuple[dict[str, int], list[dict[str
                 entry["log"] = lm.group(1)
                 break
         failed.append(entry)
-    return jobs, failed
+    return job_stats(text), failed
 
 
 def _git_state(path: Path) -> dict[str, Any] | None:
