@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_repo import GIT_ENV, git, git_commit
+from project_files import StudyFiles
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,27 +101,7 @@ def write_import_csv(path: Path, rows_b: int = 300, seed: int = 5) -> None:
 
 
 @dataclass
-class Project:
-    root: Path
-    name: str
-
-    @property
-    def prereg(self) -> Path:
-        return self.root / "preregistrations" / f"{self.name}.yaml"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "preregistrations" / f"{self.name}.lock.json"
-
-    @property
-    def results(self) -> Path:
-        return self.root / "results" / self.name
-
-    def replace(self, old: str, new: str) -> None:
-        text = self.prereg.read_text()
-        assert old in text, old
-        self.prereg.write_text(text.replace(old, new, 1))
-
+class Project(StudyFiles):
     def snakemake(self, *args: str, env: dict | None = None, snakefile: Path | None = None):
         cmd = [
             sys.executable, "-m", "snakemake", "-s", str(snakefile or REPO_ROOT / "Snakefile"),

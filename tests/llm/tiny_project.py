@@ -188,9 +188,9 @@ def freeze(prereg: Path) -> None:
 def workflow_project(root: Path, name: str):
     """The protocol-workflow tests' ``Project`` helper (tests/workflow/wf_project.py) for
     ``root``: ``.snakemake(*args, cores=N)`` runs ``snakemake -s <repo>/Snakefile -d root``."""
-    helpers = str(REPO_ROOT / "tests" / "workflow")
-    if helpers not in sys.path:
-        sys.path.insert(0, helpers)
+    for helpers in (str(REPO_ROOT / "tests" / "workflow"), str(REPO_ROOT / "tests")):
+        if helpers not in sys.path:
+            sys.path.insert(0, helpers)
     from wf_project import Project
 
     return Project(root, name)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from git_repo import git_commit
+from project_files import StudyFiles
 from study_texts import protocol_block
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -46,32 +47,12 @@ scorers:
 
 
 @dataclass
-class Project:
-    root: Path
-    name: str
-
-    @property
-    def prereg(self) -> Path:
-        return self.root / "preregistrations" / f"{self.name}.yaml"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "preregistrations" / f"{self.name}.lock.json"
-
-    @property
-    def results(self) -> Path:
-        return self.root / "results" / self.name
-
+class Project(StudyFiles):
     def text(self) -> str:
         return self.prereg.read_text()
 
     def write(self, text: str) -> None:
         self.prereg.write_text(text)
-
-    def replace(self, old: str, new: str, count: int = 1) -> None:
-        text = self.text()
-        assert old in text, f"{old!r} not in the study text"
-        self.write(text.replace(old, new, count))
 
     def freeze(self) -> None:
         from tailgate.prereg.freeze import freeze
