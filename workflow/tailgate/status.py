@@ -36,8 +36,8 @@ def _lock_events(lock: Any) -> list[dict[str, Any]]:
     from tailgate.prereg.history import lock_history
 
     history = lock_history(lock.path, [e["entry_hash"] for e in lock.chain])
-    amendments = {a["seq"]: a for a in amendment_log(lock)[0]}
-    _, deviations = amendment_log(lock)
+    logged, deviations = amendment_log(lock)
+    amendments = {a["seq"]: a for a in logged}
     deviating = {d["amendment"] for d in deviations}
     events = []
     for e in lock.chain:

@@ -568,8 +568,9 @@ def _check_ledger(rd: Path) -> Check:
     """The run ledger's lines follow each other (its bytes are checked with every artifact)."""
     from tailgate.ledger import read_ledger, verify_ledger
 
-    runs = len(read_ledger(rd)) if not verify_ledger(rd) else 0
-    return Check("run ledger", f"{runs} run(s) in a chain of line hashes", verify_ledger(rd))
+    problems = verify_ledger(rd)
+    runs = 0 if problems else len(read_ledger(rd))
+    return Check("run ledger", f"{runs} run(s) in a chain of line hashes", problems)
 
 
 def _check_code(records: list[Any]) -> Check:
