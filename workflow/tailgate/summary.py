@@ -95,7 +95,7 @@ def print_summary(
     from tailgate.ledger import jobs_from_log
 
     out = out or sys.stdout
-    jobs, failed = jobs_from_log(log)
+    jobs, failed = (run["jobs"], run["failed"]) if run else jobs_from_log(log)
     n_jobs = sum(v for k, v in jobs.items() if k != "all")
     run_no = f" · run {run['run']}" if run else ""
     print(RULE, file=out)
