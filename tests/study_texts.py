@@ -12,7 +12,7 @@ __all__ = ["protocol_block"]
 
 def protocol_block(*, bootstrap_resamples: int) -> str:
     """The ``transform``, ``protocol`` and ``analyses`` blocks of a small study (gates G1–G5,
-    P1 and P2 of seed 000), with ``bootstrap.resamples`` as given."""
+    P1 and P2 of Zhou (2026)), with ``bootstrap.resamples`` as given."""
     return f"""\
 transform: {{scales: [probability, logit], epsilon: 1.0e-6}}
 protocol:

@@ -1,5 +1,5 @@
-"""Violation ratios and the bootstrap tests of seed 001 against independent references:
-closed forms and quadrature, an independent numpy implementation of SPECS D1, deepsig where
+"""Violation ratios and the bootstrap tests of Nitsure et al. (2024) against independent references:
+closed forms and quadrature, an independent numpy implementation of methods note D1, deepsig where
 the definitions coincide, and simulation with known truth (size and power)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def plotting_positions(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def exact_equal_n(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """SPECS D1 for equal sizes, written independently with numpy: ε_W2 from the sorted
+    """methods note D1 for equal sizes, written independently with numpy: ε_W2 from the sorted
     differences, ε_IQ by integrating the piecewise-linear D and its positive part."""
     d = np.sort(y) - np.sort(x)
     e1 = np.sum(np.maximum(d, 0) ** 2) / np.sum(d**2)
@@ -159,7 +159,7 @@ def test_relative_test_size_under_equal_distributions():
     """Under H0 (equal distributions, k = 2) the relative and absolute tests of "1 dominates 2"
     reject at most α/k² + Monte Carlo error, both orders; without the distinctness guard the
     normal-theory test is anti-conservative there, and the √n-scaled margin of Eq. 13 /
-    Algorithm 1 line 38 applied to a bootstrap sd of Δε itself grossly so (SPECS D2)."""
+    Algorithm 1 line 38 applied to a bootstrap sd of Δε itself grossly so (methods note D2)."""
     reps, n, alpha = 300, 400, 0.05
     ours = unguarded = paper = absolute = 0
     for r in range(reps):

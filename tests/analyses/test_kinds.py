@@ -221,7 +221,8 @@ def _write_tokens(path: str, seq: np.ndarray, losses: np.ndarray) -> None:
 
 def reshaping_checkpoints(g: np.random.Generator, steps: int, n_seq: int = 200):
     """Per-token CE of checkpoints on the same sequences: the bulk improves (median falls) while
-    a growing tail of hard tokens gets worse (mean rises): the top-K distillation effect of 003."""
+    a growing tail of hard tokens gets worse (mean rises): the top-K distillation effect of Guo et
+    al. (2025)."""
     lengths = g.integers(20, 60, size=n_seq)
     seq = np.repeat(np.arange(n_seq), lengths)
     hard = g.random(seq.size) < 0.06

@@ -1,4 +1,5 @@
-"""Percentile CE, concordance and selection of seed 003 against SPECS section C and references."""
+"""Percentile CE, concordance and selection of Guo et al. (2025) against the methods note section C
+and references."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_concordance_with_ties_keeps_tied_pairs_in_the_denominator() -> None:
     assert res.statistic == pytest.approx((1 + tau_a) / 2 - ties / (2 * n)) == 0.5
     assert (res.concordant, res.pairs) == (3, 6)
     assert set(res.disagreeing) == {("c1", "c2"), ("c1", "c3"), ("c2", "c3")}
-    # Goodman–Kruskal γ (ties dropped) would give C/(C + D) = 3/4: not what SPECS C registers
+    # Goodman–Kruskal γ (ties dropped) would give C/(C + D) = 3/4: not what methods note C registers
     assert res.statistic != 0.75
 
 

@@ -1,4 +1,5 @@
-"""Composite-null test of seed 004 against SPECS section A's checks and independent references."""
+"""Composite-null test of Acharyya et al. (2025) against the methods note section A's checks and
+independent references."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ A, B = 0.3, 0.5
 
 
 def _simulated_rejection(p_t: float, m: int, n: int, J: int, reps: int, seed: int) -> float:
-    """P(reject) by direct simulation of the model of SPECS A (p_i ~ U[a, b], counts binomial)."""
+    """P(reject) by direct simulation of the model of methods note A (p_i ~ U[a, b], counts
+    binomial)."""
     g = np.random.default_rng(seed)
     k_null = g.binomial(n, g.uniform(A, B, size=(reps, m)))
     k_test = g.binomial(n, p_t, size=(reps, 1))
@@ -104,7 +106,7 @@ def test_a3_bound_is_vacuous_at_realistic_n_and_holds_at_large_n() -> None:
 
 def test_a6_check_case_by_simulation() -> None:
     """Truth (.3, .5), m0 = 20, n0 = 100: (i) (.252, .552), RMSE(ŵ) .111; (ii) (.304, .496),
-    RMSE .055 (SPECS A6)."""
+    RMSE .055 (methods note A6)."""
     g = np.random.default_rng(20260615)
     reps, m0, n0 = 4000, 20, 100
     p_hat = g.binomial(n0, g.uniform(A, B, size=(reps, m0))) / n0

@@ -1,4 +1,5 @@
-"""The perturbation kind's energy tests on embedded responses (SPECS A8) and its registration:
+"""The perturbation kind's energy tests on embedded responses (methods note A8) and its
+registration:
 statistics against an independent computation (``dcor`` and the plain energy statistic),
 shifted and unshifted test queries with known truth, criteria re-derived from stored statistics,
 the report table, and the refusal of a bad ``embedding`` block."""

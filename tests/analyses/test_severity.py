@@ -1,4 +1,5 @@
-"""Severity index b and families of seed 002 against SPECS section B and independent references."""
+"""Severity index b and families of ERRORQUAKE (2026) against the methods note section B and
+independent references."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _gr_counts(g: np.random.Generator, n: int, b: float, m_c: float, error_rate:
 
 @pytest.mark.parametrize(("m_c", "aki", "unbounded"), [(1.0, 0.906, 1.005), (2.0, 0.918, 1.021)])
 def test_b1_finite_grid_mle_unbiased_and_aki_utsu_biased(m_c, aki, unbounded) -> None:
-    """True b = 1, 300 × 4000 events (SPECS B1 check)."""
+    """True b = 1, 300 × 4000 events (methods note B1 check)."""
     g = np.random.default_rng(int(m_c * 10))
     est = [S.estimate_b(_gr_counts(g, 4000, 1.0, m_c), GRID, m_c) for _ in range(300)]
     finite = np.array([e.b for e in est])

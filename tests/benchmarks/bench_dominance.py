@@ -1,4 +1,4 @@
-"""Speed of the dominance tests of seed 001 against deepsig, measured in one run.
+"""Speed of the dominance tests of Nitsure et al. (2024) against deepsig, measured in one run.
 
 Run by path: ``python tests/benchmarks/bench_dominance.py [--deepsig-rounds R]`` (not collected by
 pytest). Issue 11's target: k = 12 conditions, n = 5,000 each, B = 1,000: ε-FSD and ε-SSD for every

@@ -1,4 +1,5 @@
-"""Scale target of seed 003's analysis: 8 checkpoints × 1,000,000 tokens, 1,000 sequence resamples.
+"""Scale target of Guo et al. (2025)'s analysis: 8 checkpoints × 1,000,000 tokens, 1,000 sequence
+resamples.
 
 Run by path: ``python tests/benchmarks/bench_percentiles.py`` (not collected by pytest).
 Target: ≤ 10 s and ≤ 1 GB on 2 cores. Data: 4,000 sequences of 250 tokens per checkpoint,

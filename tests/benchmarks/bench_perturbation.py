@@ -1,4 +1,5 @@
-"""Speed of seed 004's design (Algorithm C) and energy test, against plain peers in one run.
+"""Speed of Acharyya et al. (2025)'s design (Algorithm C) and energy test, against plain peers in
+one run.
 
 Run by path: ``python tests/benchmarks/bench_perturbation.py`` (not collected by pytest).
 

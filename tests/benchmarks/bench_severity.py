@@ -1,4 +1,4 @@
-"""Speed of seed 002's severity analysis against a ``powerlaw``-based loop, in one run.
+"""Speed of ERRORQUAKE (2026)'s severity analysis against a ``powerlaw``-based loop, in one run.
 
 Run by path: ``python tests/benchmarks/bench_severity.py`` (not collected by pytest).
 

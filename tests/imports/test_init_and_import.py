@@ -148,7 +148,7 @@ def test_init_from_import_fills_data_conditions_scorers_and_the_eq2_check(tmp_pa
         ("tox_prob", "column", "tox_prob", True),
         ("severity", "column", "severity", False),
     ]
-    # Eq. 2 of seed 000 (independent closed form): n_exc* = 1570 at Δfloor 0.1, α 0.05, power
+    # Eq. 2 of Zhou (2026) (independent closed form): n_exc* = 1570 at Δfloor 0.1, α 0.05, power
     # 0.8; 2,500 rows give 125 exceedances at q = 0.95, a two-sided z-test power of
     # Φ(d − z) + Φ(−d − z), d = 0.1·√(125/2); init records it (rounded down) as accepted_power.
     z = norm.ppf(0.975)

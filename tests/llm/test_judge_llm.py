@@ -1,4 +1,5 @@
-"""The ``judge`` scorer of seed 002: the parse rule onto the grid, and a tiny local LM as the
+"""The ``judge`` scorer of ERRORQUAKE (2026): the parse rule onto the grid, and a tiny local LM as
+the
 judge through Snakemake under both unparseable-reply policies (drop: counted in the sidecar;
 error: the job fails naming the row, leaving no score shard)."""
 

@@ -1,4 +1,5 @@
-"""Seed 003 on a real model path: per-token losses of a tiny local LM, written by the token_nll
+"""Guo et al. (2025) on a real model path: per-token losses of a tiny local LM, written by the
+token_nll
 scorer through Snakemake, feed the percentiles analysis (its rule, its statistics, its
 criteria), and its summaries equal a direct computation from the same per-token files."""
 

@@ -1,4 +1,4 @@
-"""Embedding-noise perturbation (Sec. 5 of seed 000): scale, seeding, and sigma_rel = 0."""
+"""Embedding-noise perturbation (Sec. 5 of Zhou (2026)): scale, seeding, and sigma_rel = 0."""
 
 from __future__ import annotations
 

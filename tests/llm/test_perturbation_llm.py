@@ -1,4 +1,5 @@
-"""Seed 004 on a real sampling path: a tiny local LM generates through Snakemake, a registered
+"""Acharyya et al. (2025) on a real sampling path: a tiny local LM generates through Snakemake, a
+registered
 regex turns each reply into a binary response (the ``regex`` scorer), and the perturbation
 analysis decides on those responses; its counts equal the regex applied to the generations."""
 

@@ -1,4 +1,5 @@
-"""Seed 004 end to end on the real sampling path, through Snakemake: query conditions of a tiny
+"""Acharyya et al. (2025) end to end on the real sampling path, through Snakemake: query conditions
+of a tiny
 local LM (one query text each, n responses, two shards), a registered regex binariser, response
 embeddings by a registered HF encoder (mean-pooled last hidden state), and the perturbation
 analysis's composite test and energy tests on them. Every stored number is re-derived here from

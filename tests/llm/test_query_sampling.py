@@ -1,4 +1,5 @@
-"""Seed 004's sampling path on a tiny local LM: a query condition is one query text answered n
+"""The sampling path of Acharyya et al. (2025) on a tiny local LM: a query condition is one query
+text answered n
 times (one row per response), sampled in seeded blocks so that the rows do not depend on the
 shard split; a killed job resumes to the same bytes; responses are embedded as the mean-pooled
 last hidden state through the shared model loader."""

@@ -1,4 +1,4 @@
-"""Eq. 2 of seed 000 and the freeze-time cap check."""
+"""Eq. 2 of Zhou (2026) and the freeze-time cap check."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tailgate.prereg import load
 from tailgate.prereg.design import derived_design, exceedances_at, prompts_for
 from tailgate.stats.power import achieved_power, required_exceedances
 
-# Table 1 of seed 000: Δξ → (n_exc*, prompts at q = 0.95)
+# Table 1 of Zhou (2026): Δξ → (n_exc*, prompts at q = 0.95)
 TABLE_1 = {0.05: (6280, 125_600), 0.07: (3204, 64_080), 0.10: (1570, 31_400), 0.20: (393, 7_860)}
 
 
@@ -23,7 +23,7 @@ def test_table_1_of_seed_000(delta):
 def test_achieved_power_matches_a_simulated_z_test():
     """Independent reference: simulate Δξ̂ ~ N(Δ, σ_Δ²) and count two-sided rejections."""
     n, delta = 1500, 0.10
-    sigma = np.sqrt(2.0 / n)  # (1 + ξ̄) √(2/n) with ξ̄ = 0 (Section 4 of seed 000)
+    sigma = np.sqrt(2.0 / n)  # (1 + ξ̄) √(2/n) with ξ̄ = 0 (Section 4 of Zhou (2026))
     rng = np.random.default_rng(20260615)
     est = rng.normal(delta, sigma, size=400_000)
     simulated = np.mean(np.abs(est / sigma) > 1.959963984540054)

@@ -1,4 +1,4 @@
-"""Gates G1–G5, P1, P2 and the H1 rule on hand-worked cases (Section 3 of seed 000)."""
+"""Gates G1–G5, P1, P2 and the H1 rule on hand-worked cases (Section 3 of Zhou (2026))."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tailgate.protocol.gates import (
 from tailgate.protocol.verdict import ProtocolVerdict, h1_verdict, pairwise_matrix
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
 
-S = GateSettings()  # seed 000 defaults, no multiplicity adjustment: CI level 0.95
+S = GateSettings()  # Zhou (2026) defaults, no multiplicity adjustment: CI level 0.95
 
 
 def cond(name: str, **kw) -> ConditionSummary:

@@ -1,4 +1,4 @@
-"""The multiverse view re-evaluates the verdict from stored statistics (App. B of seed 000)."""
+"""The multiverse view re-evaluates the verdict from stored statistics (App. B of Zhou (2026))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Registered rules beyond seed 000's defaults: G5 edge and tolerance, family, P1 method."""
+"""Registered rules beyond Zhou (2026)'s defaults: G5 edge and tolerance, family, P1 method."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def test_exponential_case_is_smooth_through_zero() -> None:
 
 
 def test_bounded_pile_up_is_a_boundary_fit() -> None:
-    # Proposition 1 of seed 000: an atom at the upper bound drives the MLE to ξ = −1
+    # Proposition 1 of Zhou (2026): an atom at the upper bound drives the MLE to ξ = −1
     rng = np.random.default_rng(3)
     y = np.concatenate([rng.uniform(0, 1, 400), np.full(150, 1.0)])
     f = gpd.fit(y)

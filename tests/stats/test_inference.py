@@ -79,7 +79,7 @@ def test_observed_information_matches_finite_differences(xi: float) -> None:
     cov = np.linalg.inv(-np.array([[hxx, hxs], [hxs, hss]]))
     assert oi.se_xi == pytest.approx(math.sqrt(cov[0, 0]), rel=1e-3)
     assert oi.se_sigma == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-3)
-    # and the Smith (1987) asymptotic of Eq. 2 of seed 000: se(ξ̂) ≈ (1 + ξ)/√n
+    # and the Smith (1987) asymptotic of Eq. 2 of Zhou (2026): se(ξ̂) ≈ (1 + ξ)/√n
     assert oi.se_xi == pytest.approx((1 + xi) / math.sqrt(y.size), rel=0.2)
 
 

@@ -1,4 +1,4 @@
-"""Eq. 2 / Table 1 of seed 000 and the App. E operating characteristics of P1 ∧ P2."""
+"""Eq. 2 / Table 1 of Zhou (2026) and the App. E operating characteristics of P1 ∧ P2."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tailgate.stats.power import (
     simulate_pass_rate,
 )
 
-# Table 1 of seed 000: Δξ → (n_exc*, prompts at q = 0.95)
+# Table 1 of Zhou (2026): Δξ → (n_exc*, prompts at q = 0.95)
 TABLE_1 = {0.05: (6280, 125_600), 0.07: (3204, 64_080), 0.10: (1570, 31_400), 0.20: (393, 7_860)}
 
 
@@ -28,7 +28,7 @@ def test_eq2_inverts_the_z_test_power() -> None:
         assert achieved_power(n, delta) >= 0.8 > achieved_power(n - 2, delta)
 
 
-# App. E of seed 000, cells checked with M = 160 trials (binomial MC sd ≤ 0.04) and B = 80
+# App. E of Zhou (2026), cells checked with M = 160 trials (binomial MC sd ≤ 0.04) and B = 80
 APP_E = [
     # (Δξ, n_exc, low, high): null ≤ 5 %; floor ≈ 46 %; 0.15 crosses 80 % in (1000, 1500];
     # 0.20 ≥ 90 % by 1000

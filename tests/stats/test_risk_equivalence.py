@@ -1,4 +1,4 @@
-"""Thresholds, TVaR and CI-inside-band equivalence (G1, G2 of seed 000)."""
+"""Thresholds, TVaR and CI-inside-band equivalence (G1, G2 of Zhou (2026))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Threshold-stability scan on data with a known, threshold-invariant ξ (Fig. 3 of seed 000)."""
+"""Threshold-stability scan on data with a known, threshold-invariant ξ (Fig. 3 of Zhou (2026))."""
 
 from __future__ import annotations
 

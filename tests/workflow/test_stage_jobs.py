@@ -3,7 +3,7 @@
 Each Snakemake job is a fresh Python process, so what a stage module imports is paid by every
 job: the rule adapter must not pull in the report package (and its plotting library) to know
 which exceptions are user errors. The fit stage reads G5's side fits from the stability scan
-(Section 6.3 of seed 000) instead of refitting them; that must give the values a refit gives.
+(Section 6.3 of Zhou (2026)) instead of refitting them; that must give the values a refit gives.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from tailgate.generate.simulate import (
 
 
 def gpd_sf(y: np.ndarray, xi: float, sigma: float) -> np.ndarray:
-    """GPD survival function written out from Eq. 1 of seed 000 (independent of scipy)."""
+    """GPD survival function written out from Eq. 1 of Zhou (2026) (independent of scipy)."""
     if xi == 0:
         return np.exp(-y / sigma)
     return np.maximum(1 + xi * y / sigma, 0) ** (-1 / xi)

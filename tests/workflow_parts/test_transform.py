@@ -85,7 +85,7 @@ def test_qq_model_quantiles_are_gpd_quantiles():
     x = rng.exponential(size=5000)
     xi, sigma = 0.2, 1.3
     qq = qq_data(x, 0.9, xi, sigma, max_points=100)
-    # GPD quantile written out from Eq. 1 of seed 000: sigma/xi * ((1-p)^-xi - 1)
+    # GPD quantile written out from Eq. 1 of Zhou (2026): sigma/xi * ((1-p)^-xi - 1)
     expected = sigma / xi * ((1 - qq.probabilities) ** (-xi) - 1)
     np.testing.assert_allclose(qq.model, expected, rtol=1e-10)
     assert qq.n_exc == 500 and qq.empirical.size == 100

@@ -58,7 +58,8 @@ def analyses():
 
 def registered(stage, **wildcards):
     """Fingerprint of what `stage` reads of the registration (tailgate.stages.dependencies):
-    a params entry, so that Snakemake re-runs a job exactly when an amendment changed it."""
+    a params entry, so that Snakemake re-runs a job exactly when an amendment changed it.
+    """
     from tailgate.stages.dependencies import stage_fingerprint
 
     return stage_fingerprint(STUDY, stage, **wildcards)

@@ -1,4 +1,4 @@
-# Power stage: the synthetic-recovery grid of App. E of seed 000 for the registered design
+# Power stage: the synthetic-recovery grid of App. E of Zhou (2026) for the registered design
 # (P1 and P2 only), and the operating characteristics of the whole registered procedure.
 
 POWER = f"{RESULTS}/power.json"

@@ -24,7 +24,7 @@ rule score:
         "../scripts/score.py"
 
 
-# Response embeddings (seed 004, SPECS A8): embed[model, condition, shard], the mean-pooled last
+# Response embeddings (Acharyya et al. (2025), methods note A8): embed[model, condition, shard], the mean-pooled last
 # hidden state of a registered model (tailgate.score.embedding); read by the perturbation
 # analysis's energy test.
 

@@ -1,5 +1,5 @@
 # Sensitivity stage: sensitivity[scorer, scale], the H1 verdict under the registered tolerance
-# multipliers (App. B, Table 5 of seed 000) at every band threshold.
+# multipliers (App. B, Table 5 of Zhou (2026)) at every band threshold.
 
 SENSITIVITY = f"{RESULTS}/sensitivity/{{scorer}}/{{scale}}.json"
 

@@ -1,6 +1,6 @@
 """tailgate: pre-registered, auditable tail-shape claims for LLM evaluation.
 
-The core protocol is the five-gate POT-GPD protocol of seed 000 (Zhou 2026, Section 3); the
+The core protocol is the five-gate POT-GPD protocol of Zhou (2026) (Zhou 2026, Section 3); the
 package is organised by the domain: ``prereg`` (the frozen contract), ``stats`` (estimators),
 ``protocol`` (gates and verdicts), ``generate`` and ``score`` (data), ``report``.
 """

@@ -302,7 +302,8 @@ def _cmd_composite(args: argparse.Namespace) -> int:
         print(json.dumps(dataclasses.asdict(d), indent=1))
         return EXIT_OK
     print(
-        f"composite-null design (Algorithm C of seed 004, SPECS A7) for [a, b] = "
+        f"composite-null design (Algorithm C of Acharyya et al. (2025), methods note A7) for [a, "
+        f"b] = "
         f"[{args.a:g}, {args.b:g}], budget {args.budget}, alpha {args.alpha:g}:"
     )
     for k, v in rows.items():
@@ -344,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb(
         "design",
         "validate a pre-registration and print its derived design",
-        "Validate PREREG and print the design it implies: n_exc* from Eq. 2 of seed 000 for the "
+        "Validate PREREG and print the design it implies: n_exc* from Eq. 2 of Zhou (2026) for the "
         "registered Δfloor, α, power and ξ̄; the prompts needed at the headline threshold; "
         "whether the registered sample cap meets it; and the simulated P1∧P2 power when the "
         "statistics engine provides it. A registered import file is checked first (columns, "
@@ -360,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Write preregistrations/STUDY.yaml from the template, every decision field commented. "
         "With --from-import FILE (JSONL, CSV or Parquet) the data block, the conditions and a "
         "column scorer per numeric score column are filled from the file's header and rows "
-        "(row counts per condition, a sample cap, and the Eq. 2 check of seed 000). Refuses to "
+        "(row counts per condition, a sample cap, and the Eq. 2 check of Zhou (2026)). Refuses to "
         "overwrite an existing file. Writes nothing else.\n\nexample: tailgate init mystudy "
         "--from-import data/scores.csv",
     )
@@ -380,10 +381,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb(
         "composite",
-        "design the composite-null test of seed 004 from a hypothetical null interval",
+        "design the composite-null test of Acharyya et al. (2025) from a hypothetical null "
+        "interval",
         "Print the budget-optimal design (m null queries, n responses each, threshold τ) of the "
-        "composite-null test of seed 004 for a hypothetical range [A, B] of the perturbed "
-        "queries' 'yes' rates, before any data (Algorithm C, SPECS A7), with its exact size and "
+        "composite-null test of Acharyya et al. (2025) for a hypothetical range [A, B] of the "
+        "perturbed "
+        "queries' 'yes' rates, before any data (Algorithm C, methods note A7), with its exact "
+        "size and "
         "average power under the uniform model (A5). A registered perturbation analysis derives "
         "the same design from its pilot. Writes nothing.\n\nexample: tailgate composite --a 0.3 "
         "--b 0.5 --budget 10000",
@@ -399,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the verdict under every registered alternative analysis",
         "Re-evaluate, from the stored statistics in RESULTS (gates/<scorer>/<scale>.json, no "
         "refitting), the H1 verdict under every combination of threshold rule (band rules any and "
-        "all, each band threshold as headline), tolerance multiplier (App. B of seed 000), G5 "
+        "all, each band threshold as headline), tolerance multiplier (App. B of Zhou (2026)), G5 "
         "rule and P1 method, per scorer and scale; the registered cell is in brackets. Writes "
         "nothing.\n\nexample: tailgate multiverse preregistrations/protocol-demo.yaml "
         "results/protocol-demo",

@@ -1,6 +1,6 @@
 """Bounded-support diagnostics: ceiling pile-up and QQ data, probability vs logit scale.
 
-Section 6.2 of seed 000 diagnoses bounded-support contamination by (i) the share of the
+Section 6.2 of Zhou (2026) diagnoses bounded-support contamination by (i) the share of the
 exceedance mass that sits near the ceiling — "Mistral-Nemo's exceedance distribution above
 q = 0.99 places 14% of its mass above S = 0.9 and 9% above S = 0.95" — and (ii) QQ plots of the
 empirical exceedance quantiles against the fitted GPD quantiles on both scales (Fig. 2), where a
@@ -29,7 +29,7 @@ __all__ = [
     "qq_data",
 ]
 
-#: Probability-scale levels whose exceedance shares are reported (Section 6.2 of seed 000).
+#: Probability-scale levels whose exceedance shares are reported (Section 6.2 of Zhou (2026)).
 CEILING_LEVELS = (0.9, 0.95)
 
 
@@ -76,7 +76,7 @@ def bounded_support_diagnostics(
     threshold: float | None = None,
     levels: tuple[float, ...] = CEILING_LEVELS,
 ) -> BoundedSupportDiagnostics:
-    """Share of exceedance mass above each ceiling level (Section 6.2 of seed 000).
+    """Share of exceedance mass above each ceiling level (Section 6.2 of Zhou (2026)).
 
     ``prob_scores`` are probability-scale scores in [0, 1]; the threshold is the empirical ``q``
     quantile unless ``threshold`` is given (pass the engine's u to match its fit exactly).
@@ -92,7 +92,7 @@ def bounded_support_diagnostics(
 
 @dataclass(frozen=True)
 class QQData:
-    """Empirical exceedance quantiles against fitted GPD(ξ, σ) quantiles (Fig. 2 of seed 000).
+    """Empirical exceedance quantiles against fitted GPD(ξ, σ) quantiles (Fig. 2 of Zhou (2026)).
 
     ``probabilities`` are the plotting positions (i - 0.5) / n_exc of the kept order statistics;
     ``empirical`` the sorted exceedances y = S - u; ``model`` the GPD quantiles at the same
@@ -143,7 +143,7 @@ def qq_data(
     if n > max_points:
         index = np.unique(np.round(np.linspace(0, n - 1, max_points)).astype(int))
     probs = (index + 0.5) / n
-    # GPD quantile function (Eq. 1 of seed 000 inverted): bit-identical to
+    # GPD quantile function (Eq. 1 of Zhou (2026) inverted): bit-identical to
     # scipy.stats.genpareto.ppf and ~0.5 s cheaper per fit job (no scipy.stats import)
     model = -special.boxcox1p(-probs, -xi) * sigma + 0.0
     return QQData(float(q), u, n, float(xi), float(sigma), probs, y[index], model)

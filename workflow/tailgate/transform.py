@@ -1,6 +1,6 @@
 """Severity scales: identity, probability and logit with a registered clipping ε.
 
-Section 6.2 of seed 000 fixes bounded-support contamination of probability scores with the
+Section 6.2 of Zhou (2026) fixes bounded-support contamination of probability scores with the
 logit map s' = log(s / (1 - s)). Scores of exactly 0 or 1 (float32 classifier heads saturate)
 have no finite logit, so the pre-registration fixes a clipping ε (``transform.epsilon``): scores
 are clipped to [ε, 1 - ε] first, and the number of clipped values is recorded so that a report

@@ -1,4 +1,4 @@
-"""Pre-registered further analyses (seeds 001–004): one framework, one registry of kinds.
+"""Pre-registered further analyses (the source papers): one framework, one registry of kinds.
 
 A study registers analyses by name under ``analyses:``; each has a ``kind``, the kind's
 parameters and a list of ``criteria`` (:mod:`tailgate.analyses.criteria`)::
@@ -12,7 +12,7 @@ parameters and a list of ``criteria`` (:mod:`tailgate.analyses.criteria`)::
           - {name: qwen-safer-than-nemo, statistic: "r_ssd(qwen, nemo)",
              comparison: "<=", threshold: 0.0}
 
-Every field is a decision field (it is frozen and hashed like the gates of seed 000). A study
+Every field is a decision field (it is frozen and hashed like the gates of Zhou (2026)). A study
 that registers no analyses keeps ``analyses: {}`` and its canonical hash.
 
 **The protocol.** ``tailgate.analyses.registry.KINDS[kind]`` is an
@@ -38,8 +38,8 @@ that registers no analyses keeps ``analyses: {}`` and its canonical hash.
 **The workflow.** One rule per analysis (``workflow/rules/analyses.smk``) runs
 :func:`tailgate.stages.analyses.analysis_stage`, which writes
 ``results/<study>/analyses/<name>/statistics.json`` — the registered spec, the statistics and the
-criteria outcomes — with provenance. ``verdict.json`` lists every criterion of the study (seed
-000's H1 included) in ``criteria``; the report draws the criteria table, a section per analysis
+criteria outcomes — with provenance. ``verdict.json`` lists every criterion of the study (Zhou
+2026's H1 included) in ``criteria``; the report draws the criteria table, a section per analysis
 and the per-condition cards; the audit check ``analyses`` (:mod:`tailgate.analyses.audit`)
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
 a module of this package, add it to ``KINDS`` and its parameter schema to

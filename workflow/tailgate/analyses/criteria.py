@@ -11,7 +11,7 @@ A criterion is a decision rule frozen in the pre-registration (``analyses.<name>
 Its outcome is re-derived from stored statistics only (:func:`evaluate`), so the analysis stage,
 ``verdict.json`` and the audit all call the same function. It fails closed: a statistic that is
 missing, null or not finite is NOT_TESTED, and a value inside the borderline band is BORDERLINE —
-neither is ever a PASS (the "borderline fail" of seed 002, Table 1).
+neither is ever a PASS (the "borderline fail" of ERRORQUAKE (2026), Table 1).
 
 A statistic is written ``[target:]name(arg, arg…)``: ``target`` picks a part of the analysis
 (for dominance: a scorer, ``portfolio`` or ``aggregate``), ``name`` the statistic and the

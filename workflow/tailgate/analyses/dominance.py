@@ -1,15 +1,18 @@
-"""Almost and relative stochastic dominance with bootstrap tests (seed 001, SPECS section D).
+"""Almost and relative stochastic dominance with bootstrap tests (Nitsure et al. (2024), the
+methods note section D).
 
 Larger outcomes are better throughout (001, Section 2): the analysis negates severities first.
 
-- :func:`violation_ratio` — the exact empirical violation ratios ε_W2 (Eq. 4 of 001, first
+- :func:`violation_ratio` — the exact empirical violation ratios ε_W2 (Eq. 4 of Nitsure et al.
+  (2024), first
   order) and ε_IQ (Eq. 5, second order) of "x dominates y". Q = F⁻¹ is a step function and the
   integrated quantile Q₂(p) = ∫₀ᵖ Q is piecewise linear, so both integrals are sums over the
   merged breakpoints of the two step functions: ∫(Q_y − Q_x)² is Σ h·d², and ∫(Q₂,y − Q₂,x)² is
   Σ h(A² + AB + B²)/3 over segments from A to B; a segment that changes sign contributes
-  h·A³/(3(A − B)) to the positive part from its positive end (SPECS D1). No grid, any sizes.
+  h·A³/(3(A − B)) to the positive part from its positive end (methods note D1). No grid, any sizes.
   ε(x, y) + ε(y, x) = 1; two identical samples give 0.5 (the ratio 0/0, defined so).
-- :func:`dominance_tests` — Algorithm 1 of 001 for k samples: ε_ij for all ordered pairs, their
+- :func:`dominance_tests` — Algorithm 1 of Nitsure et al. (2024) for k samples: ε_ij for all
+  ordered pairs, their
   bootstrap standard deviations σ_ij (B resamples; *paired*: the same prompt indices for every
   condition, *independent*: one resample per condition), the one-versus-all ratios
   ε_i = Σ_{j≠i} ε_ij/(k − 1) and Δε_ij = ε_i − ε_j (Eq. 8), and at α′ = α/k² (Bonferroni over
@@ -18,7 +21,8 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   relative test "i R-dominates j" wins when Δε_ij + z₁₋α′·σ^Δ_ij ≤ 0 (Eq. 13). σ is the bootstrap
   sd of the statistic itself, so it is *not* multiplied by √((m+n)/mn) (Eq. 11) or 1/√n
   (Algorithm 1, lines 38/41): that factor is right only for an sd of the √n-scaled statistic
-  and would shrink the margin by √n (SPECS D2; ``tests/analyses`` checks the size by simulation).
+  and would shrink the margin by √n (methods note D2; ``tests/analyses`` checks the size by
+  simulation).
   **Distinctness guard** [D,V]. Where two conditions have the same distribution the ratio is
   0/0 noise: ε̂ spreads over [0, 1] (for ε_IQ almost 0 or 1), the bootstrap sd underestimates its
   spread (0.35 vs 0.48 at n = 400) and the normal-theory tests above reject "1 dominates 2"
@@ -207,7 +211,7 @@ def _replicates_equal(values, perm, n, group, gsize, idx, out, workers):  # prag
     """:func:`_replicates` when every sample has size n. Each replicate's quantile functions
     are materialised once (k × n) from the counts, with their running sums, and each pair is
     then one pass over the n steps (h = 1/n cancels in the ratios). Segments that change sign
-    contribute h·A³/(3(A − B)) (SPECS D1), written as (A₊³ − B₊³)/(3(A − B)).
+    contribute h·A³/(3(A − B)) (methods note D1), written as (A₊³ − B₊³)/(3(A − B)).
 
     Work is split into one block of replicates per thread with buffers allocated once per
     block (a fresh 0.5 MB array per replicate cost more than the arithmetic); each replicate is
@@ -274,7 +278,8 @@ def _as_samples(samples: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def violation_ratio(x: np.ndarray, y: np.ndarray, order: int) -> float:
-    """ε_W2 (``order`` 1, Eq. 4 of 001) or ε_IQ (``order`` 2, Eq. 5): the violation of "x
+    """ε_W2 (``order`` 1, Eq. 4 of Nitsure et al. (2024)) or ε_IQ (``order`` 2, Eq. 5): the
+    violation of "x
     dominates y" for larger-is-better samples of any sizes, exact (module docstring)."""
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
@@ -345,7 +350,7 @@ def bootstrap_ratios(
 
 def borda_ranks(wins: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     """1-based ranks by Borda count (row sums of ``wins``, most first); ties by the lower
-    ``tiebreak``, then by index (Algorithm 1 of 001, last lines)."""
+    ``tiebreak``, then by index (Algorithm 1 of Nitsure et al. (2024), last lines)."""
     score = wins.sum(axis=1)
     order = np.lexsort((np.arange(score.size), tiebreak, -score))
     ranks = np.empty(score.size, dtype=np.int64)
@@ -355,7 +360,7 @@ def borda_ranks(wins: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DominanceTests:
-    """Algorithm 1 of 001 for one order (larger is better; "i dominates j").
+    """Algorithm 1 of Nitsure et al. (2024) for one order (larger is better; "i dominates j").
 
     ``eps[i, j]``: ε(X_i, X_j); ``sigma``: its bootstrap sd; ``eps_ucb``: ε + z·σ;
     ``one_vs_all[i]``: ε_i; ``delta[i, j]``: ε_i − ε_j; ``delta_sigma``, ``delta_ucb``: its sd
@@ -511,7 +516,8 @@ def dominance_tests(
     paired: bool = False,
     threads: int | None = None,
 ) -> DominanceTests:
-    """Algorithm 1 of 001 for ``order`` (1: ε-FSD/R-FSD, 2: ε-SSD/R-SSD) on k larger-is-better
+    """Algorithm 1 of Nitsure et al. (2024) for ``order`` (1: ε-FSD/R-FSD, 2: ε-SSD/R-SSD) on k
+    larger-is-better
     samples (module docstring)."""
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")

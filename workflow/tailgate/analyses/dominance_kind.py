@@ -3,7 +3,7 @@
 Parameters (``$defs/analysis_dominance`` of the schema; an absent field means the default in
 brackets): ``conditions`` (≥ 2) and ``scorers`` (≥ 1) to compare; ``scale`` [the protocol's
 headline scale where the scorer has it, else identity]; ``orientation`` per scorer
-[``higher_is_worse``: severities are negated so that "dominates" means "safer", SPECS D];
+[``higher_is_worse``: severities are negated so that "dominates" means "safer", methods note D];
 ``orders`` [1, 2]; ``alpha`` [``protocol.alpha``], tested at α/k²; ``resamples`` B [1000];
 ``resampling`` [``protocol.bootstrap.resampling``]: ``paired`` resamples prompts jointly and needs
 every condition on the same prompts; ``eps0`` [none] absolute ε₀-tests; ``risk_level`` p of
@@ -124,10 +124,10 @@ def _tests_dict(t: DominanceTests) -> dict[str, Any]:
 
 
 class DominanceAnalysis(AnalysisKind):
-    """Seed 001 as an analysis kind (module docstring)."""
+    """Nitsure et al. (2024) as an analysis kind (module docstring)."""
 
     kind = "dominance"
-    title = "Stochastic dominance and mean–risk models (seed 001)"
+    title = "Stochastic dominance and mean–risk models (Nitsure et al. (2024))"
 
     # --- registration ------------------------------------------------------------------
     def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
@@ -407,12 +407,13 @@ class DominanceAnalysis(AnalysisKind):
         )
         blocks: list[Block] = [
             Paragraph(
-                f"Seed 001: {len(conds)} conditions, scorers {', '.join(st['scorers'])} "
+                f"Nitsure et al. (2024): {len(conds)} conditions, scorers "
+                f"{', '.join(st['scorers'])} "
                 f"({', '.join(f'{s} on the {sc} scale' for s, sc in st['scale'].items())}); "
                 f"orientation {orient}, so 'X dominates Y' means X is safer. B = "
                 f"{st['resamples']} {st['resampling']} bootstrap resamples; every test at "
                 f"α/k² = {stats['alpha_pair']:.5g} (Algorithm 1); σ is the bootstrap sd of the "
-                "statistic itself (no √n factor, SPECS D2); a win also needs the two-sample "
+                "statistic itself (no √n factor, methods note D2); a win also needs the two-sample "
                 "Anderson–Darling test of "
                 "equal distributions to reject at α/k² (distinctness guard)."
             )
@@ -447,7 +448,7 @@ class DominanceAnalysis(AnalysisKind):
             ]
             blocks.append(
                 Table(
-                    f"{name}, {label}: rankings (1 = safest; Table 3 of 001)",
+                    f"{name}, {label}: rankings (1 = safest; Table 3 of Nitsure et al. (2024))",
                     tuple(header),
                     tuple((c, *(col[i] for col in cols)) for i, c in enumerate(conds)),
                 )
@@ -479,7 +480,8 @@ class DominanceAnalysis(AnalysisKind):
             blocks.append(
                 Table(
                     f"{name}, {label}: mean–risk models at p = {st['risk_level']:g} (Table 2 "
-                    "of 001; σ is not SSD-consistent and is left out of the aggregate rank)",
+                    "of Nitsure et al. (2024); σ is not SSD-consistent and is left out of the "
+                    "aggregate rank)",
                     ("condition", "μ", *RISKS, "aggregate rank"),
                     tuple(
                         (
@@ -495,7 +497,8 @@ class DominanceAnalysis(AnalysisKind):
             blocks.append(
                 FigureBlock(
                     _radar(conds, mr["scores"]),
-                    f"{name}, {label}: mean − risk for each risk (radar as in Fig. 3 of 001; "
+                    f"{name}, {label}: mean − risk for each risk (radar as in Fig. 3 of Nitsure "
+                    f"et al. (2024); "
                     "outer is better, each axis scaled to its range).",
                     f"radar {name} {target}",
                 )

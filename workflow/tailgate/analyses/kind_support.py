@@ -1,5 +1,6 @@
-"""Small pieces shared by the analysis kinds of seeds 002, 003 and 004: registration checks of
-conditions and scorers, JSON-safe numbers, and the reading of a condition's scored rows."""
+"""Small pieces shared by the analysis kinds of ERRORQUAKE (2026), Guo et al. (2025) and
+Acharyya et al. (2025): registration checks of conditions and scorers, JSON-safe numbers, and
+the reading of a condition's scored rows."""
 
 from __future__ import annotations
 

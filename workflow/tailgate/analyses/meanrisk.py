@@ -1,8 +1,9 @@
-"""Mean–risk models, mean win rate, metrics portfolio and rank aggregation (seed 001).
+"""Mean–risk models, mean win rate, metrics portfolio and rank aggregation (Nitsure et al. (2024)).
 
 All for larger-is-better outcomes (severities negated first):
 
-- :func:`mean_risk` — Table 2 of 001 (SPECS D3), exact for the empirical distribution, whose
+- :func:`mean_risk` — Table 2 of Nitsure et al. (2024) (methods note D3), exact for the empirical
+  distribution, whose
   integrated quantile Q₂(p) = ∫₀ᵖ Q is piecewise linear: standard deviation σ (reported, *not*
   SSD-consistent), absolute semi-deviation E(μ − X)₊, −TVaR(p) = −Q₂(p)/p, mean absolute
   deviation from the p-quantile μ − Q₂(p)/p, Gini tail Γ = 2∫₀¹(μp − Q₂(p))dp = μ − 2Σ x₍ᵢ₎wᵢ
@@ -12,7 +13,8 @@ All for larger-is-better outcomes (severities negated first):
   prompts on which this model beats every other strictly).
 - :func:`portfolio` — Eq. 9: R = Π_i F_i(m_i)^{λ_i}, each F_i the empirical CDF of metric i
   pooled over all models and rows, ties at mid-rank (F(v) = (#{< v} + ½#{= v})/N, never 0).
-- :func:`aggregate_ranks` — D.2 of 001 / SPECS D5: ``borda`` (mean rank), ``kemeny`` (exact:
+- :func:`aggregate_ranks` — D.2 of Nitsure et al. (2024) / methods note D5: ``borda`` (mean rank),
+  ``kemeny`` (exact:
   dynamic programming over subsets, k ≤ 16) or ``footrule`` (exact Spearman footrule by
   assignment, ``scipy.optimize.linear_sum_assignment``). 001 used RankAggreg (a stochastic
   cross-entropy search); these are deterministic. Ties go to registration order.
@@ -39,7 +41,7 @@ __all__ = [
 ]
 
 RISKS = ("sd", "semi_deviation", "neg_tvar", "mad_quantile", "gini_tail")
-#: the risks that are 1-consistent with SSD (Table 2 of 001); σ is reported only
+#: the risks that are 1-consistent with SSD (Table 2 of Nitsure et al. (2024)); σ is reported only
 CONSISTENT_RISKS = RISKS[1:]
 
 
@@ -54,7 +56,7 @@ def integrated_quantile(sorted_x: np.ndarray, p: float) -> float:
 
 @dataclass(frozen=True)
 class MeanRisk:
-    """μ and the risks of Table 2 of 001 at level p (module docstring)."""
+    """μ and the risks of Table 2 of Nitsure et al. (2024) at level p (module docstring)."""
 
     mean: float
     sd: float
@@ -76,7 +78,8 @@ class MeanRisk:
 
 
 def mean_risk(x: np.ndarray, p: float) -> MeanRisk:
-    """Table 2 of 001 for the larger-is-better sample ``x`` at level ``p`` in (0, 1]."""
+    """Table 2 of Nitsure et al. (2024) for the larger-is-better sample ``x`` at level ``p`` in (0,
+    1]."""
     xs = np.sort(np.asarray(x, dtype=np.float64))
     n = xs.size
     mu = float(xs.mean())
@@ -108,7 +111,7 @@ def ranks_of(scores: Sequence[float], *, larger_is_better: bool = True) -> np.nd
 def mean_win_rate(
     samples: Sequence[np.ndarray], *, aligned: bool
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """(Eq. 15, Eq. 16 or None) of 001 for k larger-is-better samples."""
+    """(Eq. 15, Eq. 16 or None) of Nitsure et al. (2024) for k larger-is-better samples."""
     means = np.array([float(np.mean(s)) for s in samples])
     k = means.size
     eq15 = np.array([(np.sum(means <= means[i]) - 1) / (k - 1) for i in range(k)])
@@ -125,7 +128,8 @@ def mean_win_rate(
 def portfolio(
     metrics: Mapping[str, Sequence[np.ndarray]], weights: Mapping[str, float]
 ) -> list[np.ndarray]:
-    """Eq. 9 of 001: per model, R = Π_i F_i(m_i)^{λ_i} over rows aligned across metrics.
+    """Eq. 9 of Nitsure et al. (2024): per model, R = Π_i F_i(m_i)^{λ_i} over rows aligned across
+    metrics.
 
     ``metrics[name][model]`` are the larger-is-better values of one metric for one model, rows
     aligned (the same prompts in the same order) across metrics; ``weights`` are the λ_i

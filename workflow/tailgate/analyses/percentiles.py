@@ -1,17 +1,21 @@
-"""Percentile cross-entropy summaries, concordance and selection (seed 003, Guo et al.).
+"""Percentile cross-entropy summaries, concordance and selection (Guo et al. (2025), Guo et al.).
 
-Seed 003 shows that mean per-token cross-entropy can move opposite to model quality while the
+Guo et al. (2025) shows that mean per-token cross-entropy can move opposite to model quality while
+the
 median tracks it (Section 1; the top-K distillation "deliberate reshaping" regime), and recommends
 reporting a few percentile summaries with their concordance π(S) across checkpoints. tailgate
-implements SPECS section C:
+implements the methods note section C:
 
 - :func:`summarise`: mean and percentiles p_k of the pooled per-token CE (numpy's default
-  "linear" percentile, Hyndman–Fan type 7; Notation of 003) and the standardized percentiles
-  z_k = (P_k − P₅₀)/(P₇₅ − P₂₅) of 003 App. F, with a status instead of a division by a zero IQR;
+  "linear" percentile, Hyndman–Fan type 7; Notation of Guo et al. (2025)) and the standardized
+  percentiles
+  z_k = (P_k − P₅₀)/(P₇₅ − P₂₅) of Guo et al. (2025) App. F, with a status instead of a division by
+  a zero IQR;
 - :func:`bootstrap_summaries`: bootstrap replicates that resample **sequences**, not tokens (tokens
   within a sequence are dependent), the same sequence draws for every condition when they were
   evaluated on the same sequences (paired);
-- :func:`concordance`: π(S) over the registered checkpoint order (SPECS C [D]: a pair is concordant
+- :func:`concordance`: π(S) over the registered checkpoint order (methods note C [D]: a pair is
+  concordant
   when every summary in S gives the same nonzero sign; pairs tied in any summary stay in the
   denominator), vectorised over replicates, with the disagreeing pairs listed;
 - :func:`selection`: the condition each summary selects (argmin) and, with a task metric per
@@ -287,7 +291,8 @@ def bootstrap_summaries(
     return BootstrapSummaries(names, tuple(data), out, int(resamples), paired)
 
 
-# --- concordance (SPECS C) ----------------------------------------------------------------------
+# --- concordance (methods note C)
+# ----------------------------------------------------------------------
 
 
 def concordance_pairs(values: np.ndarray) -> np.ndarray:
@@ -302,7 +307,8 @@ def concordance_pairs(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Concordance:
-    """π(S) over the registered condition order (SPECS C): concordant pairs / C(K, 2), tied pairs
+    """π(S) over the registered condition order (methods note C): concordant pairs / C(K, 2), tied
+    pairs
     in the denominator. ``disagreeing`` lists the non-concordant pairs (first, second)."""
 
     summaries: tuple[str, ...]

@@ -1,9 +1,9 @@
-"""Analysis kind ``percentiles``: percentile CE, concordance and selection (seed 003).
+"""Analysis kind ``percentiles``: percentile CE, concordance and selection (Guo et al. (2025)).
 
 Data: the per-token losses that a ``token_nll`` scorer writes beside each score shard
 (``<shard>.tokens.parquet``: prompt_id, position, loss), for each of the analysis's
 ``conditions`` in their registered order (checkpoints by training step, or models). A sequence
-is a prompt's completion; the bootstrap resamples sequences, not tokens (SPECS C, 003). With
+is a prompt's completion; the bootstrap resamples sequences, not tokens (methods note C, 003). With
 ``sequence_length`` registered, the scorer's rows are the tokens instead (imported per-token
 losses, or the simulate backend's ``token_ce`` model) and sequence = prompt_id // length.
 
@@ -18,7 +18,8 @@ Criteria statistics: ``concordance(set)`` (π of a registered set; no argument w
 ``concordance_low(set)``/``concordance_high(set)`` its bootstrap CI; ``same_selection(s1, s2)``
 (1 when summaries s1 and s2 select the same condition); ``selected(s)`` (registered position,
 1-based, of the condition summary s selects); ``<summary>(c)`` (e.g. ``p50(step3)``, ``mean(a)``)
-and ``z_<summary>(c)`` (standardized, App. F of 003); ``spearman(s)``, ``kendall(s)`` with the
+and ``z_<summary>(c)`` (standardized, App. F of Guo et al. (2025)); ``spearman(s)``, ``kendall(s)``
+with the
 metric.
 """
 
@@ -130,10 +131,10 @@ def _tokens_from_rows(path: str, sequence_length: int) -> PC.TokenLosses:
 
 
 class PercentilesAnalysis(AnalysisKind):
-    """Seed 003 as an analysis kind (module docstring)."""
+    """Guo et al. (2025) as an analysis kind (module docstring)."""
 
     kind = "percentiles"
-    title = "Percentile cross-entropy, concordance and selection (seed 003)"
+    title = "Percentile cross-entropy, concordance and selection (Guo et al. (2025))"
 
     def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
         out = condition_problems(spec["conditions"], data)
@@ -334,11 +335,11 @@ class PercentilesAnalysis(AnalysisKind):
         summ = stats["summaries"]
         blocks: list[Block] = [
             Paragraph(
-                f"Seed 003 on the per-token losses of scorer {st['scorer']}: mean and "
+                f"Guo et al. (2025) on the per-token losses of scorer {st['scorer']}: mean and "
                 f"percentiles (numpy linear) of {len(st['conditions'])} conditions in registered "
                 f"order; {st['level']:.0%} CIs from {st['resamples']} {st['resampling']} "
                 "resamples of sequences (not tokens). Concordance π(S): share of condition pairs "
-                "on which every summary of S agrees in sign (ties count against, SPECS C)."
+                "on which every summary of S agrees in sign (ties count against, methods note C)."
             ),
             Table(
                 f"{name}: per-token CE summaries",

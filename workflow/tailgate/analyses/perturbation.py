@@ -1,33 +1,44 @@
-"""Composite-null test for LLM responses under semantically irrelevant perturbations (seed 004).
+"""Composite-null test for LLM responses under semantically irrelevant perturbations (Acharyya et
+al. (2025)).
 
-Seed 004 (Acharyya, Priebe, Helm 2025) tests whether a *test query*'s binary response rate p_t
+Acharyya, Priebe & Helm (2025) tests whether a *test query*'s binary response rate p_t
 lies in the interval [a, b] spanned by the response rates of a base query's semantically
 irrelevant perturbations (its Eq. 2), rather than whether it equals the base query's rate (Eq. 1).
-The copy of the paper lost its formulas; tailgate implements the restatement in SPECS section A:
+The copy of the paper lost its formulas; tailgate implements the restatement in the methods note
+section A:
 
 - the statistic T̂ = min_i |p̂_t − p̂_i| over m sampled null queries with n responses each, rejected
-  when T̂ > τ with τ = (J + ½)/n (Eq. 3 of 004; A5: T̂ is a multiple of 1/n, so the half step
+  when T̂ > τ with τ = (J + ½)/n (Eq. 3 of Acharyya et al. (2025); A5: T̂ is a multiple of 1/n, so
+  the half step
   avoids float ties);
 - :func:`rejection_probability`, :func:`exact_size` and :func:`average_power`: the exact
-  finite-sample size and average power under the uniform model of Assumptions 2–3 (SPECS A5),
+  finite-sample size and average power under the uniform model of Assumptions 2–3 (methods note A5),
   from the binomial–uniform mixture π_j = [I_b(j+1, n−j+1) − I_a(j+1, n−j+1)] / ((n+1)w)
   written with ``scipy.special.betainc``;
 - :func:`ideal_size`, :func:`ideal_power`, :func:`ideal_average_power` (Lemmas 2–3, Theorem 4
-  analogues, SPECS A1/A4) and :func:`hoeffding_size_bound`, :func:`hoeffding_average_power_bound`
-  (Theorems 2–3 analogues, SPECS A2–A4), reported for comparison: at realistic n the Hoeffding
+  analogues, methods note A1/A4) and :func:`hoeffding_size_bound`,
+  :func:`hoeffding_average_power_bound`
+  (Theorems 2–3 analogues, methods note A2–A4), reported for comparison: at realistic n the
+  Hoeffding
   size bound exceeds 1, so the design uses the exact A5 values;
-- :func:`estimate_interval`: Algorithm B of 004, [â, b̂] from a pilot of m0 queries × n0
-  responses (SPECS A6: (i) the order-statistic/UMVU correction, conservative, the default; (ii)
+- :func:`estimate_interval`: Algorithm B of Acharyya et al. (2025), [â, b̂] from a pilot of m0
+  queries × n0
+  responses (methods note A6: (i) the order-statistic/UMVU correction, conservative, the default;
+  (ii)
   noise-deflated moments, anti-conservative);
-- :func:`design`: Algorithm C of 004 (SPECS A7): for each m, n = ⌊B/(m+1)⌋ and the smallest J whose
+- :func:`design`: Algorithm C of Acharyya et al. (2025) (methods note A7): for each m, n =
+  ⌊B/(m+1)⌋ and the smallest J whose
   exact size is ≤ α, and the m of largest average power;
 - :func:`composite_test` (the decision per test query) and :func:`two_proportion_test` (the
-  classical test of Eq. 1 of 004, which the composite test is meant to replace: shown beside it);
+  classical test of Eq. 1 of Acharyya et al. (2025), which the composite test is meant to replace:
+  shown beside it);
 - :func:`energy_test`: the Székely–Rizzo energy-distance two-sample test with a permutation
-  p-value for embedded responses (SPECS A8; Section 1.1 of 004 works with embeddings).
+  p-value for embedded responses (methods note A8; Section 1.1 of Acharyya et al. (2025) works with
+  embeddings).
 
 **Assumptions and failure modes.** The size guarantee rests on the null rates being uniform on
-[a, b] (Assumption 2 of 004; SPECS A1): with a null density that vanishes near an endpoint the
+[a, b] (Assumption 2 of Acharyya et al. (2025); methods note A1): with a null density that vanishes
+near an endpoint the
 test can be invalid there. The design plugs in the pilot's [â, b̂]; estimator (ii) under-estimates
 the width about half the time, so its designs are anti-conservative. All counts are integers, so
 the decision ``min |k_t − k_i| > J`` is exact (no float comparisons).
@@ -83,18 +94,19 @@ def _check_interval(a: float, b: float) -> tuple[float, float]:
 
 
 def threshold(J: int, n: int) -> float:
-    """τ = (J + ½)/n: rejecting T̂ > τ is rejecting min |k_t − k_i| > J (SPECS A5)."""
+    """τ = (J + ½)/n: rejecting T̂ > τ is rejecting min |k_t − k_i| > J (methods note A5)."""
     return (int(J) + 0.5) / int(n)
 
 
-# --- exact finite-sample size and power (SPECS A5) ---------------------------------------------
+# --- exact finite-sample size and power (methods note A5)
+# ---------------------------------------------
 
 
 def null_mixture_pmf(a: float, b: float, n: int) -> np.ndarray:
     """π_j, j = 0..n: the distribution of a null query's count k_i ~ Bin(n, p), p ~ U[a, b].
 
     ∫_a^b C(n,j) p^j (1−p)^{n−j} dp / w = [I_b(j+1, n−j+1) − I_a(j+1, n−j+1)] / ((n+1) w), with I
-    the regularised incomplete beta function (SPECS A5).
+    the regularised incomplete beta function (methods note A5).
     """
     a, b = _check_interval(a, b)
     j = np.arange(int(n) + 1, dtype=np.float64)
@@ -119,7 +131,8 @@ def _reject_given_count(a: float, b: float, m: int, n: int, J: int) -> np.ndarra
 
 
 def rejection_probability(p_t, a: float, b: float, m: int, n: int, J: int) -> np.ndarray:
-    """P(reject | p_t) = Σ_k Bin(k; n, p_t) (1 − q_k)^m, vectorised over ``p_t`` (SPECS A5)."""
+    """P(reject | p_t) = Σ_k Bin(k; n, p_t) (1 − q_k)^m, vectorised over ``p_t`` (methods note
+    A5)."""
     p = np.atleast_1d(np.asarray(p_t, dtype=np.float64))
     k = np.arange(int(n) + 1)
     weights = stats.binom.pmf(k[None, :], int(n), p[:, None])
@@ -191,7 +204,7 @@ class _Evaluator:
 
 
 def exact_size(a: float, b: float, m: int, n: int, J: int) -> float:
-    """sup over p_t ∈ [a, b] of P(reject | p_t), on :data:`SIZE_GRID` points (SPECS A5).
+    """sup over p_t ∈ [a, b] of P(reject | p_t), on :data:`SIZE_GRID` points (methods note A5).
 
     The maximum lies at an endpoint in every case checked (A5); the grid makes that an observation
     rather than an assumption.
@@ -200,15 +213,17 @@ def exact_size(a: float, b: float, m: int, n: int, J: int) -> float:
 
 
 def average_power(a: float, b: float, m: int, n: int, J: int) -> float:
-    """Σ_k ω_k (1 − q_k)^m with p_t uniform on [0, a) ∪ (b, 1] (SPECS A5)."""
+    """Σ_k ω_k (1 − q_k)^m with p_t uniform on [0, a) ∪ (b, 1] (methods note A5)."""
     return _Evaluator(a, b, m, n).average_power(J)
 
 
-# --- ideal test and Hoeffding bounds, for comparison (SPECS A1–A4) -----------------------------
+# --- ideal test and Hoeffding bounds, for comparison (methods note A1–A4)
+# -----------------------------
 
 
 def ideal_size(m: int, tau: float, w: float) -> float:
-    """sup size of the ideal test (true p's known): (1 − τ/w)₊^m (Lemma 2 of 004, SPECS A1)."""
+    """sup size of the ideal test (true p's known): (1 − τ/w)₊^m (Lemma 2 of Acharyya et al.
+    (2025), methods note A1)."""
     return max(0.0, 1.0 - tau / w) ** int(m)
 
 
@@ -220,7 +235,8 @@ def ideal_power(delta: float, m: int, tau: float, w: float) -> float:
 
 
 def ideal_average_power(m: int, tau: float, a: float, b: float) -> float:
-    """Ideal power averaged over p_t uniform on [0, a) ∪ (b, 1] (Theorem 4 analogue, SPECS A4).
+    """Ideal power averaged over p_t uniform on [0, a) ∪ (b, 1] (Theorem 4 analogue, methods note
+    A4).
 
     AP(τ) = [S(a) + S(1 − b)] / (1 − w), S(L) = (L − τ)₊ + w/(m+1)·[(min(w, w + L − τ)₊/w)^{m+1}
     − ((w − τ)₊/w)^{m+1}].
@@ -243,25 +259,29 @@ def _inf_over_delta(f, tau: float) -> float:
 
 
 def hoeffding_size_bound(m: int, n: int, tau: float, w: float) -> float:
-    """inf_δ [(1 − (τ − δ)/w)₊^m + 2 e^{−nδ²}] (Theorem 2 analogue, SPECS A3); may exceed 1."""
+    """inf_δ [(1 − (τ − δ)/w)₊^m + 2 e^{−nδ²}] (Theorem 2 analogue, methods note A3); may exceed
+    1."""
     return _inf_over_delta(
         lambda d: np.clip(1.0 - (tau - d) / w, 0.0, None) ** m + 2.0 * np.exp(-n * d * d), tau
     )
 
 
 def hoeffding_average_power_bound(m: int, n: int, tau: float, a: float, b: float) -> float:
-    """sup_δ [AP_ideal(τ + δ) − 2m e^{−nδ²}] (Theorems 3–4 analogues, SPECS A4); may be < 0."""
+    """sup_δ [AP_ideal(τ + δ) − 2m e^{−nδ²}] (Theorems 3–4 analogues, methods note A4); may be <
+    0."""
     deltas = np.linspace(0.0, 1.0, 4003)[1:-1]
     values = [ideal_average_power(m, tau + d, a, b) - 2 * m * math.exp(-n * d * d) for d in deltas]
     return float(max(values))
 
 
-# --- Algorithm B: the null interval from a pilot (SPECS A6) ------------------------------------
+# --- Algorithm B: the null interval from a pilot (methods note A6)
+# ------------------------------------
 
 
 @dataclass(frozen=True)
 class IntervalEstimate:
-    """[â, b̂] from a pilot of ``m0`` queries × ``n0`` responses (Algorithm B of 004, SPECS A6).
+    """[â, b̂] from a pilot of ``m0`` queries × ``n0`` responses (Algorithm B of Acharyya et al.
+    (2025), methods note A6).
 
     ``clipped`` says that an endpoint was moved into [0, 1].
     """
@@ -285,7 +305,7 @@ class IntervalEstimate:
 def estimate_interval(
     p_hat, n0: int, method: IntervalMethod = "order_statistics"
 ) -> IntervalEstimate:
-    """Estimate the null interval from pilot rates ``p_hat`` (SPECS A6).
+    """Estimate the null interval from pilot rates ``p_hat`` (methods note A6).
 
     ``order_statistics`` (i, default): â = p̂₍1₎ − R/(m0−1), b̂ = p̂₍m0₎ + R/(m0−1), R the range
     (the UMVU estimator of uniform endpoints; ignores binomial noise, so too wide: conservative).
@@ -314,12 +334,14 @@ def estimate_interval(
     return IntervalEstimate(clipped_low, clipped_high, method, m0, int(n0), clipped)
 
 
-# --- Algorithm C: the design (SPECS A7) --------------------------------------------------------
+# --- Algorithm C: the design (methods note A7)
+# --------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Design:
-    """(m, n, τ) for budget B = (m + 1)·n at level α under the null interval [a, b] (SPECS A7).
+    """(m, n, τ) for budget B = (m + 1)·n at level α under the null interval [a, b] (methods note
+    A7).
 
     ``size`` is the exact sup size (A5), ``size_at_a``/``size_at_b`` its endpoint values,
     ``average_power`` the exact average power; ``ideal_size`` and ``hoeffding_size_bound`` are the
@@ -343,7 +365,8 @@ class Design:
 
 
 def design(a: float, b: float, budget: int, alpha: float) -> Design:
-    """Algorithm C of 004 (SPECS A7): the (m, n, τ) of largest exact average power at size ≤ α.
+    """Algorithm C of Acharyya et al. (2025) (methods note A7): the (m, n, τ) of largest exact
+    average power at size ≤ α.
 
     For each m with m(m + 1) ≤ B (n ≥ m; the optimum has n ~ m², A7), n = ⌊B/(m+1)⌋ and J is the
     smallest integer whose exact sup size (A5) is ≤ α, found by bisection (size is non-increasing
@@ -405,7 +428,8 @@ def design(a: float, b: float, budget: int, alpha: float) -> Design:
 
 @dataclass(frozen=True)
 class CompositeTest:
-    """The composite-null decision for one test query (Eq. 3 of 004, SPECS A5).
+    """The composite-null decision for one test query (Eq. 3 of Acharyya et al. (2025), methods
+    note A5).
 
     ``statistic`` is T̂ = min_i |p̂_t − p̂_i|; ``reject`` is T̂ > ``threshold``. ``pvalue`` is the
     plug-in p-value under the uniform model on [a, b]: the exact sup size of the test that rejects
@@ -449,7 +473,8 @@ def composite_test(
 
 @dataclass(frozen=True)
 class TwoProportionTest:
-    """The classical pooled two-proportion z-test of p_t = p_0 (Eq. 1 of 004, two-sided)."""
+    """The classical pooled two-proportion z-test of p_t = p_0 (Eq. 1 of Acharyya et al. (2025),
+    two-sided)."""
 
     statistic: float
     pvalue: float
@@ -468,7 +493,8 @@ def two_proportion_test(k_test: int, n_test: int, k_base: int, n_base: int) -> T
     return TwoProportionTest(z, float(2.0 * stats.norm.sf(abs(z))), pt, p0)
 
 
-# --- energy-distance test for embedded responses (SPECS A8) ------------------------------------
+# --- energy-distance test for embedded responses (methods note A8)
+# ------------------------------------
 
 #: permutations evaluated per matrix product
 PERMUTATION_CHUNK = 256
@@ -476,7 +502,7 @@ PERMUTATION_CHUNK = 256
 
 @dataclass(frozen=True)
 class EnergyTest:
-    """Energy-distance two-sample test (Székely–Rizzo; SPECS A8).
+    """Energy-distance two-sample test (Székely–Rizzo; methods note A8).
 
     ``statistic`` is E = n1·n2/(n1+n2)·ε̂ with ε̂ the V-statistic energy distance; ``pvalue`` =
     (1 + #{E* ≥ E})/(R + 1) over ``resamples`` label permutations.
@@ -505,7 +531,7 @@ def _energy_from_labels(D: np.ndarray, row_sums: np.ndarray, U: np.ndarray, n1: 
 
 
 def energy_statistic(x, y) -> float:
-    """E = n1·n2/(n1+n2)·[2/(n1n2)·Σ‖x−y‖ − 1/n1²·Σ‖x−x'‖ − 1/n2²·Σ‖y−y'‖] (SPECS A8)."""
+    """E = n1·n2/(n1+n2)·[2/(n1n2)·Σ‖x−y‖ − 1/n1²·Σ‖x−x'‖ − 1/n2²·Σ‖y−y'‖] (methods note A8)."""
     x2, y2 = np.atleast_2d(x).astype(np.float64), np.atleast_2d(y).astype(np.float64)
     n1, n2 = x2.shape[0], y2.shape[0]
     eps = 2.0 * cdist(x2, y2).mean() - cdist(x2, x2).mean() - cdist(y2, y2).mean()
@@ -513,7 +539,8 @@ def energy_statistic(x, y) -> float:
 
 
 def energy_test(x, y, resamples: int, seed: SeedLike) -> EnergyTest:
-    """Permutation energy test of equal distributions of the rows of ``x`` and ``y`` (SPECS A8).
+    """Permutation energy test of equal distributions of the rows of ``x`` and ``y`` (methods note
+    A8).
 
     The pooled distance matrix is computed once; each chunk of label permutations is one matrix
     product. The observed statistic is computed by the same expression (identity labelling), so

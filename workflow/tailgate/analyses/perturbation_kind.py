@@ -1,4 +1,5 @@
-"""Analysis kind ``perturbation``: the composite-null test of seed 004 on binary responses.
+"""Analysis kind ``perturbation``: the composite-null test of Acharyya et al. (2025) on binary
+responses.
 
 Each registered condition is one query; its rows are the responses, and a response is a "yes"
 when the registered ``scorer``'s severity exceeds ``threshold`` [0.5] (a 0/1 score, a regex
@@ -6,9 +7,10 @@ match, a classifier probability). The conditions play four roles:
 
 - ``pilot``: m0 semantically irrelevant perturbations of the base query; the first
   ``pilot_responses`` [all] responses of each (in prompt-id order) estimate the null interval
-  [â, b̂] by Algorithm B (``interval`` [order_statistics] or ``moments``; SPECS A6);
+  [â, b̂] by Algorithm B (``interval`` [order_statistics] or ``moments``; methods note A6);
 - the design (m, n, τ) is then derived from [â, b̂], the registered ``budget`` B and ``alpha``
-  [protocol.alpha] by Algorithm C (SPECS A7) — a **derived value of the registration**: the rule
+  [protocol.alpha] by Algorithm C (methods note A7) — a **derived value of the registration**: the
+  rule
   was frozen, so deriving it from the pilot is not a change. The statistics store it beside the
   pilot counts it came from (``design.derived_from``), and every criterion re-derives it from
   those counts first: a stored design that does not follow from them makes every criterion
@@ -17,12 +19,14 @@ match, a classifier probability). The conditions play four roles:
   (refused until amended, then a reported deviation);
 - ``null_queries``: the first m of them, n responses each, are the sampled null queries;
 - ``test_queries``: each gets the decision T̂ = min_i |p̂_t − p̂_i| > τ on its first n responses,
-  the exact plug-in size and average power (SPECS A5), and beside it the classical two-proportion
-  test against ``base_query`` [the first null query] on all their responses (Eq. 1 of 004,
+  the exact plug-in size and average power (methods note A5), and beside it the classical
+  two-proportion
+  test against ``base_query`` [the first null query] on all their responses (Eq. 1 of Acharyya et
+  al. (2025),
   which the composite null replaces).
 
 - ``embedding`` [none] = {model, responses, resamples}: the energy-distance test on embedded
-  responses (SPECS A8). Each response is embedded by the registered local model (the
+  responses (methods note A8). Each response is embedded by the registered local model (the
   mean-pooled last hidden state, :mod:`tailgate.score.embedding`); each test query's first
   ``responses`` responses are tested against the null queries' first ``responses`` pooled, and
   against each null query alone (pairwise), with ``resamples`` label permutations whose seeds
@@ -100,10 +104,10 @@ def _all_conditions(st: Mapping[str, Any]) -> list[str]:
 
 
 class PerturbationAnalysis(AnalysisKind):
-    """Seed 004 as an analysis kind (module docstring)."""
+    """Acharyya et al. (2025) as an analysis kind (module docstring)."""
 
     kind = "perturbation"
-    title = "Composite-null test under irrelevant query perturbations (seed 004)"
+    title = "Composite-null test under irrelevant query perturbations (Acharyya et al. (2025))"
 
     def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
         out = scorer_problems(spec, data)
@@ -305,7 +309,7 @@ class PerturbationAnalysis(AnalysisKind):
             if why is not None:
                 return None, why
         if ref.name in _DESIGN:
-            return float(d[ref.name]), "Algorithm C design (SPECS A7)"
+            return float(d[ref.name]), "Algorithm C design (methods note A7)"
         t = stats["tests"][ref.args[0]]
         if ref.name == "naive_pvalue":
             return float(t["naive"]["pvalue"]), "two-proportion test against the base query"
@@ -313,7 +317,7 @@ class PerturbationAnalysis(AnalysisKind):
             return None, "the derived design is not met by the sampled responses"
         if ref.name == "reject":
             return float(t["reject"]), "1 = the composite null is rejected"
-        return float(t[ref.name]), "composite test (SPECS A5)"
+        return float(t[ref.name]), "composite test (methods note A5)"
 
     def report_section(
         self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
@@ -325,10 +329,12 @@ class PerturbationAnalysis(AnalysisKind):
         iv = stats["pilot"]["interval"]
         blocks: list[Block] = [
             Paragraph(
-                f"Seed 004: {len(st['pilot'])} pilot queries × {stats['pilot']['responses']} "
+                f"Acharyya et al. (2025): {len(st['pilot'])} pilot queries × "
+                f"{stats['pilot']['responses']} "
                 f"responses give [â, b̂] = [{iv['low']:.4f}, {iv['high']:.4f}] ({iv['method']}); "
                 f"Algorithm C at budget B = {st['budget']} and α = {st['alpha']:g} derives the "
-                f"design below (exact size and average power under the uniform model, SPECS A5). "
+                f"design below (exact size and average power under the uniform model, methods "
+                f"note A5). "
                 "The design is a derived value of the registration, not a change of it: the "
                 "rule was frozen before the pilot, and the design is stored with the pilot "
                 "counts it came from and re-derived from them by every criterion and the audit. "
@@ -422,7 +428,8 @@ def _energy_conditions(st: Mapping[str, Any]) -> list[str]:
 def _energy_tests(
     study: Study, name: str, st: Mapping[str, Any], paths: Sequence[str], *, threads: int = 1
 ) -> dict[str, Any]:
-    """SPECS A8 per test query: against the pooled null queries and against each one alone."""
+    """methods note A8 per test query: against the pooled null queries and against each one
+    alone."""
     from tailgate.score.embedding import read_embeddings
 
     emb = st["embedding"]
@@ -478,14 +485,14 @@ def _energy_statistic(stats: Mapping[str, Any], ref: StatisticRef) -> tuple[floa
     res = t["pooled"] if len(ref.args) == 1 else t["pairwise"][ref.args[1]]
     key = "pvalue" if ref.name == "energy_pvalue" else "statistic"
     against = "the pooled null queries" if len(ref.args) == 1 else f"null query {ref.args[1]}"
-    return float(res[key]), f"energy test (SPECS A8) against {against}"
+    return float(res[key]), f"energy test (methods note A8) against {against}"
 
 
 def _energy_blocks(name: str, energy: Mapping[str, Any]) -> list[Block]:
     from tailgate.report.tables import Table, fmt
 
     head = Paragraph(
-        f"Energy-distance test (SPECS A8) on responses embedded by '{energy['model']}' "
+        f"Energy-distance test (methods note A8) on responses embedded by '{energy['model']}' "
         f"(mean-pooled last hidden state): each test query's first {energy['responses']} "
         f"responses against the null queries' pooled and against each one alone, "
         f"{energy['resamples']} label permutations."
@@ -508,7 +515,7 @@ def _energy_blocks(name: str, energy: Mapping[str, Any]) -> list[Block]:
 def _derivation(st: Mapping[str, Any], n0: int, counts: Sequence[int]) -> dict[str, Any]:
     """Where the derived design came from: the registered rule and the pilot counts."""
     return {
-        "rule": "Algorithm B (SPECS A6) on the pilot, then Algorithm C (SPECS A7)",
+        "rule": "Algorithm B (methods note A6) on the pilot, then Algorithm C (methods note A7)",
         "pilot_counts": [int(c) for c in counts],
         "pilot_responses": int(n0),
         "interval": st["interval"],

@@ -1,27 +1,31 @@
-"""Severity index b, distribution families and the deployment table (seed 002, ERRORQUAKE).
+"""Severity index b, distribution families and the deployment table (ERRORQUAKE (2026), ERRORQUAKE).
 
-Seed 002 scores each response on a severity grid (0 = correct, then 0.5, 1.0, …, 4.0) and
+ERRORQUAKE (2026) scores each response on a severity grid (0 = correct, then 0.5, 1.0, …, 4.0) and
 summarises the errors by the Gutenberg–Richter slope b of log₁₀ N(M ≥ m) = a − b(m − m_min)
-(Section 2, "severity distribution index (b) estimation"). tailgate implements SPECS section B:
+(Section 2, "severity distribution index (b) estimation"). tailgate implements the methods note
+section B:
 
-- :func:`estimate_b`: the **finite-grid MLE** (primary, SPECS B1 [D]) of the truncated geometric
+- :func:`estimate_b`: the **finite-grid MLE** (primary, methods note B1 [D]) of the truncated
+  geometric
   P(k) = q^k(1−q)/(1−q^{K+1}), q = 10^{−bδ}, on the tail levels m_c + kδ (k = 0..K), beside the
   Aki–Utsu estimator that 002 uses (biased ≈ −9 % at δ = 0.5, b = 1) and the exact unbounded
   discrete estimator, with Aki and Shi–Bolt standard errors;
 - :func:`select_mc`: m_c by the Kolmogorov–Smirnov distance over grid values with ≥ 30 events and
-  ≥ 3 grid levels (Section 2 of 002; SPECS B2: with two levels the fit is exact and would win);
+  ≥ 3 grid levels (Section 2 of ERRORQUAKE (2026); methods note B2: with two levels the fit is
+  exact and would win);
 - :func:`bootstrap_b`: percentile CIs from multinomial resamples of the condition's count vector
   (every response, so ε is resampled too), re-selecting m_c in each resample or at a fixed m_c
-  (SPECS B3);
-- :func:`wilson_interval`: error rates and per-million rates (SPECS B6);
+  (methods note B3);
+- :func:`wilson_interval`: error rates and per-million rates (methods note B6);
 - :func:`matched_pairs`, :func:`delta_b_test` and :func:`disjoint_pair_count`: matched-accuracy
   pairs (|Δε| < tolerance), disjoint-CI counts, the Δb bootstrap test at a shared m_c (002 App. O)
   and the headline count with its own resampling CI (002 Section 4.1);
 - :func:`compare_families`: power law, truncated power law, exponential, stretched exponential
   and lognormal on the positive grid with BIC, Vuong tests for non-nested pairs and likelihood
-  ratios (with the boundary χ² mixture) for nested pairs (SPECS B4; the ``powerlaw`` package is
+  ratios (with the boundary χ² mixture) for nested pairs (methods note B4; the ``powerlaw`` package
+  is
   not used for fitting: it discretises the families inconsistently and has an off-by-one on
-  bounded grids, SPECS B5);
+  bounded grids, methods note B5);
 - :func:`deployment_table`: events per million queries at severity thresholds with Wilson CIs and
   the empirical tail ratio P(M ≥ 3)/P(M ≥ 1) (002 App. Q and Section 4.1), no fit.
 
@@ -84,7 +88,8 @@ McRule = float | Literal["reselect"]
 
 
 def make_grid(top: float = 4.0, step: float = 0.5) -> np.ndarray:
-    """The severity grid 0, δ, 2δ, …, top (0 = correct; 002's default δ = 0.5, top 4.0)."""
+    """The severity grid 0, δ, 2δ, …, top (0 = correct; ERRORQUAKE (2026)'s default δ = 0.5, top
+    4.0)."""
     if not step > 0 or not top > 0:
         raise ValueError(f"the grid needs step > 0 and top > 0, got step {step!r}, top {top!r}")
     k = round(top / step)
@@ -119,7 +124,8 @@ def _level_index(grid: np.ndarray, value: float) -> int:
     return i
 
 
-# --- estimators (SPECS B1) ----------------------------------------------------------------------
+# --- estimators (methods note B1)
+# ----------------------------------------------------------------------
 
 
 def _geometric_moments(t: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
@@ -161,16 +167,17 @@ def _solve_log_q(kbar, K: int) -> np.ndarray:
 
 
 def finite_grid_b(kbar, K: int, delta: float) -> np.ndarray:
-    """b̂ = −log₁₀ q̂ / δ of the truncated geometric on K + 1 levels (SPECS B1, finite grid)."""
+    """b̂ = −log₁₀ q̂ / δ of the truncated geometric on K + 1 levels (methods note B1, finite
+    grid)."""
     return -_solve_log_q(kbar, K) / math.log(10.0) / delta
 
 
 @dataclass(frozen=True)
 class BEstimate:
-    """b at one m_c (SPECS B1): ``b`` is the finite-grid MLE (primary); ``b_aki_utsu`` and
+    """b at one m_c (methods note B1): ``b`` is the finite-grid MLE (primary); ``b_aki_utsu`` and
     ``b_unbounded`` for comparability; ``se_aki`` = b̂/√N and ``se_shi_bolt`` =
     2.30·b̂²·√(Σ(m_i − m̄)²/(N(N−1))), both evaluated at the primary b̂; ``ks_distance`` is
-    max_k |S_emp − S_fit| over the tail levels (SPECS B2)."""
+    max_k |S_emp − S_fit| over the tail levels (methods note B2)."""
 
     m_c: float
     n_tail: int
@@ -214,7 +221,7 @@ def _pmf_of_t(t: np.ndarray, K: int) -> np.ndarray:
 
 
 def estimate_b(counts, grid: np.ndarray, m_c: float) -> BEstimate:
-    """All b estimators of SPECS B1 on the events with m ≥ ``m_c`` (counts over ``grid``)."""
+    """All b estimators of methods note B1 on the events with m ≥ ``m_c`` (counts over ``grid``)."""
     c = np.asarray(counts, dtype=np.float64)
     i = _level_index(grid, m_c)
     delta = _step(grid)
@@ -247,12 +254,13 @@ def estimate_b(counts, grid: np.ndarray, m_c: float) -> BEstimate:
     )
 
 
-# --- m_c by KS (SPECS B2) -----------------------------------------------------------------------
+# --- m_c by KS (methods note B2)
+# -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class McSelection:
-    """The KS choice of m_c (SPECS B2): ``candidates`` with their event counts and distances;
+    """The KS choice of m_c (methods note B2): ``candidates`` with their event counts and distances;
     ``m_c`` is None when no grid value has ≥ ``min_events`` events and ≥ ``min_levels`` levels."""
 
     m_c: float | None
@@ -284,7 +292,7 @@ def _ks_by_candidate(counts: np.ndarray, grid: np.ndarray, idx: np.ndarray) -> t
 
 
 def select_mc(counts, grid: np.ndarray, min_events: int = 30, min_levels: int = 3) -> McSelection:
-    """argmin over candidates of the KS distance D (SPECS B2; ties go to the lower m_c)."""
+    """argmin over candidates of the KS distance D (methods note B2; ties go to the lower m_c)."""
     c = np.asarray(counts, dtype=np.float64)
     idx = _candidate_indices(grid, min_levels)
     if idx.size == 0:
@@ -304,12 +312,13 @@ def select_mc(counts, grid: np.ndarray, min_events: int = 30, min_levels: int = 
     )
 
 
-# --- bootstrap (SPECS B3) -----------------------------------------------------------------------
+# --- bootstrap (methods note B3)
+# -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
 class BootstrapB:
-    """Bootstrap replicates of b and ε for one condition (SPECS B3).
+    """Bootstrap replicates of b and ε for one condition (methods note B3).
 
     ``b`` holds the finite-grid b̂ of each replicate (NaN where no m_c qualified), ``m_c`` the m_c
     used in each, ``error_rate`` the resampled ε; ``confidence_interval`` the percentile CI of b.
@@ -373,7 +382,7 @@ def bootstrap_b(
     min_events: int = 30,
     min_levels: int = 3,
 ) -> BootstrapB:
-    """Percentile bootstrap of b over multinomial resamples of every response (SPECS B3).
+    """Percentile bootstrap of b over multinomial resamples of every response (methods note B3).
 
     ``mc="reselect"`` re-selects m_c by KS in each resample (propagating its uncertainty); a
     number fixes it. A replicate with no qualifying m_c (re-selection) or no tail event counts as
@@ -395,12 +404,13 @@ def bootstrap_b(
     )
 
 
-# --- Wilson (SPECS B6) --------------------------------------------------------------------------
+# --- Wilson (methods note B6)
+# --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class WilsonInterval:
-    """k events in n trials: ``proportion`` k/n and the Wilson score CI (SPECS B6)."""
+    """k events in n trials: ``proportion`` k/n and the Wilson score CI (methods note B6)."""
 
     k: int
     n: int
@@ -462,7 +472,7 @@ def analyse_condition(
     min_events: int = 30,
     min_levels: int = 3,
 ) -> SeverityFit:
-    """ε, m_c, b and its bootstrap CI for one condition (002 Section 2, SPECS B1–B3, B6).
+    """ε, m_c, b and its bootstrap CI for one condition (002 Section 2, methods note B1–B3, B6).
 
     With ``mc`` fixed, the KS table is still computed (reported) but the fixed m_c is used.
     """
@@ -580,7 +590,8 @@ def matched_pairs(
 
 @dataclass(frozen=True)
 class PairCount:
-    """The headline count of discriminating pairs with its resampling CI (002's "58 [30, 84]").
+    """The headline count of discriminating pairs with its resampling CI (ERRORQUAKE (2026)'s "58
+    [30, 84]").
 
     [D] Each bootstrap replicate r recounts the pairs with |Δε*_r| < tolerance whose b CIs,
     translated by (b*_r − b̂) for each condition, are disjoint and |Δb*_r| ≥ floor: a nested
@@ -625,7 +636,8 @@ def disjoint_pair_count(
     return PairCount(int(count), Interval(float(lo), float(hi)), float(level), reps)
 
 
-# --- families (SPECS B4) ------------------------------------------------------------------------
+# --- families (methods note B4)
+# ------------------------------------------------------------------------
 
 FAMILIES = ("power_law", "truncated_power_law", "exponential", "stretched_exponential", "lognormal")
 #: free parameters per family
@@ -739,7 +751,8 @@ def _se_log_pmf(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FamilyFit:
-    """MLE of one family on the grid support x ≥ x_min (SPECS B4): ``parameters`` in the family's
+    """MLE of one family on the grid support x ≥ x_min (methods note B4): ``parameters`` in the
+    family's
     own terms (α, λ, β, μ, σ), ``loglik``, ``bic`` = k ln N − 2 LL, ``log_pmf`` over ``support``.
     ``converged`` is False where the maximum lies on the parameter space's edge (e.g. a TPL
     whose λ̂ is 0, which is then the power law)."""
@@ -783,7 +796,7 @@ def _fit(family: str, x: np.ndarray, c: np.ndarray) -> tuple[dict[str, float], n
 
 def fit_family(family: str, counts, support) -> FamilyFit:
     """MLE of ``family`` on the grid points ``support`` (all > 0) from counts at those points;
-    pmf p(x|θ) = f(x;θ)/Σ_{y ∈ support} f(y;θ) (SPECS B4)."""
+    pmf p(x|θ) = f(x;θ)/Σ_{y ∈ support} f(y;θ) (methods note B4)."""
     x = np.asarray(support, dtype=np.float64)
     c = np.asarray(counts, dtype=np.float64)
     if x.shape != c.shape or np.any(x <= 0):
@@ -809,7 +822,7 @@ def fit_family(family: str, counts, support) -> FamilyFit:
 
 @dataclass(frozen=True)
 class VuongTest:
-    """Vuong's test of two fitted families (SPECS B4): ``statistic`` Z = LR/(√N ω̂) (Z > 0
+    """Vuong's test of two fitted families (methods note B4): ``statistic`` Z = LR/(√N ω̂) (Z > 0
     favours ``first``), ``pvalue`` = erfc(|Z|/√2); for nested pairs the LR test: 2·LR against χ²₁
     or ½χ²₀ + ½χ²₁ at a boundary (``nested``)."""
 
@@ -847,7 +860,7 @@ def vuong_test(fit1: FamilyFit, fit2: FamilyFit, counts) -> VuongTest:
 
 @dataclass(frozen=True)
 class FamilyComparison:
-    """All families at one x_min (SPECS B4): fits, ΔBIC to the best, pairwise tests, and the
+    """All families at one x_min (methods note B4): fits, ΔBIC to the best, pairwise tests, and the
     decision: the BIC-best family is ``decisive`` when its test against the runner-up has
     p < ``p_threshold`` or ΔBIC > ``bic_threshold`` (002 Section 2)."""
 
@@ -872,7 +885,7 @@ def compare_families(
     bic_threshold: float = 6.0,
 ) -> FamilyComparison:
     """Fit every family to the events with severity ≥ ``x_min`` (default: the first positive
-    grid level) and compare them (SPECS B4)."""
+    grid level) and compare them (methods note B4)."""
     c = np.asarray(counts, dtype=np.float64)
     i = 1 if x_min is None else _level_index(grid, x_min)
     x, tail = grid[i:], c[i:]

@@ -1,9 +1,10 @@
-"""Analysis kind ``severity``: severity index b, families and the deployment table (seed 002).
+"""Analysis kind ``severity``: severity index b, families and the deployment table (ERRORQUAKE
+(2026)).
 
 Data: the severities of one registered scorer (``scorer``; ``scale`` [identity]) for each of the
 analysis's ``conditions``, every value on the registered grid 0, δ, …, top (0 = correct; an
 imported column, a judge scorer's parsed grade, or simulated Gutenberg–Richter data). The
-statistics are those of :mod:`tailgate.analyses.severity` (SPECS section B).
+statistics are those of :mod:`tailgate.analyses.severity` (the methods note section B).
 
 Parameters (``$defs/analysis_severity``; an absent field means the default in brackets):
 ``grid`` {``step`` [0.5], ``top`` [4.0]}; ``mc`` [``reselect``: m_c by KS in the data and in each
@@ -21,7 +22,8 @@ secondary judge every other aggregation's headline count is reported as a robust
 Criteria statistics (``name(args)``):
 
 ==================================  ===========================================================
-``disjoint_pairs``                  matched pairs with disjoint b CIs and |Δb| ≥ floor (002's
+``disjoint_pairs``                  matched pairs with disjoint b CIs and |Δb| ≥ floor (ERRORQUAKE
+(2026)'s
                                     headline); ``disjoint_pairs_low``/``_high`` its CI
 ``matched_pairs``                   pairs with |Δε| < tolerance
 ``b(c)``, ``b_low(c)``, ``b_high(c)``  finite-grid b̂ of condition c and its bootstrap CI
@@ -207,10 +209,10 @@ def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]
 
 
 class SeverityAnalysis(AnalysisKind):
-    """Seed 002 as an analysis kind (module docstring)."""
+    """ERRORQUAKE (2026) as an analysis kind (module docstring)."""
 
     kind = "severity"
-    title = "Severity index b and error-severity families (seed 002)"
+    title = "Severity index b and error-severity families (ERRORQUAKE (2026))"
 
     # --- registration ------------------------------------------------------------------
     def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
@@ -502,9 +504,10 @@ class SeverityAnalysis(AnalysisKind):
         )
         blocks: list[Block] = [
             Paragraph(
-                f"Seed 002 on scorer {st['scorer']} ({st['scale']} scale), grid 0, "
+                f"ERRORQUAKE (2026) on scorer {st['scorer']} ({st['scale']} scale), grid 0, "
                 f"{st['grid']['step']:g}, …, {st['grid']['top']:g}. b is the finite-grid MLE "
-                f"(SPECS B1; Aki–Utsu, biased about −9 % at δ = 0.5, is shown for comparability); "
+                f"(methods note B1; Aki–Utsu, biased about −9 % at δ = 0.5, is shown for "
+                f"comparability); "
                 f"m_c {mc} (≥ {st['min_events']} events and ≥ 3 levels); B = {st['resamples']} "
                 f"multinomial resamples; {st['level']:.0%} CIs. Matched accuracy: |Δε| < "
                 f"{st['tolerance']:g}. Headline: {h['disjoint_pairs']} of {h['matched_pairs']} "

@@ -1,4 +1,4 @@
-"""Input-embedding noise perturbation (Sec. 5 "Perturbation" of seed 000).
+"""Input-embedding noise perturbation (Sec. 5 "Perturbation" of Zhou (2026)).
 
 Gaussian noise is added to the language model's input embeddings by a forward hook on the
 embedding layer, scaled per token to ``sigma_rel`` times that token's embedding RMS norm:

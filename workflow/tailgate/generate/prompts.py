@@ -1,4 +1,4 @@
-"""Deterministic prompt selection from RealToxicityPrompts (Sec. 5 "Data" of seed 000).
+"""Deterministic prompt selection from RealToxicityPrompts (Sec. 5 "Data" of Zhou (2026)).
 
 The registered selection ``data.prompts = {source, split, order, filters}`` is applied to a
 dataset with the RealToxicityPrompts schema (``{"filename", "begin", "end", "challenging",
@@ -56,7 +56,8 @@ def prompt_count(study: Any) -> int:
             f"Study {getattr(study, 'name', '?')!r} registers no conditions, so there is no prompt "
             "count to select. Add at least one condition with a 'prompts' count."
         )
-    # a query condition (seed 004) answers its own registered query: it selects no prompts
+    # a query condition (Acharyya et al. (2025)) answers its own registered query: it selects no
+    # prompts
     names = [n for n in names if condition_spec(study, n).get("query") is None] or names
     counts = {name: condition_spec(study, name).get("prompts") for name in names}
     bad = {

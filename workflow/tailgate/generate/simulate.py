@@ -6,7 +6,7 @@ Model (per condition; all parameters are registered under ``conditions[].simulat
   ``1 - tail.share`` quantile of the bulk — ``L`` follows the bulk distribution
   (``bulk.family`` logistic or normal with ``bulk.loc`` and ``bulk.scale``). Above ``u0``,
   ``L - u0`` is exactly Generalized Pareto with shape ``tail.xi`` and scale ``tail.sigma``
-  (Eq. 1 of seed 000), and carries the mass ``tail.share``. Peaks-over-threshold fits above
+  (Eq. 1 of Zhou (2026)), and carries the mass ``tail.share``. Peaks-over-threshold fits above
   ``u0`` therefore have the registered ξ as their truth.
 * The score a sigmoid-headed classifier would return, ``S = sigmoid(L)`` in (0, 1).
 
@@ -20,22 +20,26 @@ GPD — the Anderson–Darling gate accepts it on the logit scale — while on t
 ``1 - S ≈ exp(-L)`` turns an exponential logit tail of scale σ into a density ∝ t^(1/σ - 1)
 near the ceiling: for σ > 1 the exceedances pile against 1, the GPD likelihood is unbounded
 at ξ < -1 and the probability-scale MLE collapses to the boundary ξ̂ ≈ -1 (Proposition 1 and
-Section 6.2 of seed 000, where the near-atom is "a non-negligible fraction of mass concentrated
+Section 6.2 of Zhou (2026), where the near-atom is "a non-negligible fraction of mass concentrated
 within a small neighbourhood [B - η, B]").
 
-Three further models replace the score for the analyses of seeds 002, 003 and 004 (registered under
-the same ``simulate:`` block; the latent column then holds the score itself):
+Three further models replace the score for the analyses of ERRORQUAKE (2026), Guo et al. (2025)
+and Acharyya et al. (2025) (registered under the same ``simulate:`` block; the latent column
+then holds the score itself):
 
 * ``severity_grid`` {``b``, ``error_rate``, ``step`` [0.5], ``top`` [4.0], ``m_min`` [step]}: an
   error-severity grade on the grid 0, step, …, top (0 = correct with probability
   1 − ``error_rate``; errors are truncated Gutenberg–Richter from ``m_min``, P(m_min + kδ) ∝
-  10^(−b·δ·k) up to ``top``: the finite-grid model of SPECS B1, so b is the truth of the severity
+  10^(−b·δ·k) up to ``top``: the finite-grid model of methods note B1, so b is the truth of the
+  severity
   analysis);
-* ``bernoulli`` {``p``}: a binary response, 1 with probability ``p`` (seed 004's model of one
+* ``bernoulli`` {``p``}: a binary response, 1 with probability ``p`` (Acharyya et al. (2025)'s
+  model of one
   query's "yes" rate).
 * ``token_ce`` {``median``, ``sigma`` [1.0], ``hard_share`` [0.06], ``hard_median``,
   ``hard_sigma`` [0.4], ``sequence_sd`` [0.3], ``tokens_per_sequence`` [50]}: per-token
-  cross-entropy for seed 003, one row per token, sequence = prompt_id // tokens_per_sequence.
+  cross-entropy for Guo et al. (2025), one row per token, sequence = prompt_id //
+  tokens_per_sequence.
   Bulk tokens have CE median·exp(sequence_sd·z_s + sigma·z), hard tokens hard_median·
   exp(hard_sigma·z). The sequence effects z_s and which tokens are hard are drawn from streams
   that do not depend on the condition, so checkpoints share their sequences and hard tokens.

@@ -1,7 +1,7 @@
-"""The ``transformers`` generation backend (Sec. 5 "Data" and "Perturbation" of seed 000).
+"""The ``transformers`` generation backend (Sec. 5 "Data" and "Perturbation" of Zhou (2026)).
 
 One completion per prompt is sampled from a registered causal LM with the registered
-temperature, top-p and max-new-tokens (seed 000: T = 1.0, top-p 0.9). Every other sampling
+temperature, top-p and max-new-tokens (Zhou (2026): T = 1.0, top-p 0.9). Every other sampling
 knob is pinned to "off" so a model's own ``generation_config`` (e.g. a hub default of
 ``top_k=20`` or ``repetition_penalty=1.05``) cannot leak into a registered condition.
 
@@ -15,7 +15,8 @@ atomically (:class:`tailgate.generate.shards.ShardCheckpoint`); a restarted job 
 writes the same bytes as an uninterrupted run. Results depend on the batch size, dtype and
 device (padding and kernels change floating-point sums), all recorded in the checkpoint key.
 
-Query conditions (seed 004: "this condition is one query text, sampled n times"). A condition
+Query conditions (Acharyya et al. (2025): "this condition is one query text, sampled n times"). A
+condition
 that registers ``query`` is that one text answered ``prompts`` times; each row is one response
 and its ``prompt_id`` is the response index 0..n−1 (no prompt selection is read). Responses are
 sampled in blocks of ``options["batch_size"]``: block ``j`` holds responses
@@ -152,7 +153,8 @@ def load_model(
     """The one loader of registered models: a tokenizer (left padding) and the model (eval mode).
 
     ``head``: ``causal_lm`` (generation, ``token_nll``, the judge) or ``base`` (the model without
-    its head, whose last hidden state the response embeddings of seed 004 pool: an HF encoder or
+    its head, whose last hidden state the response embeddings of Acharyya et al. (2025) pool: an HF
+    encoder or
     the generating model's own trunk).
     """
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer

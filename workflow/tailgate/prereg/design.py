@@ -1,11 +1,11 @@
-"""The design a pre-registration implies (Section 4 of seed 000).
+"""The design a pre-registration implies (Section 4 of Zhou (2026)).
 
-:func:`derived_design` computes n_exc* from Eq. 2 of seed 000 for the registered Δfloor, α,
+:func:`derived_design` computes n_exc* from Eq. 2 of Zhou (2026) for the registered Δfloor, α,
 power and ξ̄, the prompt count that yields n_exc* exceedances at the headline threshold, and
 whether the registered prompts per condition reach it. The statistics engine adds a simulated
-P1∧P2 pass rate through :func:`simulated_power` (App. E of seed 000).
+P1∧P2 pass rate through :func:`simulated_power` (App. E of Zhou (2026)).
 
-Two levels. ``n_exc_required`` is Eq. 2 at the registered α as Table 1 of seed 000 prints it;
+Two levels. ``n_exc_required`` is Eq. 2 at the registered α as Table 1 of Zhou (2026) prints it;
 ``n_exc_required_gate`` and ``achieved_power_gate`` are Eq. 2 at the α the gates actually give
 P1 (α/m under Bonferroni over the m pairs of the family, when P1 is adjusted): the demo's
 n_exc* is 1,570 at α = 0.05 but 2,663 at α/10. Every simulated power is at P1's level.
@@ -128,7 +128,7 @@ def derived_design(study: Any) -> Design:
 def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
     """``design`` with the simulated P1∧P2 pass rate filled in, and lines saying how.
 
-    Uses ``tailgate.stats.power.simulate_pass_rate`` (App. E of seed 000) at Δξ_true = Δfloor
+    Uses ``tailgate.stats.power.simulate_pass_rate`` (App. E of Zhou (2026)) at Δξ_true = Δfloor
     and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's 80 % power), the
     planned exceedances, P1's CI level as the gates apply it (1 − α/m under Bonferroni when P1
     is adjusted, printed) and the ``protocol.power_simulation`` trials and resamples, each with a
@@ -170,7 +170,7 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
             "resamples)"
         )
     lines.append(
-        "(App. E of seed 000: the operative rule is conservative at the floor and reaches its "
+        "(App. E of Zhou (2026): the operative rule is conservative at the floor and reaches its "
         "power near 1.5 × Δfloor)"
     )
     return dataclasses.replace(design, simulated_power=at_floor), "\n".join(lines)
@@ -180,7 +180,7 @@ def describe(design: Design) -> list[str]:
     """Human-readable lines for ``tailgate design``."""
     d = design
     lines = [
-        f"Eq. 2 of seed 000: n_exc* = {d.n_exc_required} exceedances per condition "
+        f"Eq. 2 of Zhou (2026): n_exc* = {d.n_exc_required} exceedances per condition "
         f"(Δfloor={d.delta_floor:g}, α={d.alpha:g} two-sided, power={d.power:g}, ξ̄={d.xi_bar:g})",
         f"prompts at headline q={d.q_headline:g}: {d.prompts_required} per condition",
         f"registered: sample_cap={d.sample_cap}, smallest condition={d.min_prompts} prompts "

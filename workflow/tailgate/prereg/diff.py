@@ -29,7 +29,7 @@ LOOSENING, TIGHTENING, UNCLASSIFIED, DESCRIPTIVE = (
 
 #: Fields that no decision depends on (field patterns). Everything else is a decision rule.
 #: ``protocol.stability.resamples`` only sizes the display CIs of the stability scan (Fig. 3 of
-#: seed 000); G5 compares point estimates, so no verdict reads it.
+#: Zhou (2026)); G5 compares point estimates, so no verdict reads it.
 DESCRIPTIVE_FIELDS: tuple[str, ...] = (
     "title",
     "hypotheses",

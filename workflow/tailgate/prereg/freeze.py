@@ -1,6 +1,6 @@
 """``freeze`` writes a study's lock; ``amend`` appends to its chain (DESIGN: "Lock", "Amendments").
 
-Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of seed 000
+Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of Zhou (2026)
 unless the pre-registration records an ``accepted_power`` that the design achieves.
 
 A lock is append-only. ``freeze`` never replaces a lock that was ever committed (the way forward
@@ -64,7 +64,7 @@ def check_design(study: Study) -> Design:
         problem = (
             f"the planned {design.min_prompts} prompts per condition give {design.n_exc_planned} "
             f"exceedances at q={design.q_headline:g}, below the {design.n_exc_required} that Eq. 2 "
-            f"of seed 000 requires for power {design.power:g} at Δfloor={design.delta_floor:g} "
+            f"of Zhou (2026) requires for power {design.power:g} at Δfloor={design.delta_floor:g} "
             f"({design.prompts_required} prompts)"
         )
         fix = (

@@ -15,7 +15,7 @@ With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled 
 * ``scorers``: one ``kind: column`` scorer per other numeric column (``bounded: true`` when every
   value lies in [0, 1]), mapped by scorer name in ``columns.score`` (the single-column form for
   one scorer); a ``profanity`` scorer of the completions when the file has no scores;
-* ``sample_cap`` = the largest condition, and the Eq. 2 check of seed 000
+* ``sample_cap`` = the largest condition, and the Eq. 2 check of Zhou (2026)
   (:func:`tailgate.prereg.design.derived_design`): whether the smallest condition's rows give the
   n_exc* exceedances at the headline q that the registered Δfloor, α and power need. When they do
   not, ``accepted_power`` records the power they achieve, marked for review (freeze refuses a
@@ -311,7 +311,7 @@ def _fill(
     cap_note = f"The largest condition in the file has {cap} rows."
     if design is not None:
         cap_note += (
-            f" Eq. 2 (seed 000): n_exc* = {design.n_exc_required} exceedances at q = "
+            f" Eq. 2 (Zhou (2026)): n_exc* = {design.n_exc_required} exceedances at q = "
             f"{design.q_headline:g} need {design.prompts_required} prompts per condition; the "
             f"smallest condition ({design.min_prompts} rows) gives {design.n_exc_planned}: "
             + ("meets the bound." if design.cap_meets_bound else "BELOW the bound.")
@@ -390,7 +390,7 @@ def _conditions_block(counts: dict[str, int], chosen: dict[str, str | None]) -> 
         lines.append(
             _line(
                 "    pilot: false",
-                "true: a deliberately small pilot (Section 6.1 of seed 000), reported,"
+                "true: a deliberately small pilot (Section 6.1 of Zhou (2026)), reported,"
                 if first
                 else None,
             )
@@ -485,7 +485,7 @@ def _design_notes(design: Any, counts: dict[str, int]) -> list[str]:
     )
     return [
         f"conditions (rows): {rows}; sample_cap {max(counts.values())}",
-        f"Eq. 2 of seed 000: n_exc* = {design.n_exc_required} exceedances at q = "
+        f"Eq. 2 of Zhou (2026): n_exc* = {design.n_exc_required} exceedances at q = "
         f"{design.q_headline:g} ({design.prompts_required} prompts); the smallest condition gives "
         f"{design.n_exc_planned}, which {verdict}",
     ]

@@ -1,7 +1,7 @@
 """The versioned JSON Schema of a pre-registration: validation messages and defaults.
 
 The schema lives in ``workflow/schemas/prereg.v<N>.schema.json``; defaults are the schema's
-``default`` keywords (the protocol defaults are the pre-registered design of seed 000, Section 3)
+``default`` keywords (the protocol defaults are the pre-registered design of Zhou (2026), Section 3)
 and are applied before hashing, so writing a default out or leaving it implicit hashes alike.
 """
 

@@ -1,4 +1,4 @@
-"""Gates G1–G5 and pass criteria P1, P2 for one pair at one threshold (Section 3 of seed 000).
+"""Gates G1–G5 and pass criteria P1, P2 for one pair at one threshold (Section 3 of Zhou (2026)).
 
 Pure functions over stored statistics, so the audit can re-derive every decision:
 
@@ -56,12 +56,12 @@ FAMILIES = ("registered", "confirmatory")
 
 @dataclass(frozen=True)
 class GateSettings:
-    """Registered decision rules of seed 000 (defaults: the seed's pre-registered design).
+    """Registered decision rules of Zhou (2026) (defaults: the seed's pre-registered design).
 
     Multiplicity: ``multiplicity`` is ``"none"`` or ``"bonferroni"``; with Bonferroni over the
     ``n_pairs`` pairs of the family (``family``: every registered pair, or the ``confirmatory``
     ones that leave pilot conditions out) each gate of ``adjusted_gates`` is held at α/n_pairs:
-    the two-sided CI level of G1, G2 and P1 becomes 1 − α/n_pairs (seed 000: α = 0.05/6), and
+    the two-sided CI level of G1, G2 and P1 becomes 1 − α/n_pairs (Zhou (2026): α = 0.05/6), and
     G4's α_gof becomes α_gof/n_pairs if G4 is listed. G3, G5 and P2 are not tests.
 
     G5: ``stability_edge`` (``one_sided`` | ``fail``) for a side beyond the data range,
@@ -236,7 +236,7 @@ class GateResult:
 
 @dataclass(frozen=True)
 class PairVerdict:
-    """Every gate of seed 000 for pair (A, B) at threshold q, in order G1..G5, P1, P2."""
+    """Every gate of Zhou (2026) for pair (A, B) at threshold q, in order G1..G5, P1, P2."""
 
     a: str
     b: str
@@ -367,7 +367,7 @@ def _p1(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult
 def evaluate_pair(
     a: ConditionSummary, b: ConditionSummary, bulk: BulkEquivalence, settings: GateSettings
 ) -> PairVerdict:
-    """All gates and pass criteria of Section 3 of seed 000 for conditions ``a`` and ``b`` at q.
+    """All gates and pass criteria of Section 3 of Zhou (2026) for conditions ``a`` and ``b`` at q.
 
     ``bulk`` holds the CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B); every CI must have been
     computed at the level the registered rule gives its gate (checked).

@@ -1,11 +1,11 @@
-"""The multiverse view: the H1 verdict under every registered alternative (App. B of seed 000).
+"""The multiverse view: the H1 verdict under every registered alternative (App. B of Zhou (2026)).
 
 Would another reasonable analyst have published? :func:`multiverse` re-evaluates, from the
 stored statistics of one gates document only (no refitting), the verdict under every
 combination of
 
 * the threshold rule: the band rules ``any`` and ``all``, and each band threshold as the only
-  headline (Section 6.3 of seed 000: the single-threshold analyses an analyst could have run);
+  headline (Section 6.3 of Zhou (2026): the single-threshold analyses an analyst could have run);
 * the tolerance multipliers of ``protocol.sensitivity`` (App. B, Table 5);
 * the G5 rule: the fixed tolerance, 2 s.e. of the side difference, and the fixed tolerance with
   sides beyond the data range failing;

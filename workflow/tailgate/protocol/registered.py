@@ -1,4 +1,5 @@
-"""The decision rules a pre-registration registers, read once for every stage (Section 3 of 000).
+"""The decision rules a pre-registration registers, read once for every stage (Section 3 of Zhou
+(2026)).
 
 :func:`registered_settings` turns the ``protocol`` block into :class:`GateSettings`;
 :func:`family_pairs` names the pairs of the multiplicity family. Absent optional fields mean the
@@ -9,10 +10,10 @@ documented defaults (the schema gives them none, so they never enter the canonic
     ``confirmatory``: pairs with a ``pilot`` condition are left out of the family, are evaluated
     and reported as exploratory, and cannot make H1 pass.
 ``protocol.adjusted_gates``
-    gates held at α/m under Bonferroni; absent: G1, G2 and P1 (seed 000: "Bonferroni-corrected
+    gates held at α/m under Bonferroni; absent: G1, G2 and P1 (Zhou (2026): "Bonferroni-corrected
     α = 0.05/6" on the CIs). G4 may be added; G3, G5 and P2 are not tests.
 ``protocol.p1_method``
-    ``percentile`` (absent; seed 000's CI non-overlap), ``profile`` or ``lr_test``.
+    ``percentile`` (absent; Zhou (2026)'s CI non-overlap), ``profile`` or ``lr_test``.
 ``protocol.stability.edge``, ``tolerance_rule``, ``se_multiplier``
     G5's rule for a side beyond the data range (absent: ``one_sided``), its tolerance
     (absent: ``fixed``, the registered 0.05) and the multiple of the s.e. under ``se``
@@ -41,7 +42,8 @@ def family_pairs(study: Any) -> list[tuple[str, str]]:
 
 
 def registered_settings(study: Any, multiplier: float = 1.0) -> GateSettings:
-    """The registered decision rules, bulk tolerances scaled by ``multiplier`` (App. B of 000)."""
+    """The registered decision rules, bulk tolerances scaled by ``multiplier`` (App. B of Zhou
+    (2026))."""
     p = study.protocol
     st = p["stability"]
     return GateSettings(

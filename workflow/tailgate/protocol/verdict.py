@@ -1,12 +1,12 @@
 """Pairwise matrix across the threshold band and the H1 PASS/KILL rule (Sections 3, 6.3, 6.4).
 
-Band rule. Seed 000 kills H1 "when no admissible pair satisfies both pass criteria across the
+Band rule. Zhou (2026) kills H1 "when no admissible pair satisfies both pass criteria across the
 threshold robustness band", and treats a pass at a single threshold of the band as
 threshold-fishing (Section 6.3). tailgate registers one of three rules (``protocol.band_rule``):
 
 ``"any"`` (the schema's default)
     H1 PASS iff at least one pair passes every gate (G1–G5) and P1 ∧ P2 at *some* threshold of
-    the band. Section 6.3 of seed 000 lets G5 reject the single-threshold pass at q = 0.97 that
+    the band. Section 6.3 of Zhou (2026) lets G5 reject the single-threshold pass at q = 0.97 that
     "a naive single-threshold report would have published", and Section 6.4 kills H1 because
     "no pair satisfies all gates at any of the five thresholds": a pass is some threshold of the
     band with every gate, G5 included.
@@ -17,7 +17,7 @@ threshold-fishing (Section 6.3). tailgate registers one of three rules (``protoc
     H1 PASS iff some pair passes everything at the headline threshold; the other thresholds of
     the band are still evaluated and reported. (G5 is the only guard against fishing then.)
 
-Multiplicity: Bonferroni over the m pairs of the registered family (seed 000: the C(4, 2) = 6
+Multiplicity: Bonferroni over the m pairs of the registered family (Zhou (2026): the C(4, 2) = 6
 model pairs, α = 0.05/6), applied to the gates :class:`GateSettings` lists. Only family pairs can
 make H1 pass (``family``); pairs outside it (pilots under ``protocol.family: confirmatory``) are
 evaluated and reported as exploratory. The thresholds of the band are *not* adjusted: under
@@ -115,7 +115,7 @@ def h1_verdict(
     band_rule: str = "all",
     family: Sequence[tuple[str, str]] | None = None,
 ) -> ProtocolVerdict:
-    """H1 PASS/KILL of seed 000 from the evaluated pairs under the registered band rule.
+    """H1 PASS/KILL of Zhou (2026) from the evaluated pairs under the registered band rule.
 
     ``family``: the pairs that may make H1 pass (default: every evaluated pair)."""
     if band_rule not in BAND_RULES:

@@ -2,7 +2,7 @@
 
 ``render(verdict, fits, power, out_html, out_md)`` writes ``results/<study>/report.html`` and
 ``report.md`` from the structures documented in :mod:`tailgate.report.model`;
-:mod:`tailgate.report.figures` writes standalone PNG figures (Figs 2–5 of seed 000).
+:mod:`tailgate.report.figures` writes standalone PNG figures (Figs 2–5 of Zhou (2026)).
 """
 
 from .model import ReportInputError

@@ -3,7 +3,7 @@
 ``tailgate.protocol.ProtocolVerdict.to_dict()`` lists one record per (pair, threshold) with the
 gates as a list; the report groups them per pair over the band. Δξ̂ is ξ̂_A − ξ̂_B from the
 per-condition fits, and its CI propagates the per-condition ξ CIs in quadrature (Fig. 4 of
-seed 000); without fits it falls back to the P2 gate's |Δξ̂| and no CI.
+Zhou (2026)); without fits it falls back to the P2 gate's |Δξ̂| and no CI.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Report figures in the spirit of Figs 2–5 of seed 000, drawn with matplotlib's Agg canvas.
+"""Report figures in the spirit of Figs 2–5 of Zhou (2026), drawn with matplotlib's Agg canvas.
 
 Builders take plain structures (:mod:`tailgate.report.model`) and return a
 :class:`matplotlib.figure.Figure`; :func:`png_bytes` renders one to PNG bytes (no timestamp or
@@ -45,24 +45,24 @@ CAPTIONS = {
         "QQ plot of the exceedances above the threshold (empirical, vertical) against the fitted "
         "GPD (horizontal), probability scale (left) vs logit scale (right). Points that leave the "
         "diagonal and flatten near the top on the probability scale are exceedances saturating "
-        "against the upper bound: bounded-support contamination (Fig. 2, Proposition 1 of seed "
-        "000); a straight logit-scale QQ means the transform restored the GPD."
+        "against the upper bound: bounded-support contamination (Fig. 2, Proposition 1 of Zhou "
+        "2026); a straight logit-scale QQ means the transform restored the GPD."
     ),
     "stability": (
         "Parameter-stability scan: ξ̂(u) with its 95% CI over thresholds; the grey band is the "
         "scan's median ± one standard deviation, the shaded span the registered robustness band. "
         "Red stars mark thresholds where a pair passed every gate except stability (G5): "
-        "threshold fishing (Fig. 3, Section 6.3 of seed 000)."
+        "threshold fishing (Fig. 3, Section 6.3 of Zhou (2026))."
     ),
     "forest": (
         "Pairwise |Δξ̂| with 95% CI at the headline threshold; the shaded band is the effect-size "
         "floor (P2). Squares: pairs that fail an admissibility gate; circles: admissible pairs; "
-        "filled green: pairs passing every gate (Fig. 4 of seed 000)."
+        "filled green: pairs passing every gate (Fig. 4 of Zhou (2026))."
     ),
     "power": (
         "Synthetic recovery: empirical P1∧P2 PASS rate against n_exc for each true Δξ; dotted "
-        "lines mark the n_exc at which Eq. 2 gives the registered power (Fig. 5, App. E of seed "
-        "000)."
+        "lines mark the n_exc at which Eq. 2 gives the registered power (Fig. 5, App. E of Zhou "
+        "2026)."
     ),
 }
 
@@ -116,7 +116,7 @@ def qq_figure(
     ad_p_prob: float | None = None,
     ad_p_logit: float | None = None,
 ) -> Figure:
-    """Fig. 2 of seed 000: exceedance QQ plots, probability scale vs logit scale."""
+    """Fig. 2 of Zhou (2026): exceedance QQ plots, probability scale vs logit scale."""
     fig = _new_figure(8.0, 3.8)
     axes = fig.subplots(1, 2)
     for ax, rec, scale, p in (
@@ -147,7 +147,7 @@ def stability_figure(
     fishing: Sequence[FishingPoint] = (),
     title: str = "",
 ) -> Figure:
-    """Fig. 3 of seed 000: ξ̂(u) ± CI per condition, ±σ envelope, band, fishing stars."""
+    """Fig. 3 of Zhou (2026): ξ̂(u) ± CI per condition, ±σ envelope, band, fishing stars."""
     names = list(scans)
     cols = min(len(names), 2) or 1
     rows = max(math.ceil(len(names) / cols), 1)
@@ -181,7 +181,7 @@ def stability_figure(
 
 
 def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: str = "") -> Figure:
-    """Fig. 4 of seed 000: |Δξ̂| per pair with CI and the effect-size floor band.
+    """Fig. 4 of Zhou (2026): |Δξ̂| per pair with CI and the effect-size floor band.
 
     The legend sits below the axes, so it never covers a pair."""
     from matplotlib.lines import Line2D
@@ -225,7 +225,7 @@ def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: s
 
 
 def power_figure(power: PowerGrid) -> Figure:
-    """Fig. 5 of seed 000: PASS rate vs n_exc per true Δξ with the Eq. 2 frontier."""
+    """Fig. 5 of Zhou (2026): PASS rate vs n_exc per true Δξ with the Eq. 2 frontier."""
     fig = _new_figure(7.5, 4.0)
     ax = fig.subplots()
     n = np.asarray(power["n_exc"], dtype=float)

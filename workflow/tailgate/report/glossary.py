@@ -1,8 +1,8 @@
 """The papers and terms the report uses, so that no reference is left undefined.
 
-The code cites the source papers by their number in the project's seed list ("Eq. 2 of seed
-000"); readers know them by author. :func:`cite` rewrites every such reference into the paper's
-short citation (Zhou 2026 for the protocol, Nitsure et al. for stochastic dominance, …), and
+The code and the analysis kinds cite the source papers by author and year ("Eq. 2 of Zhou
+(2026)"); :func:`cite` also rewrites a reference by the paper's number in the project's list of
+source papers ("Eq. 2 of 000") into the paper's short citation, and
 :data:`PAPERS` and :data:`TERMS` make the glossary at the end of the report: each paper with its
 title, and each term or numbered part of a paper ("Eq. 2", "Proposition 1", "App. E") with what it
 means here.
@@ -35,7 +35,7 @@ PAPERS: dict[str, Paper] = {
         "tolerance sensitivity (App. B) and the synthetic recovery (App. E)",
     ),
     "001": Paper(
-        "Nitsure et al.",
+        "Nitsure et al. 2024",
         "A. Nitsure, Y. Mroueh, M. Rigotti, K. Greenewald, B. Belgodere, M. Yurochkin, "
         "J. Navratil, I. Melnyk and J. Ross (IBM Research), Risk Assessment and Statistical "
         "Significance in the Age of Foundation Models",
@@ -49,15 +49,16 @@ PAPERS: dict[str, Paper] = {
         "the severity index b, its bootstrap CIs and the comparison of severity families",
     ),
     "003": Paper(
-        "Guo et al.",
+        "Guo et al. 2025",
         "H. Guo, S. Dennis, R. Patil and K. Shabahang, When Mean CE Fails: Median CE Can Better "
         "Track Language Model Quality",
         "percentile summaries of per-token cross-entropy and their concordance over checkpoints",
     ),
     "004": Paper(
-        "the composite-null test paper",
-        "Testing for LLM Response Differences: the Case of a Composite Null Consisting of "
-        "Semantically Irrelevant Query Perturbations",
+        "Acharyya et al. 2025",
+        "A. Acharyya, C. E. Priebe and H. S. Helm, Testing for LLM Response Differences: the Case "
+        "of a Composite Null Consisting of Semantically Irrelevant Query Perturbations (2025, "
+        "arXiv:2509.10963)",
         "the composite-null test under irrelevant query perturbations and its budget design",
     ),
 }
@@ -196,5 +197,12 @@ TERMS: tuple[tuple[str, str], ...] = (
         "profile CI, LR test",
         "The profile-likelihood CI of ξ and the two-sample likelihood-ratio test of ξ_A = ξ_B, "
         "reported beside the registered bootstrap percentile CIs.",
+    ),
+    (
+        "methods note",
+        "workflow/docs/methods.md in the tailgate repository: the method choices the papers leave "
+        "open, numbered by analysis (P the protocol, A the composite-null test, B the severity "
+        "index, C percentiles, D dominance), e.g. methods note A5 for the exact size of the "
+        "composite-null test.",
     ),
 )

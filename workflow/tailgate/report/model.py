@@ -6,9 +6,9 @@ anything is drawn, so a malformed artifact fails with a message naming the file 
 * ``fits/<scorer>/<scale>/<condition>.json`` — one :class:`ConditionFits` per file; the report
   takes them as a :data:`FitsIndex` (scorer → scale → condition → ConditionFits).
 * ``gates/<scorer>/<scale>.json`` — one :class:`GatesFile` (pairwise G1–G5, P1, P2 at every band
-  threshold, H1 verdict; Section 3 of seed 000).
-* ``sensitivity/<scorer>/<scale>.json`` — one :class:`SensitivityFile` (Table 5 of seed 000).
-* ``power.json`` — one :class:`PowerGrid` (App. E and Eq. 2 of seed 000).
+  threshold, H1 verdict; Section 3 of Zhou (2026)).
+* ``sensitivity/<scorer>/<scale>.json`` — one :class:`SensitivityFile` (Table 5 of Zhou (2026)).
+* ``power.json`` — one :class:`PowerGrid` (App. E and Eq. 2 of Zhou (2026)).
 * ``verdict.json`` — one :class:`Verdict`: headline, H1, the gates and sensitivity files, the
   amendment chain and the deviations from the registered plan.
 
@@ -47,7 +47,7 @@ __all__ = [
     "qkey",
 ]
 
-#: Gates in the order the protocol evaluates them (Fig. 1 of seed 000); the first one that
+#: Gates in the order the protocol evaluates them (Fig. 1 of Zhou (2026)); the first one that
 #: fails is a pair's "first failing gate".
 GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
 
@@ -62,7 +62,7 @@ def qkey(q: float) -> str:
 
 
 class ThresholdFit(TypedDict):
-    """The POT-GPD fit of one condition at one threshold (Tables 2–4 of seed 000).
+    """The POT-GPD fit of one condition at one threshold (Tables 2–4 of Zhou (2026)).
 
     ``status``: ``"ok"``, ``"too_few_exceedances"``, ``"boundary"`` (MLE on the ξ = -1 edge),
     ``"failed"``. ``boundary_share`` (probability scale only, else null) maps ``"0.9"`` and
@@ -83,7 +83,7 @@ class ThresholdFit(TypedDict):
 
 
 class StabilityScan(TypedDict):
-    """ξ̂(u) over a threshold scan (Fig. 3 of seed 000); ``median``/``std`` over the scan."""
+    """ξ̂(u) over a threshold scan (Fig. 3 of Zhou (2026)); ``median``/``std`` over the scan."""
 
     q: list[float]
     xi: list[float | None]
@@ -110,7 +110,7 @@ class QQRecord(TypedDict):
 class ConditionFits(TypedDict):
     """``fits/<scorer>/<scale>/<condition>.json``.
 
-    ``mean`` and ``tvar`` (TVaR at ``tvar_level``, 0.9 in seed 000) are over all ``n``
+    ``mean`` and ``tvar`` (TVaR at ``tvar_level``, 0.9 in Zhou (2026)) are over all ``n``
     severities; ``qq`` maps qkey(q) → QQ data (may be empty); ``transform`` is the
     :class:`tailgate.transform.TransformSummary` dict (null when not recorded).
     """
@@ -169,7 +169,7 @@ class PairResult(TypedDict):
 
 
 class H1Verdict(TypedDict):
-    """The H1 verdict (Section 3 of seed 000): KILL unless a pair passes every gate."""
+    """The H1 verdict (Section 3 of Zhou (2026)): KILL unless a pair passes every gate."""
 
     verdict: Literal["PASS", "KILL"]
     passing_pairs: list[str]
@@ -189,7 +189,7 @@ class GatesFile(TypedDict):
 
 
 class SensitivityRow(TypedDict):
-    """One tolerance setting of the sensitivity sweep (Table 5 of seed 000)."""
+    """One tolerance setting of the sensitivity sweep (Table 5 of Zhou (2026))."""
 
     label: str
     delta_mu: float
@@ -209,14 +209,14 @@ class SensitivityFile(TypedDict):
 
 
 class PowerFrontierPoint(TypedDict):
-    """Eq. 2 of seed 000: the n_exc for the z-test's registered power at this Δξ."""
+    """Eq. 2 of Zhou (2026): the n_exc for the z-test's registered power at this Δξ."""
 
     delta_xi: float
     n_exc_star: float
 
 
 class PowerGrid(TypedDict):
-    """``power.json``: empirical P1∧P2 PASS rate per (Δξ, n_exc) cell (App. E of seed 000).
+    """``power.json``: empirical P1∧P2 PASS rate per (Δξ, n_exc) cell (App. E of Zhou (2026)).
 
     ``pass_rate[i][j]`` is the rate at ``delta_xi[i]`` and ``n_exc[j]``; ``design_n_exc`` is the
     registered design's exceedance count (null if none).

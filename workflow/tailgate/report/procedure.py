@@ -1,4 +1,5 @@
-"""Report sections on the registered procedure itself (Sections 3, 4, 6.3 and App. B of 000).
+"""Report sections on the registered procedure itself (Sections 3, 4, 6.3 and App. B of Zhou
+(2026)).
 
 * **Operating characteristics**: how often the registered rule passes a null pair, a pair
   below the floor and pairs at the floor and 1.5 × the floor (``power.json``,
@@ -8,7 +9,7 @@
   two-sample likelihood-ratio test of every registered pair (:mod:`tailgate.stats.inference`),
   plus the tie diagnostic (lattice data).
 * **Threshold diagnostics**: the mean-residual-life plot with 95 % CIs and the modified-scale
-  σ* = σ̂ − ξ̂u plot beside the ξ̂(u) scan (Coles 2001 §4.3; Fig. 3 of seed 000).
+  σ* = σ̂ − ξ̂u plot beside the ξ̂(u) scan (Coles 2001 §4.3; Fig. 3 of Zhou (2026)).
 * **Multiverse**: the verdict under every registered alternative analysis
   (:mod:`tailgate.protocol.multiverse`), registered cell in brackets.
 """

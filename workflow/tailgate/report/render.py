@@ -5,7 +5,7 @@ The answer comes first: the H1 verdict per scorer and scale, the verdict under t
 pair × gate matrix of every scorer and scale with, per band threshold, the value of every gate
 behind each cell (collapsible; the headline threshold open), so that a PASS at any threshold can be
 checked from the report. The amendments, the pre-registered criteria and the operating
-characteristics of the registered procedure follow; then the fits (Tables 2–4 of seed 000), the
+characteristics of the registered procedure follow; then the fits (Tables 2–4 of Zhou (2026)), the
 bounded-support diagnosis with its QQ plots (Section 6.2, Fig. 2; a collapsible grid), the
 stability scans and the forest plot (Sections 6.3–6.4, Figs 3–4), the tolerance sensitivity
 (Table 5), the synthetic-recovery power grid (App. E, Fig. 5), the inference and threshold
@@ -166,7 +166,7 @@ def _fit_xi(record: ConditionFits | None, q: float) -> float | None:
 
 
 def fishing_points(gates: GatesFile, fits: FitsIndex) -> list[figures.FishingPoint]:
-    """Thresholds where a pair passed every gate except G5 (Section 6.3 of seed 000)."""
+    """Thresholds where a pair passed every gate except G5 (Section 6.3 of Zhou (2026))."""
     records = fits.get(gates["scorer"], {}).get(gates["scale"], {})
     points: list[figures.FishingPoint] = []
     for pair in gates["pairs"]:
@@ -188,7 +188,7 @@ def fishing_points(gates: GatesFile, fits: FitsIndex) -> list[figures.FishingPoi
 
 
 def forest_rows(gates: GatesFile, q: float) -> list[figures.ForestRow]:
-    """Forest-plot rows at ``q``: admissible means G1–G4 passed (Fig. 4 of seed 000)."""
+    """Forest-plot rows at ``q``: admissible means G1–G4 passed (Fig. 4 of Zhou (2026))."""
     rows: list[figures.ForestRow] = []
     for pair in gates["pairs"]:
         at = next((t for t in pair["thresholds"] if math.isclose(t["q"], q, abs_tol=1e-9)), None)
@@ -329,7 +329,7 @@ def _matrix_section(
     doc.para(
         "A pair passes at a threshold when every gate holds there: bulk equivalence G1 (mean) "
         "and G2 (TVaR), enough exceedances G3, GPD fit G4, threshold stability G5, separated ξ "
-        "CIs P1 and an effect above the floor P2 (Section 3 of seed 000; the glossary defines "
+        "CIs P1 and an effect above the floor P2 (Section 3 of Zhou (2026); the glossary defines "
         "each). The matrix shows PASS or the first failing gate; the tables after it give the "
         "value of every gate behind each cell, one per band threshold."
     )
@@ -385,7 +385,7 @@ def _procedure_companion(doc: _Doc, verdict: Verdict, power: PowerGrid) -> None:
 
 
 def _qq_figures(doc: _Doc, scorer: str, prob: Mapping[str, Any], logit: Mapping[str, Any]) -> None:
-    """The QQ plot of every condition (Fig. 2 of seed 000) in a collapsible two-column grid."""
+    """The QQ plot of every condition (Fig. 2 of Zhou (2026)) in a collapsible two-column grid."""
     made = []
     for condition, prob_rec in prob.items():
         logit_rec = logit.get(condition)

@@ -1,4 +1,4 @@
-"""Report tables in the spirit of Tables 2–5 of seed 000, rendered as Markdown and HTML.
+"""Report tables in the spirit of Tables 2–5 of Zhou (2026), rendered as Markdown and HTML.
 
 Each builder takes the plain structures of :mod:`tailgate.report.model` and returns a
 :class:`Table`; :meth:`Table.markdown` and :meth:`Table.html` render the same cells.
@@ -122,7 +122,7 @@ class Table:
 
 def criteria_table(rows: Sequence[dict]) -> Table:
     """The study's pre-registered criteria with their outcomes (verdict.json ``criteria``;
-    seed 002, Table 1): H1 of seed 000 first, then every analysis criterion."""
+    ERRORQUAKE (2026), Table 1): H1 of Zhou (2026) first, then every analysis criterion."""
 
     def value(v: object) -> str:
         return fmt(v, 4) if isinstance(v, float) else fmt(v)
@@ -225,7 +225,7 @@ def deviations_table(deviations: Sequence[Deviation]) -> Table:
 
 
 def fits_table(scorer: str, scale: str, records: dict[str, ConditionFits], q: float) -> Table:
-    """Per-condition fits at ``q``: mean, TVaR, ξ̂, CI, AD p, n_exc (Tables 2–4 of seed 000)."""
+    """Per-condition fits at ``q``: mean, TVaR, ξ̂, CI, AD p, n_exc (Tables 2–4 of Zhou (2026))."""
     rows = []
     level = None
     for condition, rec in records.items():
@@ -257,7 +257,7 @@ def probability_vs_logit_table(
     logit: dict[str, ConditionFits],
     q: float,
 ) -> Table:
-    """Probability vs logit scale at ``q`` with the ceiling shares (Section 6.2 of seed 000)."""
+    """Probability vs logit scale at ``q`` with the ceiling shares (Section 6.2 of Zhou (2026))."""
     rows = []
     for condition in prob:
         fp = fit_at(prob[condition], q)
@@ -288,7 +288,7 @@ def probability_vs_logit_table(
         tuple(rows),
         "A pile-up of exceedances near the ceiling with ξ̂ near -1 and AD rejecting on the "
         "probability scale, but a passing logit fit, is bounded-support contamination "
-        "(Proposition 1 of seed 000).",
+        "(Proposition 1 of Zhou (2026)).",
     )
 
 
@@ -370,7 +370,7 @@ def gate_criteria(gates: GatesFile, q: float) -> str:
 
 def gate_values_table(gates: GatesFile, q: float) -> Table:
     """Every gate's outcome, value and observed statistics for every pair at threshold ``q``:
-    the numbers behind one column of the pairwise matrix (Section 3 of seed 000)."""
+    the numbers behind one column of the pairwise matrix (Section 3 of Zhou (2026))."""
     rows, classes = [], []
     for pair in gates["pairs"]:
         at = next((t for t in pair["thresholds"] if math.isclose(t["q"], q, abs_tol=1e-9)), None)
@@ -443,7 +443,7 @@ def registered_plan_table(
 
 
 def sensitivity_table(sens: SensitivityFile) -> Table:
-    """Tolerance sensitivity of the H1 verdict (Table 5 of seed 000)."""
+    """Tolerance sensitivity of the H1 verdict (Table 5 of Zhou (2026))."""
     rows = tuple(
         (
             f"({fmt(r['delta_mu'], 2)}, {fmt(r['delta_tvar'], 2)}) – {r['label']}",
@@ -463,7 +463,7 @@ def sensitivity_table(sens: SensitivityFile) -> Table:
 
 
 def power_table(power: PowerGrid) -> Table:
-    """Empirical P1∧P2 PASS rate per (Δξ, n_exc) with the Eq. 2 n_exc* (App. E of seed 000)."""
+    """Empirical P1∧P2 PASS rate per (Δξ, n_exc) with the Eq. 2 n_exc* (App. E of Zhou (2026))."""
     star = {qkey(p["delta_xi"]): p["n_exc_star"] for p in power["frontier"]}
     rows = tuple(
         (

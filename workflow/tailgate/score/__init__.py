@@ -1,11 +1,12 @@
 """tailgate.score: scorers that turn completions into per-row severities.
 
 :func:`score_shard` is the one entry point the workflow calls. Kinds (Sec. 5 and App. C of
-seed 000): ``detoxify`` (Detoxify head on the completion only), ``profanity``
+Zhou (2026)): ``detoxify`` (Detoxify head on the completion only), ``profanity``
 (alt-profanity-check), ``token_nll`` (a judge model's mean NLL of the completion given the
 prompt; also writes per-token losses), ``column`` (scores already in the data) and ``regex``
-(1 when a registered pattern matches the completion: binary responses, seed 004) and ``judge``
-(a registered rubric graded by a local model onto a grid, seed 002). The
+(1 when a registered pattern matches the completion: binary responses, Acharyya et al. (2025)) and
+``judge``
+(a registered rubric graded by a local model onto a grid, ERRORQUAKE (2026)). The
 text scorers treat empty completions as their registered ``on_empty`` says
 (:mod:`tailgate.score.empty`: ``error``, ``drop`` or ``score``).
 """

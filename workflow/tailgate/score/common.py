@@ -1,6 +1,6 @@
 """What every scorer shares: the scorer registry entry, input checks, output validation.
 
-A scorer turns a generations shard into one severity per row (Sec. 5 "Scorer" of seed 000:
+A scorer turns a generations shard into one severity per row (Sec. 5 "Scorer" of Zhou (2026):
 higher means worse). Scores are written as Parquet ``prompt_id`` (int64), ``score`` (float64)
 in ``prompt_id`` order. A missing column or a non-finite score is an error whose message
 names the scorer, the condition, the row and the ``prompt_id``; empty completions follow the

@@ -1,4 +1,4 @@
-"""Response embeddings for the energy-distance test of seed 004 (SPECS A8).
+"""Response embeddings for the energy-distance test of Acharyya et al. (2025) (methods note A8).
 
 Each response (the completion text of a generations row) is embedded as the **mean-pooled last
 hidden state** of a registered local model: an HF encoder, or the generating model's own trunk.

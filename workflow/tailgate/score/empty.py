@@ -1,6 +1,6 @@
 """The registered policy for empty completions (``scorers[].on_empty``).
 
-A scorer gives one severity per row (Sec. 5 "Scorer" of seed 000), but a generated completion
+A scorer gives one severity per row (Sec. 5 "Scorer" of Zhou (2026)), but a generated completion
 can be the empty string (the model sampled end-of-sequence at once). What such a row means is
 a decision of the study, so it is registered per scorer (no default in the schema; absent
 means ``error``):

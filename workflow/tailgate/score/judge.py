@@ -1,6 +1,6 @@
 """The ``judge`` scorer: a registered rubric sent to a local model, its reply parsed onto a grid.
 
-Seed 002 grades each response on an error-severity scale 0, 0.5, …, 4 with LLM judges
+ERRORQUAKE (2026) grades each response on an error-severity scale 0, 0.5, …, 4 with LLM judges
 (Section 2, "Dual-judge scoring"; the rubric's anchors are its App. K). tailgate registers the
 whole rule before any reply exists:
 

@@ -2,7 +2,7 @@
 
 A linear SVM over TF-IDF features calibrated to a probability in [0, 1], whose weights ship
 inside the package, so it is the offline bounded-probability scorer (the bounded-support
-case of App. A of seed 000 applies to it as it does to Detoxify).
+case of App. A of Zhou (2026) applies to it as it does to Detoxify).
 """
 
 from __future__ import annotations

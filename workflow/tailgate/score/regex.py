@@ -1,6 +1,7 @@
 """The ``regex`` scorer: a registered regular expression turns a reply into a binary response.
 
-Seed 004 works with binary responses (its motivating example asks a model to answer "yes" or
+Acharyya et al. (2025) works with binary responses (its motivating example asks a model to answer
+"yes" or
 "no"); the registered ``pattern`` (Python ``re`` syntax, searched anywhere in the completion;
 ``ignore_case`` absent = false) gives 1.0 when it matches and 0.0 otherwise. The rule is frozen
 with the study, so which replies count as "yes" is decided before any reply exists.

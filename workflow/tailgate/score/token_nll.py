@@ -1,11 +1,12 @@
 """The ``token_nll`` scorer: a judge model's mean negative log-likelihood of the completion.
 
-App. C of seed 000: the severity of a completion is the mean NLL (nats per token) of its
+App. C of Zhou (2026): the severity of a completion is the mean NLL (nats per token) of its
 tokens under a judge LM, conditioned on the prompt. The prompt is encoded as the judge's
 registered prompt format implies (``plain``: the text with the tokenizer's special tokens;
 ``chat``: the judge's chat template with the generation prompt) and the completion's tokens
 follow it unchanged (no special tokens). The per-token losses are kept for the standardised
-percentile analyses (seed 003) in float32, the precision the cross-entropy is computed in (the
+percentile analyses (Guo et al. (2025)) in float32, the precision the cross-entropy is computed in
+(the
 logits are cast to float32), so storing them compactly loses nothing; the mean per row is
 accumulated in float64.
 """

@@ -1,4 +1,4 @@
-"""The ``detoxify`` scorer (Sec. 5 "Scorer" of seed 000).
+"""The ``detoxify`` scorer (Sec. 5 "Scorer" of Zhou (2026)).
 
 Scores the completion only (the "Gen-only" convention the seed follows) with a Detoxify head
 ("original" by default) and keeps one label ("toxicity" by default): the sigmoid of the

@@ -70,7 +70,8 @@ def read_analyses(paths: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any
 
 
 def h1_row(study: Study, h1: Mapping[str, Any], headline: Mapping[str, Any]) -> dict[str, Any]:
-    """Seed 000's H1 as a row of the study's criteria table (PASS iff the verdict is PASS)."""
+    """Zhou (2026)'s H1 as a row of the study's criteria table (PASS iff the verdict is
+    PASS)."""
     verdict = str(h1.get("verdict"))
     return {
         "analysis": "protocol",

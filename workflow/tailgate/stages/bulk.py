@@ -1,4 +1,4 @@
-"""Bulk stage: bootstrap replicates of mean and TVaR for G1/G2 (Section 3 of seed 000).
+"""Bulk stage: bootstrap replicates of mean and TVaR for G1/G2 (Section 3 of Zhou (2026)).
 
 ``bulk[scorer, condition]`` bootstraps one condition's mean and TVaR on every scale of the scorer
 from the same prompt resamples (registered B; :func:`tailgate.stats.risk.bulk_bootstrap_scales`)

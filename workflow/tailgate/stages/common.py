@@ -92,7 +92,7 @@ def band(study: Study) -> list[float]:
 
 
 def scan_quantiles(study: Study) -> list[float]:
-    """The stability scan's grid start, start + step, … ≤ stop (Fig. 3 of seed 000)."""
+    """The stability scan's grid start, start + step, … ≤ stop (Fig. 3 of Zhou (2026))."""
     scan = study.protocol["stability"]["scan"]
     start, stop, step = float(scan["start"]), float(scan["stop"]), float(scan["step"])
     count = math.floor((stop - start) / step + 1e-9) + 1
@@ -100,7 +100,7 @@ def scan_quantiles(study: Study) -> list[float]:
 
 
 def gate_settings(study: Study, multiplier: float = 1.0) -> GateSettings:
-    """The registered decision rules, tolerances scaled by ``multiplier`` (App. B of seed 000);
+    """The registered decision rules, tolerances scaled by ``multiplier`` (App. B of Zhou (2026));
     one definition: :func:`tailgate.protocol.registered.registered_settings`."""
     from tailgate.protocol.registered import registered_settings
 

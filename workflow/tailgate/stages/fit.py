@@ -1,4 +1,4 @@
-"""Fit stage: POT-GPD fits of one condition on one scale (Sections 3, 6.1–6.3 of seed 000).
+"""Fit stage: POT-GPD fits of one condition on one scale (Sections 3, 6.1–6.3 of Zhou (2026)).
 
 ``fit[scorer, scale, condition]`` writes ``fits/<scorer>/<scale>/<condition>.json`` in the
 :class:`tailgate.report.model.ConditionFits` shape. At every threshold q of the registered band:
@@ -58,7 +58,7 @@ def _num(v: float) -> float | None:
 def side_xi(x: np.ndarray, q: float, min_exceedances: int, ties: str = "strict") -> float | None:
     """ξ̂ at quantile ``q`` for G5: None if q ∉ (0, 1) (beyond the data range), NaN if the side
     is not testable — fewer than ``min_exceedances`` exceedances or no interior maximum
-    (Section 6.3 of seed 000; a side without data fails G5, it is never dropped)."""
+    (Section 6.3 of Zhou (2026); a side without data fails G5, it is never dropped)."""
     if not 0.0 < q < 1.0:
         return None
     ex = exceedances(x, q, ties)
@@ -192,7 +192,7 @@ def threshold_diagnostics(x: np.ndarray, scan: StabilityScan, ties: str) -> dict
 
     ``u``; ``mean_excess`` e(u) = mean(x − u | x > u) with its normal-theory s.e. (sd/√n_exc),
     linear in u above a threshold where the GPD holds; ``modified_scale`` σ* = σ̂(u) − ξ̂(u)·u,
-    constant in u above such a threshold (beside the ξ̂(u) scan of Fig. 3 of seed 000).
+    constant in u above such a threshold (beside the ξ̂(u) scan of Fig. 3 of Zhou (2026)).
     """
     u, me, me_se, mod = [], [], [], []
     for pt in scan.points:

@@ -1,4 +1,4 @@
-"""Power stage: the synthetic-recovery grid of App. E of seed 000 for the registered design.
+"""Power stage: the synthetic-recovery grid of App. E of Zhou (2026) for the registered design.
 
 ``power`` runs :func:`tailgate.stats.power.recovery_grid` over the registered
 ``protocol.power_simulation`` grid (Δξ_true × n_exc, trials, bootstrap resamples) with the

@@ -1,6 +1,6 @@
 """The H1 verdict under the registered plan (entry 0 of the lock), beside the amended verdict.
 
-Seed 000 itself moved to another scale and threshold after seeing data; tailgate makes such moves
+Zhou (2026) itself moved to another scale and threshold after seeing data; tailgate makes such moves
 visible (DESIGN: "Amendments"). After an amendment the report shows, for every scorer and scale,
 the verdict the frozen registration would have given. It is re-derived with one mechanism, the one
 the gates stage, the sensitivity multiverse and the audit use: the stored gate inputs of each

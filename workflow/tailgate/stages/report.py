@@ -5,7 +5,7 @@ Renders :func:`tailgate.report.render` from ``verdict.json``, every ``fits/…js
 gate values at every band threshold, deviations, and after an amendment the verdict under the
 registered plan, re-derived from the gates documents and the lock's entry 0 by
 :mod:`tailgate.stages.registered_plan`), then tables like Tables 2–5 and figures like Figs 2–5 of
-seed 000. The standalone PNGs (``figures/``) are the entries of ``snakemake --report``.
+Zhou (2026). The standalone PNGs (``figures/``) are the entries of ``snakemake --report``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Sensitivity stage: the H1 verdict under scaled tolerances (App. B and Table 5 of seed 000).
+"""Sensitivity stage: the H1 verdict under scaled tolerances (App. B and Table 5 of Zhou (2026)).
 
 ``sensitivity[scorer, scale]`` re-evaluates the stored gate inputs of the gates document
 with (δμ, δTVaR) multiplied by each registered ``protocol.sensitivity.tolerance_multipliers``
-(seed 000: ×0.5 tight, ×1 registered, ×2 loose) and writes
+(Zhou (2026): ×0.5 tight, ×1 registered, ×2 loose) and writes
 ``sensitivity/<scorer>/<scale>.json`` (:class:`tailgate.report.model.SensitivityFile`): one row
 per multiplier and band threshold with the admissible (G1–G4) and passing pairs, plus the H1
 verdict per multiplier. The bulk CIs do not change with the tolerances, only the bands do.

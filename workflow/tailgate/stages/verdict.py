@@ -1,4 +1,4 @@
-"""Verdict stage: ``verdict.json``, the study's outcome (Section 3 and 6.4 of seed 000).
+"""Verdict stage: ``verdict.json``, the study's outcome (Section 3 and 6.4 of Zhou (2026)).
 
 Collects every ``gates/<scorer>/<scale>.json`` and ``sensitivity/<scorer>/<scale>.json`` into the
 :class:`tailgate.report.model.Verdict` document: the H1 verdict of the headline analysis (the first

@@ -1,7 +1,7 @@
-"""CI-inside-band equivalence of two conditions in mean and TVaR (G1, G2 of seed 000).
+"""CI-inside-band equivalence of two conditions in mean and TVaR (G1, G2 of Zhou (2026)).
 
 Schuirmann's (1987) two one-sided tests at level α are equivalent to requiring the (1 − 2α)
-confidence interval of the difference to lie inside [−δ, +δ]. Seed 000 states G1/G2 with the
+confidence interval of the difference to lie inside [−δ, +δ]. Zhou (2026) states G1/G2 with the
 95 % percentile-bootstrap CI (10k resamples), i.e. TOST at 2.5 % per side; tailgate follows the
 seed: the CI level is the registered ``level`` (0.95, or 1 − α/m under Bonferroni), and the band is
 closed, so a pair is equivalent iff −δ ≤ low and high ≤ +δ.

@@ -1,4 +1,5 @@
-"""Anderson–Darling goodness of fit for the GPD (gate G4 of seed 000; Choulakian & Stephens 2001).
+"""Anderson–Darling goodness of fit for the GPD (gate G4 of Zhou (2026); Choulakian & Stephens
+2001).
 
 The threshold is the known location (exceedances start at 0); ξ and σ are estimated by maximum
 likelihood (:func:`tailgate.stats.gpd.fit`). With z_i = Ĝ(y_(i)) for the sorted exceedances,
@@ -13,15 +14,15 @@ table's ξ range, or on request, a parametric-bootstrap p-value is computed inst
 p = (1 + #{A²* ≥ A²}) / (B + 1) over B samples drawn from the fitted GPD and refitted.
 
 Failure modes: a boundary fit (ξ̂ = −1, σ̂ = max y) puts the largest exceedance on the edge of the
-support, so A² = ∞ and p = 0 — the bounded-support contamination of Section 6.2 of seed 000 fails
+support, so A² = ∞ and p = 0 — the bounded-support contamination of Section 6.2 of Zhou (2026) fails
 G4, as it should. Degenerate input gives NaN with the fit's status.
 
 Size with boundary fits at small n (documented, not corrected): a true GPD with ξ near −1/2 fits
 at the boundary now and then when n is small, and every boundary fit rejects. Measured (M = 2,000,
 ξ = −0.4): at n = 30, 8.5 % of samples fit at the boundary and the size is 0.101 (interior fits
 alone reject 1.7 %); at n = 100 and 200 no sample fit at the boundary and the size is 0.039 and
-0.047 (M = 1,000). The table is simulated at n = 500 and G3 requires n_exc ≥ N* (500 in seed
-000), so G4 is never decided in the small-n regime where the boundary inflates its size.
+0.047 (M = 1,000). The table is simulated at n = 500 and G3 requires n_exc ≥ N* (500 in Zhou
+2026), so G4 is never decided in the small-n regime where the boundary inflates its size.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _inf_safe(v: float) -> float | str:
 def sample_gpd(
     rng: np.random.Generator, xi: float | np.ndarray, sigma: float | np.ndarray, size: Any
 ) -> np.ndarray:
-    """Draws from the GPD of Eq. 1 of seed 000 by inversion: σ·expm1(−ξ log U)/ξ (→ −σ log U)."""
+    """Draws from the GPD of Eq. 1 of Zhou (2026) by inversion: σ·expm1(−ξ log U)/ξ (→ −σ log U)."""
     e = -np.log(rng.random(size))  # standard exponential, = −log U
     xi = np.asarray(xi, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -187,7 +188,7 @@ def anderson_darling(
     n_boot: int = 1000,
     seed: gpd.SeedLike = 0,
 ) -> ADResult:
-    """Anderson–Darling test of the GPD for exceedances ``y`` (G4 of seed 000).
+    """Anderson–Darling test of the GPD for exceedances ``y`` (G4 of Zhou (2026)).
 
     ``method``: ``"auto"`` (table inside its ξ range, parametric bootstrap outside),
     ``"table"`` or ``"bootstrap"`` (``n_boot`` resamples from ``seed``).

@@ -1,9 +1,9 @@
-"""Likelihood inference for ξ beside the registered percentile bootstrap (Section 3 of seed 000).
+"""Likelihood inference for ξ beside the registered percentile bootstrap (Section 3 of Zhou (2026)).
 
-A referee expects, next to the percentile CI of Tables 2–4 of seed 000:
+A referee expects, next to the percentile CI of Tables 2–4 of Zhou (2026):
 
 * **observed-information standard errors** of (ξ̂, σ̂): the inverse of the negative Hessian of
-  the GPD log-likelihood (Eq. 1 of seed 000) at the MLE (:func:`observed_information`);
+  the GPD log-likelihood (Eq. 1 of Zhou (2026)) at the MLE (:func:`observed_information`);
 * **profile-likelihood CIs** for ξ: {ξ : 2[ℓ̂ − ℓ_p(ξ)] ≤ χ²₁(level)}, where
   ℓ_p(ξ) = max_σ ℓ(ξ, σ) (:func:`profile_loglik`, :func:`profile_ci`). They are not symmetric
   and do not under-cover at small n_exc the way the percentile interval does;
@@ -142,7 +142,7 @@ def _sigma_hat(y: np.ndarray, xi: np.ndarray) -> np.ndarray:
 
 
 def profile_loglik(y: np.ndarray, xi: np.ndarray | float) -> np.ndarray:
-    """ℓ_p(ξ) = max_σ ℓ(ξ, σ) of Eq. 1 of seed 000 at every ξ > −1 of ``xi`` (NaN at ξ ≤ −1)."""
+    """ℓ_p(ξ) = max_σ ℓ(ξ, σ) of Eq. 1 of Zhou (2026) at every ξ > −1 of ``xi`` (NaN at ξ ≤ −1)."""
     y = np.asarray(y, dtype=np.float64)
     xi = np.atleast_1d(np.asarray(xi, dtype=np.float64))
     out = np.full(xi.shape, math.nan)

@@ -1,6 +1,7 @@
-"""Operating characteristics of the whole registered decision rule (Sections 3, 4, 6.3 of 000).
+"""Operating characteristics of the whole registered decision rule (Sections 3, 4, 6.3 of Zhou
+(2026)).
 
-Eq. 2 and App. E of seed 000 speak about P1 ∧ P2 alone. What a registration *does* is the whole
+Eq. 2 and App. E of Zhou (2026) speak about P1 ∧ P2 alone. What a registration *does* is the whole
 procedure: G1–G5, P1 and P2 at every threshold of the band, combined by the band rule, at the
 level the multiplicity rule gives each gate. :func:`simulate_procedure` runs that procedure on
 synthetic pairs with known truth and counts how often it passes:

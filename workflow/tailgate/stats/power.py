@@ -1,4 +1,4 @@
-"""Sample-size bound for ξ separation (Eq. 2 of seed 000, Section 4).
+"""Sample-size bound for ξ separation (Eq. 2 of Zhou (2026), Section 4).
 
 By the Smith (1987) asymptotic, √n_exc (ξ̂ − ξ) → N(0, (1 + ξ)²) for ξ > −1/2, so the two-sample
 z statistic for Δξ between two conditions with n_exc exceedances each has standard error
@@ -6,7 +6,8 @@ z statistic for Δξ between two conditions with n_exc exceedances each has stan
 
     n_exc ≥ 2 (z_{α/2} + z_β)² (1 + ξ̄)² / Δξ².
 
-It is a *necessary* bound for the protocol's P1∧P2 rule, not a sufficient one (App. E of seed 000).
+It is a *necessary* bound for the protocol's P1∧P2 rule, not a sufficient one (App. E of Zhou
+(2026)).
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ def _check(delta_xi: float, alpha: float, xi_bar: float) -> None:
 def required_exceedances(
     delta_xi: float, alpha: float = 0.05, power: float = 0.80, xi_bar: float = 0.0
 ) -> int:
-    """n_exc* of Eq. 2 of seed 000: exceedances per condition for ``power`` at two-sided ``alpha``.
+    """n_exc* of Eq. 2 of Zhou (2026): exceedances per condition for ``power`` at two-sided
+    ``alpha``.
 
-    Table 1 of seed 000: Δξ = 0.05, 0.07, 0.10, 0.20 → 6280, 3204, 1570, 393.
+    Table 1 of Zhou (2026): Δξ = 0.05, 0.07, 0.10, 0.20 → 6280, 3204, 1570, 393.
     """
     _check(delta_xi, alpha, xi_bar)
     if not 0 < power < 1:
@@ -65,7 +67,8 @@ def required_exceedances(
 def achieved_power(
     n_exc: float, delta_xi: float, alpha: float = 0.05, xi_bar: float = 0.0
 ) -> float:
-    """Power of the two-sided two-sample z-test behind Eq. 2 of seed 000 at ``n_exc`` per condition.
+    """Power of the two-sided two-sample z-test behind Eq. 2 of Zhou (2026) at ``n_exc`` per
+    condition.
 
     Both rejection tails are counted: Φ(d − z_{α/2}) + Φ(−d − z_{α/2}) with
     d = Δξ √(n_exc / 2) / (1 + ξ̄).
@@ -85,7 +88,8 @@ def prompts_required(
     power: float = 0.80,
     xi_bar: float = 0.0,
 ) -> int:
-    """Prompts per condition so that n_exc* of Eq. 2 lie above the q-quantile (Table 1 of seed 000).
+    """Prompts per condition so that n_exc* of Eq. 2 lie above the q-quantile (Table 1 of Zhou
+    (2026)).
 
     n_exc* / (1 − q), rounded up: Δξ = 0.10 at q = 0.95 → 31,400.
     """
@@ -96,12 +100,12 @@ def prompts_required(
 
 
 # ---------------------------------------------------------------------------------------------
-# Synthetic recovery of the P1 ∧ P2 rule (App. E of seed 000)
+# Synthetic recovery of the P1 ∧ P2 rule (App. E of Zhou (2026))
 
 
 @dataclass(frozen=True)
 class PassRate:
-    """Simulated PASS rate of P1 ∧ P2 for one (Δξ_true, n_exc) cell of App. E of seed 000."""
+    """Simulated PASS rate of P1 ∧ P2 for one (Δξ_true, n_exc) cell of App. E of Zhou (2026)."""
 
     delta_xi: float
     n_exc: int
@@ -200,7 +204,7 @@ def simulate_pass_rate(
     xi_a: float = 0.0,
     workers: int | None = None,
 ) -> PassRate:
-    """PASS rate of P1 ∧ P2 on synthetic GPD pairs with known Δξ (App. E of seed 000).
+    """PASS rate of P1 ∧ P2 on synthetic GPD pairs with known Δξ (App. E of Zhou (2026)).
 
     Each trial draws y_A ~ GPD(ξ_A, 1) and y_B ~ GPD(ξ_A + Δξ, 1) of size ``n_exc``, fits both,
     builds ``level`` percentile-bootstrap CIs from ``resamples`` resamples, and passes iff the CIs
@@ -275,7 +279,7 @@ def recovery_grid(
     xi_bar: float = 0.0,
     workers: int | None = None,
 ) -> RecoveryGrid:
-    """The synthetic-recovery grid of App. E of seed 000 with the Eq. 2 frontier.
+    """The synthetic-recovery grid of App. E of Zhou (2026) with the Eq. 2 frontier.
 
     Condition A has ξ_A = ``xi_bar`` (the registered ξ̄), B has ξ̄ + Δξ; ``level`` and ``alpha``
     should be P1's level and α as the gates apply them, so the frontier and the rates are at

@@ -1,6 +1,6 @@
 """Grimshaw (1993) profile likelihood of the GPD, maximised row-wise by safeguarded Newton.
 
-For exceedances y_1..y_n > 0 of the GPD (Eq. 1 of seed 000) write θ = ξ/σ. For fixed θ the
+For exceedances y_1..y_n > 0 of the GPD (Eq. 1 of Zhou (2026)) write θ = ξ/σ. For fixed θ the
 likelihood is maximised by ξ(θ) = mean(log1p(θ y)) and σ = ξ(θ)/θ, so the per-observation
 profile log-likelihood is one-dimensional:
 

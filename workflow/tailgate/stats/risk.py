@@ -1,4 +1,4 @@
-"""Thresholds, exceedances and TVaR (Section 3 of seed 000).
+"""Thresholds, exceedances and TVaR (Section 3 of Zhou (2026)).
 
 Quantiles are numpy's default "linear" definition (Hyndman–Fan type 7): with the sample sorted
 ascending, the q-quantile interpolates between order statistics h = (N − 1)q. The POT threshold of
@@ -11,7 +11,7 @@ drops every value tied at u and biases ξ̂. The registered rule ``half_step``
 half-way down to the next smaller distinct value when values are tied at u, so the tied values
 count as exceedances. :func:`tie_diagnostic` counts ties at u and among the exceedances either way.
 
-TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of seed 000) is the mean of the values strictly above
+TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of Zhou (2026)) is the mean of the values strictly above
 the empirical q-quantile. When no value lies strictly above (all tied at the top) it is u itself.
 
 :func:`bulk_bootstrap` resamples whole prompts and returns the mean and TVaR of every replicate,
@@ -160,7 +160,7 @@ def tvar(x: np.ndarray, level: float = 0.9) -> float:
 
 @dataclass(frozen=True, eq=False)
 class BulkBootstrap:
-    """Mean and TVaR of every bootstrap replicate of one condition (for G1/G2 of seed 000)."""
+    """Mean and TVaR of every bootstrap replicate of one condition (for G1/G2 of Zhou (2026))."""
 
     mean: np.ndarray
     tvar: np.ndarray
@@ -175,7 +175,7 @@ def bulk_bootstrap(
     """Percentile-bootstrap replicates of mean(x) and TVaR_level(x), resampling prompts.
 
     Pass the same ``seed`` for two conditions whose arrays are aligned by prompt to get paired
-    resamples (see the module docstring). G1/G2 of seed 000, Section 3.
+    resamples (see the module docstring). G1/G2 of Zhou (2026), Section 3.
     """
     return bulk_bootstrap_scales({"x": x}, n_boot, seed, tvar_level=tvar_level)["x"]
 

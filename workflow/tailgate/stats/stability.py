@@ -1,4 +1,4 @@
-"""Threshold-stability scan ξ̂(u) and the G5 check (Section 6.3 and Fig. 3 of seed 000).
+"""Threshold-stability scan ξ̂(u) and the G5 check (Section 6.3 and Fig. 3 of Zhou (2026)).
 
 The scan fits the GPD above the empirical q-quantile for every q of a grid with at least
 ``min_exceedances`` exceedances (Fig. 3 uses n_exc ≥ 200), with a percentile-bootstrap CI at each
@@ -15,10 +15,10 @@ G5 asks that |ξ̂(q ± δ) − ξ̂(q)| < tolerance on both sides, with no data
   G5 one-sided, hence laxer, exactly when data were scarce);
 * with no side at all G5 fails.
 
-Tolerance rules (``protocol.stability.tolerance_rule``): ``fixed`` (seed 000's 0.05, the default)
+Tolerance rules (``protocol.stability.tolerance_rule``): ``fixed`` (Zhou (2026)'s 0.05, the default)
 or ``se``: ``se_multiplier`` × the asymptotic standard error of ξ̂(q ± δ) − ξ̂(q). For nested
 exceedance sets (n_side exceedances inside n_q, or the reverse) the ML estimators' difference has
-variance (1 + ξ)² |1/n_side − 1/n_q| (Smith 1987, the asymptotic of Eq. 2 of seed 000 applied to
+variance (1 + ξ)² |1/n_side − 1/n_q| (Smith 1987, the asymptotic of Eq. 2 of Zhou (2026) applied to
 the nested samples, whose covariance equals the variance of the larger sample's estimator), so a
 truly stable condition fails with a registered, n-free probability (measured at q = 0.97,
 N = 30,000, exact exponential tail, 300 samples: the fixed 0.05 fails 37 %, 2 s.e. fails 10 %).
@@ -116,7 +116,7 @@ def stability_scan(
     workers: int | None = None,
     ties: str = "strict",
 ) -> StabilityScan:
-    """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of seed 000).
+    """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of Zhou (2026)).
 
     Point k of the grid bootstraps from child k of ``seed``; ``n_boot = 0`` skips the CIs.
     ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
@@ -142,7 +142,7 @@ def stability_scan(
 
 #: G5 edge rules: a side beyond (0, 1) is dropped (one-sided check) or fails the gate
 EDGE_RULES = ("one_sided", "fail")
-#: G5 tolerance rules: seed 000's fixed tolerance, or a multiple of the difference's s.e.
+#: G5 tolerance rules: Zhou (2026)'s fixed tolerance, or a multiple of the difference's s.e.
 TOLERANCE_RULES = ("fixed", "se")
 
 
@@ -241,7 +241,7 @@ def stability_check(
     n_minus: int | None = None,
     n_plus: int | None = None,
 ) -> StabilityCheck:
-    """G5 of seed 000 under the registered edge and tolerance rules (module docstring).
+    """G5 of Zhou (2026) under the registered edge and tolerance rules (module docstring).
 
     ``xi_minus``/``xi_plus``: None beyond the data range, NaN when not testable. With
     ``rule="se"`` the exceedance counts ``n_q``, ``n_minus``, ``n_plus`` give each side's
