@@ -103,7 +103,7 @@ def test_severity_demo_refuses_a_changed_grid_or_tolerance(severity_demo) -> Non
     _refused_after_data(
         severity_demo,
         "grid: {step: 0.5, top: 4.0}",
-        "grid: {step: 0.5, top: 3.5}",
+        "grid: {step: 0.5, top: 4.5}",
         "analyses.errorquake.grid",
     )
     _refused_after_data(

@@ -1,10 +1,7 @@
 # Analyses stage: analysis[name] runs one registered analysis (analyses.<name> of the
 # pre-registration, tailgate.analyses) from the study's artifacts and writes its statistics and
-# criteria outcomes. An invalid analyses block is refused here, at parse time, before any job.
-
-from tailgate.analyses.registry import check_analyses
-
-check_analyses(STUDY.data, STUDY.path)
+# criteria outcomes. An invalid analyses block never gets here: loading the pre-registration
+# (design, freeze and the Snakefile's guard alike) refuses it.
 
 ANALYSIS = f"{RESULTS}/analyses/{{analysis}}/statistics.json"
 LAYOUT = {"severities": SEVERITIES, "fits": FITS, "embeddings": EMBEDDINGS}

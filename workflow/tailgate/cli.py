@@ -19,6 +19,7 @@ from tailgate.errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
     EXIT_OK,
+    PreregError,
     TailgateError,
 )
 
@@ -63,6 +64,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
     oc = operating_characteristics(study, design)
     seconds = time.perf_counter() - start
     refusal = check_false_pass(study, oc)
+    refusals = _freeze_refusals(study, refusal)
     if args.json:
         _print_json(
             "design",
@@ -76,9 +78,10 @@ def _cmd_design(args: argparse.Namespace) -> int:
                 "simulated_power": sim_line.splitlines(),
                 "operating_characteristics": oc.to_dict(),
                 "max_false_pass_refusal": refusal,
+                "freeze_refusals": refusals,
             },
         )
-        return EXIT_OK
+        return EXIT_INVALID if refusals else EXIT_OK
     for line in findings:
         print(line)
     print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
@@ -91,7 +94,30 @@ def _cmd_design(args: argparse.Namespace) -> int:
     print(f"  ({seconds:.1f} s)")
     if refusal:
         print(f"max_false_pass check: FAILS — {refusal} (freeze will refuse)")
+    if refusals:
+        for problem in refusals:
+            print(f"freeze would refuse: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     return EXIT_OK
+
+
+def _freeze_refusals(study: Any, false_pass_problem: str | None) -> list[str]:
+    """What ``tailgate freeze`` would refuse in this registration, by the checks freeze itself
+    runs (the Eq. 2 cap check and, when registered, the false-PASS bound): ``design`` exits 2
+    whenever freeze would."""
+    from tailgate.prereg.freeze import check_design
+
+    problems = []
+    try:
+        check_design(study)
+    except PreregError as exc:
+        problems.append(str(exc))
+    if false_pass_problem:  # None unless max_false_pass is registered
+        problems.append(
+            f"{study.path}: field 'protocol.operating_characteristics.max_false_pass': "
+            f"{false_pass_problem}"
+        )
+    return problems
 
 
 def _print_json(verb: str, doc: dict[str, Any]) -> None:

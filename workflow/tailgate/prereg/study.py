@@ -135,6 +135,12 @@ def load(path: str | Path) -> Study:
     _derive(data)
     check_cross_fields(data, doc, p)
     data = normalise(data)
+    # the analyses' cross-field checks (criteria statistics, condition and scorer names) are the
+    # same function for design, freeze, verify and Snakemake's parse time: a registration the
+    # run would refuse is never frozen
+    from tailgate.analyses.registry import check_analyses
+
+    check_analyses(data, p, doc)
     return Study(path=p, data=data, canonical_hash=canonical_hash(data), raw_hash=sha256_bytes(raw))
 
 

@@ -1,0 +1,74 @@
+"""What the run would refuse is refused by ``design`` and ``freeze`` first: a criterion naming a
+condition the analysis does not have, and a design below the Eq. 2 bound of Zhou (2026) without an
+accepted lower power. ``design`` exits 2 whenever ``freeze`` would, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import STUDY_TEXT, make_project
+
+DOMINANCE = """analyses:
+  ranking:
+    kind: dominance
+    conditions: [clean, noisy]
+    scorers: [toxicity]
+    scale: probability
+    orientation: {toxicity: higher_is_worse}
+    orders: [1]
+    resamples: 200
+    criteria:
+      - {name: clean-safer, statistic: "r_fsd(CLEAN_NAME, noisy)", comparison: "<=", threshold: 0.0}
+"""
+
+
+def _with_analysis(condition: str) -> str:
+    """The small study with one dominance analysis whose criterion names ``condition``."""
+    assert "analyses: {}\n" in STUDY_TEXT
+    return STUDY_TEXT.replace("analyses: {}\n", DOMINANCE.replace("CLEAN_NAME", condition))
+
+
+def _project(tmp_path, text):
+    return make_project(tmp_path / "proj", text=text)
+
+
+def test_a_criterion_naming_an_unknown_condition_is_refused_by_design_and_freeze(tmp_path, capsys):
+    proj = _project(tmp_path, _with_analysis("claen"))
+    for verb in ("design", "freeze"):
+        code, out, err = proj.cli(verb, proj.prereg, capsys=capsys)
+        assert code == 2, (verb, out, err)
+        assert "claen" in err and "analyses.ranking.criteria[0].statistic" in err, err
+        assert "Traceback" not in out + err
+    assert not proj.lock.exists()
+    # the same registration with the right name is accepted by both
+    proj.write(_with_analysis("clean").replace("study: NAME", "study: study"))
+    code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
+    assert code == 0, err
+    assert proj.lock.exists()
+
+
+def test_design_exits_2_whenever_freeze_would_refuse_the_cap(tmp_path, capsys):
+    small = STUDY_TEXT.replace("sample_cap: 40000", "sample_cap: 2000")
+    proj = _project(tmp_path, small)
+    code, out, err = proj.cli("design", proj.prereg, capsys=capsys)
+    assert code == 2, out
+    assert "cap check: FAILS" in out
+    assert "freeze would refuse" in err and "accepted_power" in err
+    code, out, err = proj.cli("design", proj.prereg, "--json", capsys=capsys)
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["freeze_refusals"] and "accepted_power" in doc["freeze_refusals"][0]
+    code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
+    assert code == 2 and "accepted_power" in err
+    assert not proj.lock.exists()
+    # the fix the message names makes both pass
+    achieved = doc["design"]["achieved_power"]
+    proj.write(
+        small.replace("study: NAME", "study: study").replace(
+            "accepted_power: null", f"accepted_power: {int(achieved * 1000) / 1000:.3f}"
+        )
+    )
+    code, out, err = proj.cli("design", proj.prereg, capsys=capsys)
+    assert code == 0, err
+    code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
+    assert code == 0, err
