@@ -69,7 +69,16 @@ def test_negative_zero_hashes_like_zero(frozen):
         ("seed: 12345", "seed: 12346"),
         ('title: "test study"', 'title: "test study."'),
         ("mean: 0.10", "mean: 0.100001"),
-        ("bounded: true", "bounded: false"),
+        # a second scorer's bounded flag (the headline scorer's would change which scales
+        # the run computes, refused unless the scales change with it)
+        (
+            "bounded: true}",
+            "bounded: true}\n  - {name: sev, kind: column, column: simulated_score, bounded: true}",
+        ),
+        (
+            "bounded: true}",
+            "bounded: true}\n  - {name: sev, kind: column, column: simulated_score, bounded: false}",
+        ),
     ],
 )
 def test_any_change_of_meaning_changes_the_hash(project, old, new):

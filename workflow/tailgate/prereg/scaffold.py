@@ -333,7 +333,19 @@ def _fill(
     out = _replace_block(out, "  shards: 4", "\nscorers:", _shards_block())
     out = _replace_block(out, "  - {name: toxicity, kind: column", "  # kind column:", "")
     out = out.replace("\n  # kind column:", "\n" + _scorers_block(scores) + "  # kind column:", 1)
-    return out
+    return _headline_scale(out, scores)
+
+
+def _headline_scale(text: str, scores: list[tuple[str, str, bool]]) -> str:
+    """Register the scales the run computes: an unbounded headline scorer (values outside
+    [0, 1]) is analysed on identity only, so the headline scale is identity; bounded scorers
+    keep the logit of Proposition 1 of Zhou (2026) beside it."""
+    if not scores or scores[0][2]:
+        return text
+    scales = "[identity, logit]" if any(b for _, _, b in scores) else "[identity]"
+    text = text.replace("  scales: [probability, logit]  ", f"  scales: {scales}".ljust(32), 1)
+    text = text.replace("  headline_scale: logit    ", "  headline_scale: identity ", 1)
+    return text
 
 
 def _wrap(text: str, width: int = 70) -> list[str]:

@@ -256,6 +256,28 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
             f"{data['transform']['scales']}",
             "add it to transform.scales or choose a listed scale",
         )
+    # what is registered is what runs: probability and logit need scores in [0, 1], so an
+    # unbounded scorer is analysed on identity only (tailgate.stages.common.scales_for)
+    scorers = data["scorers"]
+    head = scorers[0]
+    if not head.get("bounded", True) and proto["headline_scale"] != "identity":
+        fail(
+            ("protocol", "headline_scale"),
+            f"headline_scale '{proto['headline_scale']}' cannot be computed for the headline "
+            f"scorer '{head['name']}' (the first scorer): it is registered 'bounded: false', so "
+            "the run analyses it on the identity scale only",
+            "set 'headline_scale: identity' (with identity in transform.scales), or list a "
+            "bounded scorer first",
+        )
+    if not any(sc.get("bounded", True) for sc in scorers):
+        unused = [s for s in data["transform"]["scales"] if s != "identity"]
+        if unused:
+            fail(
+                ("transform", "scales"),
+                f"scale(s) {', '.join(unused)} would never be computed: every scorer is "
+                "registered 'bounded: false' and is analysed on the identity scale only",
+                "register 'scales: [identity]'",
+            )
     thr = proto["thresholds"]
     band = thr["band"]
     if band != sorted(band):
