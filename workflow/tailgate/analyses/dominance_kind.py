@@ -414,8 +414,9 @@ class DominanceAnalysis(AnalysisKind):
                 f"{st['resamples']} {st['resampling']} bootstrap resamples; every test at "
                 f"α/k² = {stats['alpha_pair']:.5g} (Algorithm 1); σ is the bootstrap sd of the "
                 "statistic itself (no √n factor, methods note D2); a win also needs the two-sample "
-                "Anderson–Darling test of "
-                "equal distributions to reject at α/k² (distinctness guard)."
+                "Anderson–Darling test of equal distributions (midranks for ties, Scholz & "
+                "Stephens 1987, Eq. 7; permutation p-value where the scores are tied) to "
+                "reject at α/k² (distinctness guard)."
             )
         ]
         for target, t in stats["targets"].items():
