@@ -9,7 +9,7 @@ from attack_project import Project
 from tailgate.errors import InputError
 from tailgate.operational import check_operational
 
-INVALID = 2
+REFUSED, INVALID = 3, 2
 
 
 @pytest.mark.parametrize(
@@ -48,4 +48,34 @@ def test_workflow_refuses_an_extra_config_key_before_any_job(tmp_path):
     res = Project(tmp_path, "attack").snakemake("-n")
     assert res.returncode == INVALID, res.stderr[-2000:]
     assert "config/config.yaml" in res.stderr and "generation.base_dir" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_linked_preregistrations_folder_cannot_redirect_the_import(tmp_path):
+    """Attack 4: ``preregistrations/`` replaced by a link to a copy of the project elsewhere
+    (with the pinned data file there) while the project's own data file is forged. Pins and the
+    import job resolve against the same root — the folder holding ``preregistrations/`` as
+    named — so the forged file is the one checked against its pin and the run is refused."""
+    import shutil
+
+    from attack_project import IMPORT_STUDY, make_project, write_import_csv
+
+    root = tmp_path / "project"
+    proj = make_project(root, "imported", IMPORT_STUDY)
+    write_import_csv(root / "data" / "scores.csv")
+    code, out = proj.cli("freeze", proj.prereg)
+    assert code == 0, out
+    proj.commit("Pre-register the imported study", "preregistrations", "data")
+    assert proj.snakemake("-n").returncode == 0
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.move(root / "preregistrations", elsewhere / "preregistrations")
+    shutil.copytree(root / "data", elsewhere / "data")  # the pinned bytes, out of sight
+    (root / "preregistrations").symlink_to(elsewhere / "preregistrations")
+    write_import_csv(root / "data" / "scores.csv", seed=6)  # forged data read by the job
+
+    res = proj.snakemake("-n")
+    assert res.returncode == REFUSED, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "data.import.path" in res.stderr
     assert "Traceback" not in res.stderr

@@ -33,8 +33,13 @@ __all__ = [
 
 
 def project_root(prereg_path: str | Path) -> Path:
-    """``<project>`` of ``<project>/preregistrations/<stem>.yaml``; relative paths resolve here."""
-    return Path(prereg_path).resolve().parent.parent
+    """``<project>`` of ``<project>/preregistrations/<stem>.yaml``; relative paths resolve here.
+
+    The one root of a project for pins, the import job and the audit alike: the folder that
+    holds ``preregistrations/`` as named, never the place a link there points to, so that a
+    linked ``preregistrations/`` cannot make the pins be checked in another folder than the
+    one the data is read from."""
+    return Path(os.path.abspath(prereg_path)).parent.parent
 
 
 def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
