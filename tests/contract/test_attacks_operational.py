@@ -79,3 +79,31 @@ def test_linked_preregistrations_folder_cannot_redirect_the_import(tmp_path):
     assert res.returncode == REFUSED, res.stdout[-2000:] + res.stderr[-2000:]
     assert "data.import.path" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_swapped_large_file_with_restored_metadata_is_seen_by_a_pin_check(tmp_path, monkeypatch):
+    """Attack 7: a large pinned file (model weights) is edited, its modification time set back
+    and the pin cache (a folder the researcher controls) told the old hash for the new key. A
+    pin check as a job or the audit makes it reads the file itself; only an explicit cache
+    look-up (a display) may use the cache."""
+    import hashlib
+    import os
+
+    from tailgate.prereg import pins
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"\0" * (pins._CACHE_FROM + 10))
+    honest = pins.pin(weights, use_cache=True)["sha256"]
+    st = weights.stat()
+    with weights.open("r+b") as handle:  # same size, same inode, one byte in the middle
+        handle.seek(pins._CACHE_FROM // 2)
+        handle.write(b"\1")
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
+    entry = tmp_path / "cache" / "tailgate" / "pins" / pins._cache_key(weights)
+    entry.write_text(honest, encoding="ascii")  # the forged cache entry
+
+    truth = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert truth != honest
+    assert pins.pin(weights)["sha256"] == truth
+    assert pins.pin(weights.parent)["sha256"] != pins.pin(weights.parent, use_cache=True)["sha256"]
