@@ -11,6 +11,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+from tailgate.operational import operational_guard
+
+operational_guard(config)
 validate(config, "workflow/schemas/config.schema.json")
 
 from tailgate.prereg.guard import workflow_guard

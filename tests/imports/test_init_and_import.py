@@ -184,6 +184,8 @@ class FakeStudy:
 
     data: dict[str, Any]
     name: str = "unit"
+    # relative paths resolve against the project root of this (absent) file: the working folder
+    path: Path = Path("preregistrations/unit.yaml")
 
 
 def import_study(path: Path, score: Any, scorers: list[dict], **columns: Any) -> FakeStudy:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 import torch
+from sampling_reference import reference_sample
 from tailgate.generate.prompts import select_prompts
 from tailgate.generate.shards import ShardInputError
 from tailgate.generate.transformers_backend import (
@@ -69,16 +70,12 @@ def test_shard_rows_equal_direct_generate_calls(prepared, tiny_lm):
     lengths = [len(x) for x in AutoTokenizer.from_pretrained(tiny_lm)(texts)["input_ids"]]
     by_id = got.set_index("prompt_id")
     reasons = set()
-    for b, idx in enumerate(length_sorted_batches(lengths, options["batch_size"])):
-        batch_texts = [texts[i] for i in idx]
-        seed = derive_seed(study.data["seed"], "generate", "clean", 1, b)
-        completions, enc = _direct_generate(tiny_lm, batch_texts, seed)
-        for j, i in enumerate(idx):
-            pid = [1, 3, 5, 7, 9, 11][i]
-            assert by_id.loc[pid, "completion"] == completions[j]
-            assert by_id.loc[pid, "prompt"] == texts[i]
-            assert by_id.loc[pid, "prompt_tokens"] == int(enc["attention_mask"][j].sum())
-            reasons.add(by_id.loc[pid, "finish_reason"])
+    for i, pid in enumerate([1, 3, 5, 7, 9, 11]):
+        seed = derive_seed(study.data["seed"], "generate", "clean", pid, 0)
+        assert by_id.loc[pid, "completion"] == reference_sample(tiny_lm, texts[i], seed)
+        assert by_id.loc[pid, "prompt"] == texts[i]
+        assert by_id.loc[pid, "prompt_tokens"] == lengths[i]
+        reasons.add(by_id.loc[pid, "finish_reason"])
     assert reasons <= {"stop", "length"}
     assert (got.loc[got.finish_reason == "length", "completion_tokens"] == 8).all()
     assert (got.completion_tokens <= 8).all()
@@ -97,9 +94,13 @@ def test_model_generation_config_defaults_do_not_leak(prepared, tiny_lm):
 
     tok = AutoTokenizer.from_pretrained(tiny_lm)
     order = length_sorted_batches([len(x) for x in tok(texts)["input_ids"]], 12)[0]
-    seed = derive_seed(study.data["seed"], "generate", "clean", 0, 0)
-    ref, _ = _direct_generate(tiny_lm, [texts[i] for i in order], seed)
+    ref = [
+        reference_sample(tiny_lm, texts[i], derive_seed(study.data["seed"], "generate", "clean",
+                                                        ids[i], 0))
+        for i in order
+    ]  # fmt: skip
     assert [got.loc[ids[i], "completion"] for i in order] == ref
+    seed = derive_seed(study.data["seed"], "generate", "clean", 0, 0)
     # and the model's own defaults would have given something else
     model = AutoModelForCausalLM.from_pretrained(tiny_lm, dtype=torch.float32).eval()
     tok.padding_side, tok.pad_token = "left", tok.eos_token

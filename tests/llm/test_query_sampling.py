@@ -73,40 +73,24 @@ def test_one_query_sampled_n_times_independent_of_the_shard_split(
     ]
 
 
-def test_a_block_equals_a_direct_seeded_generate_call(tmp_path, tiny_lm, study_factory) -> None:
-    """Block j is one generate call on the query with num_return_sequences rows, seeded by
-    derive_seed(seed, "respond", condition, j)."""
-    from tailgate.generate.transformers_backend import (
-        load_causal_lm,
-        model_spec,
-        sampling_config,
-    )
+def test_each_response_equals_an_independent_sampler_seeded_by_its_index(
+    tmp_path, tiny_lm, study_factory
+) -> None:
+    """Response r is sampled from its own stream, derive_seed(seed, "respond", condition, r),
+    whatever block it falls in."""
+    from sampling_reference import reference_sample
     from tailgate.seeds import derive_seed
 
     study = _study(study_factory, tiny_lm, shards=1)
     generate_shard(study, "q", 0, tmp_path / "q.parquet", options=OPTIONS)
-    got = pq.read_table(tmp_path / "q.parquet").to_pandas()
-    lm = load_causal_lm(model_spec(study, "tiny", condition="q"), device=torch.device("cpu"),
-                        condition="q")  # fmt: skip
-    config = sampling_config(study.data["generation"], lm)
-    ids = torch.tensor([lm.tokenizer(QUERY)["input_ids"]])
-    torch.manual_seed(derive_seed(7, "respond", "q", 1))
-    with torch.inference_mode():
-        out = lm.model.generate(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            generation_config=config,
-            num_return_sequences=4,
-        )
-    new = out[:, ids.shape[1] :]
-    eos = set(config.eos_token_id)
-    texts = []
-    for row in new.tolist():
-        stop = next((i for i, t in enumerate(row) if t in eos), None)
-        texts.append(
-            lm.tokenizer.decode(row if stop is None else row[:stop], skip_special_tokens=True)
-        )
-    assert got.set_index("prompt_id").loc[[4, 5, 6, 7], "completion"].tolist() == texts
+    got = pq.read_table(tmp_path / "q.parquet").to_pandas().set_index("prompt_id")
+    generation = study.data["generation"]
+    for r in (0, 4, 5, 9):
+        want = reference_sample(
+            tiny_lm, QUERY, derive_seed(7, "respond", "q", r),
+            top_p=generation["top_p"], max_new_tokens=generation["max_new_tokens"],
+        )  # fmt: skip
+        assert got.loc[r, "completion"] == want, r
 
 
 def test_killed_query_job_resumes_to_the_same_bytes(tmp_path, tiny_lm, study_factory) -> None:

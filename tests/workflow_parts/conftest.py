@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,8 @@ class FakeStudy:
     data: dict[str, Any]
     name: str = "unit"
     canonical_hash: str = field(default="0" * 64)
+    # relative paths resolve against the project root of this (absent) file: the working folder
+    path: Path = Path("preregistrations/unit.yaml")
 
 
 BASE = {

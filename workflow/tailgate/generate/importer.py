@@ -578,11 +578,15 @@ def generate_shard(
 ) -> None:
     """Validate the registered import file and write shard ``shard`` of ``condition``.
 
-    ``options["base_dir"]`` (default: the current directory) resolves a relative import path.
+    A relative import path resolves against the project root (the folder holding
+    ``preregistrations/``), exactly as its pin does; no operational setting in ``options`` can
+    point the job at another file.
     """
+    from tailgate.prereg.pins import project_root
+
     cond_spec = condition_spec(study, condition)
     shards = shard_count(study)
-    summary, rows = inspect_import(study, base_dir=options.get("base_dir"))
+    summary, rows = inspect_import(study, base_dir=project_root(study.path))
     mine = sorted((r for r in rows if r["condition"] == condition), key=lambda r: r["prompt_id"])
     cap = cond_spec.get("prompts", study.data.get("sample_cap"))
     if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):

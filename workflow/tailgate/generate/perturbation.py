@@ -4,8 +4,10 @@ Gaussian noise is added to the language model's input embeddings by a forward ho
 embedding layer, scaled per token to ``sigma_rel`` times that token's embedding RMS norm:
 ``e' = e + sigma_rel * rms(e) * z`` with ``rms(e) = sqrt(mean_d e_d^2)`` and ``z ~ N(0, I)``.
 ``sigma_rel = 0`` is the clean control and registers no hook at all, so it is bit-identical
-to the unperturbed model. The noise draws come from a dedicated ``torch.Generator`` seeded
-per (study seed, condition, shard, batch), independent of the sampling stream.
+to the unperturbed model. The generation backend draws each row's noise from its own
+``torch.Generator``, seeded per (study seed, condition, prompt or response index) and
+independent of the sampling stream (:func:`row_embedding_noise`); :func:`embedding_noise` draws
+one stream for a whole block.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import torch
 
 from tailgate.generate.shards import ShardInputError
 
-__all__ = ["EmbeddingNoise", "embedding_noise", "perturbation_spec"]
+__all__ = ["EmbeddingNoise", "embedding_noise", "perturbation_spec", "row_embedding_noise"]
 
 KINDS = ("none", "embedding_noise")
 
@@ -95,5 +97,43 @@ def embedding_noise(
     handle = layer.register_forward_hook(_noise_hook(noise.sigma_rel, generator))
     try:
         yield generator
+    finally:
+        handle.remove()
+
+
+def _row_noise_hook(sigma_rel: float, generators: list[torch.Generator], lengths: list[int]):
+    """Noise drawn row by row from each row's own generator: at the first call (the prompt) a
+    row draws for its ``lengths[i]`` real tokens only (left padding gets none), at each later
+    call for the new positions, so a row's noise does not depend on the rows batched with it."""
+    state = {"first": True}
+
+    def hook(_module: torch.nn.Module, _inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        x = output.float()
+        rows, width, dim = x.shape
+        z = torch.zeros((rows, width, dim), dtype=torch.float32)
+        for i in range(rows):
+            n = min(lengths[i], width) if state["first"] else width
+            z[i, width - n :] = torch.randn((n, dim), generator=generators[i], dtype=torch.float32)
+        state["first"] = False
+        rms = x.pow(2).mean(dim=-1, keepdim=True).sqrt()
+        return (x + sigma_rel * rms * z.to(x.device)).to(output.dtype)
+
+    return hook
+
+
+@contextlib.contextmanager
+def row_embedding_noise(
+    model: torch.nn.Module, noise: EmbeddingNoise, *, seeds: list[int], lengths: list[int]
+) -> Iterator[None]:
+    """Within the block (one ``generate`` call), row ``i`` of the batch carries noise from a
+    generator seeded with ``seeds[i]``; ``lengths[i]`` is its prompt's token count."""
+    if not noise.active:
+        yield None
+        return
+    generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
+    layer = model.get_input_embeddings()
+    handle = layer.register_forward_hook(_row_noise_hook(noise.sigma_rel, generators, lengths))
+    try:
+        yield None
     finally:
         handle.remove()

@@ -6,30 +6,32 @@ knob is pinned to "off" so a model's own ``generation_config`` (e.g. a hub defau
 ``top_k=20`` or ``repetition_penalty=1.05``) cannot leak into a registered condition.
 
 Determinism and resumption. A shard's prompts are tokenised, sorted by length (longest first,
-ties by selection position) and cut into batches of ``options["batch_size"]``: the batches
-are a deterministic function of the shard's prompts. Before batch ``b`` the torch generator
-is seeded with ``derive_seed(seed, "generate", condition, shard, b)``, and the embedding-noise
-generator with ``derive_seed(seed, "perturb", condition, shard, b)``, so a batch's rows do not
-depend on which batches ran before it in this process. Completed batches are checkpointed
+ties by selection position) and cut into batches of ``options["batch_size"]``. Each row is
+sampled from its own stream: :class:`RowSampler` draws its tokens from a generator seeded with
+``derive_seed(seed, "generate", condition, prompt_id, 0)`` (prompt, sample index), and its
+embedding noise from ``derive_seed(seed, "perturb", condition, prompt_id, 0)``, so a completion
+depends on the study seed, the condition and the prompt only: the batch size, the batches run
+before it and ``--cores`` (operational settings) cannot change it. (Different batch shapes may
+round logits differently in the last bit; a token could change only if its uniform fell within
+that rounding of a CDF boundary.) Completed batches are checkpointed
 atomically (:class:`tailgate.generate.shards.ShardCheckpoint`); a restarted job resumes and
-writes the same bytes as an uninterrupted run. Results depend on the batch size, dtype and
-device (padding and kernels change floating-point sums), all recorded in the checkpoint key.
+writes the same bytes as an uninterrupted run.
 
 Query conditions (Acharyya et al. (2025): "this condition is one query text, sampled n times"). A
 condition
 that registers ``query`` is that one text answered ``prompts`` times; each row is one response
 and its ``prompt_id`` is the response index 0..n−1 (no prompt selection is read). Responses are
-sampled in blocks of ``options["batch_size"]``: block ``j`` holds responses
-[j·size, (j+1)·size), is one ``generate`` call on the query with ``num_return_sequences`` equal to
-its length (no padding: every row is the same query), and is seeded with
-``derive_seed(seed, "respond", condition, j)`` (and ``(seed, "perturb", condition, j)`` for the
+sampled in blocks of ``options["batch_size"]`` (block ``j`` holds responses
+[j·size, (j+1)·size), the query repeated once per row); response ``r`` is sampled from
+``derive_seed(seed, "respond", condition, r)`` (and ``(seed, "perturb", condition, r)`` for the
 embedding noise). Shard ``k`` of ``K`` takes the blocks with ``j % K == k``, so a response
-depends on the study seed, the condition, its index and the batch size only — not on the shard
+depends on the study seed, the condition and its index only — not on the batch size, the shard
 split, the order of the jobs or --cores. Blocks are checkpointed like prompt batches.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from tailgate.generate.perturbation import embedding_noise, perturbation_spec
+from tailgate.generate.perturbation import perturbation_spec, row_embedding_noise
 from tailgate.generate.shards import (
     ShardCheckpoint,
     ShardInputError,
@@ -276,6 +278,67 @@ def _completions(
     return texts, counts, reasons
 
 
+class RowSampler:
+    """Temperature and top-p sampling of one token per row, each row from its own generator.
+
+    A logits processor for a greedy ``generate`` call: it turns each row's scores into the
+    registered distribution (softmax of logits / T, restricted to the smallest set of most
+    likely tokens whose mass reaches ``top_p``, renormalised; Holtzman et al. 2020, Sec. 3.1),
+    draws the token by inverting that row's CDF at one uniform from the row's own
+    ``torch.Generator`` (in float64), and leaves only that token finite, so greedy decoding
+    picks it. A row's draws therefore depend on its own seed and logits only, never on the
+    rows batched with it, the batch size or the order of the batches.
+    """
+
+    def __init__(self, seeds: list[int], temperature: float, top_p: float) -> None:
+        self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        logits = scores.to(torch.float64).cpu() / self.temperature
+        probs = torch.softmax(logits, dim=-1)
+        sorted_p, order = torch.sort(probs, dim=-1, descending=True, stable=True)
+        before = torch.cumsum(sorted_p, dim=-1) - sorted_p
+        sorted_p = torch.where(before < self.top_p, sorted_p, torch.zeros_like(sorted_p))
+        cdf = torch.cumsum(sorted_p, dim=-1)
+        u = torch.stack([torch.rand((), generator=g, dtype=torch.float64) for g in self.generators])
+        pick = torch.searchsorted(cdf, (u * cdf[:, -1]).unsqueeze(1), right=True)
+        pick = pick.clamp(max=cdf.shape[1] - 1)
+        token = order.gather(1, pick)
+        out = torch.full_like(scores, float("-inf"))
+        out.scatter_(1, token.to(scores.device), 0.0)
+        return out
+
+
+def _sample(
+    lm: LoadedModel,
+    config: Any,
+    input_ids: torch.Tensor,
+    mask: torch.Tensor,
+    seeds: list[int],
+    **kwargs: Any,
+) -> torch.Tensor:
+    """``generate`` with the registered sampling done by :class:`RowSampler` (greedy decoding
+    when the registered temperature is 0)."""
+    from transformers import LogitsProcessorList
+
+    if not config.do_sample:
+        return lm.model.generate(
+            input_ids=input_ids, attention_mask=mask, generation_config=config, **kwargs
+        )
+    greedy = copy.deepcopy(config)
+    greedy.do_sample, greedy.temperature, greedy.top_p = False, 1.0, 1.0
+    sampler = RowSampler(seeds, config.temperature, config.top_p)
+    return lm.model.generate(
+        input_ids=input_ids,
+        attention_mask=mask,
+        generation_config=greedy,
+        logits_processor=LogitsProcessorList([sampler]),
+        **kwargs,
+    )
+
+
 def generate_shard(
     study: Any, condition: str, shard: int, out_path: str | os.PathLike[str], *, options: dict
 ) -> None:
@@ -372,12 +435,19 @@ def generate_shard(
             input_ids, mask = _left_pad(
                 [encoded[i] for i in idx], lm.tokenizer.pad_token_id, device
             )
-            torch.manual_seed(derive_seed(seed, "generate", condition, shard, b))
-            with embedding_noise(
-                lm.model, noise, seed=derive_seed(seed, "perturb", condition, shard, b)
+            pids = [int(prompt_ids[i]) for i in idx]
+            with row_embedding_noise(
+                lm.model,
+                noise,
+                seeds=[derive_seed(seed, "perturb", condition, p, 0) for p in pids],
+                lengths=[len(encoded[i]) for i in idx],
             ):
-                out = lm.model.generate(
-                    input_ids=input_ids, attention_mask=mask, generation_config=config
+                out = _sample(
+                    lm,
+                    config,
+                    input_ids,
+                    mask,
+                    [derive_seed(seed, "generate", condition, p, 0) for p in pids],
                 )
             completions, counts, reasons = _completions(lm, out[:, input_ids.shape[1] :].cpu())
             checkpoint.append(
@@ -490,14 +560,18 @@ def _generate_query_shard(
     with torch.inference_mode(), bar:
         for b in todo:
             idx = blocks[b]
-            j = int(idx[0]) // block_size  # the block's index over the whole condition
-            torch.manual_seed(derive_seed(seed, "respond", condition, j))
-            with embedding_noise(lm.model, noise, seed=derive_seed(seed, "perturb", condition, j)):
-                out = lm.model.generate(
-                    input_ids=ids,
-                    attention_mask=mask,
-                    generation_config=config,
-                    num_return_sequences=len(idx),
+            with row_embedding_noise(
+                lm.model,
+                noise,
+                seeds=[derive_seed(seed, "perturb", condition, int(r)) for r in idx],
+                lengths=[len(encoded)] * len(idx),
+            ):
+                out = _sample(
+                    lm,
+                    config,
+                    ids.expand(len(idx), -1),
+                    mask.expand(len(idx), -1),
+                    [derive_seed(seed, "respond", condition, int(r)) for r in idx],
                 )
             completions, counts, reasons = _completions(lm, out[:, ids.shape[1] :].cpu())
             checkpoint.append(

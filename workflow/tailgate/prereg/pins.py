@@ -33,8 +33,13 @@ __all__ = [
 
 
 def project_root(prereg_path: str | Path) -> Path:
-    """``<project>`` of ``<project>/preregistrations/<stem>.yaml``; relative paths resolve here."""
-    return Path(prereg_path).resolve().parent.parent
+    """``<project>`` of ``<project>/preregistrations/<stem>.yaml``; relative paths resolve here.
+
+    The one root of a project for pins, the import job and the audit alike: the folder that
+    holds ``preregistrations/`` as named, never the place a link there points to, so that a
+    linked ``preregistrations/`` cannot make the pins be checked in another folder than the
+    one the data is read from."""
+    return Path(os.path.abspath(prereg_path)).parent.parent
 
 
 def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
@@ -63,21 +68,34 @@ def _resolve(text: str, root: Path) -> Path:
     return p if p.is_absolute() else root / p
 
 
-_CACHE_FROM = 64 << 20  # files this large are hashed once per (inode, size, mtime, ctime)
+_CACHE_FROM = 64 << 20  # files this large may be looked up in the speed-up cache
+_EDGE = 1 << 20  # bytes hashed at each end of a file for the cache key
 
 
-def _file_sha256(path: Path) -> str:
-    """SHA-256 of a file; large files (model weights) are remembered under a key that includes
-    the inode change time, which a user cannot set back, so an edited file is always re-hashed."""
+def _cache_key(path: Path) -> str:
+    """Content-bearing key of a large file: its path, device, inode, size, modification and
+    inode-change times, and the SHA-256 of its first and last MiB."""
     st = path.stat()
-    if st.st_size < _CACHE_FROM:
+    edges = hashlib.sha256()
+    with path.open("rb") as handle:
+        edges.update(handle.read(_EDGE))
+        handle.seek(max(st.st_size - _EDGE, 0))
+        edges.update(handle.read(_EDGE))
+    return hashlib.sha256(
+        f"{path.resolve()}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|"
+        f"{st.st_ctime_ns}|{edges.hexdigest()}".encode()
+    ).hexdigest()
+
+
+def _file_sha256(path: Path, *, use_cache: bool = False) -> str:
+    """SHA-256 of a file, read in full. Only with ``use_cache`` (a display such as ``status``,
+    never a check a job or the audit relies on) is a large file (model weights) looked up in a
+    cache under the user's cache folder, keyed by :func:`_cache_key`."""
+    st = path.stat()
+    if not use_cache or st.st_size < _CACHE_FROM:
         return sha256_file(path)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tailgate" / "pins"
-    key = hashlib.sha256(
-        f"{path.resolve()}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|"
-        f"{st.st_ctime_ns}".encode()
-    ).hexdigest()
-    entry = cache / key
+    entry = cache / _cache_key(path)
     try:
         cached = entry.read_text(encoding="ascii").strip()
         if len(cached) == 64:
@@ -93,22 +111,29 @@ def _file_sha256(path: Path) -> str:
     return digest
 
 
-def pin(path: Path) -> dict[str, Any]:
+def pin(path: Path, *, use_cache: bool = False) -> dict[str, Any]:
     """SHA-256 and size of a file; of a folder, a manifest hash over its files (sorted
-    relative paths, each with its SHA-256), their count and total size."""
+    relative paths, each with its SHA-256), their count and total size. Files are read in full
+    unless ``use_cache`` (see :func:`_file_sha256`)."""
     if path.is_file():
-        return {"type": "file", "sha256": _file_sha256(path), "bytes": path.stat().st_size}
+        return {
+            "type": "file",
+            "sha256": _file_sha256(path, use_cache=use_cache),
+            "bytes": path.stat().st_size,
+        }
     manifest = hashlib.sha256()
     count = total = 0
     for f in sorted(p for p in path.rglob("*") if p.is_file()):
         rel = f.relative_to(path).as_posix()
-        manifest.update(f"{rel}\0{_file_sha256(f)}\n".encode())
+        manifest.update(f"{rel}\0{_file_sha256(f, use_cache=use_cache)}\n".encode())
         count += 1
         total += f.stat().st_size
     return {"type": "folder", "sha256": manifest.hexdigest(), "files": count, "bytes": total}
 
 
-def pins_of(study: Any, *, import_rows: bool = True) -> dict[str, dict[str, Any]]:
+def pins_of(
+    study: Any, *, import_rows: bool = True, use_cache: bool = False
+) -> dict[str, dict[str, Any]]:
     """The pins of ``study``'s registered local inputs (field name → pin with ``path``).
 
     A path that must exist (import file, scorer checkpoint) and does not is a
@@ -128,7 +153,7 @@ def pins_of(study: Any, *, import_rows: bool = True) -> dict[str, dict[str, Any]
                     f"{root}) or create the file before freezing",
                 )
             continue
-        out[field] = {"path": text, **pin(path)}
+        out[field] = {"path": text, **pin(path, use_cache=use_cache)}
         if field == "data.import.path" and import_rows:
             out[field]["rows"] = _import_rows(study, root)
     return out

@@ -79,20 +79,13 @@ def _copy_recorded(rd: Path, dst: Path) -> list[str]:
 
 
 def _write_config(prereg: Path, dest: Path, name: str) -> None:
-    """The project's operational settings (never hashed) with ``study`` set to this study, so
-    that the re-run uses the same batch sizes and threads as the run it is compared with."""
+    """Default operational settings with ``study`` set to this study: the re-run never reads
+    the project's ``config/config.yaml``, so no operational setting there can shape the
+    results it is compared with (every result is independent of them)."""
     import yaml
 
-    src = project_root(prereg) / "config" / "config.yaml"
-    settings: dict = {}
-    if src.is_file():
-        try:
-            loaded = yaml.safe_load(src.read_text(encoding="utf-8"))
-            settings = loaded if isinstance(loaded, dict) else {}
-        except yaml.YAMLError:
-            settings = {}
-    settings["study"] = name
-    dest.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
+    del prereg  # the project's own settings are deliberately not read
+    dest.write_text(yaml.safe_dump({"study": name}, sort_keys=False), encoding="utf-8")
 
 
 def reproduce(
