@@ -71,8 +71,8 @@ def test_negative_zero_hashes_like_zero(frozen):
         ("mean: 0.10", "mean: 0.100001"),
         # a second scorer's bounded flag (the headline scorer's would change which scales
         # the run computes, refused unless the scales change with it)
-        ("bounded: true}", "bounded: true}\n  - {name: sev, kind: column, column: x, bounded: true}"),
-        ("bounded: true}", "bounded: true}\n  - {name: sev, kind: column, column: x, bounded: false}"),
+        ("bounded: true}", "bounded: true}\n  - {name: s, kind: column, column: x}"),
+        ("true}", "true}\n  - {name: s, kind: column, column: x, bounded: false}"),
     ],
 )
 def test_any_change_of_meaning_changes_the_hash(project, old, new):
