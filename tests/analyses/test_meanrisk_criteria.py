@@ -112,14 +112,13 @@ def _study(tmp_path, analyses: str):
     ],
 )  # fmt: skip
 def test_invalid_registrations_name_the_field(tmp_path, block, field):
-    from tailgate.analyses.registry import check_analyses
-
+    """Refused when the registration loads (design, freeze and the workflow alike)."""
     text = f"analyses:\n  a:\n    kind: dominance\n    {block}\n"
     if "scorers:" not in block:
         text = text.replace("    kind: dominance\n", "    kind: dominance\n    scorers: [tox]\n")
     if "criteria:" not in block:
         text += "    criteria: []\n"
-    study = _study(tmp_path, text)
     with pytest.raises(PreregError) as err:
-        check_analyses(study.data, study.path)
+        _study(tmp_path, text)
     assert f"field '{field}'" in str(err.value) and "Fix:" in str(err.value)
+    assert "line " in str(err.value)  # the YAML line of the field

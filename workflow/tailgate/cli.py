@@ -543,8 +543,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _PipeSafeStdout:
+    """Standard output that survives its reader going away (``tailgate amend … | head -1``):
+    the command finishes its work and returns its own exit code, and the rest of its output is
+    dropped. A closed pipe is the reader's choice, not an internal error."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._closed = False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            try:
+                return int(self._stream.write(text))
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        import os
+
+        self._closed = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())  # the interpreter's last flush goes nowhere
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; return its exit code."""
+    if argv is None and not isinstance(sys.stdout, _PipeSafeStdout):  # the command line
+        sys.stdout = _PipeSafeStdout(sys.stdout)  # type: ignore[assignment]
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

@@ -13,6 +13,7 @@ __all__ = [
     "EXIT_INVALID",
     "EXIT_OK",
     "EXIT_REFUSED",
+    "DamagedFileError",
     "InputError",
     "PreregError",
     "RefusalError",
@@ -36,6 +37,13 @@ class InputError(TailgateError):
     """Invalid input or usage that is not a pre-registration field (exit 2)."""
 
     exit_code = EXIT_INVALID
+
+
+class DamagedFileError(TailgateError):
+    """A recorded file (ledger, record, statistics) is damaged: not what tailgate wrote (exit 4,
+    the audit's code: the evidence does not hold)."""
+
+    exit_code = EXIT_AUDIT_FAILED
 
 
 class PreregError(InputError):

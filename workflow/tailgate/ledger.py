@@ -45,10 +45,26 @@ def _line_hash(line: str) -> str:
 
 def read_ledger(results: str | Path) -> list[dict[str, Any]]:
     """The ledger's runs, oldest first ([] when there is none)."""
+    from tailgate.errors import DamagedFileError
+
     path = Path(results) / LEDGER
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    runs = []
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            run = json.loads(line)
+        except json.JSONDecodeError:
+            run = None
+        if not isinstance(run, dict) or not {"run", "time", "outcome"} <= run.keys():
+            raise DamagedFileError(
+                f"{path}, line {i}: damaged run ledger line (not a run record). Fix: restore "
+                "the ledger from a backup; 'tailgate audit' reports the whole chain"
+            )
+        runs.append(run)
+    return runs
 
 
 def verify_ledger(results: str | Path) -> list[str]:
@@ -62,6 +78,9 @@ def verify_ledger(results: str | Path) -> list[str]:
             run = json.loads(line)
         except json.JSONDecodeError:
             problems.append(f"{LEDGER} line {i}: not JSON")
+            break
+        if not isinstance(run, dict):
+            problems.append(f"{LEDGER} line {i}: damaged (a JSON {type(run).__name__}, not a run)")
             break
         if run.get("previous") != previous or run.get("run") != i:
             problems.append(

@@ -254,7 +254,12 @@ def iter_records(results_dir: str | Path) -> list[ProvenanceRecord]:
         return out
     for f in sorted(base.glob("*.json")):
         try:
-            out.append(ProvenanceRecord(f, json.loads(f.read_text(encoding="utf-8"))))
+            content = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"{f}: unreadable provenance record ({exc})") from None
+        if not isinstance(content, dict):
+            raise ValueError(
+                f"{f}: damaged provenance record (a JSON {type(content).__name__}, not an object)"
+            )
+        out.append(ProvenanceRecord(f, content))
     return out

@@ -41,7 +41,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tailgate.errors import TailgateError
+from tailgate.errors import DamagedFileError, TailgateError
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.gitinfo import path_state, repo_root
 from tailgate.prereg.history import lock_history
@@ -200,32 +200,76 @@ def audit(
 
     # 2. lock chain
     lock_path = lock_path_for(prereg_path)
-    lock = _check_lock(lock_path, checks)
+    lock = _guarded(checks, "lock", lock_path, _check_lock, lock_path, checks)
 
     # 3. pre-registration, pins, published hash
-    study = _check_prereg(prereg_path, lock, checks)
+    study = _guarded(
+        checks, "pre-registration", prereg_path, _check_prereg, prereg_path, lock, checks
+    )
     if expected_hash is not None:
-        checks.append(_check_published(expected_hash, lock, lock_path))
+        checks.append(
+            _guarded(
+                checks,
+                "published hash",
+                lock_path,
+                _check_published,
+                expected_hash,
+                lock,
+                lock_path,
+            )
+        )
 
-    records = _records(rd, checks)
-    first = _first_artifact(records)
+    records = _guarded(checks, "artifacts", rd / "provenance", _records, rd, checks)
+    first = _guarded(checks, "artifacts", rd / "provenance", _first_artifact, records)
 
     # 4. git
-    checks.append(_check_git(prereg_path, lock_path, lock, first, no_git))
+    checks.append(
+        _guarded(checks, "git", lock_path, _check_git, prereg_path, lock_path, lock, first, no_git)
+    )
 
     # 5-8. files, inputs, production head, code
     if records is not None:
-        checks.extend(_check_artifacts(rd, records, lock, lock_path, first))
-        checks.append(_check_code(records))
-        checks.append(_check_ledger(rd))
+        checks.extend(
+            _guarded(checks, "artifacts", rd, _check_artifacts, rd, records, lock, lock_path, first)
+            or []
+        )
+        checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
+        checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd))
 
     # 9-11. realised design, verdicts, report
     if study is not None:
-        checks.append(_check_realised(rd, study, lock))
-    checks.extend(_check_verdicts(rd, study, prereg_path))
+        checks.append(
+            _guarded(
+                checks, "realised design", rd / "verdict.json", _check_realised, rd, study, lock
+            )
+        )
+    checks.extend(_guarded(checks, "verdicts", rd, _check_verdicts, rd, study, prereg_path) or [])
     if study is not None:
-        checks.append(_check_report(rd, study))
-    return AuditReport(rd, checks)
+        checks.append(_guarded(checks, "report", rd / "report.html", _check_report, rd, study))
+    return AuditReport(rd, [c for c in checks if c is not None])
+
+
+#: what a damaged file can raise while a check reads it
+_DAMAGE = (KeyError, TypeError, ValueError, AttributeError, IndexError, OSError, DamagedFileError)
+
+
+def _guarded(checks: list[Check], name: str, where: Path, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``; a damaged input it reads (a JSON list where an object belongs, text where
+    a number belongs, …) becomes a failed check naming the file, never a crashed audit."""
+    try:
+        return fn(*args)
+    except _DAMAGE as exc:
+        checks.append(
+            Check(
+                name,
+                str(where),
+                [
+                    f"{where}: damaged or unreadable input ({type(exc).__name__}: {exc}); restore "
+                    "it from the run that wrote it, or re-run that stage"
+                ],
+            )
+        )
+        return None
 
 
 def _check_lock(lock_path: Path, checks: list[Check]) -> Lock | None:
@@ -627,6 +671,22 @@ def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
         verdict = json.loads(verdict_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return Check("realised design", str(verdict_path), [f"{verdict_path}: {exc}"])
+    if not isinstance(verdict, dict):
+        return Check(
+            "realised design",
+            str(verdict_path),
+            [
+                f"{verdict_path}: damaged (a JSON {type(verdict).__name__}, not the verdict "
+                "document)"
+            ],
+        )
+    for f in sorted((rd / "fits").glob("*/*/*.json")):  # one damaged fit is named, not a crash
+        try:
+            realised_design(study, [json.loads(f.read_text(encoding="utf-8"))])
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            fails.append(f"{f}: damaged fit document ({type(exc).__name__}: {exc})")
+    if fails:
+        return Check("realised design", "the fits", fails)
     realised = realised_design(study, fits)
     expected = design_deviations(realised) + amendment_log(lock)[1]
     recorded = verdict.get("deviations", [])

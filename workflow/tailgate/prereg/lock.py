@@ -126,6 +126,16 @@ class Lock:
             raise LockIntegrityError(f"{name}: the chain is empty")
         previous = None
         for i, entry in enumerate(self.chain):
+            if not isinstance(entry, dict):
+                raise LockIntegrityError(
+                    f"{name}: entry {i} is damaged (a JSON {type(entry).__name__}, not an object)"
+                )
+            try:
+                parse_time(str(entry.get("time")))
+            except (TypeError, ValueError):
+                raise LockIntegrityError(
+                    f"{name}: entry {i} has an unreadable time {entry.get('time')!r}"
+                ) from None
             if entry.get("seq") != i:
                 raise LockIntegrityError(f"{name}: entry {i} has seq {entry.get('seq')!r}")
             if entry.get("previous_entry_hash") != previous:
@@ -207,6 +217,9 @@ def read_lock(path: str | Path) -> Lock | None:
         obj = json.loads(text)
         if obj.get("lock_version") != LOCK_VERSION:
             raise ValueError(f"lock_version {obj.get('lock_version')!r}")
+        for i, entry in enumerate(obj["chain"]):
+            if not isinstance(entry, dict):
+                raise ValueError(f"chain entry {i} is a JSON {type(entry).__name__}, not an object")
         return Lock(
             path=p,
             study=str(obj["study"]),
