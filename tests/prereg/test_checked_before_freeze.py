@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 
-from conftest import STUDY_TEXT, make_project
-
 DOMINANCE = """analyses:
   ranking:
     kind: dominance
@@ -22,18 +20,17 @@ DOMINANCE = """analyses:
 """
 
 
-def _with_analysis(condition: str) -> str:
+def _with_analysis(study_text: str, condition: str) -> str:
     """The small study with one dominance analysis whose criterion names ``condition``."""
-    assert "analyses: {}\n" in STUDY_TEXT
-    return STUDY_TEXT.replace("analyses: {}\n", DOMINANCE.replace("CLEAN_NAME", condition))
+    assert "analyses: {}\n" in study_text
+    return study_text.replace("analyses: {}\n", DOMINANCE.replace("CLEAN_NAME", condition))
 
 
-def _project(tmp_path, text):
-    return make_project(tmp_path / "proj", text=text)
-
-
-def test_a_criterion_naming_an_unknown_condition_is_refused_by_design_and_freeze(tmp_path, capsys):
-    proj = _project(tmp_path, _with_analysis("claen"))
+def test_a_criterion_naming_an_unknown_condition_is_refused_by_design_and_freeze(
+    project, study_text, capsys
+):
+    proj = project
+    proj.write(_with_analysis(study_text, "claen").replace("study: NAME", "study: study"))
     for verb in ("design", "freeze"):
         code, out, err = proj.cli(verb, proj.prereg, capsys=capsys)
         assert code == 2, (verb, out, err)
@@ -41,15 +38,16 @@ def test_a_criterion_naming_an_unknown_condition_is_refused_by_design_and_freeze
         assert "Traceback" not in out + err
     assert not proj.lock.exists()
     # the same registration with the right name is accepted by both
-    proj.write(_with_analysis("clean").replace("study: NAME", "study: study"))
+    proj.write(_with_analysis(study_text, "clean").replace("study: NAME", "study: study"))
     code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
     assert code == 0, err
     assert proj.lock.exists()
 
 
-def test_design_exits_2_whenever_freeze_would_refuse_the_cap(tmp_path, capsys):
-    small = STUDY_TEXT.replace("sample_cap: 40000", "sample_cap: 2000")
-    proj = _project(tmp_path, small)
+def test_design_exits_2_whenever_freeze_would_refuse_the_cap(project, study_text, capsys):
+    small = study_text.replace("sample_cap: 40000", "sample_cap: 2000")
+    proj = project
+    proj.write(small.replace("study: NAME", "study: study"))
     code, out, err = proj.cli("design", proj.prereg, capsys=capsys)
     assert code == 2, out
     assert "cap check: FAILS" in out
