@@ -32,7 +32,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 from tailgate.atomic import write_json, write_parquet
-from tailgate.generate.transformers_backend import generate_shard, length_sorted_batches
+from tailgate.generate.transformers_backend import generate_shard
+from tailgate.models import length_sorted_batches
 from tailgate.score import score_shard
 
 # peak HBM bandwidth in GB/s, matched as substrings of torch.cuda.get_device_name()
@@ -408,7 +409,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
 
-    from tailgate.generate.transformers_backend import resolve_device
+    from tailgate.models import resolve_device
 
     device = resolve_device(args.device)
     dtype_name = args.dtype or ("bfloat16" if device.type == "cuda" else "float32")

@@ -8,10 +8,8 @@ import torch
 from sampling_reference import reference_sample
 from tailgate.generate.prompts import select_prompts
 from tailgate.generate.shards import ShardInputError
-from tailgate.generate.transformers_backend import (
-    generate_shard,
-    length_sorted_batches,
-)
+from tailgate.generate.transformers_backend import generate_shard
+from tailgate.models import length_sorted_batches
 from tailgate.seeds import derive_seed
 
 OPTIONS = {"batch_size": 4, "device": "cpu", "progress": False}

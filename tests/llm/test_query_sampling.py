@@ -127,7 +127,7 @@ def test_embedding_is_the_mean_pooled_last_hidden_state(
 ) -> None:
     """The shared loader with head="base" and batched, right-padded pooling equal a direct
     one-text-at-a-time computation with the head model's last hidden state."""
-    from tailgate.generate.transformers_backend import load_model, model_spec
+    from tailgate.models import load_model, model_spec
     from tailgate.score.embedding import embed_texts
     from transformers import AutoModelForCausalLM, AutoTokenizer, BertModel
 

@@ -106,7 +106,7 @@ def score_shard(
         _judge(study, spec, condition, rows, out_path, options)
         return
     elif spec.kind == "detoxify":
-        from tailgate.generate.transformers_backend import resolve_device
+        from tailgate.models import resolve_device
         from tailgate.score.toxicity import detoxify_scores
 
         scores = detoxify_scores(
@@ -127,7 +127,7 @@ def _judge(
     study: Any, spec: ScorerSpec, condition: str, rows: Any, out_path: Any, options: dict
 ) -> None:
     """Grade every scorable row with the judge model (:mod:`tailgate.score.judge`)."""
-    from tailgate.generate.transformers_backend import load_causal_lm, model_spec, resolve_device
+    from tailgate.models import load_causal_lm, model_spec, resolve_device
     from tailgate.score.judge import (
         check_unparseable,
         judge_replies,
@@ -166,7 +166,7 @@ def _token_nll(
     out_path: str | os.PathLike[str],
     options: dict,
 ) -> np.ndarray:
-    from tailgate.generate.transformers_backend import load_causal_lm, model_spec, resolve_device
+    from tailgate.models import load_causal_lm, model_spec, resolve_device
     from tailgate.score.token_nll import token_nll
 
     judge = spec.fields.get("judge")

@@ -3,7 +3,7 @@
 Each response (the completion text of a generations row) is embedded as the **mean-pooled last
 hidden state** of a registered local model: an HF encoder, or the generating model's own trunk.
 The model is loaded by the one loader of registered models
-(:func:`tailgate.generate.transformers_backend.load_model` with ``head="base"``), so a key of
+(:func:`tailgate.models.load_model` with ``head="base"``), so a key of
 ``models`` means the same weights, revision and dtype for generation, scoring and embedding.
 
 Rows are tokenised with the tokenizer's special tokens (an encoder's [CLS]/[SEP]), truncated to
@@ -35,10 +35,10 @@ __all__ = ["embed_shard", "embed_stage", "embed_texts", "read_embeddings"]
 
 def embed_texts(lm: Any, texts: list[str], *, batch_size: int = 16) -> np.ndarray:
     """(len(texts), d) float32: the mean-pooled last hidden state of each text under ``lm``
-    (a :class:`~tailgate.generate.transformers_backend.LoadedModel` with ``head="base"``)."""
+    (a :class:`~tailgate.models.LoadedModel` with ``head="base"``)."""
     import torch
 
-    from tailgate.generate.transformers_backend import length_sorted_batches
+    from tailgate.models import length_sorted_batches
 
     tok = lm.tokenizer
     limit = getattr(lm.model.config, "max_position_embeddings", None) or getattr(
@@ -77,7 +77,7 @@ def embed_shard(
     options: dict,
 ) -> None:
     """Embed every response of one generations shard with the registered ``model``."""
-    from tailgate.generate.transformers_backend import load_model, model_spec, resolve_device
+    from tailgate.models import load_model, model_spec, resolve_device
 
     try:
         table = pq.read_table(generations_path, columns=["prompt_id", "completion"])

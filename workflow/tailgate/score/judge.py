@@ -89,13 +89,8 @@ def judge_replies(
     """The judge's greedy reply to the rubric filled in for each row, in row order."""
     import torch
 
-    from tailgate.generate.transformers_backend import (
-        _completions,
-        _left_pad,
-        encode_prompts,
-        length_sorted_batches,
-        sampling_config,
-    )
+    from tailgate.generate.transformers_backend import _completions, _left_pad, sampling_config
+    from tailgate.models import encode_prompts, length_sorted_batches
 
     texts = [
         rubric.replace("{prompt}", p).replace("{completion}", c)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from tailgate.generate.transformers_backend import LoadedModel, encode_prompts
+from tailgate.models import LoadedModel, encode_prompts
 from tailgate.score.common import ScoringError
 
 __all__ = ["TokenLosses", "token_nll"]
