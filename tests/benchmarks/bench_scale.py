@@ -1,0 +1,173 @@
+"""Cost as the data grow: an import study of two conditions and one bounded score, run through
+Snakemake at several row counts, with the wall time, the job-seconds per rule and the peak
+resident memory of every job.
+
+Run by path: ``python tests/benchmarks/bench_scale.py [ROWS ...] [--cores N] [--keep DIR]``
+(default rows 100000 1000000 2500000; not collected by pytest). The study is what
+``tailgate init --from-import`` writes for the file, with its defaults (B = 10,000, band
+0.95–0.99), frozen and committed in a throw-away git repository; the scores are
+``sigmoid(logistic(-4, 1))`` per condition, one row per prompt.
+
+Memory is sampled every 0.2 s over the process tree of each job (``psutil``), so a job shorter
+than that may be missed; job-seconds are each job process's lifetime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+
+REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "tests"
+sys.path.insert(0, str(TESTS))
+
+from git_repo import git_commit  # noqa: E402
+
+
+def write_scores(path: Path, rows: int, seed: int = 11) -> None:
+    """Two conditions of ``rows`` rows each: a prompt key, the model and a probability score."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for cond, loc in (("model-a", -4.0), ("model-b", -3.9)):
+        parts.append(
+            pd.DataFrame(
+                {
+                    "prompt_key": np.arange(rows, dtype=np.int64),
+                    "model": cond,
+                    "tox_prob": 1.0 / (1.0 + np.exp(-rng.logistic(loc, 1.0, rows))),
+                }
+            )
+        )
+    pd.concat(parts, ignore_index=True).to_parquet(path, index=False)
+
+
+def _cli(root: Path, *args: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tailgate.cli", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"tailgate {' '.join(args)} failed ({out.returncode}):\n{out.stderr}")
+
+
+def make_project(root: Path, rows: int) -> None:
+    (root / "config").mkdir(parents=True)
+    (root / "preregistrations").mkdir()
+    (root / "data").mkdir()
+    (root / "config" / "config.yaml").write_text("study: scale\nthreads: 1\n")
+    write_scores(root / "data" / "scores.parquet", rows)
+    _cli(root, "init", "scale", "--from-import", "data/scores.parquet")
+    _cli(root, "freeze", "preregistrations/scale.yaml")
+    git_commit(root, "Pre-register the study", "preregistrations", "data", "config")
+
+
+class Sampler(threading.Thread):
+    """Peak RSS and lifetime of every process below ``root_pid``, keyed by the rule script."""
+
+    def __init__(self, root_pid: int) -> None:
+        super().__init__(daemon=True)
+        self.root = psutil.Process(root_pid)
+        self.jobs: dict[int, dict] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            now = time.monotonic()
+            try:
+                children = self.root.children(recursive=True)
+            except psutil.NoSuchProcess:
+                return
+            for p in children:
+                try:
+                    cmd = " ".join(p.cmdline())
+                    rss = p.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+                if "scripts/" not in cmd and ".snakemake/scripts" not in cmd:
+                    continue
+                rule = _rule_of(cmd)
+                job = self.jobs.setdefault(p.pid, {"rule": rule, "start": now, "rss": 0})
+                job["end"] = now
+                job["rss"] = max(job["rss"], rss)
+            time.sleep(0.2)
+
+
+def _rule_of(cmd: str) -> str:
+    # Snakemake copies a rule's script to .snakemake/scripts/tmpXXXX.<name>.py
+    for word in cmd.split():
+        if word.endswith(".py") and ("scripts" in word):
+            return Path(word).name.split(".")[-2]
+    return "?"
+
+
+def run_once(rows: int, cores: int, keep: Path | None) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="tailgate-scale-"))
+    root = tmp / "project"
+    root.mkdir()
+    try:
+        make_project(root, rows)
+        cmd = [
+            sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
+            "--cores", str(cores), "--quiet", "rules",
+        ]  # fmt: skip
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sampler = Sampler(proc.pid)
+        sampler.start()
+        log, _ = proc.communicate()
+        wall = time.monotonic() - t0
+        sampler.stop.set()
+        sampler.join()
+        if proc.returncode != 0:
+            raise SystemExit(f"snakemake failed at {rows} rows:\n{log[-3000:]}")
+        per_rule: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+        for job in sampler.jobs.values():
+            acc = per_rule[job["rule"]]
+            acc[0] += 1
+            acc[1] += job["end"] - job["start"]
+            acc[2] = max(acc[2], job["rss"] / 2**30)
+        return {"rows": rows, "wall": wall, "rules": dict(per_rule)}
+    finally:
+        if keep is not None:
+            shutil.copytree(root, keep / f"rows-{rows}", dirs_exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="*", type=int, default=[100_000, 1_000_000, 2_500_000])
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="copy each finished project here")
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    curve = []
+    for rows in args.rows:
+        res = run_once(rows, args.cores, args.keep)
+        curve.append(res)
+        print(f"\n{rows:>9,} rows per condition: {res['wall']:.1f} s wall")
+        print(f"  {'rule':<14}{'jobs':>5}{'job-s':>9}{'peak GB':>9}")
+        for rule, (n, secs, gb) in sorted(res["rules"].items(), key=lambda kv: -kv[1][1]):
+            print(f"  {rule:<14}{n:>5}{secs:>9.1f}{gb:>9.2f}")
+    print("\nrows per condition -> wall s, peak GB of any job")
+    for res in curve:
+        peak = max((v[2] for v in res["rules"].values()), default=0.0)
+        print(f"  {res['rows']:>9,} -> {res['wall']:7.1f} s, {peak:.2f} GB")
+
+
+if __name__ == "__main__":
+    main()
