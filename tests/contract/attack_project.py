@@ -108,7 +108,7 @@ class Project(StudyFiles):
             "-d", str(self.root), "--cores", "2", *args,
         ]  # fmt: skip
         return subprocess.run(
-            cmd, capture_output=True, text=True, timeout=600, check=False,
+            cmd, capture_output=True, text=True, check=False,
             env={**os.environ, **(env or {})},
         )  # fmt: skip
 
@@ -116,7 +116,7 @@ class Project(StudyFiles):
         """``tailgate ARGS`` from the project folder: (exit code, stdout + stderr)."""
         cmd = [sys.executable, "-m", "tailgate.cli", *(str(a) for a in args)]
         res = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=600, check=False, cwd=self.root,
+            cmd, capture_output=True, text=True, check=False, cwd=self.root,
             env={**os.environ, **GIT_ENV},  # --tag commits
         )  # fmt: skip
         return res.returncode, res.stdout + res.stderr

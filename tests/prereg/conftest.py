@@ -90,7 +90,7 @@ class Project(StudyFiles):
             sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", "1", *args,
         ]  # fmt: skip
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
 
 
 def make_project(root: Path, name: str = "study", text: str | None = None) -> Project:

@@ -53,13 +53,11 @@ class Project(StudyFiles):
             sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", str(cores), *args,
         ]  # fmt: skip
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "tailgate.cli", *(str(a) for a in args)]
-        return subprocess.run(
-            cmd, capture_output=True, text=True, timeout=300, check=False, cwd=self.root
-        )
+        return subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=self.root)
 
 
 def job_counts(log: str) -> dict[str, int]:
