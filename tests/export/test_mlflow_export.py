@@ -26,6 +26,34 @@ from wf_project import Project, make_project  # noqa: E402
 
 IDENTITY = "tailgate.ledger_line_sha256"
 
+# Two simulated conditions with a real tail difference (xi 0 vs 0.4), small resampling sizes.
+STUDY = """\
+schema_version: 1
+study: small
+seed: 4242
+sample_cap: 4000
+accepted_power: 0.17
+conditions:
+  - name: base
+    simulate: {tail: {xi: 0.0, sigma: 1.0, share: 0.10}}
+  - name: heavy
+    simulate: {tail: {xi: 0.4, sigma: 0.6, share: 0.10}}
+data: {backend: simulate}
+generation: {shards: 1}
+scorers:
+  - {name: tox, kind: column, column: simulated_score, bounded: true}
+transform: {scales: [probability, logit], epsilon: 1.0e-12}
+protocol:
+  tolerances: {mean: 0.10, tvar: 0.30}
+  thresholds: {headline: 0.95, band: [0.95, 0.97]}
+  min_exceedances: 100
+  stability: {scan: {start: 0.85, stop: 0.97, step: 0.04}, resamples: 10, min_exceedances: 50}
+  bootstrap: {resamples: 100}
+  sensitivity: {tolerance_multipliers: [1.0]}
+  power_simulation: {delta_xi: [0.2], n_exc: [200], trials: 4, resamples: 10}
+  operating_characteristics: {trials: 10, resamples: 10}
+"""
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -75,7 +103,7 @@ def mlflow_server(tmp_path_factory) -> Iterator[str]:
 def finished(tmp_path_factory) -> Project:
     """A small simulated study run once, amended after data (a tolerance) and run again: two
     ledger runs, the second under an amendment that is a deviation."""
-    proj = make_project(tmp_path_factory.mktemp("export") / "proj")
+    proj = make_project(tmp_path_factory.mktemp("export") / "proj", STUDY)
     first = proj.snakemake()
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     proj.replace("tolerances: {mean: 0.10, tvar: 0.30}", "tolerances: {mean: 0.10, tvar: 0.25}")
@@ -126,7 +154,7 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
         assert params["lock.raw_hash"] == entry["raw_hash"]
         assert params["prereg.seed"] == "4242"
         assert params["prereg.protocol.alpha"] == json.dumps(entry["prereg"]["protocol"]["alpha"])
-        assert params["prereg.conditions.2.name"] == "heavy"
+        assert params["prereg.conditions.1.name"] == "heavy"
         tvar = entry["prereg"]["protocol"]["tolerances"]["tvar"]
         assert float(params["prereg.protocol.tolerances.tvar"]) == tvar
         assert params["derived.n_exc_required"] == str(entry["derived"]["n_exc_required"])

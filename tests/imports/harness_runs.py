@@ -104,7 +104,7 @@ def run_lm_eval(model: Path, tasks: str, include: Path, out: Path) -> subprocess
         "--tasks", tasks,
         "--include_path", str(include),
         "--device", "cpu",
-        "--batch_size", "32",
+        "--batch_size", "64",
         "--output_path", str(out),
         "--log_samples",
         "--seed", "0",
@@ -174,7 +174,7 @@ def write_inspect_task(folder: Path, n: int, seed: int = 12) -> Path:
 def run_inspect(model: Path, task: Path, log_dir: Path, seed: int) -> subprocess.CompletedProcess:
     """Inspect's command line on a local model through its Hugging Face provider."""
     cmd = [
-        sys.executable, "-m", "inspect_ai", "eval", str(task),
+        sys.executable, "-m", "inspect_ai", "eval", task.name,
         "--model", f"hf/{model}",
         "--log-dir", str(log_dir),
         "--max-tokens", "6",
@@ -186,7 +186,8 @@ def run_inspect(model: Path, task: Path, log_dir: Path, seed: int) -> subprocess
         "-M", "device=cpu",
     ]  # fmt: skip
     res = subprocess.run(
-        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE}
-    )
+        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE},
+        cwd=task.parent,  # Inspect takes the task file relative to the working folder
+    )  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     return res

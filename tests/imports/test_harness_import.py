@@ -24,11 +24,12 @@ from harness_runs import (  # noqa: E402
     write_inspect_task,
     write_lm_eval_tasks,
 )
-from test_init_and_import import FASTER, project, tailgate  # noqa: E402
 from tailgate.prereg import load  # noqa: E402
+from test_init_and_import import FASTER, project, tailgate  # noqa: E402
 from tiny_models import build_tiny_lm  # noqa: E402
 
-DOCS = 2500  # documents per task: 125 exceedances at q = 0.95
+DOCS = 1000  # documents per lm-eval task: 50 exceedances at q = 0.95
+SAMPLES = 500  # samples per Inspect run (generation is the slow part)
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,7 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
     out = proj.root / "harness" / "lm-eval"
     for model in tiny_pair:
         run_lm_eval(model, "tiny_ll", tasks, out)
-    init_out, design_out = run_study(proj, "harness/lm-eval")
+    _, design_out = run_study(proj, "harness/lm-eval")
 
     data = load(proj.prereg).data
     block = data["data"]["import"]
@@ -153,7 +154,7 @@ def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_
 
 def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
     proj = project(tmp_path / "proj", "from-inspect")
-    task = write_inspect_task(tmp_path / "task", DOCS)
+    task = write_inspect_task(tmp_path / "task", SAMPLES)
     logs = proj.root / "harness" / "inspect"
     for seed in (1, 2):  # two runs of one model
         run_inspect(tiny_pair[0], task, logs, seed)
@@ -164,8 +165,8 @@ def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
     data = load(proj.prereg).data
     assert data["data"]["import"]["format"] == "inspect"
     assert [(c["name"], c["prompts"]) for c in data["conditions"]] == [
-        ("tiny-a-run1", DOCS),
-        ("tiny-a-run2", DOCS),
+        ("tiny-a-run1", SAMPLES),
+        ("tiny-a-run2", SAMPLES),
     ]
     assert [(s["name"], s["bounded"]) for s in data["scorers"]] == [("mean_logprob", False)]
     assert "metric 'length_label' skipped: not a finite number" in init_out

@@ -271,14 +271,15 @@ def _lm_eval_sample(file: Path, number: int, record: dict[str, Any]) -> dict[str
         response = resps[0]
     elif isinstance(resps, str):
         response = resps
-    elif (
-        isinstance(resps, list)
-        and len(resps) == len(args)
-        and all(isinstance(r, list) and r and _finite(r[0]) is not None for r in resps)
-        and all(len(a) > 1 for a in args)
-    ):  # loglikelihood requests: the continuation the model scores highest
-        best = max(range(len(resps)), key=lambda i: float(resps[i][0]))
-        response = str(args[best][1])
+    elif isinstance(resps, list) and len(resps) == len(args) and all(len(a) > 1 for a in args):
+        # loglikelihood requests (the harness writes [log-likelihood, is-greedy] as text): the
+        # continuation the model scores highest
+        scores = [_number_text(r[0]) if isinstance(r, list) and r else None for r in resps]
+        if all(x is not None for x in scores):
+            best = max(range(len(scores)), key=lambda i: float(scores[i]))  # type: ignore[arg-type]
+            response = str(args[best][1])
+        else:
+            response = json.dumps(resps, ensure_ascii=False)
     else:
         response = json.dumps(resps, ensure_ascii=False)
     metrics: dict[str, Any] = {}
@@ -377,6 +378,16 @@ def _inspect_sample(file: Path, sample: Any, to_float: Callable[[Any], float]) -
 
 
 # --- shared ---------------------------------------------------------------------------------
+
+
+def _number_text(value: Any) -> float | None:
+    """A finite number, also written as text (``"-41.38"``); else ``None``."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    return _finite(value)
 
 
 def _finite(value: Any) -> float | None:
