@@ -175,7 +175,7 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
     gate_values = 0
     for g in verdict["gates"]:
         for pair in g["h1"]["pairs"]:
-            at = f"gate/{g['scorer']}/{g['scale']}/{pair['a']}~{pair['b']}/q{pair['q']}"
+            at = f"gate/{g['scorer']}/{g['scale']}/{pair['a']} vs {pair['b']}/q{pair['q']}"
             assert second.data.metrics[f"{at}/passed"] == float(pair["passed"])
             for gate in pair["gates"]:
                 if isinstance(gate["value"], int | float):
@@ -228,3 +228,23 @@ def test_export_refuses_a_broken_ledger(finished, tmp_path):
     assert res.returncode == 2, res.stdout + res.stderr
     assert "chain is broken" in res.stderr and "Traceback" not in res.stderr
     assert not (copy / "results" / "mlruns").exists()
+
+
+def test_export_needs_the_extra(tmp_path, monkeypatch):
+    """Without MLflow installed, the export says which extra to install (exit 2)."""
+    import builtins
+
+    from tailgate.errors import InputError
+    from tailgate.export_mlflow import export_mlflow
+
+    real = builtins.__import__
+
+    def no_mlflow(name, *args, **kwargs):
+        if name.split(".")[0] == "mlflow":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mlflow)
+    with pytest.raises(InputError, match=r"pip install 'tailgate\[mlflow\]'") as info:
+        export_mlflow(tmp_path)
+    assert info.value.exit_code == 2

@@ -149,7 +149,7 @@ def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_
     # run1 is the earlier run: its samples file has the earlier date in its name
     files = sorted(out.rglob("samples_tiny_mc_*.jsonl"))
     assert len(files) == 2
-    assert f"condition tiny-a-tiny_mc-run1 <- {files[0]}" in res.stdout
+    assert f"condition tiny-a-tiny_mc-run1 <- harness/{files[0].relative_to(out)}" in res.stdout
 
 
 def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):

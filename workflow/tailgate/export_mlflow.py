@@ -9,7 +9,7 @@ experiment (default: the study's name):
   (``prereg.protocol.alpha``, ``prereg.conditions.0.name``, …);
 * **metrics**: per scorer and scale the H1 verdict (1 PASS, 0 KILL), and for the run whose
   ``verdict.json`` is on disk (the latest) every gate's value and outcome per pair and threshold
-  (``gate/<scorer>/<scale>/<a>~<b>/q<q>/<gate>`` and ``…/passed``) and every criterion's value;
+  (``gate/<scorer>/<scale>/<a> vs <b>/q<q>/<gate>`` and ``…/passed``) and every criterion's value;
 * **tags**: the outcome, run number, git commit, code digest, verdicts and criteria outcomes as
   text, the amendments up to the run's lock entry (reason, fields, whether data existed) and the
   deviations;
@@ -135,7 +135,7 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
     for g in verdict.get("gates") or []:
         where = f"{g.get('scorer')}/{g.get('scale')}"
         for pair in (g.get("h1") or {}).get("pairs") or []:
-            at = f"gate/{where}/{pair.get('a')}~{pair.get('b')}/q{pair.get('q')}"
+            at = f"gate/{where}/{pair.get('a')} vs {pair.get('b')}/q{pair.get('q')}"
             metrics[f"{at}/passed"] = float(bool(pair.get("passed")))
             for gate in pair.get("gates") or []:
                 value = _number(gate.get("value"))
@@ -166,7 +166,6 @@ def _run_payload(
     git = run.get("git") or {}
     tags = {
         IDENTITY_TAG: line_hash,
-        "mlflow.runName": f"{study} run {run.get('run')}",
         "tailgate.study": study,
         "tailgate.run": str(run.get("run")),
         "tailgate.time": str(run.get("time")),
@@ -276,7 +275,9 @@ def export_mlflow(
             artifacts = [results / f for f in ("verdict.json", "report.html", "runs.jsonl")]
         else:
             tags["tailgate.artifacts"] = f"on run {latest} (the files on disk are its state)"
-        mlrun = client.create_run(exp_id, tags={IDENTITY_TAG: line_hash})
+        mlrun = client.create_run(
+            exp_id, run_name=f"{study} run {number}", tags={IDENTITY_TAG: line_hash}
+        )
         run_id = mlrun.info.run_id
         _log_batches(client, run_id, params, metrics, tags)
         for path in artifacts:
