@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -74,7 +75,10 @@ def mlflow_server(tmp_path_factory) -> Iterator[str]:
         "--artifacts-destination", str(root / "artifacts"),
     ]  # fmt: skip
     log = (root / "server.log").open("w")
-    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}  # no job workers
+    server = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True
+    )
     uri = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):  # bounded: about two minutes
@@ -90,12 +94,12 @@ def mlflow_server(tmp_path_factory) -> Iterator[str]:
             pytest.fail("mlflow server did not answer: " + (root / "server.log").read_text())
         assert server.poll() is None, (root / "server.log").read_text()[-3000:]
         yield uri
-    finally:
-        server.terminate()
+    finally:  # the server and the workers it started: its own process group
+        os.killpg(server.pid, signal.SIGTERM)
         try:
-            server.wait(timeout=30)
+            server.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
         log.close()
 
 
@@ -174,13 +178,18 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
     # the latest run: every gate value of verdict.json, and the artifacts
     gate_values = 0
     for g in verdict["gates"]:
-        for pair in g["h1"]["pairs"]:
-            at = f"gate/{g['scorer']}/{g['scale']}/{pair['a']} vs {pair['b']}/q{pair['q']}"
-            assert second.data.metrics[f"{at}/passed"] == float(pair["passed"])
-            for gate in pair["gates"]:
-                if isinstance(gate["value"], int | float):
-                    assert second.data.metrics[f"{at}/{gate['gate']}"] == gate["value"]
-                    gate_values += 1
+        for pair in g["pairs"]:
+            at = f"{g['scorer']}/{g['scale']}/{pair['a']} vs {pair['b']}"
+            assert second.data.tags[f"pair.{at}"] == pair["verdict"]
+            for t in pair["thresholds"]:
+                q = f"gate/{at}/q{t['q']}"
+                assert second.data.metrics[f"{q}/passed"] == float(t["passed"])
+                assert second.data.metrics[f"{q}/delta_xi"] == t["delta_xi"]
+                for name, gate in t["gates"].items():
+                    assert second.data.metrics[f"{q}/{name}/passed"] == float(gate["passed"])
+                    if isinstance(gate["value"], int | float):
+                        assert second.data.metrics[f"{q}/{name}"] == gate["value"]
+                        gate_values += 1
     assert gate_values > 10
     assert second.data.tags["h1"] == verdict["h1"]["verdict"]
     names = {a.path for a in client.list_artifacts(second.info.run_id)}

@@ -9,7 +9,8 @@ experiment (default: the study's name):
   (``prereg.protocol.alpha``, ``prereg.conditions.0.name``, …);
 * **metrics**: per scorer and scale the H1 verdict (1 PASS, 0 KILL), and for the run whose
   ``verdict.json`` is on disk (the latest) every gate's value and outcome per pair and threshold
-  (``gate/<scorer>/<scale>/<a> vs <b>/q<q>/<gate>`` and ``…/passed``) and every criterion's value;
+  (``gate/<scorer>/<scale>/<a> vs <b>/q<q>/<gate>``, ``…/passed``, ``…/delta_xi``) and every
+  criterion's value;
 * **tags**: the outcome, run number, git commit, code digest, verdicts and criteria outcomes as
   text, the amendments up to the run's lock entry (reason, fields, whether data existed) and the
   deviations;
@@ -18,8 +19,11 @@ experiment (default: the study's name):
 Export is idempotent: a run's identity is the SHA-256 of its ledger line (the hash the next
 line names), kept in the tag ``tailgate.ledger_line_sha256``; a run that already carries it is
 left alone (one left unfinished by an interrupted export is deleted and made again). The default
-tracking store is ``results/mlruns`` beside the study's results, any MLflow tracking URI works
-(``--tracking-uri``). MLflow's client is an optional extra (``pip install 'tailgate[mlflow]'``).
+tracking store is the file store ``results/mlruns`` beside the study's results (MLflow keeps file
+stores in maintenance mode behind ``MLFLOW_ALLOW_FILE_STORE``, which the export sets for a file
+store unless it is set already; the file store needs no database package); any MLflow tracking
+URI works (``--tracking-uri``, e.g. a server or ``sqlite:///results/mlflow.db``). MLflow's client
+is an optional extra (``pip install 'tailgate[mlflow]'``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,14 +139,19 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
     tags: dict[str, str] = {"h1": str((verdict.get("h1") or {}).get("verdict", ""))}
     for g in verdict.get("gates") or []:
         where = f"{g.get('scorer')}/{g.get('scale')}"
-        for pair in (g.get("h1") or {}).get("pairs") or []:
-            at = f"gate/{where}/{pair.get('a')} vs {pair.get('b')}/q{pair.get('q')}"
-            metrics[f"{at}/passed"] = float(bool(pair.get("passed")))
-            for gate in pair.get("gates") or []:
-                value = _number(gate.get("value"))
-                if value is not None:
-                    metrics[f"{at}/{gate.get('gate')}"] = value
-                metrics[f"{at}/{gate.get('gate')}/passed"] = float(bool(gate.get("passed")))
+        for pair in g.get("pairs") or []:
+            at = f"{where}/{pair.get('a')} vs {pair.get('b')}"
+            tags[f"pair.{at}"] = str(pair.get("verdict"))
+            for t in pair.get("thresholds") or []:
+                q = f"gate/{at}/q{t.get('q')}"
+                metrics[f"{q}/passed"] = float(bool(t.get("passed")))
+                if _number(t.get("delta_xi")) is not None:
+                    metrics[f"{q}/delta_xi"] = float(t["delta_xi"])
+                for gate, result in sorted((t.get("gates") or {}).items()):
+                    value = _number(result.get("value"))
+                    if value is not None:
+                        metrics[f"{q}/{gate}"] = value
+                    metrics[f"{q}/{gate}/passed"] = float(bool(result.get("passed")))
     for c in verdict.get("criteria") or []:
         name = f"{c.get('analysis')}/{c.get('name')}"
         value = _number(c.get("value"))
@@ -229,8 +239,6 @@ def export_mlflow(
     from tailgate.prereg.study import lock_path_for
 
     client_cls = _mlflow()
-    from mlflow.entities import RunStatus
-
     results = Path(results)
     if not results.is_dir():
         raise InputError(
@@ -246,8 +254,35 @@ def export_mlflow(
     study = results.name
     lock = read_lock(lock_path_for(_prereg_of(results)))
     uri = tracking_uri or default_tracking_uri(results)
+    if uri.startswith("file:") or "://" not in uri:
+        # MLflow keeps its file store in maintenance mode behind this opt-in; a file store is
+        # what was asked for (or the default, which needs no database package)
+        os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return _export(client_cls(tracking_uri=uri), uri, runs, lock, study, experiment, results)
+    except MlflowException as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"tailgate export mlflow: the tracking store {uri} refused the export ({first[:400]})."
+            f" Fix: check the --tracking-uri and that the server is running; runs already "
+            f"logged stay, and exporting again logs only the missing ones."
+        ) from None
+
+
+def _export(
+    client: Any,
+    uri: str,
+    runs: list[tuple[dict[str, Any], str]],
+    lock: Any,
+    study: str,
+    experiment: str | None,
+    results: Path,
+) -> ExportResult:
+    from mlflow.entities import RunStatus
+
     name = experiment or study
-    client = client_cls(tracking_uri=uri)
     found = client.get_experiment_by_name(name)
     exp_id = found.experiment_id if found is not None else client.create_experiment(name)
     latest = runs[-1][0].get("run")
