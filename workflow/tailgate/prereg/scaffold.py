@@ -184,12 +184,12 @@ def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str, l
         read_rows,
     )
 
-    if not path.exists():
+    fmt = format_of(path)
+    if (fmt in HARNESS or not path.suffix) and not path.exists():
         raise InputError(
-            f"tailgate init: the import file {path} does not exist. Fix: give the path of a "
+            f"tailgate init: the import path {path} does not exist. Fix: give the path of a "
             f"JSONL, CSV or Parquet file, or of harness output."
         )
-    fmt = format_of(path)
     if fmt is None:
         raise InputError(
             f"tailgate init: cannot tell the format of {path} from its suffix {path.suffix!r}. "
