@@ -209,7 +209,8 @@ def test_export_to_a_live_mlflow_server_is_idempotent(finished, mlflow_server, t
     assert {r.info.run_id for r in runs_of(mlflow_server, "tails")} == ids
 
 
-def test_export_to_the_default_file_store_beside_the_results(finished, tmp_path):
+def test_export_to_the_default_file_store_beside_the_results(finished, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
     res = export(finished)
     store = finished.root / "results" / "mlruns"
     assert store.is_dir() and store.as_uri() in res.stdout
