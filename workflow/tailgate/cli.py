@@ -144,6 +144,18 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from tailgate.export_mlflow import export_mlflow
+
+    res = export_mlflow(args.results, tracking_uri=args.tracking_uri, experiment=args.experiment)
+    for number, run_id in sorted({**res.created, **res.existing}.items()):
+        print(f"run {number}: {'logged' if number in res.created else 'already there'} {run_id}")
+    print(
+        f"{len(res.created)} run(s) logged to experiment {res.experiment!r} at {res.tracking_uri}"
+    )
+    return EXIT_OK
+
+
 def _cmd_freeze(args: argparse.Namespace) -> int:
     from tailgate.prereg.freeze import freeze
 
@@ -403,6 +415,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default="preregistrations",
         help="where to write STUDY.yaml (default: preregistrations)",
+    )
+
+    p = verb(
+        "export",
+        "log every run of a study's ledger to an experiment tracker (MLflow)",
+        "Log each run of RESULTS/runs.jsonl as an MLflow run: the lock entry, its hashes and the "
+        "registered decision fields as params; verdicts, gate and criterion values as metrics "
+        "and tags; amendments and deviations as tags; verdict.json and report.html as artifacts. "
+        "A run already exported (same ledger line hash) is not logged again. Needs the mlflow "
+        "extra.\n\nexample: tailgate export mlflow results/mystudy --tracking-uri "
+        "http://127.0.0.1:5000",
+    )
+    p.add_argument("tracker", choices=["mlflow"], help="the tracker (mlflow)")
+    p.add_argument("results", metavar="RESULTS", help="results/<study>")
+    p.add_argument(
+        "--tracking-uri",
+        metavar="URI",
+        default=None,
+        help="an MLflow tracking URI (default: a file store results/mlruns beside the study)",
+    )
+    p.add_argument(
+        "--experiment", metavar="NAME", default=None, help="experiment name (default: study)"
     )
 
     p = verb(

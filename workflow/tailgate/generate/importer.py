@@ -58,6 +58,8 @@ from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
 
 from . import DataInputError, condition_spec, shard_count
+from .harness import FORMATS as HARNESS_FORMATS
+from .harness import detect_format, read_harness
 from .shards import shard_indices
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "ImportSummary",
     "ScoreColumn",
     "check_rows",
+    "format_of",
     "generate_shard",
     "import_spec",
     "imported_table",
@@ -74,13 +77,14 @@ __all__ = [
     "read_rows",
 ]
 
-FORMATS = ("jsonl", "csv", "parquet")
+FORMATS = ("jsonl", "csv", "parquet", *HARNESS_FORMATS)
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
     ".csv": "csv",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".eval": "inspect",
 }
 MAX_LISTED_ERRORS = 20
 #: Columns of the generations table that a score column may not replace.
@@ -165,13 +169,13 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
     path = Path(raw_path)
     if not path.is_absolute() and base_dir is not None:
         path = Path(base_dir) / path
-    fmt = block.get("format") or _SUFFIXES.get(path.suffix.lower())
+    fmt = block.get("format") or format_of(path)
     if fmt not in FORMATS:
         raise ImportDataError(
             f"Cannot tell the format of {path} (field `{where}.format` is "
             f"{block.get('format')!r} and the suffix {path.suffix!r} is not one of "
-            f"{', '.join(sorted(_SUFFIXES))}). Fix: set `{where}.format` to one of "
-            f"{', '.join(FORMATS)}."
+            f"{', '.join(sorted(_SUFFIXES))}, nor is it harness output). Fix: set "
+            f"`{where}.format` to one of {', '.join(FORMATS)}."
         )
     columns = block.get("columns") or {}
     prompt_id = columns.get("prompt_id")
@@ -286,8 +290,17 @@ def _score_columns(study: Any, score_map: Any, where: str) -> tuple[ScoreColumn,
     return tuple(out)
 
 
+def format_of(path: Path) -> str | None:
+    """The import format of ``path``: harness output (:func:`tailgate.generate.harness.
+    detect_format`: a samples folder or file of lm-evaluation-harness, an Inspect log), else by
+    the file's suffix; ``None`` when neither tells."""
+    return (detect_format(path) if path.exists() else None) or _SUFFIXES.get(path.suffix.lower())
+
+
 def read_rows(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
     """The file's rows as dicts plus the word used for row numbers in messages."""
+    if spec.format in HARNESS_FORMATS:
+        return _read_harness(spec)
     if not spec.path.is_file():
         raise ImportDataError(
             f"Import file {spec.path} (field `data.import.path`) does not exist. Fix: correct the "
@@ -303,6 +316,20 @@ def read_rows(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}). "
             f"Fix: check the file, or set `data.import.format` to its real format."
         ) from None
+
+
+def _read_harness(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
+    """Harness output (:mod:`tailgate.generate.harness`) as rows numbered by sample."""
+    if not spec.path.exists():
+        raise ImportDataError(
+            f"Import path {spec.path} (field `data.import.path`) does not exist. Fix: correct "
+            f"the path (relative paths are resolved against the project root)."
+        )
+    try:
+        table = read_harness(spec.path, spec.format)
+    except InputError as exc:
+        raise ImportDataError(str(exc)) from None
+    return [{**row, "__row__": i} for i, row in enumerate(table.rows, start=1)], "sample"
 
 
 def _read(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:

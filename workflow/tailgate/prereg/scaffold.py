@@ -46,7 +46,17 @@ __all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
 
 #: Header names (lower case) tried in this order for each registered column.
 GUESSES: dict[str, tuple[str, ...]] = {
-    "prompt_id": ("prompt_id", "id", "prompt_key", "key", "uid", "example_id", "item_id", "idx"),
+    "prompt_id": (
+        "prompt_id",
+        "id",
+        "doc_id",
+        "prompt_key",
+        "key",
+        "uid",
+        "example_id",
+        "item_id",
+        "idx",
+    ),
     "condition": ("condition", "model", "cond", "system", "arm", "variant", "group"),
     "prompt": ("prompt", "input", "question", "instruction"),
     "completion": ("completion", "text", "response", "output", "reply", "answer", "generation"),
@@ -161,16 +171,40 @@ def _note_before(text: str, key: str, note: str) -> str:
     return text[: match.start()] + block + text[match.start() :]
 
 
-def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str]:
-    """Rows, columns, format and the word for row numbers of an import file."""
-    from tailgate.generate.importer import _SUFFIXES, ImportSpec, file_columns, read_rows
+def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str, list[str]]:
+    """Rows, columns, format, the word for row numbers and notes of an import file (for harness
+    output: each condition's source and the metrics left out)."""
+    from tailgate.generate.harness import FORMATS as HARNESS
+    from tailgate.generate.harness import read_harness
+    from tailgate.generate.importer import (
+        _SUFFIXES,
+        ImportSpec,
+        file_columns,
+        format_of,
+        read_rows,
+    )
 
-    fmt = _SUFFIXES.get(path.suffix.lower())
+    fmt = format_of(path)
+    if (fmt in HARNESS or not path.suffix) and not path.exists():
+        raise InputError(
+            f"tailgate init: the import path {path} does not exist. Fix: give the path of a "
+            f"JSONL, CSV or Parquet file, or of harness output."
+        )
     if fmt is None:
         raise InputError(
             f"tailgate init: cannot tell the format of {path} from its suffix {path.suffix!r}. "
-            f"Fix: name it with one of {', '.join(sorted(_SUFFIXES))}."
+            f"Fix: name it with one of {', '.join(sorted(_SUFFIXES))}, or import the output of "
+            f"lm-evaluation-harness (a samples_*.jsonl file or its folder) or an Inspect log."
         )
+    if fmt in HARNESS:
+        table = read_harness(path, fmt)
+        rows = [{**row, "__row__": i} for i, row in enumerate(table.rows, start=1)]
+        columns = ["condition", table.key, "prompt", "response", *table.metrics]
+        notes = [f"condition {name} <- {src}" for name, src in table.sources.items()]
+        notes += list(table.skipped)
+        if not table.metrics:
+            notes.append("no metric is a number for every sample: the completions are imported")
+        return rows, columns, fmt, "sample", notes
     if not path.is_file():
         raise InputError(
             f"tailgate init: the import file {path} does not exist or is not a file. Fix: give "
@@ -182,7 +216,7 @@ def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str]:
     rows = [r for r in rows if "__columns__" not in r]
     if not rows:
         raise InputError(f"tailgate init: the import file {path} has no rows. Fix: add the data.")
-    return rows, columns, fmt, unit
+    return rows, columns, fmt, unit, []
 
 
 def _guess(columns: list[str], role: str, taken: set[str]) -> str | None:
@@ -226,7 +260,7 @@ def _scorer_name(column: str, used: set[str]) -> str:
 
 
 def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str, list[str]]:
-    rows, columns, fmt, unit = _read_file(source)
+    rows, columns, fmt, unit, read_notes = _read_file(source)
     taken: set[str] = set()
     chosen: dict[str, str | None] = {}
     for role in ("prompt_id", "condition", "prompt", "completion"):
@@ -285,7 +319,8 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
             f"accepted_power: {accepted:g} is written so that freeze can go ahead: REVIEW it (it "
             f"records that you accept this power), or import more rows"
         )
-    notes.insert(0, f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores))
+    notes[:0] = [f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores)]
+    notes[1:1] = read_notes
     return text, notes
 
 
@@ -430,7 +465,7 @@ def _import_block(
     lines = [
         _line("  import:", 'The import backend (README, "Bringing your own data").'),
         _line(f"    path: {_yaml_str(d['rel'])}", "REQUIRED: relative to the project root."),
-        _line(f"    format: {d['fmt']}", "jsonl | csv | parquet | null (from the extension)"),
+        _line(f"    format: {d['fmt']}", "jsonl | csv | parquet | lm-eval | inspect | null"),
         _line("    columns:", "Column names in the imported file."),
         _line(f"      prompt_id: {col('prompt_id')}", "prompt keys: integers are the prompt ids;"),
         " " * COMMENT_COLUMN + "#   text keys get their rank among the sorted keys",

@@ -1,0 +1,193 @@
+"""lm-evaluation-harness and Inspect run for real, offline, on tiny local models and local tasks
+written here (a JSON dataset and a task definition), for the harness-import tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "TQDM_DISABLE": "1",
+}
+os.environ.update(OFFLINE)
+
+WORDS = " ".join(
+    [
+        "the quick brown fox jumps over the lazy dog",
+        "hello world this is a small test of the tokenizer",
+        "what a nice day it is today in the park",
+        "she said that the movie was boring and far too long",
+        "they walked home together after the game last night",
+        "the weather forecast says it will rain tomorrow",
+    ]
+).split()
+
+LL_TASK = """\
+task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: loglikelihood
+doc_to_text: "{{{{context}}}}"
+doc_to_target: "{{{{continuation}}}}"
+metric_list:
+  - metric: perplexity
+    aggregation: perplexity
+    higher_is_better: false
+"""
+
+MC_TASK = """\
+task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{context}}}}"
+doc_to_choice: "{{{{choices}}}}"
+doc_to_target: "{{{{gold}}}}"
+metric_list:
+  - metric: acc
+  - metric: brier_score
+"""
+
+
+def documents(n: int, seed: int) -> list[dict]:
+    """``n`` documents of random word sequences: a context, a continuation and three choices."""
+    rng = np.random.default_rng(seed)
+    docs = []
+    for _ in range(n):
+        words = rng.choice(WORDS, size=int(rng.integers(5, 10)))
+        cut = int(rng.integers(2, len(words) - 1))
+        choices = [" " + " ".join(rng.choice(WORDS, size=2)) for _ in range(3)]
+        docs.append(
+            {
+                "context": " ".join(words[:cut]),
+                "continuation": " " + " ".join(words[cut:]),
+                "choices": choices,
+                "gold": int(rng.integers(0, 3)),
+            }
+        )
+    return docs
+
+
+def write_lm_eval_tasks(folder: Path, n: int, seed: int = 11) -> Path:
+    """A local JSON dataset and two task definitions (``tiny_ll``: the log-likelihood of a
+    continuation, metric ``perplexity``; ``tiny_mc``: multiple choice, ``acc`` and
+    ``brier_score``) under ``folder`` (the harness's ``include_path``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "docs.jsonl"
+    data.write_text("".join(json.dumps(d) + "\n" for d in documents(n, seed)))
+    (folder / "tiny_ll.yaml").write_text(LL_TASK.format(name="tiny_ll", data=data))
+    (folder / "tiny_mc.yaml").write_text(MC_TASK.format(name="tiny_mc", data=data))
+    return folder
+
+
+def run_lm_eval(model: Path, tasks: str, include: Path, out: Path) -> subprocess.CompletedProcess:
+    """lm-evaluation-harness's command line with ``--log_samples`` on a local model (CPU)."""
+    cmd = [
+        sys.executable, "-m", "lm_eval",
+        "--model", "hf",
+        "--model_args", f"pretrained={model},dtype=float32",
+        "--tasks", tasks,
+        "--include_path", str(include),
+        "--device", "cpu",
+        "--batch_size", "64",
+        "--output_path", str(out),
+        "--log_samples",
+        "--seed", "0",
+    ]  # fmt: skip
+    res = subprocess.run(
+        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE}
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
+    return res
+
+
+INSPECT_TASK = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Score, mean, scorer
+from inspect_ai.solver import generate
+
+import json
+
+DOCS = [json.loads(line) for line in open({data!r})]
+
+
+@scorer(metrics=[mean()])
+def mean_logprob():
+    \"\"\"The mean log-probability of the generated tokens (a number).\"\"\"
+
+    async def score(state, target):
+        content = state.output.choices[0].logprobs.content
+        return Score(value=sum(t.logprob for t in content) / max(len(content), 1))
+
+    return score
+
+
+@scorer(metrics=[])
+def length_label():
+    \"\"\"A text label: not a number, so the import skips it.\"\"\"
+
+    async def score(state, target):
+        return Score(value="long" if len(state.output.completion) > 12 else "short")
+
+    return score
+
+
+@task
+def tiny_gen():
+    samples = [Sample(id=i, input=d["context"], target=d["continuation"])
+               for i, d in enumerate(DOCS)]
+    return Task(
+        dataset=MemoryDataset(samples),
+        solver=generate(),
+        scorer=[mean_logprob(), length_label()],
+    )
+"""
+
+
+def write_inspect_task(folder: Path, n: int, seed: int = 12) -> Path:
+    """A local dataset and an Inspect task file (``tiny_gen``: generate, then score the mean
+    token log-probability and a text label)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "docs.jsonl"
+    data.write_text("".join(json.dumps(d) + "\n" for d in documents(n, seed)))
+    task = folder / "tiny_task.py"
+    task.write_text(INSPECT_TASK.format(data=str(data)))
+    return task
+
+
+def run_inspect(model: Path, task: Path, log_dir: Path, seed: int) -> subprocess.CompletedProcess:
+    """Inspect's command line on a local model through its Hugging Face provider."""
+    cmd = [
+        sys.executable, "-m", "inspect_ai", "eval", task.name,
+        "--model", f"hf/{model}",
+        "--log-dir", str(log_dir),
+        "--max-tokens", "6",
+        "--temperature", "1.0",
+        "--logprobs",
+        "--seed", str(seed),
+        "--display", "none",
+        "--max-connections", "32",
+        "-M", "device=cpu",
+    ]  # fmt: skip
+    res = subprocess.run(
+        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE},
+        cwd=task.parent,  # Inspect takes the task file relative to the working folder
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
+    return res

@@ -1,0 +1,205 @@
+"""Scores in from the harnesses researchers run: lm-evaluation-harness (``--log_samples``) and
+Inspect, each run for real on tiny local models and local tasks, imported with ``tailgate init
+--from-import``, frozen, run through Snakemake and audited; a changed harness output file is
+refused at run time like any pinned file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+for helper in (TESTS, TESTS / "workflow", TESTS / "llm", TESTS / "imports"):
+    if str(helper) not in sys.path:
+        sys.path.insert(0, str(helper))
+
+from git_repo import git_commit  # noqa: E402
+from harness_runs import (  # noqa: E402
+    run_inspect,
+    run_lm_eval,
+    write_inspect_task,
+    write_lm_eval_tasks,
+)
+from tailgate.prereg import load  # noqa: E402
+from test_init_and_import import FASTER, project, tailgate  # noqa: E402
+from tiny_models import build_tiny_lm  # noqa: E402
+
+DOCS = 1000  # documents per lm-eval task: 50 exceedances at q = 0.95
+SAMPLES = 500  # samples per Inspect run (generation is the slow part)
+
+
+@pytest.fixture(scope="module")
+def tiny_pair(tmp_path_factory) -> tuple[Path, Path]:
+    """Two random-init tiny GPT-2 models with locally trained tokenizers (``save_pretrained``)."""
+    root = tmp_path_factory.mktemp("harness-models")
+    return (
+        build_tiny_lm(root / "tiny-a", chat=True, seed=0),
+        build_tiny_lm(root / "tiny-b", chat=True, seed=1),
+    )
+
+
+def samples_of(folder: Path) -> dict[str, dict[int, dict]]:
+    """Each lm-eval samples file's lines by ``doc_id``, keyed by the model folder's name
+    (read with ``json``: an independent look at what the harness wrote)."""
+    out: dict[str, dict[int, dict]] = {}
+    for path in sorted(folder.rglob("samples_*.jsonl")):
+        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        out[path.parent.name] = {d["doc_id"]: d for d in lines}
+    return out
+
+
+def run_study(proj, source: str) -> tuple[str, str]:
+    """init from ``source``, the review edits, design, freeze, commit, Snakemake, audit."""
+    res = tailgate(proj.root, "init", proj.name, "--from-import", source)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for old, new in FASTER:
+        proj.replace(old, new)
+    design = tailgate(proj.root, "design", proj.prereg)
+    assert design.returncode == 0, design.stdout + design.stderr
+    froze = tailgate(proj.root, "freeze", proj.prereg)
+    assert froze.returncode == 0, froze.stdout + froze.stderr
+    git_commit(proj.root, "Pre-register", "preregistrations", "harness", "config")
+    run = proj.snakemake()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    audit = tailgate(proj.root, "audit", proj.results)
+    assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-2000:]
+    return res.stdout, design.stdout
+
+
+def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused(
+    tmp_path, tiny_pair
+):
+    proj = project(tmp_path / "proj", "from-lm-eval")
+    tasks = write_lm_eval_tasks(tmp_path / "tasks", DOCS)
+    out = proj.root / "harness" / "lm-eval"
+    for model in tiny_pair:
+        run_lm_eval(model, "tiny_ll", tasks, out)
+    _, design_out = run_study(proj, "harness/lm-eval")
+
+    data = load(proj.prereg).data
+    block = data["data"]["import"]
+    assert block["format"] == "lm-eval" and block["path"] == "harness/lm-eval"
+    assert block["columns"]["prompt_id"] == "doc_id"
+    assert [(c["name"], c["prompts"]) for c in data["conditions"]] == [
+        ("tiny-a", DOCS),
+        ("tiny-b", DOCS),
+    ]
+    assert [(s["name"], s["kind"], s["bounded"]) for s in data["scorers"]] == [
+        ("perplexity", "column", False)  # a log-likelihood: negative
+    ]
+    assert "prompt keys (column 'doc_id'): integers" in design_out
+    # the pin: the whole folder, with rows per condition
+    lock = json.loads(proj.lock.read_text())
+    pin = lock["chain"][0]["pins"]["data.import.path"]
+    assert pin["type"] == "folder" and pin["rows"] == {"tiny-a": DOCS, "tiny-b": DOCS}
+
+    # the generations hold each document's prompt, the continuation and the harness's number
+    written = samples_of(out)
+    by_model = {name.rsplit("__", 1)[-1]: lines for name, lines in written.items()}
+    for cond in ("tiny-a", "tiny-b"):
+        gen = pq.read_table(proj.results / "generations" / cond / "shard-0.parquet").to_pandas()
+        assert gen["prompt_id"].tolist() == sorted(by_model[cond])
+        for row in gen.sample(50, random_state=0).itertuples():
+            sample = by_model[cond][row.prompt_id]
+            request = sample["arguments"]["gen_args_0"]
+            assert row.prompt == request["arg_0"] and row.completion == request["arg_1"]
+            assert row.perplexity == sample["perplexity"]
+    verdict = json.loads((proj.results / "verdict.json").read_text())
+    assert {(g["scorer"], g["scale"]) for g in verdict["gates"]} == {("perplexity", "identity")}
+
+    # a changed harness output file is refused before any job, naming the pinned field
+    path = next(out.rglob("samples_tiny_ll_*.jsonl"))
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["perplexity"] = first["perplexity"] - 1.0
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    again = proj.snakemake("--forceall")
+    assert again.returncode == 3, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "data.import.path" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_pair):
+    root = tmp_path / "proj"
+    (root / "preregistrations").mkdir(parents=True)
+    tasks = write_lm_eval_tasks(tmp_path / "tasks", 40)
+    out = root / "harness"
+    for _ in range(2):  # two runs of one model
+        run_lm_eval(tiny_pair[0], "tiny_ll,tiny_mc", tasks, out)
+    res = tailgate(root, "init", "tasks", "--from-import", "harness")
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = load(root / "preregistrations" / "tasks.yaml").data
+    names = [c["name"] for c in data["conditions"]]
+    assert sorted(names) == [
+        "tiny-a-tiny_ll-run1",
+        "tiny-a-tiny_ll-run2",
+        "tiny-a-tiny_mc-run1",
+        "tiny-a-tiny_mc-run2",
+    ]
+    assert all(c["prompts"] == 40 for c in data["conditions"])
+    # brier_score's per-document value is a pair (gold, probabilities): listed and skipped;
+    # every metric is missing from the other task's samples: listed and skipped too
+    assert "metric 'brier_score' skipped: not a finite number in 80 of 160 samples" in res.stdout
+    assert "metric 'perplexity' skipped: missing from 80 of 160 samples" in res.stdout
+    assert "metric 'acc' skipped: missing from 80 of 160 samples" in res.stdout
+    assert [s["kind"] for s in data["scorers"]] == ["profanity"]  # completions only
+    # run1 is the earlier run: its samples file has the earlier date in its name
+    files = sorted(out.rglob("samples_tiny_mc_*.jsonl"))
+    assert len(files) == 2
+    assert f"condition tiny-a-tiny_mc-run1 <- harness/{files[0].relative_to(out)}" in res.stdout
+
+
+def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
+    proj = project(tmp_path / "proj", "from-inspect")
+    task = write_inspect_task(tmp_path / "task", SAMPLES)
+    logs = proj.root / "harness" / "inspect"
+    for seed in (1, 2):  # two runs of one model
+        run_inspect(tiny_pair[0], task, logs, seed)
+    init_out, _ = run_study(proj, "harness/inspect")
+
+    from inspect_ai.log import read_eval_log
+
+    data = load(proj.prereg).data
+    assert data["data"]["import"]["format"] == "inspect"
+    assert [(c["name"], c["prompts"]) for c in data["conditions"]] == [
+        ("tiny-a-run1", SAMPLES),
+        ("tiny-a-run2", SAMPLES),
+    ]
+    assert [(s["name"], s["bounded"]) for s in data["scorers"]] == [("mean_logprob", False)]
+    assert "metric 'length_label' skipped: not a finite number" in init_out
+    files = sorted(logs.rglob("*.eval"), key=lambda p: read_eval_log(str(p)).eval.created)
+    for cond, file in zip(("tiny-a-run1", "tiny-a-run2"), files, strict=True):
+        log = read_eval_log(str(file))
+        want = {int(s.id): s for s in log.samples}
+        gen = pq.read_table(proj.results / "generations" / cond / "shard-0.parquet").to_pandas()
+        assert gen["prompt_id"].tolist() == sorted(want)
+        for row in gen.sample(50, random_state=0).itertuples():
+            sample = want[row.prompt_id]
+            assert row.prompt == sample.input
+            assert row.completion == sample.output.completion
+            assert row.mean_logprob == sample.scores["mean_logprob"].value
+
+
+def test_an_inspect_log_needs_the_extra(tmp_path, monkeypatch):
+    """Without Inspect installed, the import says which extra to install (exit 2)."""
+    import builtins
+
+    from tailgate.errors import InputError
+    from tailgate.generate.harness import read_harness
+
+    real = builtins.__import__
+
+    def no_inspect(name, *args, **kwargs):
+        if name.startswith("inspect_ai"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_inspect)
+    log = tmp_path / "run.eval"
+    log.write_bytes(b"")
+    with pytest.raises(InputError, match=r"pip install 'tailgate\[harness\]'") as info:
+        read_harness(log, "inspect")
+    assert info.value.exit_code == 2

@@ -1,0 +1,323 @@
+"""``tailgate export mlflow``: every run of a study's ledger as an MLflow run.
+
+Each line of ``results/<study>/runs.jsonl`` (:mod:`tailgate.ledger`) becomes one run of the
+experiment (default: the study's name):
+
+* **params**: the lock entry the run used (``lock.*``: sequence, type, time, entry, canonical and
+  raw hashes, previous entry, whether data existed, tool versions, pins), its design
+  (``derived.*``) and every field of the registered pre-registration at that entry, flattened
+  (``prereg.protocol.alpha``, ``prereg.conditions.0.name``, …);
+* **metrics**: per scorer and scale the H1 verdict (1 PASS, 0 KILL), and for the run whose
+  ``verdict.json`` is on disk (the latest) every gate's value and outcome per pair and threshold
+  (``gate/<scorer>/<scale>/<a> vs <b>/q<q>/<gate>``, ``…/passed``, ``…/delta_xi``) and every
+  criterion's value;
+* **tags**: the outcome, run number, git commit, code digest, verdicts and criteria outcomes as
+  text, the amendments up to the run's lock entry (reason, fields, whether data existed) and the
+  deviations;
+* **artifacts**: ``verdict.json``, ``report.html`` and the ledger, on the latest run.
+
+Export is idempotent: a run's identity is the SHA-256 of its ledger line (the hash the next
+line names), kept in the tag ``tailgate.ledger_line_sha256``; a run that already carries it is
+left alone (one left unfinished by an interrupted export is deleted and made again). The default
+tracking store is the file store ``results/mlruns`` beside the study's results (MLflow keeps file
+stores in maintenance mode behind ``MLFLOW_ALLOW_FILE_STORE``, which the export sets for a file
+store unless it is set already; the file store needs no database package); any MLflow tracking
+URI works (``--tracking-uri``, e.g. a server or ``sqlite:///results/mlflow.db``). MLflow's client
+is an optional extra (``pip install 'tailgate[mlflow]'``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tailgate.errors import InputError
+
+__all__ = ["ExportResult", "export_mlflow", "flatten", "ledger_lines"]
+
+IDENTITY_TAG = "tailgate.ledger_line_sha256"
+EXTRA = "mlflow"
+_PARAM_MAX = 6000  # MLflow's longest param value
+_BATCH = 100  # params, tags or metrics per log_batch call (MLflow's limits: 100, 100, 1000)
+_BAD_KEY = re.compile(r"[^A-Za-z0-9_\-. /:]")
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What one export did: the experiment, and ledger run number → MLflow run id, split into
+    runs created now and runs that were already there."""
+
+    tracking_uri: str
+    experiment: str
+    created: dict[int, str]
+    existing: dict[int, str]
+
+
+def _mlflow() -> Any:
+    try:
+        import mlflow  # noqa: F401
+        from mlflow.tracking import MlflowClient
+    except ImportError:
+        raise InputError(
+            "tailgate export mlflow needs the MLflow client, which is not installed. Fix: pip "
+            f"install 'tailgate[{EXTRA}]' (or pip install mlflow-skinny)."
+        ) from None
+    return MlflowClient
+
+
+def ledger_lines(results: Path) -> list[tuple[dict[str, Any], str]]:
+    """The ledger's runs with the SHA-256 of each line (refused when the chain is broken)."""
+    from tailgate.ledger import LEDGER, read_ledger, verify_ledger
+
+    runs = read_ledger(results)  # raises on a damaged line
+    problems = verify_ledger(results)
+    if problems:
+        raise InputError(
+            f"{results / LEDGER}: the run ledger's chain is broken ({'; '.join(problems)}). Fix: "
+            f"restore the ledger; 'tailgate audit {results}' reports what changed."
+        )
+    lines = [x for x in (results / LEDGER).read_text().splitlines() if x.strip()]
+    return [
+        (run, hashlib.sha256(line.encode()).hexdigest())
+        for run, line in zip(runs, lines, strict=True)
+    ]
+
+
+def flatten(value: Any, prefix: str) -> dict[str, str]:
+    """``value`` as ``{dotted.key: text}``: mappings and lists of mappings by key and index; a
+    list of plain values and every non-text leaf as canonical JSON."""
+    out: dict[str, str] = {}
+    if isinstance(value, dict) and value:
+        for k in sorted(value, key=str):
+            out.update(flatten(value[k], f"{prefix}.{k}"))
+    elif isinstance(value, list) and value and any(isinstance(v, dict | list) for v in value):
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{prefix}.{i}"))
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        out[prefix] = text
+    return out
+
+
+def _key(text: str) -> str:
+    return _BAD_KEY.sub("_", text)[:250]
+
+
+def _param_value(text: str) -> str:
+    if len(text) <= _PARAM_MAX:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    tail = f"… (cut; sha256 {digest})"
+    return text[: _PARAM_MAX - len(tail)] + tail
+
+
+def _params(entry: dict[str, Any]) -> dict[str, str]:
+    lock = {k: v for k, v in entry.items() if k not in ("prereg", "derived", "changes")}
+    out = flatten(lock, "lock")
+    out.update(flatten(entry.get("derived") or {}, "derived"))
+    out.update(flatten(entry.get("prereg") or {}, "prereg"))
+    return {_key(k): _param_value(v) for k, v in out.items()}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(float(value)):
+        return float(value)
+    return None
+
+
+def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
+    """Gate and criterion values as metrics, their outcomes as metrics and tags."""
+    metrics: dict[str, float] = {}
+    tags: dict[str, str] = {"h1": str((verdict.get("h1") or {}).get("verdict", ""))}
+    for g in verdict.get("gates") or []:
+        where = f"{g.get('scorer')}/{g.get('scale')}"
+        for pair in g.get("pairs") or []:
+            at = f"{where}/{pair.get('a')} vs {pair.get('b')}"
+            tags[f"pair.{at}"] = str(pair.get("verdict"))
+            for t in pair.get("thresholds") or []:
+                q = f"gate/{at}/q{t.get('q')}"
+                metrics[f"{q}/passed"] = float(bool(t.get("passed")))
+                if _number(t.get("delta_xi")) is not None:
+                    metrics[f"{q}/delta_xi"] = float(t["delta_xi"])
+                for gate, result in sorted((t.get("gates") or {}).items()):
+                    value = _number(result.get("value"))
+                    if value is not None:
+                        metrics[f"{q}/{gate}"] = value
+                    metrics[f"{q}/{gate}/passed"] = float(bool(result.get("passed")))
+    for c in verdict.get("criteria") or []:
+        name = f"{c.get('analysis')}/{c.get('name')}"
+        value = _number(c.get("value"))
+        if value is not None:
+            metrics[f"criterion/{name}"] = value
+        metrics[f"criterion/{name}/pass"] = float(c.get("outcome") == "PASS")
+        tags[f"criterion.{name}"] = str(c.get("outcome"))
+    for i, d in enumerate(verdict.get("deviations") or []):
+        tags[f"deviation.{i}"] = json.dumps(d, sort_keys=True, default=str)
+    return metrics, tags
+
+
+def _run_payload(
+    run: dict[str, Any], line_hash: str, lock: Any, study: str
+) -> tuple[dict[str, str], dict[str, float], dict[str, str]]:
+    """Params, metrics and tags of one ledger run (without ``verdict.json``)."""
+    from tailgate.prereg.deviations import amendment_log
+
+    head = run.get("lock_head") or {}
+    entry = lock.entry_by_hash(str(head.get("entry_hash"))) if lock is not None else None
+    params = _params(entry) if entry is not None else {}
+    git = run.get("git") or {}
+    tags = {
+        IDENTITY_TAG: line_hash,
+        "tailgate.study": study,
+        "tailgate.run": str(run.get("run")),
+        "tailgate.time": str(run.get("time")),
+        "tailgate.outcome": str(run.get("outcome")),
+        "tailgate.lock_seq": str(head.get("seq")),
+        "tailgate.lock_entry_hash": str(head.get("entry_hash")),
+        "tailgate.code_digest": str(run.get("code_digest")),
+        "tailgate.git_commit": str(git.get("commit", "")),
+        "tailgate.previous_line_sha256": str(run.get("previous")),
+        "tailgate.jobs_total": str(run.get("jobs_total")),
+    }
+    if entry is None:
+        tags["tailgate.lock_entry"] = "not in the lock (the lock was replaced since this run)"
+    metrics: dict[str, float] = {"jobs_total": float(run.get("jobs_total") or 0)}
+    for rule, n in sorted((run.get("jobs") or {}).items()):
+        if _number(n) is not None:
+            metrics[f"jobs/{rule}"] = float(n)
+    for v in run.get("verdicts") or []:
+        where = f"{v.get('scorer')}/{v.get('scale')}"
+        metrics[f"h1/{where}"] = float(v.get("verdict") == "PASS")
+        tags[f"verdict.{where}"] = str(v.get("verdict"))
+    amendments, deviations = amendment_log(lock)
+    seq = head.get("seq")
+    upto = [a for a in amendments if isinstance(seq, int) and a["seq"] <= seq]
+    for a in upto:
+        tags[f"amendment.{a['seq']}"] = json.dumps(
+            {k: a[k] for k in ("reason", "time", "classes", "data_existed", "entry_hash")}
+            | {"fields": [f["path"] for f in a["fields"]]},
+            sort_keys=True,
+            default=str,
+        )
+    for i, d in enumerate(x for x in deviations if x["amendment"] in {a["seq"] for a in upto}):
+        tags[f"deviation.amendment.{i}"] = str(d["what"])
+    return params, metrics, tags
+
+
+def _log_batches(client: Any, run_id: str, params: dict, metrics: dict, tags: dict) -> None:
+    from mlflow.entities import Metric, Param, RunTag
+
+    p = [Param(_key(k), v) for k, v in sorted(params.items())]
+    t = [RunTag(_key(k), v[:8000]) for k, v in sorted(tags.items())]
+    m = [Metric(_key(k), v, 0, 0) for k, v in sorted(metrics.items())]
+    for i in range(0, max(len(p), len(t), len(m)), _BATCH):
+        client.log_batch(
+            run_id, params=p[i : i + _BATCH], tags=t[i : i + _BATCH], metrics=m[i : i + _BATCH]
+        )
+
+
+def default_tracking_uri(results: Path) -> str:
+    """A file store ``<results>/../mlruns`` beside the study folders (never inside one: every
+    file in ``results/<study>`` is audited)."""
+    return (results.resolve().parent / "mlruns").as_uri()
+
+
+def export_mlflow(
+    results: str | Path, *, tracking_uri: str | None = None, experiment: str | None = None
+) -> ExportResult:
+    """Log every ledger run of ``results`` (``results/<study>``) that the store lacks."""
+    from tailgate.prereg.audit import _prereg_of
+    from tailgate.prereg.lock import read_lock
+    from tailgate.prereg.study import lock_path_for
+
+    client_cls = _mlflow()
+    results = Path(results)
+    if not results.is_dir():
+        raise InputError(
+            f"tailgate export mlflow: {results} is not a results folder. Fix: pass "
+            f"results/<study> of a study that has run."
+        )
+    runs = ledger_lines(results)
+    if not runs:
+        raise InputError(
+            f"tailgate export mlflow: {results} has no run ledger (runs.jsonl), so there is no "
+            f"run to export. Fix: run the study with Snakemake first."
+        )
+    study = results.name
+    lock = read_lock(lock_path_for(_prereg_of(results)))
+    uri = tracking_uri or default_tracking_uri(results)
+    if uri.startswith("file:") or "://" not in uri:
+        # MLflow keeps its file store in maintenance mode behind this opt-in; a file store is
+        # what was asked for (or the default, which needs no database package)
+        os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return _export(client_cls(tracking_uri=uri), uri, runs, lock, study, experiment, results)
+    except MlflowException as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"tailgate export mlflow: the tracking store {uri} refused the export ({first[:400]})."
+            f" Fix: check the --tracking-uri and that the server is running; runs already "
+            f"logged stay, and exporting again logs only the missing ones."
+        ) from None
+
+
+def _export(
+    client: Any,
+    uri: str,
+    runs: list[tuple[dict[str, Any], str]],
+    lock: Any,
+    study: str,
+    experiment: str | None,
+    results: Path,
+) -> ExportResult:
+    from mlflow.entities import RunStatus
+
+    name = experiment or study
+    found = client.get_experiment_by_name(name)
+    exp_id = found.experiment_id if found is not None else client.create_experiment(name)
+    latest = runs[-1][0].get("run")
+    created: dict[int, str] = {}
+    existing: dict[int, str] = {}
+    for run, line_hash in runs:
+        number = int(run["run"])
+        there = client.search_runs(
+            [exp_id], filter_string=f"tags.`{IDENTITY_TAG}` = '{line_hash}'", max_results=5
+        )
+        done = [r for r in there if r.info.status == "FINISHED"]
+        if done:
+            existing[number] = done[0].info.run_id
+            continue
+        for r in there:  # an export interrupted before it finished this run
+            client.delete_run(r.info.run_id)
+        params, metrics, tags = _run_payload(run, line_hash, lock, study)
+        artifacts: list[Path] = []
+        if run.get("run") == latest:
+            verdict_path = results / "verdict.json"
+            if verdict_path.is_file():
+                more, more_tags = _verdict_metrics(json.loads(verdict_path.read_text()))
+                metrics.update(more)
+                tags.update(more_tags)
+            artifacts = [results / f for f in ("verdict.json", "report.html", "runs.jsonl")]
+        else:
+            tags["tailgate.artifacts"] = f"on run {latest} (the files on disk are its state)"
+        mlrun = client.create_run(
+            exp_id, run_name=f"{study} run {number}", tags={IDENTITY_TAG: line_hash}
+        )
+        run_id = mlrun.info.run_id
+        _log_batches(client, run_id, params, metrics, tags)
+        for path in artifacts:
+            if path.is_file():
+                client.log_artifact(run_id, str(path))
+        client.set_terminated(run_id, RunStatus.to_string(RunStatus.FINISHED))
+        created[number] = run_id
+    return ExportResult(uri, name, created, existing)
