@@ -3,12 +3,12 @@
 Every provenance record (:mod:`tailgate.provenance`) carries ``versions``: the Python version, the
 platform and the version of every installed package that can change a number or a byte of a
 result — the numerical stack (numpy, scipy, numba), the table and figure writers (pandas,
-pyarrow, matplotlib, Pillow), the workflow engine (snakemake), the model stack (torch,
-transformers, …) and tailgate itself. ``tailgate audit`` prints how the auditor's environment
-differs from the recorded one before any check (:func:`environment_notes`); a difference alone is
-not a failure. ``tailgate env RESULTS`` turns the record back into a pinned requirements file
-(:func:`requirements`), so that a reviewer can recreate the run's environment and make
-``tailgate audit --reproduce`` byte-exact.
+pyarrow, matplotlib, Pillow), the workflow engine (snakemake), tailgate itself and, when the
+process used it, the model stack (torch, transformers, …). ``tailgate audit`` prints how the
+auditor's environment differs from the recorded one before any check (:func:`environment_notes`);
+a difference alone is not a failure. ``tailgate env RESULTS`` turns the record back into a pinned
+requirements file (:func:`requirements`), so that a reviewer can recreate the run's environment
+and make ``tailgate audit --reproduce`` byte-exact.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "MODEL_PACKAGES",
     "NUMERIC_PACKAGES",
     "PACKAGES",
     "current",
@@ -35,7 +36,7 @@ __all__ = [
     "same_numerics",
 ]
 
-#: distribution names whose version is recorded when installed (import name → distribution)
+#: always recorded when installed (import name → distribution)
 PACKAGES: dict[str, str] = {
     "numpy": "numpy",
     "scipy": "scipy",
@@ -46,6 +47,9 @@ PACKAGES: dict[str, str] = {
     "pillow": "pillow",
     "snakemake": "snakemake",
     "pyyaml": "PyYAML",
+}
+#: the model stack, recorded when the process that made the artifact imported it
+MODEL_PACKAGES: dict[str, str] = {
     "torch": "torch",
     "transformers": "transformers",
     "tokenizers": "tokenizers",
@@ -71,27 +75,35 @@ NUMERIC_PACKAGES = (
     "tokenizers",
 )
 
-_CURRENT: dict[str, str] = {}
+_BASE: dict[str, str] = {}
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def current() -> dict[str, str]:
-    """This process's environment: ``tailgate``, ``python``, ``platform`` and each installed
-    package of :data:`PACKAGES` (once a process: versions do not change while it runs)."""
-    if not _CURRENT:
+    """This process's environment: ``tailgate``, ``python``, ``platform``, each installed
+    package of :data:`PACKAGES` and each of :data:`MODEL_PACKAGES` this process imported."""
+    if not _BASE:
         from tailgate import __version__
 
-        out = {
-            "tailgate": __version__,
-            "python": sys.version.split()[0],
-            "platform": f"{sys.platform}-{platform.machine()}",
-        }
+        _BASE.update(
+            tailgate=__version__,
+            python=sys.version.split()[0],
+            platform=f"{sys.platform}-{platform.machine()}",
+        )
         for name, dist in PACKAGES.items():
-            try:
-                out[name] = importlib.metadata.version(dist)
-            except importlib.metadata.PackageNotFoundError:
-                continue
-        _CURRENT.update(out)
-    return dict(_CURRENT)
+            if (version := _version(dist)) is not None:
+                _BASE[name] = version
+    out = dict(_BASE)
+    for name, dist in MODEL_PACKAGES.items():
+        if name in sys.modules and (version := _version(dist)) is not None:
+            out[name] = version
+    return out
 
 
 def recorded(records: Iterable[Any]) -> dict[str, str]:
@@ -191,7 +203,7 @@ def requirements(recorded_env: Mapping[str, str]) -> str:
         "# pip install -r this-file   (a CPU-only torch: --index-url "
         "https://download.pytorch.org/whl/cpu)",
     ]
-    for name, dist in PACKAGES.items():
+    for name, dist in {**PACKAGES, **MODEL_PACKAGES}.items():
         version = recorded_env.get(name)
         if version is not None:
             lines.append(f"{dist}=={version.split('+')[0]}")
