@@ -168,6 +168,11 @@ def test_environment_modes() -> None:
     older = {**mine, "numpy": "1.26.0"}
     assert not same_numerics(older, mine)
     assert ("numpy", "1.26.0", "2.4.6") in numeric_differences(older, mine)
+    # torch counts only where the record names it (the process that made the file used it)
+    auditor = {**mine, "torch": "2.13.0+cpu"}
+    assert same_numerics(mine, auditor)
+    assert not same_numerics({**mine, "torch": "2.2.0"}, auditor)
+    assert not same_numerics({**mine, "torch": "2.13.0+cpu"}, mine)  # not installed here
     text = requirements({**older, "torch": "2.13.0+cpu", "profanity_check": "1.9.1"})
     assert "numpy==1.26.0" in text.splitlines() and "torch==2.13.0" in text.splitlines()
     assert "alt-profanity-check==1.9.1" in text.splitlines()

@@ -85,9 +85,10 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def current() -> dict[str, str]:
+def current(*, installed: bool = False) -> dict[str, str]:
     """This process's environment: ``tailgate``, ``python``, ``platform``, each installed
-    package of :data:`PACKAGES` and each of :data:`MODEL_PACKAGES` this process imported."""
+    package of :data:`PACKAGES` and each of :data:`MODEL_PACKAGES` this process imported (with
+    ``installed``: each one installed, what an auditor compares a record with)."""
     if not _BASE:
         from tailgate import __version__
 
@@ -101,7 +102,7 @@ def current() -> dict[str, str]:
                 _BASE[name] = version
     out = dict(_BASE)
     for name, dist in MODEL_PACKAGES.items():
-        if name in sys.modules and (version := _version(dist)) is not None:
+        if (installed or name in sys.modules) and (version := _version(dist)) is not None:
             out[name] = version
     return out
 
@@ -124,7 +125,7 @@ def differences(
 ) -> list[tuple[str, str | None, str | None]]:
     """``(entry, recorded, here)`` for every entry that differs (``None``: not recorded or not
     installed here); packages the record does not name (older records) are not compared."""
-    mine = current() if mine is None else mine
+    mine = current(installed=True) if mine is None else mine
     return [
         (name, recorded_env.get(name), mine.get(name))
         for name in sorted(recorded_env)
@@ -135,13 +136,14 @@ def differences(
 def numeric_differences(
     recorded_env: Mapping[str, str], mine: Mapping[str, str] | None = None
 ) -> list[tuple[str, str | None, str | None]]:
-    """The entries of :data:`NUMERIC_PACKAGES` that differ, an entry the record lacks included
-    (an older record cannot promise the same bytes)."""
-    mine = current() if mine is None else mine
+    """The entries of :data:`NUMERIC_PACKAGES` that differ: a model package only when the record
+    names it (the process used it), any other also when the record lacks it (an older record
+    cannot promise the same bytes)."""
+    mine = current(installed=True) if mine is None else mine
     return [
         (n, recorded_env.get(n), mine.get(n))
         for n in NUMERIC_PACKAGES
-        if recorded_env.get(n) != mine.get(n)
+        if recorded_env.get(n) != mine.get(n) and (n in recorded_env or n not in MODEL_PACKAGES)
     ]
 
 
