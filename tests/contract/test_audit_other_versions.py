@@ -110,7 +110,8 @@ def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(tmp_path
     assert f"numpy {mine} → {theirs}" in out
     assert "[ok] report: re-rendered from stored statistics, compared by content" in out
 
-    code, out = _audit(python, proj, "--reproduce")
+    scratch = tmp_path / "reproduction"  # kept: the forged copy below is compared with it too
+    code, out = _audit(python, proj, "--reproduce", "--keep", str(scratch))
     assert code == 0, out
     assert "reproduce:" in out and "compared with a re-run from the data, by content" in out
 
@@ -138,7 +139,7 @@ def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(tmp_path
     assert "figures/stability.json: differs from the report re-rendered" in out
     assert "$.content.plots.scans.base.xi[0]" in out
 
-    code, out = _audit(python, forged, "--reproduce")
+    code, out = _audit(python, forged, "--reproduce", "--keep", str(scratch))
     assert code == AUDIT_FAILED, out
     assert f"{rel}: differs from its reproduction: column 'score', row 7" in out
     assert f"numpy {mine} → {theirs}" in out  # the versions named beside the value

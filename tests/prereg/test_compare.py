@@ -137,6 +137,28 @@ def test_the_report_is_compared_without_its_pixels_but_with_what_they_plot(
     assert diff.startswith("text line 1:") and "1111" in diff and "2222" in diff
 
 
+def test_a_rerun_under_other_versions_compares_plotted_floats_not_their_digests(
+    tmp_path: Path,
+) -> None:
+    page = "<p>KILL</p><img alt='xi' data-content='{d}' src='data:image/png;base64,AAA='/>"
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    a.write_text(page.format(d="1" * 64))
+    b.write_text(page.format(d="2" * 64))
+    assert compare_files(a, b, exact=False, rerun=True).same
+    assert not compare_files(a, b, exact=False).same  # re-rendered from the same statistics
+    xi = 0.3109078980568384
+    side = {"content": {"plots": {"xi": [xi]}}, "content_sha256": "1" * 64}
+    near = {"content": {"plots": {"xi": [_steps(xi, 276)]}}, "content_sha256": "2" * 64}
+    c, d = tmp_path / "c.json", tmp_path / "d.json"
+    c.write_text(json.dumps(side))
+    d.write_text(json.dumps(near))
+    assert compare_files(c, d, exact=False, rerun=True).same
+    assert not compare_files(c, d, exact=True, rerun=True).same
+    d.write_text(json.dumps({**near, "content": {"plots": {"xi": [xi + 0.05]}}}))
+    (diff,) = compare_files(c, d, exact=False, rerun=True).differences
+    assert diff.startswith("$.content.plots.xi[0]: 0.3109078980568384 recorded")
+
+
 POWER = {
     "n_exc": [100, 200],
     "delta_xi": [0.0, 0.2],
