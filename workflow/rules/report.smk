@@ -6,6 +6,9 @@ REPORT_HTML = f"{RESULTS}/report.html"
 REPORT_MD = f"{RESULTS}/report.md"
 POWER_PNG = f"{RESULTS}/figures/power.png"
 STABILITY_PNG = f"{RESULTS}/figures/stability.png"
+# what each figure plots (tailgate.report.content): the audit compares these, not the pixels
+POWER_CONTENT = f"{RESULTS}/figures/power.json"
+STABILITY_CONTENT = f"{RESULTS}/figures/stability.json"
 
 
 rule verdict:
@@ -45,9 +48,18 @@ rule report:
         stability_png=report(
             STABILITY_PNG, caption="../report/stability.rst", category="Figures"
         ),
+        power_content=POWER_CONTENT,
+        stability_content=STABILITY_CONTENT,
         records=[
             provenance_of(p)
-            for p in (REPORT_HTML, REPORT_MD, POWER_PNG, STABILITY_PNG)
+            for p in (
+                REPORT_HTML,
+                REPORT_MD,
+                POWER_PNG,
+                STABILITY_PNG,
+                POWER_CONTENT,
+                STABILITY_CONTENT,
+            )
         ],
     log:
         log_for("report"),
@@ -59,4 +71,14 @@ rule report:
         "../scripts/report.py"
 
 
-ALL_TARGETS.extend([VERDICT, REPORT_HTML, REPORT_MD, POWER_PNG, STABILITY_PNG])
+ALL_TARGETS.extend(
+    [
+        VERDICT,
+        REPORT_HTML,
+        REPORT_MD,
+        POWER_PNG,
+        STABILITY_PNG,
+        POWER_CONTENT,
+        STABILITY_CONTENT,
+    ]
+)

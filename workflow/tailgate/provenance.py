@@ -4,7 +4,8 @@ Every rule writes its output atomically (:mod:`tailgate.atomic`) and then calls 
 which writes ``results/<study>/provenance/<path relative to results/<study>, "/" → "__">.json``
 holding the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock
 entry that was the chain head (re-derived from the study object in use, :func:`verify_study`),
-the hashes of its inputs, the seed, package versions, the digest of the code that made it
+the hashes of its inputs, the seed, the environment (Python, platform and package versions,
+:mod:`tailgate.environment`), the digest of the code that made it
 (:func:`tailgate.code.code_digest`) with the project's git commit and dirty state, and the UTC
 time. One file per artifact means parallel cluster jobs never write the same file. For tables
 (Parquet, CSV) the record adds a digest over rows in blocks, so that ``tailgate audit`` can say
@@ -15,17 +16,15 @@ researcher's files): see :mod:`tailgate.prereg.evidence`.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tailgate import __version__
 from tailgate.atomic import write_json
+from tailgate.environment import current as current_environment
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.lock import utc_now
@@ -45,8 +44,6 @@ PROVENANCE_DIR = "provenance"
 ROW_BLOCK = 64
 Kind = Literal["data", "derived", "report"]
 _TABULAR = {".parquet", ".csv"}
-_BASE_PACKAGES = ("numpy", "scipy", "pandas", "pyarrow", "snakemake")
-_OPTIONAL_PACKAGES = ("torch", "transformers", "detoxify", "profanity_check", "datasets")
 
 
 @dataclass(frozen=True)
@@ -152,18 +149,6 @@ def _input(path: str | Path, results_dir: str | Path) -> dict[str, Any]:
     return {"path": Path(path).as_posix(), "artifact": artifact, "sha256": sha256_file(path)}
 
 
-def _versions() -> dict[str, str]:
-    out = {"tailgate": __version__, "python": sys.version.split()[0]}
-    names = list(_BASE_PACKAGES) + [n for n in _OPTIONAL_PACKAGES if n in sys.modules]
-    for name in names:
-        dist = {"profanity_check": "alt-profanity-check"}.get(name, name)
-        try:
-            out[name] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
-
-
 _PROJECT_GIT: dict[str, Any] = {}
 
 
@@ -234,7 +219,7 @@ def record(
         },
         "inputs": [_input(i, results_dir) for i in inputs],
         "seed": seed,
-        "versions": _versions(),
+        "versions": current_environment(),
         "code": {"digest": code_digest(), "git": _project_git(results_dir)},
         "created": utc_now(),
         "extra": extra or {},

@@ -39,6 +39,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study
+from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
 
 from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
@@ -521,6 +522,7 @@ class DominanceAnalysis(AnalysisKind):
         return out
 
 
+@plots("dominance radar")
 def _radar(conditions: Sequence[str], scores: Mapping[str, Sequence[float]]) -> Any:
     from matplotlib.figure import Figure
 

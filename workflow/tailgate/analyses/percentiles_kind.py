@@ -32,6 +32,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study
+from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
 
 from . import percentiles as PC
@@ -437,6 +438,7 @@ def _histograms(first: PC.TokenLosses, last: PC.TokenLosses) -> dict[str, Any]:
     return {"edges": HIST_EDGES.tolist(), "first": h(first.losses), "last": h(last.losses)}
 
 
+@plots("percentiles fan")
 def _fan_figure(st: Mapping[str, Any], summ: Mapping[str, Any]) -> Any:
     from matplotlib.figure import Figure
 
@@ -455,6 +457,7 @@ def _fan_figure(st: Mapping[str, Any], summ: Mapping[str, Any]) -> Any:
     return fig
 
 
+@plots("percentiles reshaping")
 def _reshape_figure(st: Mapping[str, Any], hist: Mapping[str, Any]) -> Any:
     from matplotlib.figure import Figure
 

@@ -54,6 +54,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study
+from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
 
 from . import perturbation as P
@@ -571,6 +572,7 @@ def _no_design(width: float) -> dict[str, Any]:
     }
 
 
+@plots("perturbation p-hat")
 def _phat_figure(stats: Mapping[str, Any]) -> Any:
     from matplotlib.figure import Figure
 

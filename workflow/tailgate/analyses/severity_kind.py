@@ -46,6 +46,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study
+from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
 
 from . import severity as S
@@ -661,6 +662,7 @@ def _figure(width: float = 6.0, height: float = 4.0) -> Any:
     return Figure(figsize=(width, height))
 
 
+@plots("severity mfd")
 def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
     grid = S.make_grid(st["grid"]["top"], st["grid"]["step"])
     fig = _figure()
@@ -683,6 +685,7 @@ def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
     return fig
 
 
+@plots("severity forest")
 def _forest_figure(conds: Mapping[str, Any]) -> Any:
     fig = _figure(5.0, 0.35 * len(conds) + 1.2)
     ax = fig.add_subplot()
@@ -699,6 +702,7 @@ def _forest_figure(conds: Mapping[str, Any]) -> Any:
     return fig
 
 
+@plots("severity bic")
 def _bic_figure(conds: Mapping[str, Any]) -> Any:
     fams = list(S.FAMILIES)
     mat = np.array(
@@ -721,6 +725,7 @@ def _bic_figure(conds: Mapping[str, Any]) -> Any:
     return fig
 
 
+@plots("severity per million")
 def _per_million_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
     fig = _figure()
     ax = fig.add_subplot()

@@ -23,8 +23,12 @@ The audit checks, and reports each check by name (any failure: exit 4):
    deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
 10. **verdicts** — every recorded outcome re-derived by the functions registered with
     :func:`register_verdict_check` (the protocol's gates and H1, and each analysis);
-11. **report** — ``report.html``, ``report.md`` and the figures re-rendered from the stored
-    statistics, byte for byte.
+11. **report** — ``report.html``, ``report.md``, the figures and what they plot re-rendered from
+    the stored statistics and compared by content (:mod:`tailgate.prereg.compare`: byte for byte
+    when the recorded versions are the auditor's).
+
+Before them, **environment**: how the auditor's Python and package versions differ from those
+recorded with the results (:mod:`tailgate.environment`); a difference is a note, never a failure.
 
 ``tailgate audit --reproduce`` (:mod:`tailgate.prereg.reproduce`) goes further: it re-runs every
 derived stage from the data with the auditor's code and compares every file.
@@ -220,6 +224,7 @@ def audit(
         )
 
     records = _guarded(checks, "artifacts", rd / "provenance", _records, rd, checks)
+    environment = _guarded(checks, "environment", rd, _check_environment, records)
     first = _guarded(checks, "artifacts", rd / "provenance", _first_artifact, records)
 
     # 4. git
@@ -246,7 +251,7 @@ def audit(
     checks.extend(_guarded(checks, "verdicts", rd, _check_verdicts, rd, study, prereg_path) or [])
     if study is not None:
         checks.append(_guarded(checks, "report", rd / "report.html", _check_report, rd, study))
-    return AuditReport(rd, [c for c in checks if c is not None])
+    return AuditReport(rd, [c for c in (environment, *checks) if c is not None])
 
 
 #: what a damaged file can raise while a check reads it
@@ -511,7 +516,10 @@ def _check_artifacts(
                     where = "; " + old.changed_rows(rows_digest(f))
                 except Exception as exc:  # unreadable table: say so
                     where = f"; the table cannot be read ({type(exc).__name__})"
-            fails.append(f"{f}: SHA-256 differs from its provenance record{where}")
+            fails.append(
+                f"{f}: SHA-256 differs from its provenance record (edited or replaced after it "
+                f"was recorded){where}"
+            )
     for rel, rec in by_path.items():
         if rel not in hashes and not (rd / rel).is_file():
             fails.append(f"{rd / rel}: recorded in {rec.record_file.name} but missing")
@@ -719,24 +727,26 @@ def _check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Ch
     return checks
 
 
+def _check_environment(records: list[Any] | None) -> Check:
+    from tailgate.environment import environment_check
+
+    return environment_check(records or [])
+
+
 def _check_report(rd: Path, study: Study) -> Check:
+    from tailgate.prereg.compare import compare_made
     from tailgate.stages.report import rerender
 
     if not (rd / "report.html").is_file():
         return Check("report", "no report.html to check")
-    fails = []
     with tempfile.TemporaryDirectory(prefix="tailgate-audit-") as tmp:
         try:
             made = rerender(rd, study, Path(tmp))
         except Exception as exc:  # the stored statistics cannot make a report: say so
             return Check("report", "re-rendered", [f"{rd}: cannot re-render the report ({exc})"])
-        for rel, path in made:
-            mine = rd / rel
-            if not mine.is_file():
-                fails.append(f"{mine}: missing (the report stage writes it)")
-            elif sha256_file(mine) != sha256_file(path):
-                fails.append(
-                    f"{mine}: differs from the report re-rendered from the stored verdict and "
-                    "statistics (edited after it was made, or made from other inputs)"
-                )
-    return Check("report", "re-rendered from stored statistics, compared byte for byte", fails)
+        found = compare_made(
+            rd, made, "differs from the report re-rendered from the stored verdict and statistics"
+        )
+    return Check(
+        "report", f"re-rendered from stored statistics, compared {found.mode}", found.failures
+    )

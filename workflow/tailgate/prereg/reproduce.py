@@ -11,10 +11,15 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
   (re-generating needs the models and their hardware), and everything after them is re-run.
 
 Every file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times differ
-by nature) is then compared byte for byte with its reproduction; each differing, missing or
-extra file is a failure naming it. Runs are byte-identical across cores and reruns, so any
-difference means the stored results were not made by this code from this data under this
-registration.
+by nature) is then compared with its reproduction (:mod:`tailgate.prereg.compare`): byte for byte
+when the versions recorded with the file are the auditor's (runs are byte-identical across cores
+and reruns, so any difference means the stored results were not made by this code from this data
+under this registration); by decoded value otherwise — tables and statistics with floats within
+a few ULP, the report by its text and what its figures plot — since other versions of pyarrow or
+matplotlib write other bytes for the same values. Each differing, missing or extra file is a
+failure naming it, and a differing value names itself and the versions.
+``tailgate env RESULTS`` writes the recorded versions as a requirements file, to audit in the
+recorded environment.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
 from tailgate.prereg.audit import AuditReport, Check, _files, _prereg_of
-from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.compare import compare_made
 from tailgate.prereg.pins import project_root, registered_paths
 from tailgate.prereg.study import load, lock_path_for
 
@@ -155,12 +160,14 @@ def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check
             fails.append(f"{rd / rel}: not produced when the workflow is re-run")
         elif rel not in mine:
             fails.append(f"{rd / rel}: missing from the results (the re-run produces it)")
-        elif sha256_file(rd / rel) != sha256_file(out / rel):
-            fails.append(f"{rd / rel}: differs from its reproduction")
+    both = sorted(mine & theirs)
+    found = compare_made(
+        rd, [(rel, out / rel) for rel in both], "differs from its reproduction", rerun=True
+    )
     notes.append(f"re-run took {wall:.0f} s on {cores} core(s)")
     return Check(
         "reproduce",
-        f"{len(mine)} file(s) compared byte for byte with a re-run from the data",
-        fails,
+        f"{len(mine)} file(s) compared with a re-run from the data, {found.mode}",
+        [*fails, *found.failures],
         notes,
     )

@@ -3,7 +3,8 @@
 Builders take plain structures (:mod:`tailgate.report.model`) and return a
 :class:`matplotlib.figure.Figure`; :func:`png_bytes` renders one to PNG bytes (no timestamp or
 software metadata, so identical inputs give identical bytes) and the ``write_*`` functions write
-standalone PNG files atomically, e.g. for ``snakemake --report`` entries with :data:`CAPTIONS`.
+standalone PNG files atomically, e.g. for ``snakemake --report`` entries with :data:`CAPTIONS`,
+each beside a sidecar ``<stem>.json`` recording what it plots (:mod:`tailgate.report.content`).
 No pyplot state is used, so figures can be drawn from any thread or process.
 """
 
@@ -13,14 +14,16 @@ import io
 import math
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tailgate.atomic import write_bytes
+from tailgate.atomic import write_bytes, write_json
 
+from .content import content_of, plots, sidecar
 from .model import PowerGrid, QQRecord, StabilityScan
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "png_bytes",
     "power_figure",
     "qq_figure",
+    "sidecar_path",
     "stability_figure",
     "write_forest",
     "write_png",
@@ -86,6 +90,24 @@ class ForestRow(TypedDict):
     passed: bool
 
 
+#: what the power figure draws of the power document (it also holds the operating characteristics)
+_POWER_KEYS = ("n_exc", "delta_xi", "pass_rate", "frontier", "power", "design_n_exc")
+#: what the stability figure draws of each condition's scan
+_SCAN_KEYS = ("q", "xi", "ci_low", "ci_high", "median", "std")
+
+
+def _power_shown(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"power": {k: arguments["power"].get(k) for k in _POWER_KEYS}}
+
+
+def _stability_shown(arguments: dict[str, Any]) -> dict[str, Any]:
+    scans = arguments["scans"]
+    return {
+        **arguments,
+        "scans": {name: {k: scan.get(k) for k in _SCAN_KEYS} for name, scan in scans.items()},
+    }
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
@@ -100,14 +122,24 @@ def png_bytes(fig: Figure) -> bytes:
 
 
 def write_png(fig: Figure, path: str | os.PathLike[str]) -> None:
-    """Write ``fig`` to ``path`` as PNG, atomically."""
+    """Write ``fig`` to ``path`` as PNG, atomically; a figure that records what it plots
+    (:mod:`tailgate.report.content`) also gets its sidecar :func:`sidecar_path`."""
+    content = content_of(fig)
+    if content is not None:
+        write_json(sidecar_path(path), sidecar(fig, Path(path).name))
     write_bytes(path, png_bytes(fig))
+
+
+def sidecar_path(path: str | os.PathLike[str]) -> Path:
+    """Where the content of the figure at ``path`` is recorded: ``<stem>.json`` beside it."""
+    return Path(path).with_suffix(".json")
 
 
 def _floats(values: Sequence[Any]) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
+@plots("qq")
 def qq_figure(
     prob: QQRecord,
     logit: QQRecord,
@@ -140,6 +172,7 @@ def qq_figure(
     return fig
 
 
+@plots("stability", select=_stability_shown)
 def stability_figure(
     scans: Mapping[str, StabilityScan],
     *,
@@ -180,6 +213,7 @@ def stability_figure(
     return fig
 
 
+@plots("forest")
 def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: str = "") -> Figure:
     """Fig. 4 of Zhou (2026): |Δξ̂| per pair with CI and the effect-size floor band.
 
@@ -224,6 +258,7 @@ def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: s
     return fig
 
 
+@plots("power", select=_power_shown)
 def power_figure(power: PowerGrid) -> Figure:
     """Fig. 5 of Zhou (2026): PASS rate vs n_exc per true Δξ with the Eq. 2 frontier."""
     fig = _new_figure(7.5, 4.0)

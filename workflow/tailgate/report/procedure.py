@@ -25,6 +25,7 @@ from tailgate.protocol.multiverse import grid
 from tailgate.stats.inference import ProfileGrid, lr_test_grids
 
 from . import figures
+from .content import plots
 from .tables import Table, _ci, fit_at, fmt
 
 __all__ = [
@@ -163,6 +164,7 @@ def ties_table(fits: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table | N
     )
 
 
+@plots("diagnostics")
 def diagnostics_figure(
     scans: Mapping[str, Mapping[str, Any]], *, band: Sequence[float], title: str = ""
 ) -> Any:
@@ -194,6 +196,7 @@ def diagnostics_figure(
     return fig
 
 
+@plots("multiverse")
 def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
     """Heat map of the multiverse, one panel per scorer and scale (green PASS, grey KILL),
     the registered analysis outlined."""

@@ -13,7 +13,9 @@ diagnostics, each registered analysis, and a glossary naming the papers and term
 a caption; references to the source papers are written as their citations
 (:mod:`tailgate.report.glossary`). The HTML embeds every figure as a base64 PNG and its CSS inline:
 it references nothing outside itself, and it holds no time of rendering, so identical inputs give
-identical bytes.
+identical bytes. Each image carries ``data-content``, the digest of what it plots
+(:mod:`tailgate.report.content`): the audit compares the report's text with the images replaced by
+these digests, so another rasteriser's pixels are not mistaken for an edit.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from tailgate.atomic import write_text
 
 from . import figures, procedure, tables
+from .content import content_of, digest
 from .glossary import PAPERS, TERMS, cite
 from .model import (
     GATE_ORDER,
@@ -133,8 +136,10 @@ class _Doc:
     def figure(self, fig: Any, caption: str, alt: str) -> None:
         caption = cite(caption)
         data = base64.b64encode(figures.png_bytes(fig)).decode("ascii")
+        content = content_of(fig)
+        plotted = "" if content is None else f"data-content='{digest(content)}' "
         self.html.append(
-            f"<figure><img alt='{html.escape(alt, quote=True)}' "
+            f"<figure><img alt='{html.escape(alt, quote=True)}' {plotted}"
             f"src='data:image/png;base64,{data}'/>"
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )

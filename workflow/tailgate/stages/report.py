@@ -5,7 +5,8 @@ Renders :func:`tailgate.report.render` from ``verdict.json``, every ``fits/…js
 gate values at every band threshold, deviations, and after an amendment the verdict under the
 registered plan, re-derived from the gates documents and the lock's entry 0 by
 :mod:`tailgate.stages.registered_plan`), then tables like Tables 2–5 and figures like Figs 2–5 of
-Zhou (2026). The standalone PNGs (``figures/``) are the entries of ``snakemake --report``.
+Zhou (2026). The standalone PNGs (``figures/``) are the entries of ``snakemake --report``; each
+has a sidecar ``figures/<name>.json`` recording what it plots (:mod:`tailgate.report.content`).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def render_report(
 
     With the loaded ``study``, an amended registration also gets the verdict under its registered
     plan, from the gates documents beside ``verdict.json`` and the lock. The report stage records
-    what this writes; ``tailgate audit`` calls it into a scratch folder and compares the bytes
-    with the recorded report (a report edited by hand cannot pass).
+    what this writes; ``tailgate audit`` calls it into a scratch folder and compares the content
+    with the recorded report (:mod:`tailgate.prereg.compare`: a report edited by hand cannot
+    pass).
     """
     v = read_json(verdict, "verdict")
     registered, registered_inputs = (
@@ -83,7 +85,9 @@ def render_report(
         (out_html, inputs),
         (out_md, inputs),
         (figure_paths["power"], [power]),
+        (figures.sidecar_path(figure_paths["power"]), [power]),
         (figure_paths["stability"], [verdict, *fits]),
+        (figures.sidecar_path(figure_paths["stability"]), [verdict, *fits]),
     ]
 
 
@@ -137,6 +141,8 @@ def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]
         "md": "report.md",
         "power": "figures/power.png",
         "stability": "figures/stability.png",
+        "power content": "figures/power.json",
+        "stability content": "figures/stability.json",
     }
     (out_dir / "figures").mkdir(parents=True, exist_ok=True)
     inputs = report_inputs(results, study)

@@ -1,0 +1,212 @@
+"""The software environment a result was made in, on record.
+
+Every provenance record (:mod:`tailgate.provenance`) carries ``versions``: the Python version, the
+platform and the version of every installed package that can change a number or a byte of a
+result — the numerical stack (numpy, scipy, numba), the table and figure writers (pandas,
+pyarrow, matplotlib, Pillow), the workflow engine (snakemake), tailgate itself and, when the
+process used it, the model stack (torch, transformers, …). ``tailgate audit`` prints how the
+auditor's environment differs from the recorded one before any check (:func:`environment_notes`);
+a difference alone is not a failure. ``tailgate env RESULTS`` turns the record back into a pinned
+requirements file (:func:`requirements`), so that a reviewer can recreate the run's environment
+and make ``tailgate audit --reproduce`` byte-exact.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "MODEL_PACKAGES",
+    "NUMERIC_PACKAGES",
+    "PACKAGES",
+    "current",
+    "describe",
+    "differences",
+    "environment_check",
+    "environment_notes",
+    "mode_line",
+    "numeric_differences",
+    "recorded",
+    "requirements",
+    "same_numerics",
+]
+
+#: always recorded when installed (import name → distribution)
+PACKAGES: dict[str, str] = {
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "numba": "numba",
+    "pandas": "pandas",
+    "pyarrow": "pyarrow",
+    "matplotlib": "matplotlib",
+    "pillow": "pillow",
+    "snakemake": "snakemake",
+    "pyyaml": "PyYAML",
+}
+#: the model stack, recorded when the process that made the artifact imported it
+MODEL_PACKAGES: dict[str, str] = {
+    "torch": "torch",
+    "transformers": "transformers",
+    "tokenizers": "tokenizers",
+    "safetensors": "safetensors",
+    "detoxify": "detoxify",
+    "profanity_check": "alt-profanity-check",
+    "datasets": "datasets",
+}
+
+#: entries that can change a computed number, a table's bytes or a figure's pixels
+NUMERIC_PACKAGES = (
+    "python",
+    "platform",
+    "numpy",
+    "scipy",
+    "numba",
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "pillow",
+    "torch",
+    "transformers",
+    "tokenizers",
+)
+
+_BASE: dict[str, str] = {}
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def current(*, installed: bool = False) -> dict[str, str]:
+    """This process's environment: ``tailgate``, ``python``, ``platform``, each installed
+    package of :data:`PACKAGES` and each of :data:`MODEL_PACKAGES` this process imported (with
+    ``installed``: each one installed, what an auditor compares a record with)."""
+    if not _BASE:
+        from tailgate import __version__
+
+        _BASE.update(
+            tailgate=__version__,
+            python=sys.version.split()[0],
+            platform=f"{sys.platform}-{platform.machine()}",
+        )
+        for name, dist in PACKAGES.items():
+            if (version := _version(dist)) is not None:
+                _BASE[name] = version
+    out = dict(_BASE)
+    for name, dist in MODEL_PACKAGES.items():
+        if (installed or name in sys.modules) and (version := _version(dist)) is not None:
+            out[name] = version
+    return out
+
+
+def recorded(records: Iterable[Any]) -> dict[str, str]:
+    """The run's environment from its provenance records: per entry, the version most records
+    name (a study made in one environment has one)."""
+    counts: dict[str, Counter[str]] = {}
+    for rec in records:
+        versions = rec.content.get("versions") if hasattr(rec, "content") else rec
+        if not isinstance(versions, Mapping):
+            continue
+        for name, version in versions.items():
+            counts.setdefault(str(name), Counter())[str(version)] += 1
+    return {name: c.most_common(1)[0][0] for name, c in sorted(counts.items())}
+
+
+def differences(
+    recorded_env: Mapping[str, str], mine: Mapping[str, str] | None = None
+) -> list[tuple[str, str | None, str | None]]:
+    """``(entry, recorded, here)`` for every entry that differs (``None``: not recorded or not
+    installed here); packages the record does not name (older records) are not compared."""
+    mine = current(installed=True) if mine is None else mine
+    return [
+        (name, recorded_env.get(name), mine.get(name))
+        for name in sorted(recorded_env)
+        if recorded_env.get(name) != mine.get(name)
+    ]
+
+
+def numeric_differences(
+    recorded_env: Mapping[str, str], mine: Mapping[str, str] | None = None
+) -> list[tuple[str, str | None, str | None]]:
+    """The entries of :data:`NUMERIC_PACKAGES` that differ: a model package only when the record
+    names it (the process used it), any other also when the record lacks it (an older record
+    cannot promise the same bytes)."""
+    mine = current(installed=True) if mine is None else mine
+    return [
+        (n, recorded_env.get(n), mine.get(n))
+        for n in NUMERIC_PACKAGES
+        if recorded_env.get(n) != mine.get(n) and (n in recorded_env or n not in MODEL_PACKAGES)
+    ]
+
+
+def same_numerics(recorded_env: Mapping[str, str], mine: Mapping[str, str] | None = None) -> bool:
+    """Whether every entry of :data:`NUMERIC_PACKAGES` is the same here as recorded (then a
+    re-run is expected to give the same bytes: the exact mode of the audit)."""
+    return not numeric_differences(recorded_env, mine)
+
+
+def mode_line(recorded_env: Mapping[str, str]) -> str:
+    """Which comparison the audit makes, in words (exact or tolerant, and why)."""
+    diffs = numeric_differences(recorded_env)
+    if not diffs:
+        return "exact: the recorded versions are the auditor's (files compared byte for byte)"
+    return (
+        "tolerant: other versions than recorded (" + describe(diffs) + "), so tables and "
+        "statistics are compared as values (floats within the ULP tolerance), the report by "
+        "its text and what its figures plot, and images against their own records"
+    )
+
+
+def environment_check(records: Iterable[Any]) -> Any:
+    """The audit's first check: the recorded environment against the auditor's (notes only)."""
+    from tailgate.prereg.audit import Check
+
+    env = recorded(records)
+    return Check("environment", mode_line(env), notes=environment_notes(env))
+
+
+def describe(diffs: Iterable[tuple[str, str | None, str | None]]) -> str:
+    """``numpy 2.4.6 → 1.26.0, …`` (recorded → here)."""
+    return ", ".join(f"{n} {r or 'absent'} → {m or 'absent'}" for n, r, m in diffs)
+
+
+def environment_notes(recorded_env: Mapping[str, str]) -> list[str]:
+    """The audit's first lines: how the auditor's environment differs from the recorded one."""
+    diffs = differences(recorded_env)
+    if not recorded_env:
+        return ["the records name no environment (made by an older tailgate)"]
+    if not diffs:
+        return ["the auditor's environment is the recorded one (every package version the same)"]
+    notes = [f"recorded → here: {describe(diffs)}"]
+    if numeric_differences(recorded_env):
+        notes.append(
+            "a version difference is not a failure; a value that differs beyond the tolerance "
+            "is, and names the versions. Recreate the recorded environment ('tailgate env "
+            "RESULTS') for a byte-exact audit"
+        )
+    return notes
+
+
+def requirements(recorded_env: Mapping[str, str]) -> str:
+    """A pinned requirements file recreating ``recorded_env`` (``pip install -r``)."""
+    lines = [
+        "# The environment recorded with this study's results (tailgate env).",
+        f"# Python {recorded_env.get('python', 'unknown')} on "
+        f"{recorded_env.get('platform', 'an unrecorded platform')}; install tailgate itself from "
+        f"its repository at the recorded commit (version {recorded_env.get('tailgate', '?')}).",
+        "# pip install -r this-file   (a CPU-only torch: --index-url "
+        "https://download.pytorch.org/whl/cpu)",
+    ]
+    for name, dist in {**PACKAGES, **MODEL_PACKAGES}.items():
+        version = recorded_env.get(name)
+        if version is not None:
+            lines.append(f"{dist}=={version.split('+')[0]}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,101 @@
+"""What a figure plots, on record: the numbers and the spec, apart from the rendered pixels.
+
+Two machines with different matplotlib, Pillow or FreeType builds rasterise the same figure to
+different PNG bytes; what the figure *says* is the data and options it was drawn from. Each figure
+builder is decorated with :func:`plots`, which attaches that content to the returned figure
+(:func:`content_of`): the builder's name and its arguments as plain JSON values (floats exactly,
+by their shortest round-trip text; NaN and infinities as strings). :func:`digest` is its SHA-256
+over canonical JSON. The report embeds the digest beside every image, each standalone PNG gets a
+sidecar ``<name>.json`` holding its content (:func:`sidecar`), and ``tailgate audit`` re-derives
+both from the stored statistics and compares them exactly — the pixels are checked only against
+their own provenance record.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = ["CONTENT_FORMAT", "content_of", "digest", "plain", "plots", "sidecar"]
+
+#: the ``format`` of a figure's sidecar file
+CONTENT_FORMAT = "tailgate.figure/1"
+_ATTR = "_tailgate_content"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON values: mappings (string keys), lists, strings, ints, bools, None
+    and exact floats; NaN and ±inf as ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        if math.isnan(x):
+            return "NaN"
+        if math.isinf(x):
+            return "Infinity" if x > 0 else "-Infinity"
+        return x
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"a figure's content must be plain data, not {type(value).__name__}")
+
+
+def digest(content: Mapping[str, Any]) -> str:
+    """SHA-256 of ``content`` as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plots(name: str, select: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None) -> Any:
+    """Decorate a figure builder: its figure carries ``{"figure": name, "plots": arguments}``;
+    ``select`` narrows the bound arguments to what is drawn (e.g. the plotted keys of a larger
+    document)."""
+
+    def wrap(builder: F) -> F:
+        signature = inspect.signature(builder)
+
+        @functools.wraps(builder)
+        def build(*args: Any, **kwargs: Any) -> Any:
+            fig = builder(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            shown = select(arguments) if select is not None else arguments
+            setattr(fig, _ATTR, {"figure": name, "plots": plain(shown)})
+            return fig
+
+        return build  # type: ignore[return-value]
+
+    return wrap
+
+
+def content_of(fig: Any) -> dict[str, Any] | None:
+    """The content :func:`plots` attached to ``fig`` (``None`` for an undecorated builder)."""
+    return getattr(fig, _ATTR, None)
+
+
+def sidecar(fig: Any, image_name: str) -> dict[str, Any]:
+    """The sidecar document of a standalone figure written as ``image_name``."""
+    content = content_of(fig)
+    if content is None:
+        raise ValueError(f"{image_name}: its figure builder does not record what it plots")
+    return {
+        "format": CONTENT_FORMAT,
+        "image": image_name,
+        "content_sha256": digest(content),
+        "content": content,
+    }
