@@ -38,6 +38,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -438,15 +439,20 @@ def _check_git(
 
 
 def _amendment_notes(lock: Lock) -> list[str]:
+    """One note per amendment, its changes derived from the snapshots (never its own list)."""
+    from tailgate.prereg.lock import amendment_changes
+
     notes = []
-    for e in lock.chain[1:]:
-        loosen = [c["field"] for c in e.get("changes", []) if c.get("class") == "loosening"]
-        decision = [c["field"] for c in e.get("changes", []) if c.get("decision")]
+    for previous, e in pairwise(lock.chain):
+        changes = amendment_changes(previous, e)
+        loosen = [c.field for c in changes if c.direction == "loosening"]
+        decision = [c.field for c in changes if c.decision]
         notes.append(
             f"amendment {e['seq']} at {e['time']}"
-            + (" after data existed" if e.get("data_existed") else " before any data")
+            + (" after data existed" if e.get("data_existed") else " before any data was found")
             + f": {e.get('reason')!r}; decision fields changed: {', '.join(decision) or 'none'}"
             + (f"; loosening: {', '.join(loosen)}" if loosen else "")
+            + ("; a deviation from the registered plan" if decision else "")
         )
     return notes
 

@@ -21,12 +21,19 @@ from typing import Any
 
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.prereg.design import Design, derived_design
-from tailgate.prereg.diff import UNCLASSIFIED, Change, diff, format_changes
+from tailgate.prereg.diff import Change, format_changes
 from tailgate.prereg.evidence import data_evidence
 from tailgate.prereg.gitinfo import head_state, repo_root
 from tailgate.prereg.guard import check_frozen, refusal_message
 from tailgate.prereg.history import lock_history
-from tailgate.prereg.lock import Lock, LockIntegrityError, make_entry, new_lock, write_lock
+from tailgate.prereg.lock import (
+    Lock,
+    LockIntegrityError,
+    amendment_changes,
+    make_entry,
+    new_lock,
+    write_lock,
+)
 from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study, load, lock_path_for
 
@@ -134,15 +141,6 @@ def _committed_lock_refusal(
     )
 
 
-def _pin_change_entries(registered: dict[str, Any], now: dict[str, Any]) -> list[Change]:
-    out = []
-    for f in pin_changes(registered, now):
-        old, new = registered.get(f), now.get(f)
-        kind = "added" if old is None else "removed" if new is None else "changed"
-        out.append(Change(f"pins.{f}", old, new, kind, UNCLASSIFIED, True))
-    return out
-
-
 def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
     """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring)."""
     study = load(prereg_path)
@@ -232,7 +230,7 @@ def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendRe
         )
     head = state.lock.head_entry
     now_pins = pins_of(study)
-    changes = diff(head["prereg"], study.data) + _pin_change_entries(head.get("pins", {}), now_pins)
+    changes = amendment_changes(head, {"prereg": study.data, "pins": now_pins})
     if not changes:
         raise InputError(
             f"{study.path}: nothing to amend — the file and the input files it names match the "

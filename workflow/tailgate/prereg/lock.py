@@ -30,6 +30,7 @@ __all__ = [
     "LOCK_VERSION",
     "Lock",
     "LockIntegrityError",
+    "amendment_changes",
     "make_entry",
     "read_lock",
     "utc_now",
@@ -98,6 +99,23 @@ def make_entry(
         entry["changes"] = changes or []
     entry["entry_hash"] = entry_hash(entry)
     return entry
+
+
+def amendment_changes(previous: dict[str, Any], entry: dict[str, Any]) -> list[Any]:
+    """The changes ``entry`` makes to ``previous`` (:class:`tailgate.prereg.diff.Change`): the
+    field diff of their snapshots, then each pinned input file that differs. Derived from the
+    entries' content every time, never read from the ``changes`` an amendment lists about
+    itself, so a forged list cannot hide a changed decision rule."""
+    from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
+    from tailgate.prereg.pins import pin_changes
+
+    out = diff(previous.get("prereg") or {}, entry.get("prereg") or {})
+    old_pins, new_pins = previous.get("pins") or {}, entry.get("pins") or {}
+    for f in pin_changes(old_pins, new_pins):
+        old, new = old_pins.get(f), new_pins.get(f)
+        kind = "added" if old is None else "removed" if new is None else "changed"
+        out.append(Change(f"pins.{f}", old, new, kind, UNCLASSIFIED, True))
+    return out
 
 
 @dataclass(frozen=True)
