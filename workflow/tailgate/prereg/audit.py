@@ -7,10 +7,13 @@ The audit checks, and reports each check by name (any failure: exit 4):
 3. **pre-registration** — the file and the input files it pins against the chain head, and
    optionally one published hash (``expected_hash``: any entry's ``entry_hash`` or
    ``canonical_hash``; that entry and every one before it are checked);
-4. **git** (skipped only with ``no_git``, and then timing is reported as unverified) — the
-   pre-registration and lock are committed as they are; every committed version of the lock
-   extends the one before (append-only); the commit that first holds entry 0 predates the first
-   data artifact; an amendment committed or made after data says so (``data_existed``);
+4. **git** (skipped only with ``no_git``, and then timing is reported as unverified), read as a
+   skeptical reviewer (:mod:`tailgate.prereg.gitreview`) — no links at the registration, no
+   shallow clone, the pre-registration and lock committed as they are (compared by blob hash);
+   every committed version of the lock on any branch extends the one before (append-only);
+   every entry is in some commit; the commit that first holds entry 0 predates the first data
+   artifact; an amendment committed or made after data says so (``data_existed``). Commit dates
+   are the committer's; ``tsa_cert`` verifies trusted timestamps (:mod:`tailgate.prereg.timestamp`);
 5. **files and records** — every file has a record and every record a file, with the recorded
    SHA-256 (tables: which rows changed); ``logs/``, ``.snakemake/`` and Snakemake's
    ``workflow-report.html`` are not audited;
@@ -44,8 +47,7 @@ from typing import Any
 
 from tailgate.errors import DamagedFileError, TailgateError
 from tailgate.prereg.canonical import sha256_file
-from tailgate.prereg.gitinfo import path_state, repo_root
-from tailgate.prereg.history import lock_history
+from tailgate.prereg.gitinfo import repo_root
 from tailgate.prereg.lock import Lock, LockIntegrityError, parse_time, read_lock
 from tailgate.prereg.study import NAME_RE, Study, load, lock_path_for, results_dir_for
 
@@ -393,6 +395,9 @@ def _check_git(
                     f"{lock_path}: amendment {e['seq']} was made at {e['time']}, after the first "
                     f"artifact {first_path}, but records that no data existed"
                 )
+    from tailgate.prereg.gitreview import linked_registration, review
+
+    fails.extend(linked_registration(prereg_path, lock_path))
     if no_git:
         notes.append(
             "git not consulted (--no-git): when the registration was committed relative to the "
@@ -406,16 +411,12 @@ def _check_git(
             "--no-git, which reports the timing as unverified)"
         )
         return Check("git", "no git work tree", fails, notes)
-    for p in (prereg_path, lock_path):
-        state = path_state(p)
-        if state == "untracked":
-            fails.append(f"{p}: never committed (commit the registration before the data)")
-        elif state == "modified":
-            fails.append(f"{p}: differs from the committed version (uncommitted changes)")
-    if lock is None:
-        return Check("git", "lock history", fails, notes)
-    history = lock_history(lock_path, [e["entry_hash"] for e in lock.chain])
-    fails.extend(history.violations)
+    reviewed = review(prereg_path, lock_path, lock)
+    fails.extend(reviewed.failures)
+    notes.extend(reviewed.notes)
+    history = reviewed.history
+    if history is None or lock is None:
+        return Check("git", "the registration's git history", fails, notes)
     for e in lock.chain:
         found = history.introduced.get(e["entry_hash"])
         if found is None:
@@ -435,7 +436,8 @@ def _check_git(
                 f"{lock_path}: amendment {e['seq']} was first committed in {commit[:12]} after "
                 f"the first artifact {first[1]}, but records that no data existed"
             )
-    return Check("git", f"{len(history.versions)} committed version(s) of the lock", fails, notes)
+    detail = f"{len(history.versions)} committed version(s) of the lock (every branch and tag)"
+    return Check("git", detail, fails, notes)
 
 
 def _amendment_notes(lock: Lock) -> list[str]:
