@@ -11,24 +11,11 @@ import shutil
 import subprocess
 
 import pytest
-from attack_project import Project, head_commit
+from attack_project import Project, forge_fresh_lock, head_commit
 from git_repo import git
 
 AUDIT_FAILED = 4
 LOOSER = ("band_rule: all", "band_rule: any")
-
-
-def _fresh_lock(proj) -> None:
-    """A new entry 0 for the looser file, written with the library as a forger would."""
-    from tailgate.prereg.lock import make_entry, new_lock, write_lock
-    from tailgate.prereg.study import load
-
-    study = load(proj.prereg)
-    entry = make_entry(
-        seq=0, kind="freeze", previous_entry_hash=None, snapshot=study.data,
-        raw_hash=study.raw_hash, derived={}, data_existed=False, git=None, pins={},
-    )  # fmt: skip
-    write_lock(new_lock(proj.lock, study.name, [entry]))
 
 
 def test_a_side_branch_merged_with_ours_is_seen(proj):
@@ -36,7 +23,7 @@ def test_a_side_branch_merged_with_ours_is_seen(proj):
     never shows it): the walk over every parent finds the rival chain."""
     git(proj.root, "checkout", "-q", "-b", "side")
     proj.replace(*LOOSER)
-    _fresh_lock(proj)
+    forge_fresh_lock(proj)
     side = proj.commit("Register the study")
     git(proj.root, "checkout", "-q", "main")
     git(proj.root, "merge", "-q", "-s", "ours", "side", "-m", "merge side")

@@ -166,6 +166,7 @@ def audit(
     prereg: str | Path | None = None,
     expected_hash: str | None = None,
     no_git: bool = False,
+    tsa_cert: str | Path | None = None,
 ) -> AuditReport:
     """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock."""
     from tailgate.prereg.guard import links_in
@@ -229,6 +230,13 @@ def audit(
     checks.append(
         _guarded(checks, "git", lock_path, _check_git, prereg_path, lock_path, lock, first, no_git)
     )
+
+    if lock is not None and (tsa_cert is not None or lock.timestamps):
+        checks.append(
+            _guarded(
+                checks, "trusted timestamps", lock_path, _check_timestamps, lock, tsa_cert, first
+            )
+        )
 
     # 5-8. files, inputs, production head, code
     if records is not None:
@@ -438,6 +446,20 @@ def _check_git(
             )
     detail = f"{len(history.versions)} committed version(s) of the lock (every branch and tag)"
     return Check("git", detail, fails, notes)
+
+
+def _check_timestamps(
+    lock: Lock, tsa_cert: str | Path | None, first: tuple[datetime, str] | None
+) -> Check:
+    from tailgate.prereg.timestamp import verify_tokens
+
+    found = verify_tokens(lock, None if tsa_cert is None else Path(tsa_cert), first)
+    detail = (
+        f"tokens verified against {tsa_cert}"
+        if tsa_cert is not None
+        else "tokens listed, not verified (no --tsa-cert)"
+    )
+    return Check("trusted timestamps", detail, found.failures, found.notes)
 
 
 def _amendment_notes(lock: Lock) -> list[str]:

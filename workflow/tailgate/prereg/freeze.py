@@ -141,8 +141,28 @@ def _committed_lock_refusal(
     )
 
 
-def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
-    """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring)."""
+def _stamped(lock: Lock, timestamp: str | None, seqs: list[int] | None = None) -> Lock:
+    """``lock`` with a trusted timestamp token from the TSA at ``timestamp`` for each entry of
+    ``seqs`` (absent: every entry without one); asked before anything is written
+    (:mod:`tailgate.prereg.timestamp`)."""
+    if timestamp is None:
+        return lock
+    from tailgate.prereg.timestamp import request_token
+
+    stamps = {h: list(v) for h, v in lock.timestamps.items()}
+    for e in lock.chain:
+        h = str(e["entry_hash"])
+        if (seqs is None and not stamps.get(h)) or (seqs is not None and e["seq"] in seqs):
+            stamps.setdefault(h, []).append(request_token(timestamp, e))
+    return new_lock(lock.path, lock.study, lock.chain, stamps)
+
+
+def freeze(
+    prereg_path: str | Path, *, tag: bool = False, timestamp: str | None = None
+) -> FreezeResult:
+    """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring);
+    ``timestamp``: the URL of a time-stamping authority that signs the entry's hash (an
+    unchanged, frozen file: every entry without a token)."""
     study = load(prereg_path)
     lock_path = lock_path_for(study.path)
     state = check_frozen(study.path, pins=False)
@@ -156,6 +176,10 @@ def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
                 f"{', '.join(changed)} differ from their pins. Restore them, or record the new "
                 f"files with 'tailgate amend {study.path} --reason \"…\"'."
             )
+        if timestamp is not None:
+            stamped = _stamped(state.lock, timestamp)
+            write_lock(stamped)
+            return FreezeResult(study, stamped, design, "unchanged")
         return FreezeResult(study, state.lock, design, "unchanged")
     refusal = _committed_lock_refusal(
         study, lock_path, "re-freeze" if state.lock is not None else "freeze", state.changes
@@ -190,15 +214,18 @@ def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
         git=head_state(study.path),
         pins=pins_of(study),
     )
-    lock = new_lock(lock_path, study.name, [entry])
+    lock = _stamped(new_lock(lock_path, study.name, [entry]), timestamp)
     write_lock(lock)
     if tag:
         tag_entry(study, lock)
     return FreezeResult(study, lock, design, "frozen" if state.lock is None else "refrozen")
 
 
-def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendResult:
-    """Append an amendment registering the current file (and input files) as the new head."""
+def amend(
+    prereg_path: str | Path, reason: str, *, tag: bool = False, timestamp: str | None = None
+) -> AmendResult:
+    """Append an amendment registering the current file (and input files) as the new head;
+    ``timestamp``: a time-stamping authority's URL that signs the new entry's hash."""
     if not reason or not reason.strip():
         raise InputError(
             "tailgate amend: --reason is empty. Fix: say why the registered plan changes, "
@@ -250,7 +277,8 @@ def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendRe
         changes=[c.to_json() for c in changes],
         pins=now_pins,
     )
-    lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry])
+    lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry], state.lock.timestamps)
+    lock = _stamped(lock, timestamp, [int(entry["seq"])])
     write_lock(lock)
     if tag:
         tag_entry(study, lock)
