@@ -21,7 +21,9 @@ The audit checks, and reports each check by name (any failure: exit 4):
    files were the pinned ones;
 7. **chain head at production** — each record's lock entry existed and was the head at the time;
 8. **code** — every record of the study was made by the same code (digest of the tailgate
-   package and workflow); a digest other than the auditor's is a note;
+   package and workflow); a digest other than the auditor's is a note; **runtime** — no record
+   was made with an import hook, compiled code that is not its source, or a tailgate module
+   from elsewhere (:mod:`tailgate.prereg.runtime`);
 9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
    deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
 10. **verdicts** — every recorded outcome re-derived by the functions registered with
@@ -245,6 +247,7 @@ def audit(
             or []
         )
         checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
+        checks.append(_guarded(checks, "runtime", rd / "provenance", _check_runtime, records))
         checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd))
 
     # 9-11. realised design, verdicts, report
@@ -682,6 +685,14 @@ def _check_code(records: list[Any]) -> Check:
         )
     detail = f"{len(records)} record(s), {len(groups)} code digest(s)"
     return Check("code", detail, fails, notes)
+
+
+def _check_runtime(records: list[Any]) -> Check:
+    from tailgate.prereg.runtime import check_runtime
+
+    fails, notes = check_runtime(records)
+    detail = "modules loaded, compiled files and import hooks of every job"
+    return Check("runtime", detail, fails, notes)
 
 
 def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
