@@ -511,8 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
         "audit",
         "re-verify a results directory (exit 4 if anything fails)",
         "Check RESULTS_DIR (no links; every file has a record and every record a file, with "
-        "its hash), the lock's chain, that every committed version of the lock extends the one "
-        "before and that entry 0 was committed before the first artifact (git), the pins of the "
+        "its hash), the lock's chain, that every committed version of the lock on any branch "
+        "extends the one before and that entry 0 was committed before the first artifact (git; "
+        "--tsa-cert: its trusted timestamp), the pins of the "
         "registration's input files, that one code made every artifact, the realised design and "
         "its deviations, every recorded verdict (re-derived from stored statistics) and the "
         "report (re-rendered). --reproduce also re-runs every derived stage from the data with "

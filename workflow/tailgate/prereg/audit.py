@@ -67,7 +67,8 @@ CANNOT_PROVE = (
     "and, with local files alone, that a researcher who rewrote git history (or never committed "
     "the lock before collecting data) did not register after seeing results. A receipt "
     "published before the data (tailgate freeze prints it; --tag makes a tag to push) closes "
-    "that: pass its hash as --expected-hash."
+    "that: pass its hash as --expected-hash; so does a trusted timestamp (freeze --timestamp "
+    "URL), verified with --tsa-cert."
 )
 
 VerdictCheck = Callable[[Path, Study], list[str]]
