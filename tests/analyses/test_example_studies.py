@@ -214,7 +214,8 @@ def test_perturbation_demo_amended_budget_and_list_after_the_pilot_is_a_deviatio
     _, deviations = amendment_log(lock)
     assert len(deviations) == 1
     assert "analyses.composite-null.budget" in deviations[0]["what"]
-    assert "changed after data existed" in deviations[0]["what"]
+    assert "changed after registration" in deviations[0]["what"]
+    assert "data existed then" in deviations[0]["what"]
     assert proj.cli("verify", proj.prereg).returncode == 0
     target = f"results/{proj.name}/analyses/composite-null/statistics.json"
     res = proj.snakemake(target)

@@ -155,5 +155,19 @@ def registered_and_run(root: Path, name: str, text: str) -> Project:
     return proj
 
 
+def forge_fresh_lock(proj: Project) -> None:
+    """A new entry 0 for the file as it is now, written with the library as a forger would
+    (past every refusal of ``freeze``)."""
+    from tailgate.prereg.lock import make_entry, new_lock, write_lock
+    from tailgate.prereg.study import load
+
+    study = load(proj.prereg)
+    entry = make_entry(
+        seq=0, kind="freeze", previous_entry_hash=None, snapshot=study.data,
+        raw_hash=study.raw_hash, derived={}, data_existed=False, git=None, pins={},
+    )  # fmt: skip
+    write_lock(new_lock(proj.lock, study.name, [entry]))
+
+
 def head_commit(root: Path) -> str:
     return git(root, "rev-parse", "HEAD").strip()

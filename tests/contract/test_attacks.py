@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from attack_project import REPO_ROOT, head_commit, write_import_csv
+from attack_project import REPO_ROOT, forge_fresh_lock, head_commit, write_import_csv
 from git_repo import git
 
 REFUSED, INVALID, AUDIT_FAILED = 3, 2, 4
@@ -108,18 +108,10 @@ def test_2_delete_and_reregister_is_refused(proj):
 
 def test_2_a_forged_new_registration_fails_the_audit_naming_the_commit(proj):
     """Past the refusal with the library itself: a new entry 0, committed, a rerun to PASS."""
-    from tailgate.prereg.lock import make_entry, new_lock, write_lock
-    from tailgate.prereg.study import load
-
     original = head_commit(proj.root)
     shutil.rmtree(proj.results)
     proj.replace(*LOOSER)
-    study = load(proj.prereg)
-    entry = make_entry(
-        seq=0, kind="freeze", previous_entry_hash=None, snapshot=study.data,
-        raw_hash=study.raw_hash, derived={}, data_existed=False, git=None, pins={},
-    )  # fmt: skip
-    write_lock(new_lock(proj.lock, study.name, [entry]))
+    forge_fresh_lock(proj)
     forged = proj.commit("Register the study")
     res = proj.snakemake()
     assert res.returncode == 0, res.stderr[-2000:]

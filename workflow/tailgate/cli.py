@@ -159,7 +159,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_freeze(args: argparse.Namespace) -> int:
     from tailgate.prereg.freeze import freeze
 
-    res = freeze(args.prereg, tag=args.tag)
+    res = freeze(args.prereg, tag=args.tag, timestamp=args.timestamp)
     head = res.lock.head
     if res.action == "unchanged":
         print(
@@ -229,7 +229,7 @@ def _cmd_amend(args: argparse.Namespace) -> int:
     from tailgate.prereg.diff import format_changes
     from tailgate.prereg.freeze import amend
 
-    res = amend(args.prereg, args.reason, tag=args.tag)
+    res = amend(args.prereg, args.reason, tag=args.tag, timestamp=args.timestamp)
     print(
         f"{res.study.path}: amendment {res.entry['seq']} appended to {res.lock.path.name}"
         + (" (data already existed)" if res.data_existed else " (no data existed yet)")
@@ -243,6 +243,8 @@ def _cmd_amend(args: argparse.Namespace) -> int:
 def _print_receipt(lock: Any, tagged: bool) -> None:
     """The receipt line to publish, and what to do with it."""
     print(lock.receipt())
+    for t in lock.timestamps.get(lock.head["entry_hash"], []):
+        print(f"time-stamped by {t['tsa']} at {t['time']} (token stored in {lock.path.name})")
     name = f"prereg/{lock.study}/{lock.head['seq']}"
     if tagged:
         print(f"committed and tagged {name}; publish it: git push origin {name}")
@@ -262,6 +264,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         prereg=args.prereg,
         expected_hash=args.expected_hash,
         no_git=args.no_git,
+        tsa_cert=args.tsa_cert,
     )
     if args.reproduce:
         from tailgate.prereg.reproduce import reproduce
@@ -407,6 +410,15 @@ def build_parser() -> argparse.ArgumentParser:
             action="store_true",
             help="commit the pre-registration and its lock and create the annotated git tag "
             "prereg/<study>/<seq> holding the receipt (push it to publish it)",
+        )
+        p.add_argument(
+            "--timestamp",
+            metavar="URL",
+            default=None,
+            help="ask the RFC 3161 time-stamping authority at URL (e.g. https://freetsa.org/tsr) "
+            "to sign the entry's hash, and store its token in the lock; 'audit --tsa-cert' then "
+            "proves when the entry existed. With an unchanged frozen file, freeze adds a token "
+            "to every entry that has none",
         )
 
     p = verb(
@@ -562,8 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
         "audit",
         "re-verify a results directory (exit 4 if anything fails)",
         "Check RESULTS_DIR (no links; every file has a record and every record a file, with "
-        "its hash), the lock's chain, that every committed version of the lock extends the one "
-        "before and that entry 0 was committed before the first artifact (git), the pins of the "
+        "its hash), the lock's chain, that every committed version of the lock on any branch "
+        "extends the one before and that entry 0 was committed before the first artifact (git; "
+        "--tsa-cert: its trusted timestamp), the pins of the "
         "registration's input files, that one code made every artifact, the realised design and "
         "its deviations, every recorded verdict (re-derived from stored statistics) and the "
         "report (re-rendered). --reproduce also re-runs every derived stage from the data with "
@@ -577,6 +590,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="a receipt's hash published elsewhere (entry_hash or canonical_hash of any chain "
         "entry): that entry and every one before it must be in the chain",
+    )
+    p.add_argument(
+        "--tsa-cert",
+        metavar="FILE",
+        default=None,
+        help="the time-stamping authority's root certificate (PEM or DER; intermediates may "
+        "follow in the same file): verify the lock's timestamp tokens offline and report the "
+        "registration time as proven",
     )
     p.add_argument(
         "--no-git",

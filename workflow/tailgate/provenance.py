@@ -200,6 +200,7 @@ def record(
         raise ValueError(f"kind must be 'data', 'derived' or 'report', got {kind!r}")
     from tailgate.code import code_digest
     from tailgate.prereg.guard import verify_study
+    from tailgate.prereg.runtime import fingerprint
 
     artifact = Path(artifact_path)
     rel = _relative(artifact, results_dir)
@@ -221,6 +222,7 @@ def record(
         "seed": seed,
         "versions": current_environment(),
         "code": {"digest": code_digest(), "git": _project_git(results_dir)},
+        "runtime": fingerprint(),
         "created": utc_now(),
         "extra": extra or {},
     }

@@ -7,10 +7,13 @@ The audit checks, and reports each check by name (any failure: exit 4):
 3. **pre-registration** — the file and the input files it pins against the chain head, and
    optionally one published hash (``expected_hash``: any entry's ``entry_hash`` or
    ``canonical_hash``; that entry and every one before it are checked);
-4. **git** (skipped only with ``no_git``, and then timing is reported as unverified) — the
-   pre-registration and lock are committed as they are; every committed version of the lock
-   extends the one before (append-only); the commit that first holds entry 0 predates the first
-   data artifact; an amendment committed or made after data says so (``data_existed``);
+4. **git** (skipped only with ``no_git``, and then timing is reported as unverified), read as a
+   skeptical reviewer (:mod:`tailgate.prereg.gitreview`) — no links at the registration, no
+   shallow clone, the pre-registration and lock committed as they are (compared by blob hash);
+   every committed version of the lock on any branch extends the one before (append-only);
+   every entry is in some commit; the commit that first holds entry 0 predates the first data
+   artifact; an amendment committed or made after data says so (``data_existed``). Commit dates
+   are the committer's; ``tsa_cert`` verifies trusted timestamps (:mod:`tailgate.prereg.timestamp`);
 5. **files and records** — every file has a record and every record a file, with the recorded
    SHA-256 (tables: which rows changed); ``logs/``, ``.snakemake/`` and Snakemake's
    ``workflow-report.html`` are not audited;
@@ -18,7 +21,9 @@ The audit checks, and reports each check by name (any failure: exit 4):
    files were the pinned ones;
 7. **chain head at production** — each record's lock entry existed and was the head at the time;
 8. **code** — every record of the study was made by the same code (digest of the tailgate
-   package and workflow); a digest other than the auditor's is a note;
+   package and workflow); a digest other than the auditor's is a note; **runtime** — no record
+   was made with an import hook, compiled code that is not its source, or a tailgate module
+   from elsewhere (:mod:`tailgate.prereg.runtime`);
 9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
    deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
 10. **verdicts** — every recorded outcome re-derived by the functions registered with
@@ -42,13 +47,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from tailgate.errors import DamagedFileError, TailgateError
 from tailgate.prereg.canonical import sha256_file
-from tailgate.prereg.gitinfo import path_state, repo_root
-from tailgate.prereg.history import lock_history
+from tailgate.prereg.gitinfo import repo_root
 from tailgate.prereg.lock import Lock, LockIntegrityError, parse_time, read_lock
 from tailgate.prereg.study import NAME_RE, Study, load, lock_path_for, results_dir_for
 
@@ -66,7 +71,8 @@ CANNOT_PROVE = (
     "and, with local files alone, that a researcher who rewrote git history (or never committed "
     "the lock before collecting data) did not register after seeing results. A receipt "
     "published before the data (tailgate freeze prints it; --tag makes a tag to push) closes "
-    "that: pass its hash as --expected-hash."
+    "that: pass its hash as --expected-hash; so does a trusted timestamp (freeze --timestamp "
+    "URL), verified with --tsa-cert."
 )
 
 VerdictCheck = Callable[[Path, Study], list[str]]
@@ -167,6 +173,7 @@ def audit(
     prereg: str | Path | None = None,
     expected_hash: str | None = None,
     no_git: bool = False,
+    tsa_cert: str | Path | None = None,
 ) -> AuditReport:
     """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock."""
     from tailgate.prereg.guard import links_in
@@ -232,6 +239,13 @@ def audit(
         _guarded(checks, "git", lock_path, _check_git, prereg_path, lock_path, lock, first, no_git)
     )
 
+    if lock is not None and (tsa_cert is not None or lock.timestamps):
+        checks.append(
+            _guarded(
+                checks, "trusted timestamps", lock_path, _check_timestamps, lock, tsa_cert, first
+            )
+        )
+
     # 5-8. files, inputs, production head, code
     if records is not None:
         checks.extend(
@@ -239,6 +253,7 @@ def audit(
             or []
         )
         checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
+        checks.append(_guarded(checks, "runtime", rd / "provenance", _check_runtime, records))
         checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd))
 
     # 9-11. realised design, verdicts, report
@@ -397,6 +412,9 @@ def _check_git(
                     f"{lock_path}: amendment {e['seq']} was made at {e['time']}, after the first "
                     f"artifact {first_path}, but records that no data existed"
                 )
+    from tailgate.prereg.gitreview import linked_registration, review
+
+    fails.extend(linked_registration(prereg_path, lock_path))
     if no_git:
         notes.append(
             "git not consulted (--no-git): when the registration was committed relative to the "
@@ -410,16 +428,12 @@ def _check_git(
             "--no-git, which reports the timing as unverified)"
         )
         return Check("git", "no git work tree", fails, notes)
-    for p in (prereg_path, lock_path):
-        state = path_state(p)
-        if state == "untracked":
-            fails.append(f"{p}: never committed (commit the registration before the data)")
-        elif state == "modified":
-            fails.append(f"{p}: differs from the committed version (uncommitted changes)")
-    if lock is None:
-        return Check("git", "lock history", fails, notes)
-    history = lock_history(lock_path, [e["entry_hash"] for e in lock.chain])
-    fails.extend(history.violations)
+    reviewed = review(prereg_path, lock_path, lock)
+    fails.extend(reviewed.failures)
+    notes.extend(reviewed.notes)
+    history = reviewed.history
+    if history is None or lock is None:
+        return Check("git", "the registration's git history", fails, notes)
     for e in lock.chain:
         found = history.introduced.get(e["entry_hash"])
         if found is None:
@@ -439,19 +453,39 @@ def _check_git(
                 f"{lock_path}: amendment {e['seq']} was first committed in {commit[:12]} after "
                 f"the first artifact {first[1]}, but records that no data existed"
             )
-    return Check("git", f"{len(history.versions)} committed version(s) of the lock", fails, notes)
+    detail = f"{len(history.versions)} committed version(s) of the lock (every branch and tag)"
+    return Check("git", detail, fails, notes)
+
+
+def _check_timestamps(
+    lock: Lock, tsa_cert: str | Path | None, first: tuple[datetime, str] | None
+) -> Check:
+    from tailgate.prereg.timestamp import verify_tokens
+
+    found = verify_tokens(lock, None if tsa_cert is None else Path(tsa_cert), first)
+    detail = (
+        f"tokens verified against {tsa_cert}"
+        if tsa_cert is not None
+        else "tokens listed, not verified (no --tsa-cert)"
+    )
+    return Check("trusted timestamps", detail, found.failures, found.notes)
 
 
 def _amendment_notes(lock: Lock) -> list[str]:
+    """One note per amendment, its changes derived from the snapshots (never its own list)."""
+    from tailgate.prereg.lock import amendment_changes
+
     notes = []
-    for e in lock.chain[1:]:
-        loosen = [c["field"] for c in e.get("changes", []) if c.get("class") == "loosening"]
-        decision = [c["field"] for c in e.get("changes", []) if c.get("decision")]
+    for previous, e in pairwise(lock.chain):
+        changes = amendment_changes(previous, e)
+        loosen = [c.field for c in changes if c.direction == "loosening"]
+        decision = [c.field for c in changes if c.decision]
         notes.append(
             f"amendment {e['seq']} at {e['time']}"
-            + (" after data existed" if e.get("data_existed") else " before any data")
+            + (" after data existed" if e.get("data_existed") else " before any data was found")
             + f": {e.get('reason')!r}; decision fields changed: {', '.join(decision) or 'none'}"
             + (f"; loosening: {', '.join(loosen)}" if loosen else "")
+            + ("; a deviation from the registered plan" if decision else "")
         )
     return notes
 
@@ -660,6 +694,14 @@ def _check_code(records: list[Any]) -> Check:
         )
     detail = f"{len(records)} record(s), {len(groups)} code digest(s)"
     return Check("code", detail, fails, notes)
+
+
+def _check_runtime(records: list[Any]) -> Check:
+    from tailgate.prereg.runtime import check_runtime
+
+    fails, notes = check_runtime(records)
+    detail = "modules loaded, compiled files and import hooks of every job"
+    return Check("runtime", detail, fails, notes)
 
 
 def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:

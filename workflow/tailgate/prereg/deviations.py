@@ -3,9 +3,13 @@
 Two sources, one list (``verdict.json``'s ``deviations``, shown first in the report, re-derived by
 ``tailgate audit``):
 
-* **amendments** — an amendment that changed a decision rule (every non-descriptive field,
-  :mod:`tailgate.prereg.diff`) or a pinned input file once data existed: results after it are not
-  confirmatory under the registered plan;
+* **amendments** — every amendment that changed a decision rule (every non-descriptive field,
+  :mod:`tailgate.prereg.diff`) or a pinned input file. A registration is public from entry 0 on,
+  so a change after it is a deviation whether or not data was found at the time: a researcher
+  can look at results and delete them before amending, so "no data existed" is a claim the
+  amendment records (``data_existed``, shown as information) and never a reason to pass a
+  change as the registered plan. The changes are derived from the entries' snapshots and pins
+  (:func:`tailgate.prereg.lock.amendment_changes`), never from the list an amendment carries;
 * **the realised design** — what the data and statistics actually hold against what was
   registered: fewer rows per condition than registered prompts, or bootstrap sizes other than
   the registered ones (:func:`realised_design`).
@@ -14,7 +18,10 @@ Two sources, one list (``verdict.json``'s ``deviations``, shown first in the rep
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import pairwise
 from typing import Any
+
+from tailgate.prereg.lock import amendment_changes
 
 __all__ = [
     "amendment_log",
@@ -24,10 +31,11 @@ __all__ = [
 
 
 def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The lock's amendments (report shape) and the deviations they make."""
+    """The lock's amendments (report shape) and the deviations they make (module docstring)."""
     amendments, deviations = [], []
-    for e in lock.chain[1:] if lock is not None else []:
-        changes = e.get("changes", [])
+    chain = lock.chain if lock is not None else []
+    for previous, e in pairwise(chain):
+        changes = [c.to_json() for c in amendment_changes(previous, e)]
         decision = [c["field"] for c in changes if c.get("decision")]
         classes = sorted({"decision_rule" if c.get("decision") else "other" for c in changes})
         amendments.append(
@@ -41,11 +49,13 @@ def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
                 "entry_hash": str(e["entry_hash"]),
             }
         )
-        if decision and e.get("data_existed"):
+        if decision:
             loosening = [c["field"] for c in changes if c.get("class") == "loosening"]
+            when = "data existed" if e.get("data_existed") else "no data was found"
             deviations.append(
                 {
-                    "what": f"decision rule(s) {', '.join(decision)} changed after data existed"
+                    "what": f"decision rule(s) {', '.join(decision)} changed after registration "
+                    f"(amendment {e['seq']}; {when} then)"
                     + (f" (loosening: {', '.join(loosening)})" if loosening else "")
                     + "; results are not confirmatory under the registered plan",
                     "amendment": int(e["seq"]),

@@ -1,7 +1,12 @@
 """Field-level diff between two canonical pre-registrations, with the direction of each change.
 
-Lists of named entries (``conditions``, ``scorers``) are matched by name, so a reordering is no
-change and an entry whose content is unchanged under a new name is reported as *renamed*.
+Lists of named entries (``conditions``, ``scorers`` and each analysis's ``criteria``) are matched
+by name, so a reordering is no change and an entry whose content is unchanged under a new name is
+reported as *renamed*. A criterion is compared field by field (``statistic``, ``comparison``,
+``threshold``, ``borderline``), and its threshold and comparison are classed by what they let
+pass: a larger threshold under ``<``/``<=`` loosens, under ``>``/``>=`` tightens; a comparison
+that accepts a superset of values (``<`` → ``<=``, ``==`` → ``>=``) loosens; a criterion removed
+can no longer fail, so removing it loosens.
 
 Classification is **fail-closed**: every field is a decision rule of the registered plan unless it
 is on the short list :data:`DESCRIPTIVE_FIELDS` (text that no stage reads, and display-only
@@ -150,6 +155,74 @@ def _classify(field: str, old: Any, new: Any, kind: str) -> Change:
     return Change(field, old, new, kind, cls, True)
 
 
+#: the orderings (of statistic against threshold) each comparison accepts
+_ACCEPTS: dict[str, frozenset[str]] = {
+    "<": frozenset({"lt"}),
+    "<=": frozenset({"lt", "eq"}),
+    "==": frozenset({"eq"}),
+    ">=": frozenset({"gt", "eq"}),
+    ">": frozenset({"gt"}),
+}
+
+
+def _criterion_class(part: str, old: Any, new: Any, old_c: dict, new_c: dict) -> str:
+    """Direction of a change of one criterion's ``part`` (module docstring)."""
+    if part == "comparison" and old in _ACCEPTS and new in _ACCEPTS:
+        a, b = _ACCEPTS[old], _ACCEPTS[new]
+        return LOOSENING if b > a else TIGHTENING if b < a else UNCLASSIFIED
+    if part == "threshold" and _is_number(old) and _is_number(new) and old != new:
+        sides = {_ACCEPTS.get(str(c.get("comparison")), frozenset()) for c in (old_c, new_c)}
+        if all("lt" in s and "gt" not in s for s in sides):  # statistic below the threshold
+            return LOOSENING if new > old else TIGHTENING
+        if all("gt" in s and "lt" not in s for s in sides):
+            return LOOSENING if new < old else TIGHTENING
+    return UNCLASSIFIED
+
+
+def _criteria(old: Any, new: Any, field: str, out: list[Change]) -> None:
+    """One analysis's ``criteria`` compared criterion by criterion (module docstring)."""
+    names_old = [c.get("name") for c in old] if _named_list(old) else None
+    names_new = [c.get("name") for c in new] if _named_list(new) else None
+    if names_old is None or names_new is None:
+        out.append(_classify(field, old, new, "changed"))
+        return
+    before = {c["name"]: c for c in old}
+    after = {c["name"]: c for c in new}
+    for name in names_old:
+        sub = f"{field}[{name}]"
+        if name not in after:
+            body = {k: v for k, v in before[name].items() if k != "name"}
+            twin = next((n for n in names_new if n not in before and _body(after[n]) == body), None)
+            if twin is not None:
+                out.append(Change(f"{sub}.name", name, twin, "renamed", UNCLASSIFIED, True))
+            else:
+                out.append(Change(sub, before[name], None, "removed", LOOSENING, True))
+            continue
+        o, n = before[name], after[name]
+        for part in sorted(set(o) | set(n)):
+            if o.get(part) == n.get(part) and type(o.get(part)) is type(n.get(part)):
+                continue
+            kind = "added" if part not in o else "removed" if part not in n else "changed"
+            cls = _criterion_class(part, o.get(part), n.get(part), o, n)
+            out.append(Change(f"{sub}.{part}", o.get(part), n.get(part), kind, cls, True))
+    renamed_to = {c.new for c in out if c.kind == "renamed" and c.field.startswith(field + "[")}
+    for name in names_new:
+        if name not in before and name not in renamed_to:
+            out.append(Change(f"{field}[{name}]", None, after[name], "added", UNCLASSIFIED, True))
+
+
+def _named_list(v: Any) -> bool:
+    """A list of objects with unique names (criteria: else compared as one list)."""
+    if not isinstance(v, list) or not all(isinstance(c, dict) and "name" in c for c in v):
+        return False
+    names = [c["name"] for c in v]
+    return len(set(names)) == len(names)
+
+
+def _body(e: dict) -> dict:
+    return {k: v for k, v in e.items() if k != "name"}
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -177,6 +250,8 @@ def _walk(old: Any, new: Any, field: str, out: list[Change]) -> None:
                 out.append(_classify(sub, None, new[key], "added"))
             elif field == "" and key in ("conditions", "scorers"):
                 _named(old[key], new[key], key, out)
+            elif key == "criteria" and field.startswith("analyses."):
+                _criteria(old[key], new[key], sub, out)
             else:
                 _walk(old[key], new[key], sub, out)
         return
@@ -189,11 +264,8 @@ def _named(old: list[dict], new: list[dict], field: str, out: list[Change]) -> N
     removed = [n for n in by_old if n not in by_new]
     added = [n for n in by_new if n not in by_old]
 
-    def body(e: dict) -> dict:
-        return {k: v for k, v in e.items() if k != "name"}
-
     for r in list(removed):
-        match = next((a for a in added if body(by_new[a]) == body(by_old[r])), None)
+        match = next((a for a in added if _body(by_new[a]) == _body(by_old[r])), None)
         if match is not None:
             out.append(_classify(f"{field}[{r}].name", r, match, "renamed"))
             removed.remove(r)

@@ -21,12 +21,19 @@ from typing import Any
 
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.prereg.design import Design, derived_design
-from tailgate.prereg.diff import UNCLASSIFIED, Change, diff, format_changes
+from tailgate.prereg.diff import Change, format_changes
 from tailgate.prereg.evidence import data_evidence
 from tailgate.prereg.gitinfo import head_state, repo_root
 from tailgate.prereg.guard import check_frozen, refusal_message
 from tailgate.prereg.history import lock_history
-from tailgate.prereg.lock import Lock, LockIntegrityError, make_entry, new_lock, write_lock
+from tailgate.prereg.lock import (
+    Lock,
+    LockIntegrityError,
+    amendment_changes,
+    make_entry,
+    new_lock,
+    write_lock,
+)
 from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study, load, lock_path_for
 
@@ -134,17 +141,28 @@ def _committed_lock_refusal(
     )
 
 
-def _pin_change_entries(registered: dict[str, Any], now: dict[str, Any]) -> list[Change]:
-    out = []
-    for f in pin_changes(registered, now):
-        old, new = registered.get(f), now.get(f)
-        kind = "added" if old is None else "removed" if new is None else "changed"
-        out.append(Change(f"pins.{f}", old, new, kind, UNCLASSIFIED, True))
-    return out
+def _stamped(lock: Lock, timestamp: str | None, seqs: list[int] | None = None) -> Lock:
+    """``lock`` with a trusted timestamp token from the TSA at ``timestamp`` for each entry of
+    ``seqs`` (absent: every entry without one); asked before anything is written
+    (:mod:`tailgate.prereg.timestamp`)."""
+    if timestamp is None:
+        return lock
+    from tailgate.prereg.timestamp import request_token
+
+    stamps = {h: list(v) for h, v in lock.timestamps.items()}
+    for e in lock.chain:
+        h = str(e["entry_hash"])
+        if (seqs is None and not stamps.get(h)) or (seqs is not None and e["seq"] in seqs):
+            stamps.setdefault(h, []).append(request_token(timestamp, e))
+    return new_lock(lock.path, lock.study, lock.chain, stamps)
 
 
-def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
-    """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring)."""
+def freeze(
+    prereg_path: str | Path, *, tag: bool = False, timestamp: str | None = None
+) -> FreezeResult:
+    """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring);
+    ``timestamp``: the URL of a time-stamping authority that signs the entry's hash (an
+    unchanged, frozen file: every entry without a token)."""
     study = load(prereg_path)
     lock_path = lock_path_for(study.path)
     state = check_frozen(study.path, pins=False)
@@ -158,6 +176,10 @@ def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
                 f"{', '.join(changed)} differ from their pins. Restore them, or record the new "
                 f"files with 'tailgate amend {study.path} --reason \"…\"'."
             )
+        if timestamp is not None:
+            stamped = _stamped(state.lock, timestamp)
+            write_lock(stamped)
+            return FreezeResult(study, stamped, design, "unchanged")
         return FreezeResult(study, state.lock, design, "unchanged")
     refusal = _committed_lock_refusal(
         study, lock_path, "re-freeze" if state.lock is not None else "freeze", state.changes
@@ -192,15 +214,18 @@ def freeze(prereg_path: str | Path, *, tag: bool = False) -> FreezeResult:
         git=head_state(study.path),
         pins=pins_of(study),
     )
-    lock = new_lock(lock_path, study.name, [entry])
+    lock = _stamped(new_lock(lock_path, study.name, [entry]), timestamp)
     write_lock(lock)
     if tag:
         tag_entry(study, lock)
     return FreezeResult(study, lock, design, "frozen" if state.lock is None else "refrozen")
 
 
-def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendResult:
-    """Append an amendment registering the current file (and input files) as the new head."""
+def amend(
+    prereg_path: str | Path, reason: str, *, tag: bool = False, timestamp: str | None = None
+) -> AmendResult:
+    """Append an amendment registering the current file (and input files) as the new head;
+    ``timestamp``: a time-stamping authority's URL that signs the new entry's hash."""
     if not reason or not reason.strip():
         raise InputError(
             "tailgate amend: --reason is empty. Fix: say why the registered plan changes, "
@@ -232,7 +257,7 @@ def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendRe
         )
     head = state.lock.head_entry
     now_pins = pins_of(study)
-    changes = diff(head["prereg"], study.data) + _pin_change_entries(head.get("pins", {}), now_pins)
+    changes = amendment_changes(head, {"prereg": study.data, "pins": now_pins})
     if not changes:
         raise InputError(
             f"{study.path}: nothing to amend — the file and the input files it names match the "
@@ -252,7 +277,8 @@ def amend(prereg_path: str | Path, reason: str, *, tag: bool = False) -> AmendRe
         changes=[c.to_json() for c in changes],
         pins=now_pins,
     )
-    lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry])
+    lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry], state.lock.timestamps)
+    lock = _stamped(lock, timestamp, [int(entry["seq"])])
     write_lock(lock)
     if tag:
         tag_entry(study, lock)

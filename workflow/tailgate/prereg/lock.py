@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "LOCK_VERSION",
     "Lock",
     "LockIntegrityError",
+    "amendment_changes",
     "make_entry",
     "read_lock",
     "utc_now",
@@ -100,15 +101,35 @@ def make_entry(
     return entry
 
 
+def amendment_changes(previous: dict[str, Any], entry: dict[str, Any]) -> list[Any]:
+    """The changes ``entry`` makes to ``previous`` (:class:`tailgate.prereg.diff.Change`): the
+    field diff of their snapshots, then each pinned input file that differs. Derived from the
+    entries' content every time, never read from the ``changes`` an amendment lists about
+    itself, so a forged list cannot hide a changed decision rule."""
+    from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
+    from tailgate.prereg.pins import pin_changes
+
+    out = diff(previous.get("prereg") or {}, entry.get("prereg") or {})
+    old_pins, new_pins = previous.get("pins") or {}, entry.get("pins") or {}
+    for f in pin_changes(old_pins, new_pins):
+        old, new = old_pins.get(f), new_pins.get(f)
+        kind = "added" if old is None else "removed" if new is None else "changed"
+        out.append(Change(f"pins.{f}", old, new, kind, UNCLASSIFIED, True))
+    return out
+
+
 @dataclass(frozen=True)
 class Lock:
-    """A lock file's content: ``chain`` (entries, oldest first), recorded length and head."""
+    """A lock file's content: ``chain`` (entries, oldest first), recorded length and head, and
+    the trusted timestamps of entries (entry hash → tokens, :mod:`tailgate.prereg.timestamp`;
+    kept outside the entries, so adding one changes no hash)."""
 
     path: Path
     study: str
     chain: list[dict[str, Any]]
     chain_length: int
     head: dict[str, Any]
+    timestamps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def head_entry(self) -> dict[str, Any]:
@@ -178,13 +199,16 @@ class Lock:
         return next((e for e in self.chain if e["entry_hash"] == entry_hash_), None)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "lock_version": LOCK_VERSION,
             "study": self.study,
             "chain_length": len(self.chain),
             "head": _head(self.chain),
             "chain": self.chain,
         }
+        if self.timestamps:  # absent when none: locks without tokens keep their bytes
+            out["timestamps"] = self.timestamps
+        return out
 
 
 def _head(chain: list[dict[str, Any]]) -> dict[str, Any]:
@@ -197,8 +221,20 @@ def _head(chain: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def new_lock(path: Path, study: str, chain: list[dict[str, Any]]) -> Lock:
-    return Lock(path=path, study=study, chain=chain, chain_length=len(chain), head=_head(chain))
+def new_lock(
+    path: Path,
+    study: str,
+    chain: list[dict[str, Any]],
+    timestamps: dict[str, list[dict[str, Any]]] | None = None,
+) -> Lock:
+    return Lock(
+        path=path,
+        study=study,
+        chain=chain,
+        chain_length=len(chain),
+        head=_head(chain),
+        timestamps=dict(timestamps or {}),
+    )
 
 
 def write_lock(lock: Lock) -> None:
@@ -220,12 +256,18 @@ def read_lock(path: str | Path) -> Lock | None:
         for i, entry in enumerate(obj["chain"]):
             if not isinstance(entry, dict):
                 raise ValueError(f"chain entry {i} is a JSON {type(entry).__name__}, not an object")
+        stamps = obj.get("timestamps", {})
+        if not isinstance(stamps, dict) or not all(
+            isinstance(v, list) and all(isinstance(t, dict) for t in v) for v in stamps.values()
+        ):
+            raise ValueError("timestamps is not a map of entry hashes to lists of tokens")
         return Lock(
             path=p,
             study=str(obj["study"]),
             chain=list(obj["chain"]),
             chain_length=int(obj["chain_length"]),
             head=dict(obj["head"]),
+            timestamps={str(k): list(v) for k, v in stamps.items()},
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(

@@ -175,13 +175,13 @@ TERMS: tuple[tuple[str, str], ...] = (
     (
         "registered plan, entry 0, amendment",
         "The lock's entry 0 is the pre-registration as frozen; each later entry is an amendment "
-        "with its reason. A decision-rule amendment made after data existed is a deviation: the "
+        "with its reason. Every decision-rule amendment is a deviation, before data or after: the "
         "report then shows the verdict under the registered plan beside the amended one.",
     ),
     (
         "deviation",
-        "A departure from the registered plan: a decision-rule amendment after data existed, or a "
-        "realised design (rows, bootstrap sizes) other than the registered one.",
+        "A departure from the registered plan: a decision-rule amendment (with or without data), "
+        "or a realised design (rows, bootstrap sizes) other than the registered one.",
     ),
     (
         "operating characteristics",

@@ -227,9 +227,8 @@ def _ordered_gates(verdict: Verdict) -> list[GatesFile]:
 
 
 def _decision_amendments(verdict: Verdict) -> list[Any]:
-    return [
-        a for a in verdict["amendments"] if "decision_rule" in a["classes"] and a["data_existed"]
-    ]
+    """Amendments that changed a decision rule: each a deviation, with or without data."""
+    return [a for a in verdict["amendments"] if "decision_rule" in a["classes"]]
 
 
 def _registered_headline(
@@ -257,7 +256,7 @@ def _answer_section(
         )
         doc.para(
             f"Deviation: the results below follow amendment(s) {seqs}, which changed decision "
-            f"rules after data existed; they are not confirmatory results.{then}",
+            f"rules after the registration; they are not confirmatory results.{then}",
             "alert",
         )
     label = (
@@ -374,8 +373,9 @@ def _amendment_section(doc: _Doc, verdict: Verdict) -> None:
     decision = _decision_amendments(verdict)
     if decision:
         doc.para(
-            "Amendments that changed decision rules after data existed make the results "
-            "deviations from the registered plan; the answer above gives the verdict under "
+            "Amendments that changed decision rules after the registration make the results "
+            "deviations from the registered plan, whether or not data existed when they were "
+            "made (that is shown as information); the answer above gives the verdict under "
             "both.",
             "alert",
         )

@@ -1,0 +1,102 @@
+"""The contract, what actually ran: an unchecked-hash ``.pyc`` beside an untouched ``.py`` and a
+``sitecustomize`` import hook change what runs without changing a hashed file. Jobs never read
+compiled files left in the project (a fresh ``PYTHONPYCACHEPREFIX``), every record carries a
+runtime fingerprint, and the audit fails on import hooks and on compiled code that is not its
+source."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import py_compile
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from attack_project import REPO_ROOT
+
+AUDIT_FAILED = 4
+
+
+def _planted_package(tmp_path: Path) -> Path:
+    """A copy of the tailgate package whose ``seeds.py`` is untouched but whose unchecked-hash
+    ``.pyc`` was compiled from other code (it sets ``PLANTED = True``)."""
+    import tailgate
+
+    root = tmp_path / "site"
+    shutil.copytree(
+        Path(tailgate.__file__).parent,
+        root / "tailgate",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    source = root / "tailgate" / "seeds.py"
+    other = tmp_path / "other.py"
+    other.write_text(source.read_text() + "\nPLANTED = True\n")
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    py_compile.compile(
+        str(other), cfile=str(pyc), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+    )
+    return root
+
+
+def _runs_planted(root: Path, cache_prefix: Path | None) -> bool:
+    """Whether importing the planted package runs the planted code."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    env.update(PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    if cache_prefix is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(cache_prefix)
+    res = subprocess.run(
+        [sys.executable, "-c", "import tailgate.seeds as s; print(hasattr(s, 'PLANTED'))"],
+        capture_output=True, text=True, check=True, env=env,
+    )  # fmt: skip
+    return res.stdout.strip() == "True"
+
+
+def test_planted_bytecode_runs_without_a_fresh_cache_and_never_with_one(tmp_path):
+    root = _planted_package(tmp_path)
+    assert _runs_planted(root, None)  # the attack: the .py is untouched, other code runs
+    assert not _runs_planted(root, tmp_path / "fresh-cache")  # what every job gets
+
+
+def test_the_workflow_gives_jobs_a_fresh_cache(monkeypatch):
+    from tailgate.prereg.runtime import fresh_bytecode_environment
+
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", "an-old-cache")  # restored afterwards
+    folder = fresh_bytecode_environment()
+    assert os.environ["PYTHONPYCACHEPREFIX"] == folder and not os.listdir(folder)
+    assert "fresh_bytecode_environment()" in (REPO_ROOT / "Snakefile").read_text()
+
+
+def test_planted_bytecode_is_named_and_honest_bytecode_is_not(tmp_path):
+    from tailgate.prereg.runtime import stale_bytecode
+
+    root = _planted_package(tmp_path)
+    py_compile.compile(str(root / "tailgate" / "atomic.py"))  # an honest compiled file
+    found = stale_bytecode(root / "tailgate")
+    assert len(found) == 1 and "seeds" in found[0] and "not compiled from it" in found[0]
+
+
+def test_records_carry_the_runtime_and_the_honest_run_passes(honest_run):
+    import json
+
+    record = next((honest_run.results / "provenance").glob("*.json"))
+    runtime = json.loads(record.read_text())["runtime"]
+    assert runtime["modules"] and runtime["bytecode"] == []
+    assert all(h["known"] for h in runtime["hooks"])
+    code, out = honest_run.audit()
+    assert code == 0 and "[ok] runtime" in out, out
+
+
+def test_a_sitecustomize_hook_fails_the_audit(proj, tmp_path):
+    """A ``sitecustomize`` on the jobs' path runs before every job; the stages it re-ran record
+    it and the audit fails naming it."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text("import os\nos.environ.setdefault('HOOKED', '1')\n")
+    path = os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")])
+    res = proj.snakemake("--forcerun", "verdict", env={"PYTHONPATH": path})
+    assert res.returncode == 0, res.stderr[-2000:]
+    code, out = proj.audit()
+    assert code == AUDIT_FAILED, out
+    assert "made with an import hook (sitecustomize" in out and "verdict.json" in out

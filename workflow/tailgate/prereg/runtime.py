@@ -1,0 +1,223 @@
+"""What actually ran: the tailgate modules a job loaded, stale bytecode, and import hooks.
+
+The code digest (:mod:`tailgate.code`) hashes the files on disk; it cannot see code that runs
+without being one of them. Each provenance record therefore also carries a **runtime
+fingerprint** (:func:`fingerprint`):
+
+* ``modules`` — every loaded ``tailgate`` module with the SHA-256 of the file it was loaded from
+  (a module loaded from outside the package, e.g. a shadowing copy earlier on ``sys.path``, is
+  named by its absolute path);
+* ``bytecode`` — compiled files in the package that Python would run but that are not their
+  source's: a ``.pyc`` in ``__pycache__`` that passes its header check (an unchecked-hash one
+  always does; a timestamp one when the source's time and size match) but whose code is not the
+  compiled ``.py``, and a ``.pyc`` without a source beside it;
+* ``hooks`` — code Python runs at start-up before any job: ``sitecustomize`` and
+  ``usercustomize`` modules, and ``.pth`` files with ``import`` lines (by name and SHA-256; the
+  ones packaging tools install — setuptools' ``distutils-precedence.pth``, editable installs,
+  namespace packages, virtualenv — are listed as ``known``);
+* ``python`` — the interpreter version and implementation.
+
+Jobs run without stale bytecode (:func:`fresh_bytecode_environment`, set by the Snakefile: a
+fresh ``PYTHONPYCACHEPREFIX`` so that no ``__pycache__`` of the project is ever read). The audit
+(:func:`check_runtime`) fails on records made with an import hook, with bytecode that is not its
+source, or with a tailgate module loaded from outside the package, and on one module loaded as
+two different sources within a study; records without a fingerprint are named in a note.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.util
+import marshal
+import os
+import platform
+import site
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "KNOWN_PTH",
+    "check_runtime",
+    "fingerprint",
+    "fresh_bytecode_environment",
+    "import_hooks",
+    "stale_bytecode",
+]
+
+#: ``.pth`` files with import lines that packaging tools install (file-name patterns)
+KNOWN_PTH = ("distutils-precedence.pth", "__editable__.*.pth", "*-nspkg.pth", "_virtualenv.pth")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _package() -> Path:
+    import tailgate
+
+    return Path(tailgate.__file__).resolve().parent
+
+
+def loaded_modules() -> dict[str, str]:
+    """Loaded ``tailgate`` modules → SHA-256 of the file each was loaded from (a module from
+    outside the package: ``outside <path>`` prefixed)."""
+    package = _package()
+    out = {}
+    for name, mod in sorted(sys.modules.items()):
+        if name != "tailgate" and not name.startswith("tailgate."):
+            continue
+        origin = getattr(getattr(mod, "__spec__", None), "origin", None) or getattr(
+            mod, "__file__", None
+        )
+        if not origin or not os.path.isfile(origin):
+            continue
+        path = Path(origin).resolve()
+        digest = _sha(path)
+        out[name] = digest if path.is_relative_to(package) else f"outside {path}: {digest}"
+    return out
+
+
+def _accepted(pyc: Path, source: Path) -> bool:
+    """Whether Python would run ``pyc`` in place of ``source`` (PEP 552 header checks)."""
+    data = pyc.read_bytes()[:16]
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & 0b1:  # hash-based: unchecked is always run, checked when the hash matches
+        return not flags & 0b10 or data[8:16] == importlib.util.source_hash(source.read_bytes())
+    st = source.stat()
+    mtime = int.from_bytes(data[8:12], "little")
+    size = int.from_bytes(data[12:16], "little")
+    return mtime == (int(st.st_mtime) & 0xFFFFFFFF) and size == (st.st_size & 0xFFFFFFFF)
+
+
+def _compiled_from(pyc: Path, source: Path) -> bool:
+    """Whether ``pyc``'s code is the compiled ``source`` (at the optimisation its name says)."""
+    tag = pyc.name.split(".")
+    level = next((int(t[4:]) for t in tag if t.startswith("opt-") and t[4:].isdigit()), 0)
+    try:
+        code = marshal.loads(pyc.read_bytes()[16:])
+        return code == compile(source.read_bytes(), str(source), "exec", optimize=level)
+    except (ValueError, EOFError, TypeError, SyntaxError):
+        return False
+
+
+@lru_cache(maxsize=1)
+def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
+    """Compiled files under ``folder`` (the package) that Python would run but that are not
+    their source's (module docstring), as paths relative to it."""
+    root = folder or _package()
+    out = []
+    for pyc in sorted(root.rglob("*.pyc")):
+        rel = pyc.relative_to(root).as_posix()
+        if pyc.parent.name == "__pycache__":
+            source = pyc.parent.parent / (pyc.name.split(".", 1)[0] + ".py")
+            if source.is_file() and _accepted(pyc, source) and not _compiled_from(pyc, source):
+                out.append(f"{rel} (run in place of {source.name}, but not compiled from it)")
+        elif not pyc.with_suffix(".py").is_file():
+            out.append(f"{rel} (compiled code without a source)")
+    return tuple(out)
+
+
+def _site_dirs() -> list[str]:
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def import_hooks() -> list[dict[str, Any]]:
+    """Code run at interpreter start-up (module docstring): ``kind``, ``path``, ``sha256``,
+    ``known``."""
+    out: list[dict[str, Any]] = []
+    for name in ("sitecustomize", "usercustomize"):
+        mod = sys.modules.get(name)
+        origin = getattr(mod, "__file__", None) if mod is not None else None
+        if origin is None:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            origin = spec.origin if spec is not None else None
+        if origin and os.path.isfile(origin):
+            out.append({"kind": name, "path": origin, "sha256": _sha(Path(origin)), "known": False})
+    for d in _site_dirs():
+        for pth in sorted(Path(d).glob("*.pth")):
+            try:
+                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            if any(line.startswith(("import ", "import\t")) for line in lines):
+                known = any(fnmatch.fnmatch(pth.name, p) for p in KNOWN_PTH)
+                out.append({"kind": "pth", "path": str(pth), "sha256": _sha(pth), "known": known})
+    return out
+
+
+def fingerprint() -> dict[str, Any]:
+    """The runtime fingerprint a provenance record carries (module docstring)."""
+    return {
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "modules": loaded_modules(),
+        "bytecode": list(stale_bytecode()),
+        "hooks": import_hooks(),
+    }
+
+
+def fresh_bytecode_environment() -> str:
+    """Point ``PYTHONPYCACHEPREFIX`` of this process's children at a new, empty folder, so
+    that no job reads compiled files left in the project; return the folder."""
+    folder = tempfile.mkdtemp(prefix="tailgate-bytecode-")
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    return folder
+
+
+def check_runtime(records: list[Any]) -> tuple[list[str], list[str]]:
+    """The audit's failures and notes over the records' runtime fingerprints."""
+    fails: list[str] = []
+    notes: list[str] = []
+    missing: list[str] = []
+    sources: dict[str, dict[str, str]] = {}
+    hooks_seen: dict[str, str] = {}
+    for r in records:
+        rt = r.content.get("runtime")
+        where = str(r.path)
+        if not isinstance(rt, dict):
+            missing.append(where)
+            continue
+        for h in rt.get("hooks") or []:
+            key = f"{h.get('kind')} {h.get('path')}"
+            if h.get("known"):
+                hooks_seen.setdefault(key, where)
+            else:
+                fails.append(
+                    f"{where}: made with an import hook ({key}, SHA-256 "
+                    f"{str(h.get('sha256'))[:12]}…) that runs code before any job. Fix: remove "
+                    "it from the environment and re-run the workflow"
+                )
+        for b in rt.get("bytecode") or []:
+            fails.append(
+                f"{where}: made with compiled tailgate code that is not its source ({b}). Fix: "
+                "delete the package's __pycache__ folders and re-run the workflow"
+            )
+        for name, digest in (rt.get("modules") or {}).items():
+            if str(digest).startswith("outside "):
+                fails.append(f"{where}: module {name} was loaded from {str(digest)[8:]}")
+            sources.setdefault(name, {}).setdefault(str(digest), where)
+    for name, digests in sorted(sources.items()):
+        if len(digests) > 1:
+            fails.append(
+                f"module {name} ran as {len(digests)} different sources in one study, e.g. "
+                + "; ".join(f"{d[:12]}… in {w}" for d, w in list(digests.items())[:3])
+            )
+    if missing:
+        notes.append(
+            f"{len(missing)} record(s) carry no runtime fingerprint, e.g. {missing[0]} (made by "
+            "an older tailgate)"
+        )
+    for key, where in sorted(hooks_seen.items()):
+        notes.append(f"start-up code from packaging tools: {key} (e.g. {where})")
+    return fails, notes
