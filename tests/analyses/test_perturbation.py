@@ -246,3 +246,53 @@ def test_a8_energy_test_is_deterministic_in_its_seed() -> None:
     g = np.random.default_rng(4)
     x, y = g.normal(size=(10, 2)), g.normal(size=(11, 2))
     assert P.energy_test(x, y, 500, seed=3) == P.energy_test(x, y, 500, seed=3)
+
+
+# --- the registered null model (methods note A9) ------------------------------------------------
+
+
+def _rejection_at_rates(p_t: float, rates: np.ndarray, n: int, J: int, reps: int, seed: int):
+    """Simulated P(reject) with fixed null rates ``rates`` (one per null query)."""
+    g = np.random.default_rng(seed)
+    kt = g.binomial(n, p_t, reps)
+    kn = g.binomial(n, rates[None, :], (reps, rates.size))
+    return float(np.mean(np.abs(kn - kt[:, None]).min(axis=1) > J))
+
+
+def test_a9_heterogeneous_null_rates_break_the_uniform_design_and_not_the_heterogeneous_one():
+    """Null rates bunched at b̂ (Beta(4, 1) on [a, b]) or all at one end, the test query at the
+    other:
+    the uniform model's design rejects far above α; the heterogeneous design, whose size is the
+    worst case over rates in [a, b], stays within α (+ 2 MC s.e.) in both, and its stated size
+    is at least the attained one."""
+    budget, alpha, reps = 2_000, 0.05, 20_000
+    tol = 2 * math.sqrt(alpha * (1 - alpha) / reps)
+    uni = P.design(A, B, budget, alpha)
+    het = P.design(A, B, budget, alpha, null_model="heterogeneous")
+    assert het.null_model == "heterogeneous" and het.size <= alpha
+    assert het.size_attained is not None and het.size_attained <= het.size + 1e-12
+    g = np.random.default_rng(3)
+    for d in (uni, het):
+        bunched = A + (B - A) * g.beta(4.0, 1.0, d.m)
+        sims = [
+            _rejection_at_rates(A, bunched, d.n, d.J, reps, seed=5),
+            _rejection_at_rates(A, np.full(d.m, B), d.n, d.J, reps, seed=6),
+            _rejection_at_rates(B, np.full(d.m, A), d.n, d.J, reps, seed=7),
+        ]
+        if d is uni:
+            assert min(sims) > 3 * alpha, sims
+        else:
+            assert max(sims) <= alpha + tol, sims
+            assert max(sims[1:]) == pytest.approx(het.size_attained, abs=3 * tol)
+
+
+def test_a9_the_design_never_uses_one_null_query_unless_registered() -> None:
+    """At a budget where one null query with all the responses has the largest average power,
+    the default design uses two or more; ``min_m=1`` allows one."""
+    for budget in (6, 12, 40):
+        d = P.design(0.45, 0.55, budget, 0.25, null_model="heterogeneous")
+        assert d.m >= 2 and d.min_m == 2
+    one = P.design(0.45, 0.55, 40, 0.25, null_model="heterogeneous", min_m=1)
+    assert one.m >= 1 and one.min_m == 1
+    with pytest.raises(ValueError, match="null queries"):
+        P.design(A, B, 5, 0.05)

@@ -307,3 +307,36 @@ def test_grid_refuses_off_grid_values() -> None:
     with pytest.raises(ValueError, match="not on the registered grid"):
         S.counts_on_grid([0.0, 0.5, 0.75], GRID)
     assert S.counts_on_grid([0.0, 0.5, 4.0, 4.0], GRID).tolist() == [1, 1, 0, 0, 0, 0, 0, 0, 2]
+
+
+def test_b4_nested_choice_is_not_decisive_when_the_lr_test_does_not_reject() -> None:
+    """Exponential data, 10,000 events: the stretched exponential nests the exponential and loses
+    by ΔBIC ≈ ln N − Λ > 6, which the paper's rule (p or ΔBIC) calls decisive; the LR test of the
+    nested pair does not reject, so the registered default does not."""
+    for seed in (53, 54, 58):
+        c = _gr_counts(np.random.default_rng(seed), 20_000, 1.0, 0.5, error_rate=0.5)
+        comp = S.compare_families(c, GRID)
+        paper = S.compare_families(c, GRID, rule="paper")
+        test = comp.deciding_test
+        assert S.nested_pair(comp.best, comp.runner_up) == (comp.best, comp.runner_up)
+        assert test.nested and test.pvalue > 0.05
+        assert comp.delta_bic[comp.runner_up] > 6.0
+        assert paper.decisive and not comp.decisive
+
+
+def test_b4_decisive_needs_the_test_to_favour_the_best_family() -> None:
+    """Stretched-exponential counts (β = 0.5): the LR test against the nested exponential rejects
+    in favour of the larger family, so the choice is decisive; a non-nested runner-up is
+    decided by Vuong's Z, whose sign must point at the best family."""
+    x = GRID[1:]
+    p = np.exp(-3.0 * x**0.5)
+    c = np.random.default_rng(7).multinomial(20_000, p / p.sum())
+    comp = S.compare_families(np.concatenate([[0], c]), GRID)
+    assert comp.best == "stretched_exponential"
+    ex = next(t for t in comp.tests if {t.first, t.second} == {comp.best, "exponential"})
+    assert ex.nested and ex.pvalue < 1e-6
+    assert S.favours(ex, "stretched_exponential", 0.05)
+    assert not S.favours(ex, "exponential", 0.05)
+    assert comp.decisive == S.favours(comp.deciding_test, comp.best, 0.05)
+    vuong = S.VuongTest("a", "b", 10.0, 3.0, 0.003, False)
+    assert S.favours(vuong, "a", 0.05) and not S.favours(vuong, "b", 0.05)

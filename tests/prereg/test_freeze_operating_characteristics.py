@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tailgate.cli import main
 
 QUICK = "  operating_characteristics: {trials: 40, resamples: 20, max_false_pass: MAX}\n"
@@ -41,3 +42,36 @@ def test_a_bound_the_rule_exceeds_is_refused(project, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert code == 2 and "max_false_pass" in err and seen, err
     assert not project.lock.exists()
+
+
+def test_design_json_carries_the_rates_as_numbers_with_their_mc_se(project, capsys):
+    """``design --json``: the false-PASS rate and the power of the whole procedure, and the
+    P1∧P2 simulated power, as numbers with their binomial Monte Carlo s.e. (not only text)."""
+    import math
+
+    _with_bound(project, "0.99")
+    assert main(["design", "--json", str(project.prereg)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    oc = doc["operating_characteristics"]
+    trials = oc["trials"]
+    worst = max(
+        (s for s in oc["scenarios"] if s["delta_xi"] < oc["delta_floor"]),
+        key=lambda s: s["rate"][oc["band_rule"]],
+    )
+    assert oc["false_pass"] == worst["rate"][oc["band_rule"]]
+    p = oc["false_pass"]
+    assert oc["false_pass_mc_se"] == pytest.approx(math.sqrt(p * (1 - p) / trials), abs=1e-6)
+    assert [r["delta_xi"] for r in oc["power"]] == [
+        s["delta_xi"] for s in oc["scenarios"] if s["delta_xi"] >= oc["delta_floor"]
+    ]
+    for r in oc["power"]:
+        assert r["mc_se"] == pytest.approx(
+            math.sqrt(r["rate"] * (1 - r["rate"]) / trials), abs=1e-6
+        )
+    assert oc["p1_interval"].startswith("percentile bootstrap, 20 resamples")
+    rates = doc["simulated_power_rates"]
+    assert len(rates) == 2 and all(isinstance(r["rate"], float) for r in rates)
+    for r in rates:
+        assert r["mc_se"] == pytest.approx(
+            math.sqrt(r["rate"] * (1 - r["rate"]) / r["trials"]), abs=1e-6
+        )

@@ -59,7 +59,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
     study = load(args.prereg)
     findings = import_findings(study)
     design = derived_design(study)
-    design, sim_line = simulated_power(study, design)
+    design, sim_line, sim_rates = simulated_power(study, design)
     start = time.perf_counter()
     oc = operating_characteristics(study, design)
     seconds = time.perf_counter() - start
@@ -76,7 +76,9 @@ def _cmd_design(args: argparse.Namespace) -> int:
                 "import": findings,
                 "design": design.to_json(),
                 "simulated_power": sim_line.splitlines(),
+                "simulated_power_rates": sim_rates,
                 "operating_characteristics": oc.to_dict(),
+                "operating_characteristics_seconds": round(seconds, 1),
                 "max_false_pass_refusal": refusal,
                 "freeze_refusals": refusals,
             },
@@ -358,7 +360,12 @@ def _cmd_composite(args: argparse.Namespace) -> int:
             "(m + 1)·n and must be >= 2, alpha must lie in (0, 1). Fix: e.g. --budget 10000 "
             "--alpha 0.05."
         )
-    d = design(args.a, args.b, args.budget, args.alpha)
+    if args.min_m < 1 or (args.min_m > 1 and args.min_m * (args.min_m + 1) > args.budget):
+        raise InputError(
+            f"--min-m {args.min_m} --budget {args.budget}: the design needs at least one null "
+            "query and room for min-m queries of min-m responses each. Fix: e.g. --min-m 2."
+        )
+    d = design(args.a, args.b, args.budget, args.alpha, null_model=args.null, min_m=args.min_m)
     rows = {
         "m (null queries)": d.m,
         "n (responses per query)": d.n,
@@ -367,7 +374,10 @@ def _cmd_composite(args: argparse.Namespace) -> int:
         "exact average power": round(d.average_power, 4),
         "ideal size (A1)": round(d.ideal_size, 4),
         "Hoeffding size bound (A3)": round(d.hoeffding_size_bound, 4),
+        "null rates": f"{d.null_model} in [a, b]; at least {d.min_m} null queries",
     }
+    if d.size_attained is not None:
+        rows["size attained (ends opposed)"] = round(d.size_attained, 4)
     if args.json:
         print(json.dumps(dataclasses.asdict(d), indent=1))
         return EXIT_OK
@@ -497,6 +507,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--b", type=float, required=True, help="upper end of the null interval")
     p.add_argument("--budget", type=int, required=True, help="responses B = (m + 1)·n")
     p.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    p.add_argument(
+        "--null",
+        choices=("uniform", "heterogeneous"),
+        default="uniform",
+        help="what the null queries' rates may be: uniform on [A, B] (default) or any rates in "
+        "[A, B] (size: the worst case over them; methods note A9)",
+    )
+    p.add_argument(
+        "--min-m", type=int, default=2, help="fewest null queries the design may use (default 2)"
+    )
     p.add_argument("--json", action="store_true", help="print the design as JSON")
 
     p = verb(

@@ -36,12 +36,13 @@ section A:
   p-value for embedded responses (methods note A8; Section 1.1 of Acharyya et al. (2025) works with
   embeddings).
 
-**Assumptions and failure modes.** The size guarantee rests on the null rates being uniform on
-[a, b] (Assumption 2 of Acharyya et al. (2025); methods note A1): with a null density that vanishes
-near an endpoint the
-test can be invalid there. The design plugs in the pilot's [â, b̂]; estimator (ii) under-estimates
-the width about half the time, so its designs are anti-conservative. All counts are integers, so
-the decision ``min |k_t − k_i| > J`` is exact (no float comparisons).
+**Assumptions and failure modes.** The size guarantee of the ``uniform`` null model rests on the
+null rates being uniform on [a, b] (Assumption 2 of Acharyya et al. (2025); methods note A1):
+with heterogeneous null queries (rates bunched at one end) a uniform design rejects far above α.
+The ``heterogeneous`` model (methods note A9) allows any rates in [a, b] and takes the worst case
+over them, at a cost in power. The design plugs in the pilot's [â, b̂]; estimator (ii)
+under-estimates the width about half the time, so its designs are anti-conservative. All counts
+are integers, so the decision ``min |k_t − k_i| > J`` is exact (no float comparisons).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ from scipy.spatial.distance import cdist
 from tailgate.stats.gpd import Interval, SeedLike, seed_sequence_of
 
 __all__ = [
+    "MIN_NULL_QUERIES",
+    "NULL_MODELS",
     "CompositeTest",
     "Design",
     "EnergyTest",
@@ -84,6 +87,12 @@ __all__ = [
 SIZE_GRID = 17
 
 IntervalMethod = Literal["order_statistics", "moments"]
+#: what the null queries' rates may be (methods note A9): ``uniform`` on [a, b] (Assumption 2 of
+#: Acharyya et al. (2025)) or ``heterogeneous``: any rates in [a, b], the size taken as the worst
+#: case over that class
+NULL_MODELS = ("uniform", "heterogeneous")
+#: the smallest number of null queries a design uses unless the registration allows fewer
+MIN_NULL_QUERIES = 2
 
 
 def _check_interval(a: float, b: float) -> tuple[float, float]:
@@ -125,6 +134,13 @@ def _acceptance_mass(pi: np.ndarray, J: int) -> np.ndarray:
     return np.clip(c[hi] - c[lo], 0.0, 1.0)
 
 
+def _window_mass(p: float, n: int, J: int) -> np.ndarray:
+    """F_k = P(|Bin(n, p) − k| ≤ J) for k = 0..n."""
+    c = np.concatenate(([0.0], stats.binom.cdf(np.arange(n + 1), n, p)))
+    k = np.arange(n + 1)
+    return np.clip(c[np.minimum(k + J, n) + 1] - c[np.maximum(k - J, 0)], 0.0, 1.0)
+
+
 def _reject_given_count(a: float, b: float, m: int, n: int, J: int) -> np.ndarray:
     """(1 − q_k)^m: P(reject | k_t = k) for k = 0..n."""
     return (1.0 - _acceptance_mass(null_mixture_pmf(a, b, n), J)) ** int(m)
@@ -150,9 +166,12 @@ class _Evaluator:
     searching at the endpoints and confirming only the best candidates on the grid.
     """
 
-    def __init__(self, a: float, b: float, m: int, n: int) -> None:
+    def __init__(self, a: float, b: float, m: int, n: int, null_model: str = "uniform") -> None:
         a, b = _check_interval(a, b)
+        if null_model not in NULL_MODELS:
+            raise ValueError(f"null_model must be one of {NULL_MODELS}, got {null_model!r}")
         self.a, self.b, self.m, self.n = a, b, int(m), int(n)
+        self.null_model = null_model
         self.pi = null_mixture_pmf(a, b, n)
         k = np.arange(n + 1, dtype=np.float64)
         self._k = k
@@ -175,14 +194,33 @@ class _Evaluator:
         return self._grid_weights
 
     def reject(self, J: int) -> np.ndarray:
-        return (1.0 - _acceptance_mass(self.pi, J)) ** self.m
+        """P(reject | k_t = k): (1 − q_k)^m with q_k the chance that one null count lies within
+        J of k — under the uniform model the mixture's; under heterogeneous rates the smallest
+        over null rates in [a, b], min(F_k(a), F_k(b)) (the window's binomial mass is unimodal
+        in p, so its minimum over [a, b] is at an end): the worst case over the class."""
+        if self.null_model == "uniform":
+            return (1.0 - _acceptance_mass(self.pi, J)) ** self.m
+        q = np.minimum(_window_mass(self.a, self.n, J), _window_mass(self.b, self.n, J))
+        return (1.0 - q) ** self.m
+
+    def attained_size(self, J: int) -> float:
+        """The size of one configuration in the heterogeneous class: p_t at one end, every null
+        rate at the other (the larger of the two); :meth:`sizes` bounds every configuration."""
+        n, m = self.n, self.m
+        k = np.arange(n + 1)
+        at_a = stats.binom.pmf(k, n, self.a) @ (1.0 - _window_mass(self.b, n, J)) ** m
+        at_b = stats.binom.pmf(k, n, self.b) @ (1.0 - _window_mass(self.a, n, J)) ** m
+        return float(max(at_a, at_b))
 
     def sizes(self, J: int) -> np.ndarray:
         """P(reject | p_t) on the full grid of [a, b]."""
         return self.grid_weights @ self.reject(J)
 
     def average_power(self, J: int) -> float:
-        return float(self.power_weights @ self.reject(J))
+        """Average power with the null rates uniform on [a, b] under either null model (under
+        heterogeneous rates the power depends on where they lie; the uniform spread is the
+        planning assumption, the size is not)."""
+        return float(self.power_weights @ (1.0 - _acceptance_mass(self.pi, J)) ** self.m)
 
     def smallest_valid_J(self, alpha: float) -> int:
         """The smallest J whose size at both endpoints is ≤ α (non-increasing in J; J = n never
@@ -203,13 +241,14 @@ class _Evaluator:
         return J
 
 
-def exact_size(a: float, b: float, m: int, n: int, J: int) -> float:
-    """sup over p_t ∈ [a, b] of P(reject | p_t), on :data:`SIZE_GRID` points (methods note A5).
+def exact_size(a: float, b: float, m: int, n: int, J: int, null_model: str = "uniform") -> float:
+    """sup over p_t ∈ [a, b] of P(reject | p_t), on :data:`SIZE_GRID` points (methods note A5;
+    ``heterogeneous``: also the sup over the null rates in [a, b], methods note A9).
 
     The maximum lies at an endpoint in every case checked (A5); the grid makes that an observation
     rather than an assumption.
     """
-    return float(_Evaluator(a, b, m, n).sizes(J).max())
+    return float(_Evaluator(a, b, m, n, null_model).sizes(J).max())
 
 
 def average_power(a: float, b: float, m: int, n: int, J: int) -> float:
@@ -362,15 +401,29 @@ class Design:
     b: float
     budget: int
     alpha: float
+    null_model: str = "uniform"
+    min_m: int = MIN_NULL_QUERIES
+    #: heterogeneous: the size of p_t at one end with every null rate at the other
+    size_attained: float | None = None
 
 
-def design(a: float, b: float, budget: int, alpha: float) -> Design:
+def design(
+    a: float,
+    b: float,
+    budget: int,
+    alpha: float,
+    *,
+    null_model: str = "uniform",
+    min_m: int = MIN_NULL_QUERIES,
+) -> Design:
     """Algorithm C of Acharyya et al. (2025) (methods note A7): the (m, n, τ) of largest exact
     average power at size ≤ α.
 
-    For each m with m(m + 1) ≤ B (n ≥ m; the optimum has n ~ m², A7), n = ⌊B/(m+1)⌋ and J is the
-    smallest integer whose exact sup size (A5) is ≤ α, found by bisection (size is non-increasing
-    in J); ties in average power go to the smaller m. The pilot is not part of B.
+    For each m ≥ ``min_m`` with m(m + 1) ≤ B (n ≥ m; the optimum has n ~ m², A7), n = ⌊B/(m+1)⌋
+    and J is the smallest integer whose exact sup size (A5; under ``heterogeneous`` null rates
+    the worst case over rates in [a, b], A9) is ≤ α, found by bisection (size is non-increasing
+    in J); ties in average power go to the smaller m. The pilot is not part of B. m = 1 (one
+    null query, the classical test in disguise) only when ``min_m`` = 1 is registered.
     """
     a, b = _check_interval(a, b)
     if b - a >= 1.0:
@@ -378,15 +431,19 @@ def design(a: float, b: float, budget: int, alpha: float) -> Design:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     budget = int(budget)
-    if budget < 2:
+    min_m = int(min_m)
+    if min_m < 1:
+        raise ValueError(f"min_m must be >= 1, got {min_m}")
+    if budget < 2 or (min_m > 1 and min_m * (min_m + 1) > budget):
         raise ValueError(
-            f"the budget must allow at least one null and one test query, got {budget}"
+            f"the budget {budget} does not allow {min_m} null queries of at least {min_m} "
+            "responses each and a test query"
         )
     # search every m at the endpoints; the endpoint J gives an upper bound on that m's power
     candidates: list[tuple[float, int, int, _Evaluator]] = []
-    m = 1
-    while m == 1 or m * (m + 1) <= budget:
-        ev = _Evaluator(a, b, m, budget // (m + 1))
+    m = min_m
+    while m == min_m or m * (m + 1) <= budget:
+        ev = _Evaluator(a, b, m, budget // (m + 1), null_model)
         J = ev.smallest_valid_J(alpha)
         candidates.append((ev.average_power(J), m, J, ev))
         m += 1
@@ -420,6 +477,9 @@ def design(a: float, b: float, budget: int, alpha: float) -> Design:
         b=b,
         budget=budget,
         alpha=float(alpha),
+        null_model=null_model,
+        min_m=min_m,
+        size_attained=ev.attained_size(J) if null_model == "heterogeneous" else None,
     )
 
 
@@ -447,9 +507,16 @@ class CompositeTest:
 
 
 def composite_test(
-    test_count: int, null_counts, n: int, J: int, a: float, b: float
+    test_count: int,
+    null_counts,
+    n: int,
+    J: int,
+    a: float,
+    b: float,
+    null_model: str = "uniform",
 ) -> CompositeTest:
-    """Test H0: p_t ∈ [a, b] from ``test_count`` and ``null_counts`` successes out of ``n`` each."""
+    """Test H0: p_t ∈ [a, b] from ``test_count`` and ``null_counts`` successes out of ``n`` each;
+    the p-value under the registered ``null_model``."""
     k = np.asarray(null_counts, dtype=np.int64)
     if k.ndim != 1 or k.size == 0:
         raise ValueError("the composite test needs at least one null query")
@@ -458,7 +525,7 @@ def composite_test(
     dist = np.abs(k - int(test_count))
     nearest = int(np.argmin(dist))
     d = int(dist[nearest])
-    pvalue = 1.0 if d == 0 else exact_size(a, b, k.size, n, d - 1)
+    pvalue = 1.0 if d == 0 else exact_size(a, b, k.size, n, d - 1, null_model)
     return CompositeTest(
         statistic=d / n,
         threshold=threshold(J, n),

@@ -92,6 +92,8 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
         "budget": int(spec["budget"]),
         "alpha": float(spec.get("alpha", data["protocol"]["alpha"])),
         "interval": str(spec.get("interval", "order_statistics")),
+        "null_model": str(spec.get("null_model", "uniform")),
+        "min_null_queries": int(spec.get("min_null_queries", P.MIN_NULL_QUERIES)),
         "embedding": None if spec.get("embedding") is None else dict(spec["embedding"]),
     }
 
@@ -217,7 +219,14 @@ class PerturbationAnalysis(AnalysisKind):
         interval = P.estimate_interval(np.array(pilot_counts) / n0, n0, st["interval"])
         width = interval.high - interval.low
         d = (
-            P.design(interval.low, interval.high, st["budget"], st["alpha"])
+            P.design(
+                interval.low,
+                interval.high,
+                st["budget"],
+                st["alpha"],
+                null_model=st["null_model"],
+                min_m=st["min_null_queries"],
+            )
             if 0 < width < 1
             else None
         )
@@ -242,7 +251,13 @@ class PerturbationAnalysis(AnalysisKind):
             }
             if met:
                 ct = P.composite_test(
-                    int(yes[t][: d.n].sum()), null_counts, d.n, d.J, interval.low, interval.high
+                    int(yes[t][: d.n].sum()),
+                    null_counts,
+                    d.n,
+                    d.J,
+                    interval.low,
+                    interval.high,
+                    st["null_model"],
                 )
                 entry.update(
                     p_test=ct.p_test,
@@ -285,6 +300,9 @@ class PerturbationAnalysis(AnalysisKind):
                     "ideal_size": d.ideal_size,
                     "ideal_average_power": P.ideal_average_power(d.m, d.tau, d.a, d.b),
                     "hoeffding_size_bound": num(d.hoeffding_size_bound),
+                    "null_model": d.null_model,
+                    "min_null_queries": d.min_m,
+                    "size_attained": None if d.size_attained is None else num(d.size_attained),
                     "met": met,
                     "derived_from": _derivation(st, n0, pilot_counts),
                 },
@@ -334,8 +352,7 @@ class PerturbationAnalysis(AnalysisKind):
                 f"{stats['pilot']['responses']} "
                 f"responses give [â, b̂] = [{iv['low']:.4f}, {iv['high']:.4f}] ({iv['method']}); "
                 f"Algorithm C at budget B = {st['budget']} and α = {st['alpha']:g} derives the "
-                f"design below (exact size and average power under the uniform model, methods "
-                f"note A5). "
+                f"design below. {_assumption_text(st)} "
                 "The design is a derived value of the registration, not a change of it: the "
                 "rule was frozen before the pilot, and the design is stored with the pilot "
                 "counts it came from and re-derived from them by every criterion and the audit. "
@@ -513,6 +530,25 @@ def _energy_blocks(name: str, energy: Mapping[str, Any]) -> list[Block]:
     return [head, table]
 
 
+def _assumption_text(st: Mapping[str, Any]) -> str:
+    """What the size guarantee assumes about the null queries (the registered null model)."""
+    m_min = int(st.get("min_null_queries", P.MIN_NULL_QUERIES))
+    fewest = f"at least {m_min} null queries" if m_min > 1 else "one null query allowed"
+    if st.get("null_model", "uniform") == "heterogeneous":
+        return (
+            "Assumption (registered null_model: heterogeneous): the null queries' rates may be "
+            "any rates in [â, b̂]; the exact size is the worst case over that class (methods "
+            "note A9), the average power is computed with the rates uniform on [â, b̂]; "
+            f"{fewest}."
+        )
+    return (
+        "Assumption (registered null_model: uniform, Assumption 2 of Acharyya et al. (2025)): "
+        "the null queries' rates are spread uniformly over [â, b̂]; the exact size and average "
+        "power hold under that model (methods note A5) and not for rates bunched at one end "
+        f"(null_model: heterogeneous covers those); {fewest}."
+    )
+
+
 def _derivation(st: Mapping[str, Any], n0: int, counts: Sequence[int]) -> dict[str, Any]:
     """Where the derived design came from: the registered rule and the pilot counts."""
     return {
@@ -522,18 +558,26 @@ def _derivation(st: Mapping[str, Any], n0: int, counts: Sequence[int]) -> dict[s
         "interval": st["interval"],
         "budget": int(st["budget"]),
         "alpha": float(st["alpha"]),
+        "null_model": st["null_model"],
+        "min_null_queries": int(st["min_null_queries"]),
         "registration_change": False,
     }
 
 
 @functools.lru_cache(maxsize=32)
 def _rederived(
-    counts: tuple[int, ...], n0: int, method: str, budget: int, alpha: float
+    counts: tuple[int, ...],
+    n0: int,
+    method: str,
+    budget: int,
+    alpha: float,
+    null_model: str,
+    min_m: int,
 ) -> tuple[int, int, int] | None:
     interval = P.estimate_interval(np.array(counts) / n0, n0, method)  # type: ignore[arg-type]
     if not 0 < interval.high - interval.low < 1:
         return None
-    d = P.design(interval.low, interval.high, budget, alpha)
+    d = P.design(interval.low, interval.high, budget, alpha, null_model=null_model, min_m=min_m)
     return d.m, d.n, d.J
 
 
@@ -549,6 +593,8 @@ def _design_mismatch(spec: Mapping[str, Any], stats: Mapping[str, Any]) -> str |
             str(spec.get("interval", "order_statistics")),
             int(spec["budget"]),
             alpha,
+            str(spec.get("null_model", "uniform")),
+            int(spec.get("min_null_queries", P.MIN_NULL_QUERIES)),
         )
     except (ValueError, TypeError, KeyError) as exc:
         return f"the stored pilot cannot be re-derived ({exc})"

@@ -47,6 +47,7 @@ from scipy import optimize, special, stats
 from tailgate.stats.gpd import Interval, SeedLike, seed_sequence_of
 
 __all__ = [
+    "DECISIVE_RULES",
     "FAMILIES",
     "BEstimate",
     "BootstrapB",
@@ -67,10 +68,12 @@ __all__ = [
     "deployment_table",
     "disjoint_pair_count",
     "estimate_b",
+    "favours",
     "finite_grid_b",
     "fit_family",
     "make_grid",
     "matched_pairs",
+    "nested_pair",
     "select_mc",
     "vuong_test",
     "wilson_interval",
@@ -858,11 +861,42 @@ def vuong_test(fit1: FamilyFit, fit2: FamilyFit, counts) -> VuongTest:
     )
 
 
+#: how a BIC-best family is called decisive: ``test`` (the test against the runner-up must
+#: reject in the best family's favour) or ``paper`` (that test's p or ΔBIC, 002 Section 2)
+DECISIVE_RULES = ("test", "paper")
+
+
+def nested_pair(first: str, second: str) -> tuple[str, str] | None:
+    """(smaller, larger) when one family nests the other, else None."""
+    for small, large in NESTED:
+        if {small, large} == {first, second}:
+            return small, large
+    return None
+
+
+def favours(test: VuongTest, family: str, p_threshold: float) -> bool:
+    """Whether ``test`` rejects at ``p_threshold`` in favour of ``family`` (one of its two).
+
+    Nested pair: only the larger family can be favoured (the LR test rejects the restriction);
+    the smaller one is never affirmed by a test that fails to reject. Non-nested: Vuong's Z
+    must point at ``family``.
+    """
+    if not test.pvalue < p_threshold:
+        return False
+    pair = nested_pair(test.first, test.second)
+    if pair is not None:
+        return family == pair[1]
+    return (test.statistic > 0) == (family == test.first)
+
+
 @dataclass(frozen=True)
 class FamilyComparison:
     """All families at one x_min (methods note B4): fits, ΔBIC to the best, pairwise tests, and the
-    decision: the BIC-best family is ``decisive`` when its test against the runner-up has
-    p < ``p_threshold`` or ΔBIC > ``bic_threshold`` (002 Section 2)."""
+    decision. Rule ``test`` (default): the BIC-best family is ``decisive`` when its test against
+    the runner-up (LR with the boundary mixture for a nested pair, Vuong otherwise) rejects in
+    its favour at ``p_threshold`` (:func:`favours`); ΔBIC is reported, not decisive: between
+    nested families it is about ln N whatever the data say. Rule ``paper``: p < ``p_threshold``
+    or ΔBIC > ``bic_threshold`` (ERRORQUAKE (2026), Section 2)."""
 
     x_min: float
     fits: dict[str, FamilyFit]
@@ -873,6 +907,12 @@ class FamilyComparison:
     decisive: bool
     p_threshold: float
     bic_threshold: float
+    rule: str = "test"
+
+    @property
+    def deciding_test(self) -> VuongTest:
+        """The test of the best family against the runner-up."""
+        return next(t for t in self.tests if {t.first, t.second} == {self.best, self.runner_up})
 
 
 def compare_families(
@@ -883,9 +923,13 @@ def compare_families(
     families: Sequence[str] = FAMILIES,
     p_threshold: float = 0.05,
     bic_threshold: float = 6.0,
+    rule: str = "test",
 ) -> FamilyComparison:
     """Fit every family to the events with severity ≥ ``x_min`` (default: the first positive
-    grid level) and compare them (methods note B4)."""
+    grid level) and compare them (methods note B4); ``rule`` decides ``decisive``
+    (:class:`FamilyComparison`)."""
+    if rule not in DECISIVE_RULES:
+        raise ValueError(f"rule must be one of {DECISIVE_RULES}, got {rule!r}")
     c = np.asarray(counts, dtype=np.float64)
     i = 1 if x_min is None else _level_index(grid, x_min)
     x, tail = grid[i:], c[i:]
@@ -894,8 +938,11 @@ def compare_families(
     order = sorted(bics, key=lambda f: (bics[f], families.index(f)))
     best, runner = order[0], order[1]
     tests = tuple(vuong_test(fits[a], fits[b], tail) for a, b in combinations(families, 2))
-    decisive_test = next(t for t in tests if {t.first, t.second} == {best, runner})
-    decisive = decisive_test.pvalue < p_threshold or bics[runner] - bics[best] > bic_threshold
+    deciding = next(t for t in tests if {t.first, t.second} == {best, runner})
+    if rule == "paper":
+        decisive = deciding.pvalue < p_threshold or bics[runner] - bics[best] > bic_threshold
+    else:
+        decisive = favours(deciding, best, p_threshold)
     return FamilyComparison(
         float(x[0]),
         fits,
@@ -906,6 +953,7 @@ def compare_families(
         bool(decisive),
         float(p_threshold),
         float(bic_threshold),
+        rule,
     )
 
 

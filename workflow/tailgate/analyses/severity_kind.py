@@ -11,7 +11,10 @@ Parameters (``$defs/analysis_severity``; an absent field means the default in br
 resample] or a fixed grid value; ``min_events`` [30] per m_c candidate (and ≥ 3 grid levels);
 ``resamples`` B [2000]; ``level`` of every CI [0.95]; ``tolerance`` of matched accuracy |Δε|
 [0.05]; ``delta_b_floor`` a matched pair's |Δb| must reach to count [0]; ``x_min`` of the family
-fits [the first positive level]; ``decisive`` {``pvalue`` [0.05], ``delta_bic`` [6]};
+fits [the first positive level]; ``decisive`` {``pvalue`` [0.05], ``delta_bic`` [6],
+``rule`` [``test``: the test of the BIC-best family against the runner-up must reject in its
+favour, the likelihood-ratio test with the boundary χ² mixture for a nested pair and Vuong's
+otherwise; ``paper``: that test's p < pvalue or ΔBIC > delta_bic, ERRORQUAKE (2026) Section 2]};
 ``thresholds`` of the deployment table [1.5, 2.0, 2.5, 3.0, 3.5, 4.0]; ``secondary`` [none] a
 second judge (scorer) and ``aggregation`` [primary] of the two: ``primary``, ``secondary``,
 ``max``, ``min`` or ``mean`` rounded to the grid (halves up) over the rows both graded; with a
@@ -96,6 +99,7 @@ def settings(spec: Mapping[str, Any]) -> dict[str, Any]:
         "decisive": {
             "pvalue": float(decisive.get("pvalue", 0.05)),
             "delta_bic": float(decisive.get("delta_bic", 6.0)),
+            "rule": str(decisive.get("rule", "test")),
         },
         "thresholds": [float(t) for t in spec.get("thresholds", (1.5, 2.0, 2.5, 3.0, 3.5, 4.0))],
         "secondary": spec.get("secondary"),
@@ -146,6 +150,7 @@ def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]
         x_min=st["x_min"],
         p_threshold=st["decisive"]["pvalue"],
         bic_threshold=st["decisive"]["delta_bic"],
+        rule=st["decisive"]["rule"],
     )
     sel = fit.selection
     mc_share = {}
@@ -179,6 +184,12 @@ def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]
             "best": fam.best,
             "runner_up": fam.runner_up,
             "decisive": fam.decisive,
+            "decisive_rule": fam.rule,
+            "deciding_test": {
+                "kind": "LR (nested)" if fam.deciding_test.nested else "Vuong",
+                "pvalue": num(fam.deciding_test.pvalue),
+                "statistic": num(fam.deciding_test.statistic),
+            },
             "delta_bic": {f: num(v) for f, v in fam.delta_bic.items()},
             "loglik": {f: num(v.loglik) for f, v in fam.fits.items()},
             "parameters": {
@@ -587,6 +598,7 @@ class SeverityAnalysis(AnalysisKind):
                     for c, v in conds.items()
                 ),
             ),
+            _family_table(name, st, conds),
             *_robustness_table(name, st, stats),
             FigureBlock(
                 _mfd_figure(st, conds),
@@ -601,7 +613,7 @@ class SeverityAnalysis(AnalysisKind):
             ),
             FigureBlock(
                 _bic_figure(conds),
-                f"{name}: ΔBIC to the best family per condition (0 = best; > 6 decisive).",
+                f"{name}: ΔBIC to the best family per condition (0 = best).",
                 f"delta BIC {name}",
             ),
             FigureBlock(
@@ -624,6 +636,50 @@ class SeverityAnalysis(AnalysisKind):
             },
             f"{name}: ε": {c: fmt(v["error_rate"]) for c, v in conds.items()},
         }
+
+
+def _family_table(name: str, st: Mapping[str, Any], conds: Mapping[str, Any]) -> Block:
+    """Per condition the BIC-best family's test against every other family: the likelihood-ratio
+    test (boundary χ² mixture where the restriction is on the boundary) for a nested pair,
+    Vuong's test otherwise; the one against the runner-up decides ``decisive``."""
+    from tailgate.report.tables import Table, fmt
+
+    rule = st["decisive"]["rule"]
+
+    def tests(fam: Mapping[str, Any]) -> str:
+        parts = []
+        for t in fam["tests"]:
+            if fam["best"] not in (t["first"], t["second"]):
+                continue
+            other = t["second"] if t["first"] == fam["best"] else t["first"]
+            kind = "LR Λ" if t["nested"] else "Vuong Z"
+            parts.append(f"{other}: {kind} {fmt(t['statistic'])}, p {fmt(t['pvalue'])}")
+        return "; ".join(parts)
+
+    why = (
+        f"the test against the runner-up rejects in the best family's favour at p < "
+        f"{st['decisive']['pvalue']:g} (a nested smaller family is never affirmed by a test that "
+        "fails to reject; ΔBIC between nested families is about ln N whatever the data say)"
+        if rule == "test"
+        else f"p < {st['decisive']['pvalue']:g} or ΔBIC > {st['decisive']['delta_bic']:g} "
+        "(ERRORQUAKE (2026), Section 2)"
+    )
+    return Table(
+        f"{name}: error-severity families (BIC-best against each other family)",
+        ("condition", "best", "runner-up", "ΔBIC", "tests of the best family", "decisive"),
+        tuple(
+            (
+                c,
+                v["families"]["best"],
+                v["families"]["runner_up"],
+                fmt(v["families"]["delta_bic"][v["families"]["runner_up"]]),
+                tests(v["families"]),
+                fmt(v["families"]["decisive"]),
+            )
+            for c, v in conds.items()
+        ),
+        note=f"Decisive (rule '{rule}'): {why}.",
+    )
 
 
 def _robustness_table(name: str, st: Mapping[str, Any], stats: Mapping[str, Any]) -> list[Block]:

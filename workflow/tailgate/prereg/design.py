@@ -125,8 +125,9 @@ def derived_design(study: Any) -> Design:
     )
 
 
-def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
-    """``design`` with the simulated P1∧P2 pass rate filled in, and lines saying how.
+def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[str, Any]]]:
+    """``design`` with the simulated P1∧P2 pass rate filled in, lines saying how, and the rates
+    as numbers (``delta_xi``, ``rate``, ``mc_se``, ``trials``, ``resamples``, ``level``).
 
     Uses ``tailgate.stats.power.simulate_pass_rate`` (App. E of Zhou (2026)) at Δξ_true = Δfloor
     and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's 80 % power), the
@@ -138,12 +139,13 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
     try:
         from tailgate.stats.power import simulate_pass_rate
     except ImportError:  # pragma: no cover - the engine ships with tailgate
-        return design, "simulated power: not available"
+        return design, "simulated power: not available", []
     from tailgate.seeds import derive_seed
 
     proto = study.data["protocol"]
     sim = proto["power_simulation"]
-    lines = []
+    lines: list[str] = []
+    rates: list[dict[str, Any]] = []
     at_floor = None
     level = registered_settings(study).ci_level
     for factor in (1.0, 1.5):
@@ -160,9 +162,19 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
                 xi_a=design.xi_bar,
             )
         except (TypeError, ValueError) as exc:
-            return design, f"simulated power: not available ({exc})"
+            return design, f"simulated power: not available ({exc})", []
         if at_floor is None:
             at_floor = float(res.rate)
+        rates.append(
+            {
+                "delta_xi": delta_xi,
+                "rate": round(res.rate, 6),
+                "mc_se": round(res.mc_se, 6),
+                "trials": res.trials,
+                "resamples": res.resamples,
+                "level": level,
+            }
+        )
         lines.append(
             f"simulated power of P1∧P2 at Δξ = {factor:g} × Δfloor = {delta_xi:g} and "
             f"{design.n_exc_planned} exceedances, P1 at CI level {level:.4g}: {res.rate:.3f} ± "
@@ -173,7 +185,13 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str]:
         "(App. E of Zhou (2026): the operative rule is conservative at the floor and reaches its "
         "power near 1.5 × Δfloor)"
     )
-    return dataclasses.replace(design, simulated_power=at_floor), "\n".join(lines)
+    if int(sim["resamples"]) < 1000 and level > 0.99:
+        lines.append(
+            f"(percentile CIs at level {level:.4g} from {sim['resamples']} resamples are too "
+            "narrow, so these rates run high; the operating characteristics below are at the "
+            "registered resolution)"
+        )
+    return dataclasses.replace(design, simulated_power=at_floor), "\n".join(lines), rates
 
 
 def describe(design: Design) -> list[str]:
@@ -217,7 +235,6 @@ def describe(design: Design) -> list[str]:
 OC_FACTORS = (0.0, 0.5, 1.0, 1.5)
 #: defaults of ``protocol.operating_characteristics`` when absent (documented in the template)
 OC_TRIALS = 200
-OC_MAX_RESAMPLES = 100
 
 
 def _oc_sampler(study: Any, share: float) -> Any:
@@ -247,8 +264,18 @@ def _oc_sampler(study: Any, share: float) -> Any:
     return sample
 
 
+#: marks "the registered value" for the overrides of :func:`operating_characteristics`
+REGISTERED: Any = object()
+
+
 def operating_characteristics(
-    study: Any, design: Design | None = None, *, workers: int | None = None
+    study: Any,
+    design: Design | None = None,
+    *,
+    workers: int | None = None,
+    trials: Any = REGISTERED,
+    resamples: Any = REGISTERED,
+    factors: tuple[float, ...] = OC_FACTORS,
 ) -> Any:
     """Simulated false-PASS rate and power of the whole registered procedure (issue of the
     operating characteristics; :mod:`tailgate.stats.operating`): every gate at the level the
@@ -256,8 +283,12 @@ def operating_characteristics(
     prompts per condition, at Δξ = 0, Δfloor/2, Δfloor and 1.5 × Δfloor.
 
     ``protocol.operating_characteristics``: ``trials`` (absent: 200) and ``resamples`` (absent:
-    min(bootstrap.resamples, 100)); the seed stream is ``(design, operating_characteristics)``.
+    P1's percentile intervals are the observed-information stand-in validated against the
+    registered bootstrap, :mod:`tailgate.stats.operating`; given: that many bootstrap resamples
+    per fit); the seed stream is ``(design, operating_characteristics)``.
     ``workers`` threads (default: all cores) run the bootstraps; the result does not depend on it.
+    ``trials``, ``resamples`` and ``factors`` (the truths, as multiples of Δfloor) replace the
+    registered values for validation runs (``tests/benchmarks/operating_resolution.py``).
     """
     import os
 
@@ -279,11 +310,9 @@ def operating_characteristics(
         band_rule=str(proto["band_rule"]),
         n_prompts=design.min_prompts,
         sample=_oc_sampler(study, share),
-        delta_xis=[f * design.delta_floor for f in OC_FACTORS],
-        trials=int(oc.get("trials", OC_TRIALS)),
-        resamples=int(
-            oc.get("resamples", min(int(proto["bootstrap"]["resamples"]), OC_MAX_RESAMPLES))
-        ),
+        delta_xis=[f * design.delta_floor for f in factors],
+        trials=int(oc.get("trials", OC_TRIALS)) if trials is REGISTERED else int(trials),
+        resamples=resamples if resamples is not REGISTERED else oc.get("resamples"),
         min_side_exceedances=int(proto["stability"]["min_exceedances"]),
         seed=seed_sequence(study.seed, "design", "operating_characteristics"),
         workers=workers,

@@ -20,7 +20,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tailgate.stats.equivalence import BulkEquivalence
-from tailgate.stats.inference import ProfileGrid, lr_test_grids
+from tailgate.stats.inference import (
+    LR_CALIBRATIONS,
+    ProfileGrid,
+    bartlett_corrected,
+    lr_test_grids,
+)
 from tailgate.stats.stability import EDGE_RULES, TOLERANCE_RULES, stability_check
 
 __all__ = [
@@ -68,7 +73,8 @@ class GateSettings:
     ``stability_rule`` (``fixed`` | ``se``) and ``stability_se_multiplier`` for its tolerance
     (:mod:`tailgate.stats.stability`). P1: ``p1_method`` (``percentile``: the registered
     bootstrap CIs do not overlap; ``profile``: the profile-likelihood CIs do not overlap;
-    ``lr_test``: the two-sample likelihood-ratio test of ξ_A = ξ_B rejects at P1's α).
+    ``lr_test``: the two-sample likelihood-ratio test of ξ_A = ξ_B rejects at P1's α;
+    ``lr_calibration``: ``bartlett``, Λ divided by its null mean, or ``chi2``, Λ against χ²₁).
     """
 
     delta_mu: float = 0.10
@@ -88,6 +94,7 @@ class GateSettings:
     stability_rule: str = "fixed"
     stability_se_multiplier: float = 2.0
     p1_method: str = "percentile"
+    lr_calibration: str = "bartlett"
 
     def __post_init__(self) -> None:
         if self.multiplicity not in ("none", "bonferroni"):
@@ -100,6 +107,7 @@ class GateSettings:
         for name, value, allowed in (
             ("family", self.family, FAMILIES),
             ("p1_method", self.p1_method, P1_METHODS),
+            ("lr_calibration", self.lr_calibration, LR_CALIBRATIONS),
             ("stability_edge", self.stability_edge, EDGE_RULES),
             ("stability_rule", self.stability_rule, TOLERANCE_RULES),
         ):
@@ -338,13 +346,16 @@ def _p1(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult
     level = s.level_of("P1")
     if s.p1_method == "lr_test":
         t = lr_test_grids(a.profile, b.profile)
+        if s.lr_calibration == "bartlett":
+            t = bartlett_corrected(t, a.n_exc, b.n_exc)
         alpha = s.alpha_of("P1")
         ok = fits_ok and math.isfinite(t.pvalue) and t.pvalue < alpha
         return GateResult(
             "P1",
             bool(ok),
             t.pvalue,
-            f"likelihood-ratio test of xi_A = xi_B rejects at alpha {alpha:.4g}",
+            f"likelihood-ratio test of xi_A = xi_B ({s.lr_calibration}) rejects at alpha "
+            f"{alpha:.4g}",
             f"LR {t.statistic:.4g}, p {t.pvalue:.4g}",
         )
     if s.p1_method == "profile":

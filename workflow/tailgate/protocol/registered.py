@@ -14,6 +14,8 @@ documented defaults (the schema gives them none, so they never enter the canonic
     α = 0.05/6" on the CIs). G4 may be added; G3, G5 and P2 are not tests.
 ``protocol.p1_method``
     ``percentile`` (absent; Zhou (2026)'s CI non-overlap), ``profile`` or ``lr_test``.
+``protocol.lr_calibration``
+    ``bartlett`` (absent; the LR statistic over its null mean) or ``chi2`` (uncorrected).
 ``protocol.stability.edge``, ``tolerance_rule``, ``se_multiplier``
     G5's rule for a side beyond the data range (absent: ``one_sided``), its tolerance
     (absent: ``fixed``, the registered 0.05) and the multiple of the s.e. under ``se``
@@ -64,4 +66,5 @@ def registered_settings(study: Any, multiplier: float = 1.0) -> GateSettings:
         stability_rule=str(st.get("tolerance_rule", "fixed")),
         stability_se_multiplier=float(st.get("se_multiplier", SE_MULTIPLIER)),
         p1_method=str(p.get("p1_method", "percentile")),
+        lr_calibration=str(p.get("lr_calibration", "bartlett")),
     )

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.protocol.multiverse import grid
-from tailgate.stats.inference import ProfileGrid, lr_test_grids
+from tailgate.stats.inference import ProfileGrid, bartlett_corrected, lr_test_grids
 
 from . import figures
 from .content import plots
@@ -73,8 +73,13 @@ def oc_table(oc: Mapping[str, Any]) -> Table:
         f"at most {100 * oc['family_false_pass_bound']:.1f}% (union bound). Every gate at its "
         f"registered level (P1 at {fmt(oc['p1_level'], 4)}), G5 as implemented, "
         f"{oc['n_prompts']} prompts per condition, {oc['trials']} trials, "
-        f"{oc['resamples']} bootstrap resamples; " + "; ".join(oc.get("notes", [])) + ".",
+        f"P1's intervals: {_p1_interval(oc)}; " + "; ".join(oc.get("notes", [])) + ".",
     )
+
+
+def _p1_interval(oc: Mapping[str, Any]) -> str:
+    """How the simulation made P1's intervals (older records name only the resamples)."""
+    return oc.get("p1_interval") or f"percentile bootstrap, {oc['resamples']} resamples per fit"
 
 
 def inference_table(scorer: str, scale: str, records: Mapping[str, Any], q: float) -> Table:
@@ -114,24 +119,41 @@ def inference_table(scorer: str, scale: str, records: Mapping[str, Any], q: floa
 def lr_table(gates: Mapping[str, Any], records: Mapping[str, Any], q: float) -> Table:
     """Two-sample LR test of ξ_A = ξ_B for every pair of a gates view at q (stored profiles)."""
 
-    def profile(name: str) -> ProfileGrid | None:
+    def fit(name: str) -> Mapping[str, Any] | None:
         rec = records.get(name)
-        f = None if rec is None else fit_at(rec, q)
+        return None if rec is None else fit_at(rec, q)
+
+    def profile(name: str) -> ProfileGrid | None:
+        f = fit(name)
         p = None if f is None else f.get("profile")
         return None if p is None else ProfileGrid.from_dict(p)
 
     rows = []
     for pair in gates["pairs"]:
         t = lr_test_grids(profile(pair["a"]), profile(pair["b"]))
+        fa, fb = fit(pair["a"]), fit(pair["b"])
+        corrected = (
+            bartlett_corrected(t, int(fa["n_exc"]), int(fb["n_exc"]))
+            if fa is not None and fb is not None and fa.get("n_exc") and fb.get("n_exc")
+            else None
+        )
         rows.append(
-            (f"{pair['a']} vs {pair['b']}", fmt(t.statistic), fmt(t.pvalue, 4), fmt(t.xi_common))
+            (
+                f"{pair['a']} vs {pair['b']}",
+                fmt(t.statistic),
+                fmt(t.pvalue, 4),
+                "—" if corrected is None else fmt(corrected.pvalue, 4),
+                fmt(t.xi_common),
+            )
         )
     return Table(
         f"Likelihood-ratio test of ξ_A = ξ_B, {gates['scorer']}, {gates['scale']} scale, q = {q:g}",
-        ("pair", "Λ", "p (χ²₁)", "common ξ̂"),
+        ("pair", "Λ", "p (χ²₁)", "p (Bartlett)", "common ξ̂"),
         tuple(rows),
         "The direct test of Δξ with free scales, beside P1; two non-overlapping 95% CIs "
-        "correspond to a test at α ≈ 0.006.",
+        "correspond to a test at α ≈ 0.006. Bartlett: Λ over its null mean at the common ξ̂ and "
+        "the two exceedance counts (methods note P7), the calibration P1's lr_test uses unless "
+        "protocol.lr_calibration is chi2.",
     )
 
 

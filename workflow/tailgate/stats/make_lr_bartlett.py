@@ -1,0 +1,59 @@
+"""Derive the Bartlett coefficients of the two-sample likelihood-ratio test of ξ_A = ξ_B.
+
+Under the null the statistic Λ of :func:`tailgate.stats.inference.lr_test_grids` depends only on
+the common ξ and the two sample sizes (ξ̂ is scale invariant, so the scales drop out). Its mean
+is 1 + a(ξ)(1/n_A + 1/n_B) + O(n⁻²) (Lawley 1956; Bartlett 1937). For every ξ of
+:data:`XI_GRID` this script draws ``--samples`` pairs of GPD(ξ, 1) samples of size ``--n`` each,
+estimates a(ξ) = (mean Λ − 1)·n/2 and fits a quadratic in ξ by least squares, printing the
+coefficients. :data:`tailgate.stats.inference.BARTLETT_COEFFICIENTS` is the same fit to the
+points of two runs pooled: ``--n 40`` (defaults) and ``--n 62 --samples 3000 --xi -0.2 0.1 0.4``
+(each a(ξ) has a Monte Carlo s.e. of about 1). Every stream derives from :data:`SEED` keyed by ξ
+and n. Run ``python -m tailgate.stats.make_lr_bartlett``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from tailgate.seeds import seed_sequence
+from tailgate.stats.gof import sample_gpd
+from tailgate.stats.inference import lr_test_grids, profile_grid
+
+__all__ = ["SEED", "XI_GRID", "coefficient", "main"]
+
+SEED = 19370101
+XI_GRID = (-0.4, -0.2, 0.0, 0.2, 0.4, 0.6, 0.8)
+
+
+def coefficient(xi: float, n: int, samples: int) -> tuple[float, float]:
+    """a(ξ) and its Monte Carlo s.e. from ``samples`` null pairs of size ``n``."""
+    rng = np.random.default_rng(seed_sequence(SEED, "lr_bartlett", f"{xi:.2f}", n))
+    stats = []
+    for _ in range(samples):
+        a, b = sample_gpd(rng, xi, 1.0, n), sample_gpd(rng, xi, 1.0, n)
+        stats.append(lr_test_grids(profile_grid(a), profile_grid(b)).statistic)
+    lam = np.asarray(stats, dtype=float)
+    lam = lam[np.isfinite(lam)]
+    return float((lam.mean() - 1.0) * n / 2.0), float(lam.std(ddof=1) / np.sqrt(lam.size) * n / 2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=40)
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--xi", type=float, nargs="*", default=list(XI_GRID))
+    args = parser.parse_args(argv)
+    rows = []
+    for xi in args.xi:
+        a, se = coefficient(xi, args.n, args.samples)
+        rows.append((xi, a, se))
+        print(f"xi {xi:+.2f}: a = {a:.3f} ± {se:.3f}", flush=True)
+    x, a, se = (np.array(c) for c in zip(*rows, strict=True))
+    coef = np.polyfit(x, a, 2, w=1.0 / se)
+    print("BARTLETT_COEFFICIENTS =", tuple(round(float(c), 3) for c in coef[::-1]))
+
+
+if __name__ == "__main__":
+    main()
