@@ -90,8 +90,8 @@ STAGE_PARTS: dict[str, tuple[str, ...]] = {
         "conditions",
         "scorers",
     ),
-    "verdict": ("study", "protocol", "scorers", "conditions"),
-    "report": ("study", "protocol", "scorers", "conditions"),
+    "verdict": ("study", "protocol", "scorers", "conditions", "answer", "analyses"),
+    "report": ("study", "protocol", "scorers", "conditions", "answer", "analyses"),
 }
 
 #: stage -> derived values it reads (functions of the study)
