@@ -24,6 +24,7 @@ __all__ = [
     "answer_problems",
     "answer_rows",
     "protocol_registered",
+    "protocol_settings",
     "registered_answer",
 ]
 
@@ -36,6 +37,18 @@ PROTOCOL = "protocol"
 def protocol_registered(data: Mapping[str, Any]) -> bool:
     """Whether the canonical document registers the tail-shape protocol (absent: it does)."""
     return (data.get("protocol") or {}).get("enabled", True) is not False
+
+
+def protocol_settings(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The protocol block, or the schema's protocol defaults when the study registers no
+    protocol (its block is then only ``enabled: false``): the study-wide defaults an analysis
+    falls back on for an absent parameter (α, the TVaR level, the resampling scheme, the
+    headline scale), documented with each kind."""
+    if protocol_registered(data):
+        return data["protocol"]
+    from tailgate.prereg.schema import apply_defaults
+
+    return apply_defaults({"protocol": {}})["protocol"]
 
 
 def registered_answer(data: Mapping[str, Any]) -> tuple[list[str], bool]:
