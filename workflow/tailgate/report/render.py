@@ -520,7 +520,16 @@ def _stability_and_forest(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
             )
 
 
-def _glossary_section(doc: _Doc) -> None:
+#: the glossary terms a report without the protocol uses (the others are the protocol's)
+_GENERAL_TERMS = (
+    "Table N, Fig. N, Section N, Algorithm N",
+    "registered plan, entry 0, amendment",
+    "deviation",
+    "methods note",
+)
+
+
+def _glossary_section(doc: _Doc, protocol: bool = True) -> None:
     doc.heading("Glossary")
     doc.para(
         "The papers this report cites: tailgate implements the protocol of Zhou 2026 and, as "
@@ -534,10 +543,11 @@ def _glossary_section(doc: _Doc) -> None:
     md = "".join(f"- **{p.short}**: {p.reference}. Used for {p.takes}.\n" for p in PAPERS.values())
     doc.raw(f"<dl>{items}</dl>", md)
     doc.para("Terms, in the order the report uses them:")
+    terms = [(t, text) for t, text in TERMS if protocol or t in _GENERAL_TERMS]
     items = "".join(
-        f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>" for term, text in TERMS
+        f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>" for term, text in terms
     )
-    md = "".join(f"- **{term}**: {text}\n" for term, text in TERMS)
+    md = "".join(f"- **{term}**: {text}\n" for term, text in terms)
     doc.raw(f"<dl>{items}</dl>", md)
 
 
@@ -648,7 +658,7 @@ def render(
         _sensitivity_and_power(doc, v, power)  # type: ignore[arg-type]
         procedure.procedure_sections(doc, v, fits)
     _analyses_sections(doc, analyses)
-    _glossary_section(doc)
+    _glossary_section(doc, protocol)
     title = f"tailgate report: {v['study']}"
     header = (
         f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. "
