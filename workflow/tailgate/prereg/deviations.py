@@ -59,7 +59,7 @@ def realised_design(study: Any, fits: Iterable[Mapping[str, Any]]) -> dict[str, 
     scale and condition, beside the registered prompts and B (None, with no fits, when the
     study registers no protocol)."""
     registered_b = int(study.protocol["bootstrap"]["resamples"]) if study.has_protocol else None
-    headline_q = float(study.protocol["thresholds"]["headline"])
+    headline_q = float(study.protocol["thresholds"]["headline"]) if study.has_protocol else -1.0
     rows: dict[str, dict[str, Any]] = {}
     for c in study.conditions():
         rows[c["name"]] = {"registered_prompts": int(c["prompts"]), "analysed": {}}
