@@ -5,6 +5,7 @@ sections, audit."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ def _run_example(root: Path, name: str) -> Project:
     freeze(proj.prereg)
     res = proj.snakemake()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj.first_run = res
     return proj
 
 
@@ -112,6 +114,42 @@ def test_severity_demo_refuses_a_changed_grid_or_tolerance(severity_demo) -> Non
 
 
 # --- perturbation-demo --------------------------------------------------------------------------
+
+
+def _answers_with_its_criteria(proj: Project, analysis: str, summary: str) -> None:
+    """The study registers no protocol: verdict.json, the run summary and the report lead with
+    its own criteria; no tail is fitted and nothing says H1 or KILL."""
+    verdict = json.loads((proj.results / "verdict.json").read_text())
+    assert next(iter(verdict)) == "answer"  # the file's first field
+    answer = verdict["answer"]
+    assert (answer["items"], answer["registered"]) == ([analysis], False)
+    assert answer["summary"] == summary
+    assert answer["criteria"] == verdict["criteria"]  # every criterion, none of them H1
+    assert verdict["h1"] is None and verdict["gates"] == [] and verdict["headline"] is None
+    for folder in ("fits", "bulk", "gates", "sensitivity"):
+        assert not (proj.results / folder).exists(), folder
+    assert not (proj.results / "power.json").exists()
+    assert proj.first_run is not None
+    out = proj.first_run.stdout + proj.first_run.stderr
+    lines = out[out.index(f"tailgate · study {proj.name}") :].splitlines()
+    assert lines[1].startswith(f"answer: {answer['outcome']} — {summary}"), lines[:4]
+    assert not any("H1" in line or "KILL" in line for line in lines)
+    for name in ("report.md", "report.html"):
+        # embedded figures are base64 text, in which any two letters may occur
+        text = re.sub(r"base64,[A-Za-z0-9+/=]*", "", (proj.results / name).read_text())
+        assert "H1" not in text and "KILL" not in text, name
+    md = (proj.results / "report.md").read_text()
+    assert (
+        md.index("## Answer") < md.index("The study's answer") < md.index(f"## Analysis {analysis}")
+    )
+
+
+def test_perturbation_demo_answers_with_its_criteria(perturbation_demo) -> None:
+    _answers_with_its_criteria(perturbation_demo, "composite-null", "4 of 4 criteria PASS")
+
+
+def test_severity_demo_answers_with_its_criteria(severity_demo) -> None:
+    _answers_with_its_criteria(severity_demo, "errorquake", "5 of 5 criteria PASS")
 
 
 def test_perturbation_demo_outcomes_match_the_truth(perturbation_demo) -> None:
@@ -252,6 +290,10 @@ def test_percentiles_demo_shows_the_reshaping(percentiles_demo) -> None:
         **{k: "step6" for k in ("p10", "p25", "p50", "p75", "p90")},
         **{k: "step1" for k in ("mean", "p95", "p99")},
     }
+
+
+def test_percentiles_demo_answers_with_its_criteria(percentiles_demo) -> None:
+    _answers_with_its_criteria(percentiles_demo, "ce-percentiles", "2 of 4 criteria PASS")
 
 
 def test_percentiles_demo_report_and_audit(percentiles_demo) -> None:

@@ -42,6 +42,14 @@ def test_a_successful_run_prints_the_answer_and_appends_to_the_ledger(small_run)
         (g["scorer"], g["scale"], g["h1"]["verdict"]) for g in verdict["gates"]
     }
     assert r["lock_head"]["seq"] == 0 and r["git"]["commit"]
+    # the study's answer (H1: the protocol is registered and no answer is named) comes first
+    summary = f"H1 {verdict['h1']['verdict']}"
+    assert r["answer"] == {
+        "items": ["H1"],
+        "outcome": verdict["answer"]["outcome"],
+        "summary": summary,
+    }
+    assert out.index(f"answer: {verdict['answer']['outcome']} — {summary}") < out.index("H1 tox")
     assert (small_run.results / "provenance" / "runs.jsonl.json").is_file()
 
 

@@ -14,6 +14,12 @@ def conditions():
     return [c["name"] for c in STUDY.conditions()]
 
 
+def protocol_conditions():
+    """The conditions the protocol fits (those its registered pairs name; none when the study
+    registers no protocol)."""
+    return STUDY.protocol_conditions()
+
+
 def scorers():
     """Registered scorer names, in registration order."""
     return [s["name"] for s in STUDY.scorers()]
@@ -52,7 +58,10 @@ def scorer_scales(scorer):
 
 
 def analyses():
-    """Every (scorer, scale) pair that gets fits, gates and sensitivity."""
+    """Every (scorer, scale) pair that gets fits, gates and sensitivity (none when the study
+    registers no protocol)."""
+    if not STUDY.has_protocol:
+        return []
     return [(s, sc) for s in scorers() for sc in scorer_scales(s)]
 
 
@@ -93,7 +102,10 @@ def severities_of(scorer, scale):
 
 
 def fits_of(scorer, scale):
-    return [FITS.format(scorer=scorer, scale=scale, condition=c) for c in conditions()]
+    return [
+        FITS.format(scorer=scorer, scale=scale, condition=c)
+        for c in protocol_conditions()
+    ]
 
 
 COMMON = {"prereg": PREREG}

@@ -1,4 +1,5 @@
-# Gates stage: bulk[scorer, condition] bootstraps mean and TVaR (G1, G2) on every scale from
+# Gates stage (only when the protocol is registered, for the conditions its pairs name):
+# bulk[scorer, condition] bootstraps mean and TVaR (G1, G2) on every scale from
 # the same prompt resamples; gates[scorer, scale] evaluates G1–G5, P1, P2 for every registered
 # pair at every band threshold and the H1 verdict under the registered band rule.
 
@@ -31,7 +32,7 @@ rule gates:
     input:
         fits=lambda wc: fits_of(wc.scorer, wc.scale),
         bulk=lambda wc: [
-            BULK.format(scorer=wc.scorer, condition=c) for c in conditions()
+            BULK.format(scorer=wc.scorer, condition=c) for c in protocol_conditions()
         ],
     output:
         gates=GATES,
@@ -42,7 +43,7 @@ rule gates:
         "../../envs/stats.yaml"
     params:
         **COMMON,
-        conditions=conditions(),
+        conditions=protocol_conditions(),
         registered=registered("gates"),
     script:
         "../scripts/gates.py"

@@ -58,13 +58,15 @@ def _cmd_design(args: argparse.Namespace) -> int:
 
     study = load(args.prereg)
     findings = import_findings(study)
-    design = derived_design(study)
-    design, sim_line, sim_rates = simulated_power(study, design)
-    start = time.perf_counter()
-    oc = operating_characteristics(study, design)
-    seconds = time.perf_counter() - start
-    refusal = check_false_pass(study, oc)
-    refusals = _freeze_refusals(study, refusal)
+    design = oc = refusal = None
+    sim_line, sim_rates, seconds, refusals = "", None, 0.0, []
+    if study.has_protocol:  # the Eq. 2 bound, power and operating characteristics are its
+        design, sim_line, sim_rates = simulated_power(study, derived_design(study))
+        start = time.perf_counter()
+        oc = operating_characteristics(study, design)
+        seconds = time.perf_counter() - start
+        refusal = check_false_pass(study, oc)
+        refusals = _freeze_refusals(study, refusal)
     if args.json:
         _print_json(
             "design",
@@ -73,11 +75,12 @@ def _cmd_design(args: argparse.Namespace) -> int:
                 "valid": True,
                 "schema_version": study.data["schema_version"],
                 "canonical_hash": study.canonical_hash,
+                "answer": _answer_line(study),
                 "import": findings,
-                "design": design.to_json(),
+                "design": design.to_json() if design else None,
                 "simulated_power": sim_line.splitlines(),
                 "simulated_power_rates": sim_rates,
-                "operating_characteristics": oc.to_dict(),
+                "operating_characteristics": oc.to_dict() if oc else None,
                 "operating_characteristics_seconds": round(seconds, 1),
                 "max_false_pass_refusal": refusal,
                 "freeze_refusals": refusals,
@@ -88,6 +91,13 @@ def _cmd_design(args: argparse.Namespace) -> int:
         print(line)
     print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
     print(f"canonical hash {study.canonical_hash}")
+    print(_answer_line(study))
+    if design is None or oc is None:
+        print(
+            "protocol: not registered (protocol.enabled: false): no Eq. 2 bound, simulated "
+            "power or operating characteristics; no GPD fits or gates run"
+        )
+        return EXIT_OK
     for line in describe(design):
         print(line)
     print(sim_line)
@@ -101,6 +111,15 @@ def _cmd_design(args: argparse.Namespace) -> int:
             print(f"freeze would refuse: {problem}", file=sys.stderr)
         return EXIT_INVALID
     return EXIT_OK
+
+
+def _answer_line(study: Any) -> str:
+    """What the study's answer is (tailgate.prereg.answer)."""
+    from tailgate.prereg.answer import registered_answer
+
+    items, registered = registered_answer(study.data)
+    how = "registered" if registered else "derived from what is registered"
+    return f"answer: {', '.join(items)} ({how})"
 
 
 def _freeze_refusals(study: Any, false_pass_problem: str | None) -> list[str]:
@@ -172,6 +191,9 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
         print(f"{res.study.path}: {verb} → {res.lock.path}")
     print(f"canonical hash {res.study.canonical_hash}")
     _print_receipt(res.lock, args.tag)
+    if res.design is None:
+        print("protocol: not registered; no Eq. 2 bound to check")
+        return EXIT_OK
     print(
         f"n_exc* = {res.design.n_exc_required}, prompts required {res.design.prompts_required}, "
         f"planned {res.design.min_prompts}"
@@ -319,6 +341,12 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
     from tailgate.stages.sensitivity import multiverse_document
 
     study = load(args.prereg)
+    if not study.has_protocol:
+        raise InputError(
+            f"{args.prereg}: study '{study.name}' registers no protocol (protocol.enabled: "
+            "false), so there is no H1 verdict to re-evaluate. Fix: read its answer in "
+            f"results/{study.name}/verdict.json; the multiverse is the protocol's."
+        )
     paths = sorted(Path(args.results).glob("gates/*/*.json"))
     if not paths:
         raise InputError(

@@ -2,9 +2,10 @@
 
 Snakemake calls :func:`finish_run` when a run ends (the Snakefile's ``onsuccess``/``onerror``):
 it appends the run — UTC time, outcome, git commit, code digest, lock head, jobs per rule (from
-Snakemake's own log), failed jobs and their logs, the verdict — and re-records the ledger like any
-artifact (its provenance record holds its SHA-256; ``tailgate audit`` checks it and the chain of
-line hashes). Then it prints the run's answer on the terminal (:mod:`tailgate.summary`).
+Snakemake's own log), failed jobs and their logs, the study's answer and H1 verdicts — and
+re-records the ledger like any artifact (its provenance record holds its SHA-256; ``tailgate
+audit`` checks it and the chain of line hashes). Then it prints the run's answer on the
+terminal (:mod:`tailgate.summary`).
 
 A run that failed before anything was recorded leaves no ledger line (the results folder would
 otherwise say that data exists). The ledger is the study's experiment-tracking view
@@ -133,15 +134,27 @@ def _git_state(path: Path) -> dict[str, Any] | None:
     return head_state(path)
 
 
-def _verdicts(results: Path) -> list[dict[str, Any]] | None:
+def _verdict(results: Path) -> dict[str, Any] | None:
     path = results / "verdict.json"
-    if not path.is_file():
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _verdicts(verdict: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """H1 per scorer and scale (empty when the study registers no protocol)."""
+    if verdict is None:
         return None
-    v = json.loads(path.read_text())
     return [
         {"scorer": g["scorer"], "scale": g["scale"], "verdict": g["h1"]["verdict"]}
-        for g in v.get("gates", [])
+        for g in verdict.get("gates", [])
     ]
+
+
+def _answer(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The study's answer: its items, outcome and summary (tailgate.prereg.answer)."""
+    answer = (verdict or {}).get("answer")
+    if not answer:
+        return None
+    return {k: answer[k] for k in ("items", "outcome", "summary")}
 
 
 def snakemake_log(log: Any) -> str | None:
@@ -184,6 +197,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
     lines = [line for line in old.splitlines() if line.strip()]
     jobs, failed = jobs_from_log(log)
     head = verify_study(study)
+    verdict = _verdict(results)
     run = {
         "ledger_version": LEDGER_VERSION,
         "run": len(lines) + 1,
@@ -196,7 +210,8 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "jobs": jobs,
         "jobs_total": sum(v for k, v in jobs.items() if k != "all"),
         "failed": failed,
-        "verdicts": _verdicts(results) if outcome == "success" else None,
+        "answer": _answer(verdict) if outcome == "success" else None,
+        "verdicts": _verdicts(verdict) if outcome == "success" else None,
         "snakemake_log": str(log) if log else None,
     }
     line = json.dumps(run, sort_keys=True, ensure_ascii=True, separators=(",", ":"))

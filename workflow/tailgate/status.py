@@ -82,6 +82,7 @@ def _run_events(results: Path) -> list[dict[str, Any]]:
                 "jobs_total": r.get("jobs_total"),
                 "jobs": r.get("jobs"),
                 "failed": r.get("failed"),
+                "answer": r.get("answer"),
                 "verdicts": r.get("verdicts"),
             }
         )
@@ -150,6 +151,9 @@ def _event_line(e: dict[str, Any]) -> list[str]:
         f"{when}  run {e['run']:<6} {e['outcome']:<8} {e['jobs_total'] or 0} job(s), entry "
         f"{e['lock_seq']}, git {commit or '—'}, code {str(e.get('code_digest'))[:10]}"
     ]
+    answer = e.get("answer")
+    if answer:
+        lines.append(f"{'':21}answer: {answer['outcome']} — {answer['summary']}")
     if verdicts:
         lines.append(f"{'':21}H1: {verdicts}")
     for f in e.get("failed") or []:

@@ -1,9 +1,11 @@
 """The run's answer on the terminal, printed when a workflow run ends (:mod:`tailgate.ledger`).
 
-On success: the H1 verdict per scorer and scale (Zhou 2026, Section 3: every gate G1–G5, P1, P2
-at a band threshold, combined by the registered band rule), the passing pairs or each pair's
-first failing gate at the headline threshold, the further analyses' criteria, the deviations
-from the registered plan, and where the report is. On error: which jobs failed and the end of
+On success: the study's registered answer first (:mod:`tailgate.prereg.answer`: H1, or the
+analysis criteria it names, with their outcomes), then — when the study registers the protocol —
+the H1 verdict per scorer and scale (Zhou 2026, Section 3: every gate G1–G5, P1, P2 at a band
+threshold, combined by the registered band rule) with the passing pairs or each pair's first
+failing gate at the headline threshold, the other analyses' criteria, the deviations from the
+registered plan, and where the report is. On error: which jobs failed and the end of
 their logs. Snakemake's own log above it is left as it is.
 """
 
@@ -14,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["print_summary", "verdict_lines"]
+__all__ = ["answer_lines", "print_summary", "verdict_lines"]
 
 RULE = "─" * 72
 
@@ -27,10 +29,31 @@ def _at_headline(pair: dict[str, Any], q: float) -> dict[str, Any] | None:
     return next((t for t in pair.get("thresholds", []) if abs(float(t["q"]) - q) < 1e-12), None)
 
 
+def _criterion_line(c: dict[str, Any]) -> str:
+    return f"  {c['analysis']} · {c['name']}: {c.get('outcome')}"
+
+
+def answer_lines(verdict: dict[str, Any]) -> list[str]:
+    """The study's answer (``verdict.json``'s ``answer``): outcome, summary and each criterion
+    it names; nothing for a verdict written before answers were registered."""
+    answer = verdict.get("answer")
+    if not answer:
+        return []
+    how = "registered" if answer.get("registered") else "derived from what is registered"
+    lines = [
+        f"answer: {answer['outcome']} — {answer['summary']}  [{', '.join(answer['items'])}; {how}]"
+    ]
+    for c in answer.get("criteria", []):
+        if c.get("analysis") != "protocol":
+            lines.append(_criterion_line(c))
+    return lines
+
+
 def verdict_lines(verdict: dict[str, Any]) -> list[str]:
-    """The verdict per scorer/scale and why, from ``verdict.json`` (headline first)."""
-    head = verdict.get("headline", {})
-    lines: list[str] = []
+    """The answer, then the verdict per scorer/scale and why, from ``verdict.json`` (headline
+    first), then the criteria the answer does not name."""
+    head = verdict.get("headline") or {}
+    lines: list[str] = answer_lines(verdict)
     gates = sorted(
         verdict.get("gates", []),
         key=lambda g: (g["scorer"], g["scale"]) != (head.get("scorer"), head.get("scale")),
@@ -53,13 +76,17 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
             fails.append(f"{_pair_name(p)}: {first}")
         if fails:
             lines.append("  first failing gate at the headline q: " + "; ".join(fails))
-    crit = [c for c in verdict.get("criteria", []) if c.get("analysis") != "protocol"]
+    named = (verdict.get("answer") or {}).get("criteria", [])
+    crit = [
+        c for c in verdict.get("criteria", []) if c.get("analysis") != "protocol" and c not in named
+    ]
     if crit:
         passed = sum(c.get("outcome") == "PASS" for c in crit)
-        lines.append(f"further analyses: {passed} of {len(crit)} criteria PASS")
+        label = "other criteria" if named else "further analyses"
+        lines.append(f"{label}: {passed} of {len(crit)} criteria PASS")
         for c in crit:
             if c.get("outcome") != "PASS":
-                lines.append(f"  {c['analysis']} · {c['name']}: {c.get('outcome')}")
+                lines.append(_criterion_line(c))
     devs = verdict.get("deviations", [])
     amends = verdict.get("amendments", [])
     if devs:

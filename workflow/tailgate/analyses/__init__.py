@@ -39,8 +39,10 @@ that registers no analyses keeps ``analyses: {}`` and its canonical hash.
 :func:`tailgate.stages.analyses.analysis_stage`, which writes
 ``results/<study>/analyses/<name>/statistics.json`` — the registered spec, the statistics and the
 criteria outcomes — with provenance. ``verdict.json`` lists every criterion of the study (Zhou
-2026's H1 included) in ``criteria``; the report draws the criteria table, a section per analysis
-and the per-condition cards; the audit check ``analyses`` (:mod:`tailgate.analyses.audit`)
+2026's H1 included when the protocol is registered) in ``criteria`` and leads with the study's
+registered ``answer`` (:mod:`tailgate.prereg.answer`: H1, or named criteria of the analyses); the
+report draws the answer, the criteria table, a section per analysis and, with the protocol, the
+per-condition cards; the audit check ``analyses`` (:mod:`tailgate.analyses.audit`)
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
 a module of this package, add it to ``KINDS`` and its parameter schema to
 ``$defs/analysis_<kind>`` of ``workflow/schemas/prereg.v1.schema.json`` (no ``default``

@@ -4,7 +4,9 @@ Registered with :func:`tailgate.prereg.audit.register_verdict_check` when this m
 imported. For every registered analysis it reads ``analyses/<name>/statistics.json``, checks that
 the statistics were computed under the registered spec, re-derives each criterion's outcome with
 the kind's :meth:`~tailgate.analyses.base.AnalysisKind.criteria` and compares it with the outcome
-recorded there and in ``verdict.json``'s criteria table (whose H1 row must match its H1 verdict).
+recorded there and in ``verdict.json``'s criteria table (whose H1 row must match its H1 verdict,
+and which must have none when the study registers no protocol), and re-derives the study's
+answer (:mod:`tailgate.prereg.answer`) from that table.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tailgate.prereg.answer import answer_document
 from tailgate.prereg.audit import register_verdict_check
 from tailgate.prereg.study import Study
 
@@ -76,9 +79,19 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
             fails.append(f"{verdict_path}: has no criteria table")
         return fails
     h1 = [r for r in rows if r.get("analysis") == "protocol"]
-    expect = "PASS" if verdict.get("h1", {}).get("verdict") == "PASS" else "FAIL"
-    if len(h1) != 1 or h1[0].get("outcome") != expect:
-        fails.append(f"{verdict_path}: the criteria table's H1 row does not match its H1 verdict")
+    if study.has_protocol:
+        expect = "PASS" if (verdict.get("h1") or {}).get("verdict") == "PASS" else "FAIL"
+        if len(h1) != 1 or h1[0].get("outcome") != expect:
+            fails.append(
+                f"{verdict_path}: the criteria table's H1 row does not match its H1 verdict"
+            )
+    elif h1:
+        fails.append(f"{verdict_path}: an H1 row, but the study registers no protocol")
+    if verdict.get("answer") != answer_document(study.data, rows):
+        fails.append(
+            f"{verdict_path}: its answer is not the registered answer re-derived from its "
+            "criteria table"
+        )
     for name, derived in derived_all.items():
         recorded = [r for r in rows if r.get("analysis") == name]
         _compare(f"{verdict_path} (analysis '{name}')", recorded, derived, fails)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import InputError
+from tailgate.prereg.answer import protocol_settings
 from tailgate.prereg.study import Study
 from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
@@ -75,7 +76,7 @@ def _scorer_scales(data: Mapping[str, Any], scorer: Mapping[str, Any]) -> list[s
 
 def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
     """Every parameter with the documented default applied for absent fields."""
-    p = data["protocol"]
+    p = protocol_settings(data)
     scorers = {s["name"]: s for s in data["scorers"]}
     scale = {}
     for name in spec["scorers"]:

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import InputError
+from tailgate.prereg.answer import protocol_settings
 from tailgate.prereg.study import Study
 from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
@@ -90,7 +91,7 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
         "test_queries": list(spec["test_queries"]),
         "base_query": str(spec.get("base_query", nulls[0])),
         "budget": int(spec["budget"]),
-        "alpha": float(spec.get("alpha", data["protocol"]["alpha"])),
+        "alpha": float(spec.get("alpha", protocol_settings(data)["alpha"])),
         "interval": str(spec.get("interval", "order_statistics")),
         "null_model": str(spec.get("null_model", "uniform")),
         "min_null_queries": int(spec.get("min_null_queries", P.MIN_NULL_QUERIES)),

@@ -66,9 +66,10 @@ def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
 def realised_design(study: Any, fits: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Rows, exceedances and bootstrap sizes the statistics were computed with, per scorer,
-    scale and condition, beside the registered prompts and B."""
-    registered_b = int(study.protocol["bootstrap"]["resamples"])
-    headline_q = float(study.protocol["thresholds"]["headline"])
+    scale and condition, beside the registered prompts and B (None, with no fits, when the
+    study registers no protocol)."""
+    registered_b = int(study.protocol["bootstrap"]["resamples"]) if study.has_protocol else None
+    headline_q = float(study.protocol["thresholds"]["headline"]) if study.has_protocol else -1.0
     rows: dict[str, dict[str, Any]] = {}
     for c in study.conditions():
         rows[c["name"]] = {"registered_prompts": int(c["prompts"]), "analysed": {}}

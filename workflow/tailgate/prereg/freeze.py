@@ -46,7 +46,7 @@ class FreezeResult:
 
     study: Study
     lock: Lock
-    design: Design
+    design: Design | None  # None: the study registers no protocol (no Eq. 2 bound)
     action: str
 
 
@@ -61,9 +61,12 @@ class AmendResult:
     data_existed: bool
 
 
-def check_design(study: Study) -> Design:
+def check_design(study: Study) -> Design | None:
     """The derived design; :class:`PreregError` when the cap is below Eq. 2 without an
-    explicitly accepted, achieved lower power."""
+    explicitly accepted, achieved lower power. None when the study registers no protocol (the
+    Eq. 2 bound is the protocol's)."""
+    if not study.has_protocol:
+        return None
     design = derived_design(study)
     if design.power_accepted:
         return design
@@ -91,7 +94,7 @@ def check_design(study: Study) -> Design:
     raise PreregError(problem, file=str(study.path), field="accepted_power", fix=fix)
 
 
-def derived_of(study: Study, design: Design) -> dict[str, Any]:
+def derived_of(study: Study, design: Design | None) -> dict[str, Any]:
     """The lock entry's ``derived`` values: the Eq. 2 design and, when the study registers
     ``protocol.operating_characteristics.max_false_pass``, the simulated operating
     characteristics of the whole registered procedure, which must respect it (else
@@ -100,6 +103,8 @@ def derived_of(study: Study, design: Design) -> dict[str, Any]:
     """
     from tailgate.prereg.design import check_false_pass, operating_characteristics
 
+    if design is None:
+        return {}
     derived = design.to_json()
     registered = study.protocol.get("operating_characteristics", {})
     if registered.get("max_false_pass") is None:

@@ -43,7 +43,7 @@ def import_findings(study: Any) -> list[str]:
             f"  prompt keys (column {spec.prompt_id!r}): text; prompt id = rank of the key among "
             f"the {summary.keys} sorted keys (original key kept in prompt_key)"
         )
-    q = float(study.protocol["thresholds"]["headline"])
+    q = study.protocol["thresholds"]["headline"] if study.has_protocol else None
     for cond in study.conditions():
         name = cond["name"]
         rows, prompts = summary.rows[name], int(cond["prompts"])
@@ -56,10 +56,12 @@ def import_findings(study: Any) -> list[str]:
             note = f"the {prompts} registered prompts with the smallest ids are used"
         else:
             note = "as registered"
-        lines.append(
-            f"  condition {name}: {rows} rows ({note}); {exceedances_at(used, q)} exceedances "
-            f"expected at q = {q:g}"
+        expected = (
+            f"; {exceedances_at(used, float(q))} exceedances expected at q = {q:g}"
+            if q is not None
+            else ""
         )
+        lines.append(f"  condition {name}: {rows} rows ({note}){expected}")
     if len(summary.rows) > 1:
         lines.append(f"  keys present in every condition: {summary.shared_keys} of {summary.keys}")
     for s in spec.scores:

@@ -133,10 +133,15 @@ def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -
 
 
 def apply_defaults(data: dict[str, Any], version: int = SCHEMA_VERSION) -> dict[str, Any]:
-    """A copy of valid ``data`` with every schema default filled in (recursively)."""
+    """A copy of valid ``data`` with every schema default filled in (recursively), except inside
+    a ``protocol`` block with ``enabled: false``, which stays as written."""
     schema = load_schema(version)
     out = copy.deepcopy(data)
     _fill(out, schema, schema)
+    protocol = data.get("protocol")
+    if isinstance(protocol, dict) and protocol.get("enabled") is False:
+        # a study without the protocol registers none of its settings: no defaults are filled
+        out["protocol"] = copy.deepcopy(protocol)
     return out
 
 

@@ -51,6 +51,22 @@ class Study:
         return self.data["protocol"]
 
     @property
+    def has_protocol(self) -> bool:
+        """Whether the study registers the tail-shape protocol of Zhou (2026) (absent
+        ``protocol.enabled``: it does; :mod:`tailgate.prereg.answer`)."""
+        from tailgate.prereg.answer import protocol_registered
+
+        return protocol_registered(self.data)
+
+    def protocol_conditions(self) -> list[str]:
+        """The conditions the protocol fits: those its registered pairs name, in registration
+        order (none when the protocol is not registered)."""
+        if not self.has_protocol:
+            return []
+        used = {c for pair in self.pairs() for c in pair}
+        return [c["name"] for c in self.data["conditions"] if c["name"] in used]
+
+    @property
     def lock_path(self) -> Path:
         return lock_path_for(self.path)
 
@@ -248,6 +264,13 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
             "data.backend is import but data.import.path is null",
             "give the path of the JSONL/CSV/Parquet file to import",
         )
+    from tailgate.prereg.answer import answer_problems, protocol_registered
+
+    for where, message, fix in answer_problems(data):
+        fail(where, message, fix)
+    if not protocol_registered(data):
+        _check_no_protocol(data, doc, fail)
+        return
     proto = data["protocol"]
     if proto["headline_scale"] not in data["transform"]["scales"]:
         fail(
@@ -332,6 +355,27 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
             ("accepted_power",),
             f"accepted_power ({ap}) is not below protocol.power ({proto['power']})",
             "set accepted_power: null, or record the lower power actually accepted",
+        )
+
+
+def _check_no_protocol(data: dict[str, Any], doc: Located, fail: Any) -> None:
+    """``protocol.enabled: false``: a registered protocol setting or ``accepted_power`` (the
+    protocol's Eq. 2 check) would be ignored by the run, so neither may be written."""
+    written = doc.data.get("protocol") or {}
+    for key in written:
+        if key != "enabled":
+            fail(
+                ("protocol", key),
+                f"protocol.{key} is registered, but protocol.enabled is false: the run would "
+                "ignore it",
+                f"remove protocol.{key}, or register the protocol (remove 'enabled: false')",
+            )
+    if data["accepted_power"] is not None:
+        fail(
+            ("accepted_power",),
+            "accepted_power accepts a power below the protocol's Eq. 2 bound, but "
+            "protocol.enabled is false: nothing would check it",
+            "remove accepted_power (or set it to null)",
         )
 
 

@@ -9,8 +9,10 @@ anything is drawn, so a malformed artifact fails with a message naming the file 
   threshold, H1 verdict; Section 3 of Zhou (2026)).
 * ``sensitivity/<scorer>/<scale>.json`` — one :class:`SensitivityFile` (Table 5 of Zhou (2026)).
 * ``power.json`` — one :class:`PowerGrid` (App. E and Eq. 2 of Zhou (2026)).
-* ``verdict.json`` — one :class:`Verdict`: headline, H1, the gates and sensitivity files, the
-  amendment chain and the deviations from the registered plan.
+* ``verdict.json`` — one :class:`Verdict`: the study's answer, headline, H1, the gates and
+  sensitivity files, the amendment chain and the deviations from the registered plan (headline
+  and H1 null, no gates, sensitivity, fits or ``power.json`` when the study registers no
+  protocol).
 
 Floats that are undefined (a failed fit) are ``null``; quantile levels are floats (0.95), and
 where they key a JSON object they are written with ``format(q, "g")`` ("0.95").
@@ -298,8 +300,8 @@ class Verdict(TypedDict):
 
     study: str
     prereg_hash: str
-    headline: Headline
-    h1: H1Verdict
+    headline: Headline | None  # None: the study registers no protocol
+    h1: H1Verdict | None
     gates: list[GatesFile]
     sensitivity: list[SensitivityFile]
     amendments: list[Amendment]
@@ -323,8 +325,9 @@ def _check(obj: Any, spec: type, where: str) -> None:
 def check_report_inputs(verdict: Any, fits: Any, power: Any) -> None:
     """Check the required fields of every structure the report reads (no type coercion)."""
     _check(verdict, Verdict, "verdict.json")
-    _check(verdict["headline"], Headline, "verdict.json: headline")
-    _check(verdict["h1"], H1Verdict, "verdict.json: h1")
+    if verdict["h1"] is not None or verdict["headline"] is not None:  # the protocol's verdict
+        _check(verdict["headline"], Headline, "verdict.json: headline")
+        _check(verdict["h1"], H1Verdict, "verdict.json: h1")
     for i, gates in enumerate(verdict["gates"]):
         _check(gates, GatesFile, f"verdict.json: gates[{i}]")
         for j, pair in enumerate(gates["pairs"]):
@@ -349,6 +352,8 @@ def check_report_inputs(verdict: Any, fits: Any, power: Any) -> None:
                 _check(record["stability"], StabilityScan, f"{where}: stability")
                 for k, fit in enumerate(record["thresholds"]):
                     _check(fit, ThresholdFit, f"{where}: thresholds[{k}]")
+    if power is None:  # no protocol: no synthetic-recovery grid
+        return
     _check(power, PowerGrid, "power.json")
     rates = power["pass_rate"]
     if len(rates) != len(power["delta_xi"]) or any(len(r) != len(power["n_exc"]) for r in rates):

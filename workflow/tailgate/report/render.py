@@ -1,6 +1,8 @@
 """Assemble ``report.html`` (self-contained) and ``report.md`` from the stage outputs.
 
-The answer comes first: the H1 verdict per scorer and scale, the verdict under the registered plan
+The answer comes first: the study's registered answer (:mod:`tailgate.prereg.answer`: H1 or the
+criteria it names), the H1 verdict per scorer and scale when H1 is the answer (otherwise it opens
+the protocol's sections), the verdict under the registered plan
 (entry 0 of the lock) beside the amended one when amendments exist, and the deviations; then the
 pair × gate matrix of every scorer and scale with, per band threshold, the value of every gate
 behind each cell (collapsible; the headline threshold open), so that a PASS at any threshold can be
@@ -70,7 +72,8 @@ figure{margin:1em 0}figure img{max-width:100%;height:auto}figcaption{font-size:.
 details{margin:.6em 0;border:1px solid #ddd;border-radius:4px;padding:.2em .8em}
 summary{cursor:pointer;font-weight:600;padding:.2em 0}
 .toc{font-size:.9em}dt{font-weight:600;margin-top:.5em}dd{margin-left:1.5em}
-.verdict-PASS{color:#2ca02c;font-weight:700}.verdict-KILL{color:#d62728;font-weight:700}
+.verdict-PASS{color:#2ca02c;font-weight:700}
+.verdict-KILL,.verdict-FAIL{color:#d62728;font-weight:700}
 @media (max-width:900px){body{margin:1em auto}.grid{grid-template-columns:1fr}}
 """
 
@@ -237,28 +240,43 @@ def _registered_headline(
     return next((r for r in registered if r.get("headline")), None)
 
 
-def _answer_section(
-    doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
-) -> None:
-    doc.heading("Answer")
+def _h1_names_the_answer(verdict: Verdict) -> bool:
+    answer = verdict.get("answer")  # type: ignore[union-attr]
+    return verdict["h1"] is not None and (not answer or "H1" in answer["items"])
+
+
+def _outcome_line(doc: _Doc, label: str, outcome: str, why: str) -> None:
+    """``label: OUTCOME — why.`` in the answer's type."""
+    doc.raw(
+        f"<p class='answer'>{html.escape(label)}: <span class='verdict-{_css_of(outcome)}'>"
+        f"{html.escape(outcome)}</span> — {html.escape(why)}.</p>",
+        f"{label}: **{outcome}** — {why}.\n",
+    )
+
+
+def _study_answer(doc: _Doc, verdict: Verdict) -> None:
+    """The answer the study registered (tailgate.prereg.answer): its outcome and the criteria
+    it names; the H1 verdict's own lines follow when H1 is (part of) the answer."""
+    answer = verdict.get("answer")  # type: ignore[union-attr]
+    if not answer:
+        return
+    how = "registered" if answer["registered"] else "derived from what is registered"
+    label = f"The study's answer ({', '.join(answer['items'])}; {how})"
+    _outcome_line(doc, label, answer["outcome"], answer["summary"])
+    rows = [r for r in answer["criteria"] if r.get("analysis") != "protocol"]
+    if rows:
+        doc.table(
+            dataclasses.replace(
+                tables.criteria_table(rows), title="The criteria the study's answer names"
+            )
+        )
+
+
+def _h1_block(doc: _Doc, verdict: Verdict) -> None:
+    """The protocol's H1 verdict of the headline analysis and of every scorer and scale."""
     h = verdict["headline"]
     h1 = verdict["h1"]
     rule = verdict.get("band_rule")  # type: ignore[union-attr]
-    decision = _decision_amendments(verdict)
-    reg_head = _registered_headline(registered)
-    if decision:
-        seqs = ", ".join(str(a["seq"]) for a in decision)
-        then = (
-            f" Under the registered plan (entry 0 of the lock) H1 is {reg_head['h1']}."
-            if reg_head and reg_head["h1"]
-            else " The verdict under the registered plan could not be re-derived from the stored "
-            "statistics (see the table below)."
-        )
-        doc.para(
-            f"Deviation: the results below follow amendment(s) {seqs}, which changed decision "
-            f"rules after the registration; they are not confirmatory results.{then}",
-            "alert",
-        )
     label = (
         f"H1 ({h['scorer']}, {h['scale']} scale, headline q = {h['q']:g}"
         + (f", band rule '{rule}'" if rule else "")
@@ -267,11 +285,7 @@ def _answer_section(
     reason = cite(h1["reason"])
     if rule and reason.startswith(f"band rule '{rule}': "):  # the label names the rule
         reason = reason[len(f"band rule '{rule}': ") :]
-    doc.raw(
-        f"<p class='answer'>{html.escape(label)}: <span class='verdict-{_css_of(h1['verdict'])}'>"
-        f"{html.escape(h1['verdict'])}</span> — {html.escape(reason)}.</p>",
-        f"{label}: **{h1['verdict']}** — {reason}.\n",
-    )
+    _outcome_line(doc, label, h1["verdict"], reason)
     rows, classes = [], []
     for g in _ordered_gates(verdict):
         rows.append(
@@ -294,7 +308,33 @@ def _answer_section(
             tuple(classes),
         )
     )
-    if verdict["amendments"]:
+
+
+def _answer_section(
+    doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+) -> None:
+    doc.heading("Answer")
+    _study_answer(doc, verdict)
+    decision = _decision_amendments(verdict)
+    reg_head = _registered_headline(registered)
+    if decision:
+        seqs = ", ".join(str(a["seq"]) for a in decision)
+        then = (
+            f" Under the registered plan (entry 0 of the lock) H1 is {reg_head['h1']}."
+            if reg_head and reg_head["h1"]
+            else " The verdict under the registered plan could not be re-derived from the stored "
+            "statistics (see the table below)."
+            if verdict["h1"] is not None
+            else ""
+        )
+        doc.para(
+            f"Deviation: the results below follow amendment(s) {seqs}, which changed decision "
+            f"rules after the registration; they are not confirmatory results.{then}",
+            "alert",
+        )
+    if _h1_names_the_answer(verdict):
+        _h1_block(doc, verdict)
+    if verdict["amendments"] and verdict["gates"]:
         doc.table(
             tables.registered_plan_table(
                 _ordered_gates(verdict), registered, int(verdict["amendments"][-1]["seq"])
@@ -329,6 +369,16 @@ def _summary(gates: GatesFile, q: float) -> str:
 def _matrix_section(
     doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
 ) -> None:
+    if verdict["h1"] is None:  # no protocol registered
+        return
+    if not _h1_names_the_answer(verdict):
+        doc.heading("The tail-shape protocol (Zhou 2026): H1")
+        doc.para(
+            "The study registers the protocol beside its answer; its H1 verdict is reported "
+            "here, after the answer, for the registered pairs only.",
+            "note",
+        )
+        _h1_block(doc, verdict)
     doc.heading("Which gate stopped which pair")
     doc.para(
         "A pair passes at a threshold when every gate holds there: bulk equivalence G1 (mean) "
@@ -475,7 +525,16 @@ def _stability_and_forest(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
             )
 
 
-def _glossary_section(doc: _Doc) -> None:
+#: the glossary terms a report without the protocol uses (the others are the protocol's)
+_GENERAL_TERMS = (
+    "Table N, Fig. N, Section N, Algorithm N",
+    "registered plan, entry 0, amendment",
+    "deviation",
+    "methods note",
+)
+
+
+def _glossary_section(doc: _Doc, protocol: bool = True) -> None:
     doc.heading("Glossary")
     doc.para(
         "The papers this report cites: tailgate implements the protocol of Zhou 2026 and, as "
@@ -489,10 +548,11 @@ def _glossary_section(doc: _Doc) -> None:
     md = "".join(f"- **{p.short}**: {p.reference}. Used for {p.takes}.\n" for p in PAPERS.values())
     doc.raw(f"<dl>{items}</dl>", md)
     doc.para("Terms, in the order the report uses them:")
+    terms = [(t, text) for t, text in TERMS if protocol or t in _GENERAL_TERMS]
     items = "".join(
-        f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>" for term, text in TERMS
+        f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>" for term, text in terms
     )
-    md = "".join(f"- **{term}**: {text}\n" for term, text in TERMS)
+    md = "".join(f"- **{term}**: {text}\n" for term, text in terms)
     doc.raw(f"<dl>{items}</dl>", md)
 
 
@@ -589,25 +649,33 @@ def render(
     v: Verdict = verdict  # type: ignore[assignment]
     reg: Sequence[RegisteredPlanVerdict] = registered_plan  # type: ignore[assignment]
     doc = _Doc()
+    protocol = v["h1"] is not None  # the study registers the tail-shape protocol
     _answer_section(doc, v, reg)
     _matrix_section(doc, v, reg)
     _amendment_section(doc, v)
     _criteria_section(doc, v)
-    _procedure_companion(doc, v, power)  # type: ignore[arg-type]
-    _cards_section(doc, v, fits, analyses)  # type: ignore[arg-type]
-    _fits_section(doc, v, fits)  # type: ignore[arg-type]
-    _bounded_section(doc, v, fits)  # type: ignore[arg-type]
-    _stability_and_forest(doc, v, fits)  # type: ignore[arg-type]
-    _sensitivity_and_power(doc, v, power)  # type: ignore[arg-type]
-    procedure.procedure_sections(doc, v, fits)
+    if protocol:
+        _procedure_companion(doc, v, power)  # type: ignore[arg-type]
+        _cards_section(doc, v, fits, analyses)  # type: ignore[arg-type]
+        _fits_section(doc, v, fits)  # type: ignore[arg-type]
+        _bounded_section(doc, v, fits)  # type: ignore[arg-type]
+        _stability_and_forest(doc, v, fits)  # type: ignore[arg-type]
+        _sensitivity_and_power(doc, v, power)  # type: ignore[arg-type]
+        procedure.procedure_sections(doc, v, fits)
     _analyses_sections(doc, analyses)
-    _glossary_section(doc)
+    _glossary_section(doc, protocol)
     title = f"tailgate report: {v['study']}"
     header = (
-        f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. The protocol is that of "
-        f"Zhou 2026: admissibility and stability gates G1–G5 and pass criteria P1, P2, evaluated "
-        f"for every registered pair at every threshold of the band (first failing gate in the "
-        f"order {', '.join(GATE_ORDER)}). Papers and terms are defined in the glossary at the end."
+        f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. "
+        + (
+            "The protocol is that of Zhou 2026: admissibility and stability gates G1–G5 and pass "
+            "criteria P1, P2, evaluated for every registered pair at every threshold of the band "
+            f"(first failing gate in the order {', '.join(GATE_ORDER)}). "
+            if protocol
+            else "The study registers no tail-shape protocol: its answer is its analyses' "
+            "pre-registered criteria. "
+        )
+        + "Papers and terms are defined in the glossary at the end."
     )
     toc_html = " · ".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in doc.sections)
     page = (

@@ -38,7 +38,7 @@ def _check_gates(rd: Path, study: Study, path: Path, fails: list[str]) -> dict |
     if doc is None:
         return None
     scorer, scale = doc.get("scorer"), doc.get("scale")
-    names = [c["name"] for c in study.conditions()]
+    names = study.protocol_conditions()
     fits = {}
     for c in names:
         f = rd / "fits" / str(scorer) / str(scale) / f"{c}.json"
@@ -126,13 +126,20 @@ def verdict_check(results_dir: Path, study: Study) -> list[str]:
         return fails
     if verdict.get("prereg_hash") != study.canonical_hash:
         fails.append(f"{verdict_path}: prereg_hash is not the registered canonical hash")
-    head = verdict.get("headline", {})
+    if not study.has_protocol:
+        if verdict.get("h1") is not None or verdict.get("gates") or gate_files:
+            fails.append(
+                f"{verdict_path}: records an H1 verdict or gates, but the study registers no "
+                "protocol (protocol.enabled: false)"
+            )
+        return fails
+    head = verdict.get("headline") or {}
     main = derived.get((head.get("scorer"), head.get("scale")))
     if main is None:
         fails.append(f"{verdict_path}: no gates file re-derives the headline analysis")
-    elif verdict.get("h1", {}).get("verdict") != main["h1"]:
+    elif (verdict.get("h1") or {}).get("verdict") != main["h1"]:
         fails.append(
-            f"{verdict_path}: recorded H1 {verdict.get('h1', {}).get('verdict')}, re-derived "
+            f"{verdict_path}: recorded H1 {(verdict.get('h1') or {}).get('verdict')}, re-derived "
             f"{main['h1']} ({head.get('scorer')}, {head.get('scale')} scale)"
         )
     for g in verdict.get("gates", []):

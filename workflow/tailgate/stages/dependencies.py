@@ -90,8 +90,8 @@ STAGE_PARTS: dict[str, tuple[str, ...]] = {
         "conditions",
         "scorers",
     ),
-    "verdict": ("study", "protocol", "scorers", "conditions"),
-    "report": ("study", "protocol", "scorers", "conditions"),
+    "verdict": ("study", "protocol", "scorers", "conditions", "answer", "analyses"),
+    "report": ("study", "protocol", "scorers", "conditions", "answer", "analyses"),
 }
 
 #: stage -> derived values it reads (functions of the study)
@@ -127,7 +127,9 @@ def stage_reads(study: Any, stage: str, **wildcards: str) -> dict[str, Any]:
     parts = {p.format(**wildcards): None for p in STAGE_PARTS[stage]}
     out: dict[str, Any] = {p: _part(study, p) for p in parts}
     for name, fn in STAGE_DERIVED.get(stage, {}).items():
-        out[f"derived:{name}"] = fn(study)
+        # derived values are the protocol's (its gate level, its power design): a study without
+        # the protocol runs none of the stages that read them
+        out[f"derived:{name}"] = fn(study) if study.has_protocol else None
     return out
 
 

@@ -216,7 +216,7 @@ def gates_stage(
 ) -> dict[str, Any]:
     """Write and record ``gates/<scorer>/<scale>.json``; ``fits``/``bulk`` map condition → path."""
     ctx = open_stage(prereg, results)
-    names = [c["name"] for c in ctx.study.conditions()]
+    names = ctx.study.protocol_conditions()
     docs = {c: read_json(fits[c], "fits") for c in names}
     reps = {c: _replicates(bulk[c], scale) for c in names}
     doc = gates_document(ctx.study, scorer, scale, docs, reps)

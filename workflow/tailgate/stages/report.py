@@ -32,7 +32,7 @@ OPERATING = "operating.json"
 def render_report(
     verdict: str | os.PathLike[str],
     fits: Sequence[str | os.PathLike[str]],
-    power: str | os.PathLike[str],
+    power: str | os.PathLike[str] | None,
     out_html: str | os.PathLike[str],
     out_md: str | os.PathLike[str],
     figure_paths: Mapping[str, str | os.PathLike[str]],
@@ -55,6 +55,10 @@ def render_report(
     for f in fits:
         doc = read_json(f, "fits")
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
+    if power is None:  # the study registers no protocol: the answer and the analyses only
+        render(v, index, None, out_html, out_md, analyses=read_analyses(analyses))
+        inputs = [verdict, *analyses]
+        return [(out_html, inputs), (out_md, inputs)]
     p = read_json(power, "power")
     operating = Path(power).with_name(OPERATING)  # written beside power.json (rules/power.smk)
     p.update(read_json(operating, "operating characteristics"))
@@ -96,14 +100,15 @@ def report_stage(
     results: str | os.PathLike[str],
     verdict: str | os.PathLike[str],
     fits: Sequence[str | os.PathLike[str]],
-    power: str | os.PathLike[str],
+    power: str | os.PathLike[str] | None,
     out_html: str | os.PathLike[str],
     out_md: str | os.PathLike[str],
     figure_paths: Mapping[str, str | os.PathLike[str]],
     analyses: Sequence[str | os.PathLike[str]] = (),
 ) -> None:
     """Render the report; ``figure_paths`` maps ``power`` and ``stability`` to PNG paths;
-    ``analyses``: every ``analyses/<name>/statistics.json``."""
+    ``analyses``: every ``analyses/<name>/statistics.json``; ``power`` None (and no fits or
+    figures) when the study registers no protocol."""
     ctx = open_stage(prereg, results)
     for out, inputs in render_report(
         verdict, fits, power, out_html, out_md, figure_paths, analyses, study=ctx.study
@@ -115,7 +120,7 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
     """The report rule's inputs inside ``results``, in the rule's order (rules/report.smk)."""
     from .common import scales_for
 
-    names = [c["name"] for c in study.conditions()]
+    names = study.protocol_conditions()  # none without the protocol
     fits = [
         results / "fits" / s["name"] / scale / f"{c}.json"
         for s in study.scorers()
@@ -128,7 +133,7 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
     return {
         "verdict": results / "verdict.json",
         "fits": fits,
-        "power": results / "power.json",
+        "power": results / "power.json" if study.has_protocol else None,
         "analyses": analyses,
     }
 
@@ -136,14 +141,16 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
 def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]:
     """Render the report from the stored statistics in ``results`` into ``out_dir``; return
     (path relative to ``results``, written file) for each output (``tailgate audit``)."""
-    names = {
-        "html": "report.html",
-        "md": "report.md",
-        "power": "figures/power.png",
-        "stability": "figures/stability.png",
-        "power content": "figures/power.json",
-        "stability content": "figures/stability.json",
-    }
+    names = {"html": "report.html", "md": "report.md"}
+    if study.has_protocol:
+        names.update(
+            {
+                "power": "figures/power.png",
+                "stability": "figures/stability.png",
+                "power content": "figures/power.json",
+                "stability content": "figures/stability.json",
+            }
+        )
     (out_dir / "figures").mkdir(parents=True, exist_ok=True)
     inputs = report_inputs(results, study)
     render_report(
@@ -152,7 +159,7 @@ def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]
         inputs["power"],
         out_dir / names["html"],
         out_dir / names["md"],
-        {"power": out_dir / names["power"], "stability": out_dir / names["stability"]},
+        {k: out_dir / names[k] for k in ("power", "stability") if k in names},
         inputs["analyses"],
         study=study,
     )

@@ -1,7 +1,8 @@
 """Verdict stage: ``verdict.json``, the study's outcome (Section 3 and 6.4 of Zhou (2026)).
 
 Collects every ``gates/<scorer>/<scale>.json`` and ``sensitivity/<scorer>/<scale>.json`` into the
-:class:`tailgate.report.model.Verdict` document: the H1 verdict of the headline analysis (the first
+:class:`tailgate.report.model.Verdict` document: the study's registered answer
+(:mod:`tailgate.prereg.answer`), the H1 verdict of the headline analysis (the first
 registered scorer on ``protocol.headline_scale``), the per-pair per-threshold gate table with the
 first failing gate, the tolerance sensitivity, the pre-registration's canonical hash and the
 amendment chain of its lock, the realised design (rows, exceedances and bootstrap sizes actually
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tailgate.atomic import write_json
+from tailgate.prereg.answer import answer_document
 from tailgate.prereg.deviations import amendment_log, design_deviations, realised_design
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
@@ -53,30 +55,45 @@ def verdict_document(
     analyses: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The ``verdict.json`` document (``fits``: every fits document, for the realised design;
-    ``analyses``: every ``analyses/<name>/statistics.json``, for the criteria table)."""
-    head = headline_of(study)
-    main = next(
-        (g for g in gates if g["scorer"] == head["scorer"] and g["scale"] == head["scale"]), None
-    )
-    if main is None:
-        raise ValueError(f"no gates document for the headline {head['scorer']}/{head['scale']}")
+    ``analyses``: every ``analyses/<name>/statistics.json``, for the criteria table).
+
+    ``answer`` (:mod:`tailgate.prereg.answer`) is the study's registered answer: the criteria
+    rows it names and their outcome. A study that registers no protocol has no headline, H1,
+    gates or sensitivity (``null`` and empty lists)."""
     amendments, deviations = amendments_of(study)
     realised = realised_design(study, fits)
     deviations = design_deviations(realised) + deviations
+    rows = criteria_rows(study, analyses)
+    protocol: dict[str, Any] = {"headline": None, "band_rule": None, "h1": None}
+    if study.has_protocol:
+        head = headline_of(study)
+        main = next(
+            (g for g in gates if g["scorer"] == head["scorer"] and g["scale"] == head["scale"]),
+            None,
+        )
+        if main is None:
+            raise ValueError(f"no gates document for the headline {head['scorer']}/{head['scale']}")
+        protocol = {
+            "headline": head,
+            "band_rule": str(study.protocol["band_rule"]),
+            "h1": dict(main["report"]["h1"]),
+        }
+        rows = [h1_row(study, main["report"]["h1"], head), *rows]
     return {
         "study": study.name,
         "prereg_hash": study.canonical_hash,
-        "headline": head,
-        "band_rule": str(study.protocol["band_rule"]),
-        "h1": dict(main["report"]["h1"]),
+        # what the study registered as its answer, first in the run summary and the report
+        "answer": answer_document(study.data, rows),
+        **protocol,
         "gates": [g["report"] for g in gates],
         "sensitivity": [dict(s) for s in sensitivity],
         "amendments": amendments,
         "deviations": deviations,
         "realised_design": realised,
-        # the study's pre-registered criteria table: H1 first, then every analysis criterion
-        # re-derived from its stored statistics (tailgate.stages.analyses)
-        "criteria": [h1_row(study, main["report"]["h1"], head), *criteria_rows(study, analyses)],
+        # the study's pre-registered criteria table: H1 first (when the protocol is
+        # registered), then every analysis criterion re-derived from its stored statistics
+        # (tailgate.stages.analyses)
+        "criteria": rows,
     }
 
 
