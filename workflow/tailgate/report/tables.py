@@ -350,6 +350,10 @@ def _gate_cell(g: dict | None) -> tuple[str, str]:
     if isinstance(v, float) and v.is_integer() and abs(v) >= 1:  # a count (G3)
         v = int(v)
     value = f" {fmt(v, 4)}" if v is not None else ""
+    # G1, G2: the tolerance beside the value, in the units of the scale ("CI inside [-t, t]")
+    band = re.fullmatch(r"CI inside \[-([^,\]]+), [^\]]+\]", g.get("criterion", ""))
+    if band:
+        value += f" (tolerance ±{band.group(1)})"
     observed = _compact(g.get("observed", g.get("detail", "")), g.get("criterion", ""))
     return mark + value + (f"\n{observed}" if observed else ""), "pass" if g["passed"] else "fail"
 
