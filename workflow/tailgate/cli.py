@@ -298,6 +298,8 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
     from tailgate.protocol.multiverse import grid
     from tailgate.stages.common import read_json
     from tailgate.stages.sensitivity import multiverse_document
+    from tailgate.stages.verdict import headline_of
+    from tailgate.summary import headline_first
 
     study = load(args.prereg)
     paths = sorted(Path(args.results).glob("gates/*/*.json"))
@@ -306,15 +308,17 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
             f"{args.results}: no stored gate statistics (gates/<scorer>/<scale>.json). Fix: pass "
             f"the study's results folder (results/{study.name}) after running the workflow."
         )
-    docs = [multiverse_document(study, read_json(p, "gates")) for p in paths]
+    head = headline_of(study)
+    docs = headline_first([multiverse_document(study, read_json(p, "gates")) for p in paths], head)
     if args.json:
         _print_json("multiverse", {"study": study.name, "analyses": docs})
         return EXIT_OK
     for d in docs:
         header, rows = grid(d)
         reg = d["registered"]
+        tag = " (headline)" if (d["scorer"], d["scale"]) == (head["scorer"], head["scale"]) else ""
         print(
-            f"{d['scorer']}, {d['scale']} scale: H1 PASS in {100 * d['pass_share']:.0f}% of "
+            f"{d['scorer']}, {d['scale']} scale{tag}: H1 PASS in {100 * d['pass_share']:.0f}% of "
             f"{len(d['cells'])} analyses; registered [{reg['h1']}]"
         )
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

@@ -137,10 +137,22 @@ def _verdicts(results: Path) -> list[dict[str, Any]] | None:
     path = results / "verdict.json"
     if not path.is_file():
         return None
+    from tailgate.summary import headline_first
+
     v = json.loads(path.read_text())
+    head = v.get("headline") or {}
     return [
-        {"scorer": g["scorer"], "scale": g["scale"], "verdict": g["h1"]["verdict"]}
-        for g in v.get("gates", [])
+        {
+            "scorer": g["scorer"],
+            "scale": g["scale"],
+            "verdict": g["h1"]["verdict"],
+            **(
+                {"headline": True}
+                if (g["scorer"], g["scale"]) == (head.get("scorer"), head.get("scale"))
+                else {}
+            ),
+        }
+        for g in headline_first(v.get("gates", []), head)
     ]
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["print_summary", "verdict_lines"]
+__all__ = ["headline_first", "print_summary", "verdict_lines"]
 
 RULE = "─" * 72
 
@@ -27,14 +27,18 @@ def _at_headline(pair: dict[str, Any], q: float) -> dict[str, Any] | None:
     return next((t for t in pair.get("thresholds", []) if abs(float(t["q"]) - q) < 1e-12), None)
 
 
+def headline_first(items: Any, head: dict[str, Any] | None) -> list[Any]:
+    """``items`` (mappings with ``scorer`` and ``scale``) with the headline scorer and scale
+    first, the others in their order."""
+    key = ((head or {}).get("scorer"), (head or {}).get("scale"))
+    return sorted(items, key=lambda g: (g["scorer"], g["scale"]) != key)
+
+
 def verdict_lines(verdict: dict[str, Any]) -> list[str]:
     """The verdict per scorer/scale and why, from ``verdict.json`` (headline first)."""
     head = verdict.get("headline", {})
     lines: list[str] = []
-    gates = sorted(
-        verdict.get("gates", []),
-        key=lambda g: (g["scorer"], g["scale"]) != (head.get("scorer"), head.get("scale")),
-    )
+    gates = headline_first(verdict.get("gates", []), head)
     headline = (head.get("scorer"), head.get("scale"))
     for g in gates:
         h1 = g["h1"]

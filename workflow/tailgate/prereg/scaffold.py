@@ -295,6 +295,7 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
     if not design.cap_meets_bound:
         accepted = max(math.floor(design.achieved_power * 1000) / 1000, 0.001)
     text = _fill(text, study, data, accepted=accepted, design=design)
+    notes += _g3_and_tie_notes(text, study, root)
     text, proposed = _propose_tolerances(text, study, rows, chosen["condition"], scores)
     if proposed:
         notes.append(
@@ -308,6 +309,40 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
         )
     notes.insert(0, f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores))
     return text, notes
+
+
+def _g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
+    """Warnings init prints for the written registration: G3 (n_exc ≥ N*) failing for every pair
+    at the headline threshold or the whole band, and ties in the scores that call for
+    ``protocol.thresholds.ties: half_step`` (:func:`tailgate.prereg.importcheck.tie_findings`)."""
+    from tailgate.generate.importer import inspect_import
+    from tailgate.prereg.design import exceedances_at
+    from tailgate.prereg.importcheck import tie_findings
+
+    loaded = _load_text(text, study)
+    summary, checked = inspect_import(loaded, base_dir=root)
+    proto = loaded.protocol
+    n_star = int(proto["min_exceedances"])
+    smallest = min(min(summary.rows.values()), int(loaded.data["sample_cap"]))
+    head = float(proto["thresholds"]["headline"])
+    band = [float(q) for q in proto["thresholds"]["band"]]
+    notes = []
+    at_head, best = exceedances_at(smallest, head), exceedances_at(smallest, min(band))
+    if best < n_star:
+        notes.append(
+            f"G3 cannot pass: the smallest condition ({smallest} rows) gives at most {best} "
+            f"exceedances in the band (q = {min(band):g}), below N* = {n_star} "
+            "(protocol.min_exceedances), so every pair fails G3 at every threshold and H1 cannot "
+            "PASS: import more rows, or REVIEW min_exceedances and the band"
+        )
+    elif at_head < n_star:
+        notes.append(
+            f"G3 fails at the headline q = {head:g}: the smallest condition gives {at_head} "
+            f"exceedances there, below N* = {n_star}; only lower thresholds of the band can pass"
+        )
+    columns = [(s.scorer, s.column) for s in summary.spec.scores]
+    notes += [line.strip() for line in tie_findings(loaded, checked, columns)]
+    return notes
 
 
 #: the G1 and G2 tolerances init proposes, as multiples of a scale's pooled s.d.

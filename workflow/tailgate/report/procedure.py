@@ -66,7 +66,11 @@ def oc_table(oc: Mapping[str, Any]) -> Table:
     null = next(s for s in oc["scenarios"] if s["delta_xi"] == 0)
     return Table(
         "Operating characteristics of the registered procedure",
-        ("true Δξ", "", *(f"{r}{' (registered)' if r == rule else ''}" for r in rules)),
+        (
+            "true Δξ",
+            "rate measured",
+            *(f"band rule {r}{' (registered)' if r == rule else ''}" for r in rules),
+        ),
         tuple(rows),
         f"This rule passes a null pair (equal tails, matched bulk) "
         f"{100 * null['rate'][rule]:.1f}% of the time; a family of {oc['family_size']} pairs "
