@@ -43,7 +43,7 @@ def test_report_has_criteria_table_cards_and_section(analysis_run):
     assert "ranking: R-SSD rank (tox)" in md
     assert cite(f"Analysis ranking: {KINDS['dominance'].title}") in md
     html = (analysis_run.results / "report.html").read_text()
-    assert html.count("data:image/png;base64") >= 1 and "radar ranking tox" in html
+    assert html.count("data:image/png;base64") >= 1 and "mean-risk ranking tox" in html
 
 
 def test_changed_criterion_after_data_is_refused(analysis_copy):

@@ -100,3 +100,20 @@ def test_template_and_demo_are_valid(repo_root):
     assert t.name == "template"
     demo = require_frozen(repo_root / "preregistrations" / "protocol-demo.yaml")
     assert demo.data["accepted_power"] == 0.78
+
+
+def test_every_shipped_registration_matches_its_committed_lock(repo_root):
+    """New optional fields (no schema default) keep the canonical hash of every committed lock:
+    ``tailgate verify`` of each shipped study exits 0."""
+    import subprocess
+    import sys
+
+    shipped = sorted((repo_root / "preregistrations").glob("*.lock.json"))
+    assert len(shipped) >= 4
+    for lock in shipped:
+        prereg = lock.with_name(lock.name.replace(".lock.json", ".yaml"))
+        res = subprocess.run(
+            [sys.executable, "-m", "tailgate.cli", "verify", str(prereg)],
+            capture_output=True, text=True, check=False, cwd=repo_root,
+        )  # fmt: skip
+        assert res.returncode == 0, f"{prereg.name}: {res.stdout}{res.stderr}"

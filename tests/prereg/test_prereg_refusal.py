@@ -163,6 +163,8 @@ def test_amendment_is_chained_and_lets_the_study_proceed(with_data, capsys):
     )
     assert code == 0, err
     assert "data already existed" in out
+    # the receipt dates an amendment made after the data, not a plan made before it
+    assert "before collecting data" not in out and "data already existed, so it dates" in out
     lock = json.loads(with_data.lock.read_text())
     assert lock["chain_length"] == 2 and len(lock["chain"]) == 2
     e0, e1 = lock["chain"]

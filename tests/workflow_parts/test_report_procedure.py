@@ -26,7 +26,8 @@ def test_oc_table_states_the_null_rate_and_the_family_bound() -> None:
         ),
     ).to_dict()
     t = procedure.oc_table(oc)
-    assert t.header[2] == "any (registered)"
+    assert t.header[2] == "band rule any (registered)"
+    assert all(h.strip() for h in t.header)  # no empty column header
     assert t.rows[1][:3] == ("0.050", "false PASS", "0.040 ± 0.014")
     assert t.rows[2][1] == "power"
     assert "1.0% of the time" in t.note and "at most 10.0%" in t.note  # 10 × 0.01

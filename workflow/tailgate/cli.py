@@ -180,7 +180,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_freeze(args: argparse.Namespace) -> int:
     from tailgate.prereg.freeze import freeze
 
-    res = freeze(args.prereg, tag=args.tag, timestamp=args.timestamp)
+    res = freeze(args.prereg, tag=args.tag, timestamp=args.timestamp, data_limit=_data_limit(args))
     head = res.lock.head
     if res.action == "unchanged":
         print(
@@ -190,7 +190,7 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
         verb = "re-frozen (never committed, no data)" if res.action == "refrozen" else "frozen"
         print(f"{res.study.path}: {verb} → {res.lock.path}")
     print(f"canonical hash {res.study.canonical_hash}")
-    _print_receipt(res.lock, args.tag)
+    _print_receipt(res.lock, res.tagged)
     if res.design is None:
         print("protocol: not registered; no Eq. 2 bound to check")
         return EXIT_OK
@@ -253,30 +253,63 @@ def _cmd_amend(args: argparse.Namespace) -> int:
     from tailgate.prereg.diff import format_changes
     from tailgate.prereg.freeze import amend
 
-    res = amend(args.prereg, args.reason, tag=args.tag, timestamp=args.timestamp)
+    res = amend(
+        args.prereg,
+        args.reason,
+        tag=args.tag,
+        timestamp=args.timestamp,
+        data_limit=_data_limit(args),
+    )
     print(
         f"{res.study.path}: amendment {res.entry['seq']} appended to {res.lock.path.name}"
         + (" (data already existed)" if res.data_existed else " (no data existed yet)")
     )
     print(format_changes(res.changes))
     print(f"new chain head: canonical hash {res.study.canonical_hash}")
-    _print_receipt(res.lock, args.tag)
+    _print_receipt(res.lock, res.tagged, after_data=res.data_existed)
     return EXIT_OK
 
 
-def _print_receipt(lock: Any, tagged: bool) -> None:
-    """The receipt line to publish, and what to do with it."""
+def _data_limit(args: argparse.Namespace) -> int:
+    from tailgate.errors import InputError
+
+    if not args.data_limit_mb >= 0:
+        raise InputError(
+            f"--data-limit-mb {args.data_limit_mb:g}: must be 0 or more (megabytes; 0 commits "
+            "no data file and lists every pinned file in the data manifest)"
+        )
+    return int(args.data_limit_mb * 1000 * 1000)
+
+
+def _print_receipt(lock: Any, tagged: Any, *, after_data: bool = False) -> None:
+    """The receipt line to publish, what the tag holds, and what to do with it."""
     print(lock.receipt())
     for t in lock.timestamps.get(lock.head["entry_hash"], []):
         print(f"time-stamped by {t['tsa']} at {t['time']} (token stored in {lock.path.name})")
     name = f"prereg/{lock.study}/{lock.head['seq']}"
-    if tagged:
-        print(f"committed and tagged {name}; publish it: git push origin {name}")
+    audit_hint = (
+        f"a reviewer checks it with 'tailgate audit results/{lock.study} --expected-hash "
+        f"{lock.head['entry_hash']}'"
+    )
+    if tagged is not None:
+        for path in tagged.included:
+            print(f"the tag holds the pinned input file {path}")
+        if tagged.manifest is not None:
+            print(
+                f"not in the tag (see {tagged.manifest}): {', '.join(tagged.left_out)}; "
+                "publish them beside the tag (a data archive) so a reviewer can obtain them"
+            )
+        print(f"committed and tagged {tagged.name}; publish it: git push origin {tagged.name}")
+    elif after_data:
+        print(
+            "publish this receipt with the results: data already existed, so it dates the "
+            f"amendment, not a plan made before the data (commit and 'git tag -a {name}' + "
+            f"push, or a preprint note); {audit_hint}"
+        )
     else:
         print(
             "publish this receipt before collecting data (preprint, OSF, or commit and "
-            f"'git tag -a {name}' + push); a reviewer checks it with "
-            f"'tailgate audit results/{lock.study} --expected-hash {lock.head['entry_hash']}'"
+            f"'git tag -a {name}' + push); {audit_hint}"
         )
 
 
@@ -339,6 +372,8 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
     from tailgate.protocol.multiverse import grid
     from tailgate.stages.common import read_json
     from tailgate.stages.sensitivity import multiverse_document
+    from tailgate.stages.verdict import headline_of
+    from tailgate.summary import headline_first
 
     study = load(args.prereg)
     if not study.has_protocol:
@@ -353,15 +388,17 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
             f"{args.results}: no stored gate statistics (gates/<scorer>/<scale>.json). Fix: pass "
             f"the study's results folder (results/{study.name}) after running the workflow."
         )
-    docs = [multiverse_document(study, read_json(p, "gates")) for p in paths]
+    head = headline_of(study)
+    docs = headline_first([multiverse_document(study, read_json(p, "gates")) for p in paths], head)
     if args.json:
         _print_json("multiverse", {"study": study.name, "analyses": docs})
         return EXIT_OK
     for d in docs:
         header, rows = grid(d)
         reg = d["registered"]
+        tag = " (headline)" if (d["scorer"], d["scale"]) == (head["scorer"], head["scale"]) else ""
         print(
-            f"{d['scorer']}, {d['scale']} scale: H1 PASS in {100 * d['pass_share']:.0f}% of "
+            f"{d['scorer']}, {d['scale']} scale{tag}: H1 PASS in {100 * d['pass_share']:.0f}% of "
             f"{len(d['cells'])} analyses; registered [{reg['h1']}]"
         )
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -446,8 +483,17 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--tag",
             action="store_true",
-            help="commit the pre-registration and its lock and create the annotated git tag "
-            "prereg/<study>/<seq> holding the receipt (push it to publish it)",
+            help="commit the pre-registration, its lock and its pinned input files and create "
+            "the annotated git tag prereg/<study>/<seq> holding the receipt (push it to publish "
+            "it); a pinned file above --data-limit-mb is named in <stem>.data.json instead",
+        )
+        p.add_argument(
+            "--data-limit-mb",
+            type=float,
+            default=50.0,
+            metavar="MB",
+            help="with --tag: the largest pinned input file the tagged commit holds, in "
+            "megabytes (default 50; 0: none)",
         )
         p.add_argument(
             "--timestamp",

@@ -143,9 +143,21 @@ def _verdicts(verdict: dict[str, Any] | None) -> list[dict[str, Any]] | None:
     """H1 per scorer and scale (empty when the study registers no protocol)."""
     if verdict is None:
         return None
+    from tailgate.summary import headline_first
+
+    head = verdict.get("headline") or {}
     return [
-        {"scorer": g["scorer"], "scale": g["scale"], "verdict": g["h1"]["verdict"]}
-        for g in verdict.get("gates", [])
+        {
+            "scorer": g["scorer"],
+            "scale": g["scale"],
+            "verdict": g["h1"]["verdict"],
+            **(
+                {"headline": True}
+                if (g["scorer"], g["scale"]) == (head.get("scorer"), head.get("scale"))
+                else {}
+            ),
+        }
+        for g in headline_first(verdict.get("gates", []), head)
     ]
 
 

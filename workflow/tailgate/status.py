@@ -146,7 +146,10 @@ def _event_line(e: dict[str, Any]) -> list[str]:
         ]
     git = e.get("git") or {}
     commit = (git.get("commit") or "")[:10] + (" (dirty)" if git.get("dirty") else "")
-    verdicts = ", ".join(f"{v['scorer']}/{v['scale']} {v['verdict']}" for v in e["verdicts"] or [])
+    verdicts = ", ".join(
+        f"{v['scorer']}/{v['scale']}{' (headline)' if v.get('headline') else ''} {v['verdict']}"
+        for v in sorted(e["verdicts"] or [], key=lambda v: not v.get("headline"))
+    )
     lines = [
         f"{when}  run {e['run']:<6} {e['outcome']:<8} {e['jobs_total'] or 0} job(s), entry "
         f"{e['lock_seq']}, git {commit or '—'}, code {str(e.get('code_digest'))[:10]}"

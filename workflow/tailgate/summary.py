@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["answer_lines", "print_summary", "verdict_lines"]
+__all__ = ["answer_lines", "headline_first", "print_summary", "verdict_lines"]
 
 RULE = "─" * 72
 
@@ -49,15 +49,19 @@ def answer_lines(verdict: dict[str, Any]) -> list[str]:
     return lines
 
 
+def headline_first(items: Any, head: dict[str, Any] | None) -> list[Any]:
+    """``items`` (mappings with ``scorer`` and ``scale``) with the headline scorer and scale
+    first, the others in their order."""
+    key = ((head or {}).get("scorer"), (head or {}).get("scale"))
+    return sorted(items, key=lambda g: (g["scorer"], g["scale"]) != key)
+
+
 def verdict_lines(verdict: dict[str, Any]) -> list[str]:
     """The answer, then the verdict per scorer/scale and why, from ``verdict.json`` (headline
     first), then the criteria the answer does not name."""
     head = verdict.get("headline") or {}
     lines: list[str] = answer_lines(verdict)
-    gates = sorted(
-        verdict.get("gates", []),
-        key=lambda g: (g["scorer"], g["scale"]) != (head.get("scorer"), head.get("scale")),
-    )
+    gates = headline_first(verdict.get("gates", []), head)
     headline = (head.get("scorer"), head.get("scale"))
     for g in gates:
         h1 = g["h1"]

@@ -499,11 +499,10 @@ class DominanceAnalysis(AnalysisKind):
             )
             blocks.append(
                 FigureBlock(
-                    _radar(conds, mr["scores"]),
-                    f"{name}, {label}: mean − risk for each risk (radar as in Fig. 3 of Nitsure "
-                    f"et al. (2024); "
-                    "outer is better, each axis scaled to its range).",
-                    f"radar {name} {target}",
+                    _mean_risk_figure(conds, mr["scores"]),
+                    f"{name}, {label}: mean − risk for each risk on one common scale (the "
+                    "radar of Fig. 3 of Nitsure et al. (2024) as a dot plot; right is better).",
+                    f"mean-risk {name} {target}",
                 )
             )
         return blocks
@@ -524,26 +523,28 @@ class DominanceAnalysis(AnalysisKind):
 
 
 @plots("dominance radar")
-def _radar(conditions: Sequence[str], scores: Mapping[str, Sequence[float]]) -> Any:
-    from matplotlib.figure import Figure
+def _mean_risk_figure(conditions: Sequence[str], scores: Mapping[str, Sequence[float]]) -> Any:
+    """μ − r of every condition for each risk r, one row per risk on one common axis.
 
-    axes = list(RISKS)
-    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False)
-    fig = Figure(figsize=(5.5, 5.5))
-    ax = fig.add_subplot(projection="polar")
+    Nitsure et al. (2024), Fig. 3, draw these scores as a radar with each axis scaled to its own
+    range, which makes a difference of 0.504 vs 0.477 read as rim vs centre; a dot plot on a
+    common scale shows the differences at their size."""
+    from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
+
+    risks = list(RISKS)
+    fig = new_figure(7.0, 0.45 * len(risks) + 1.6)
+    ax = fig.add_subplot()
+    markers = "osD^vP*Xph"
+    offsets = np.linspace(0.25, -0.25, len(conditions)) if len(conditions) > 1 else [0.0]
     for i, c in enumerate(conditions):
-        vals = []
-        for r in axes:
-            col = np.asarray(scores[r], dtype=float)
-            span = col.max() - col.min()
-            vals.append(0.5 if span <= 0 else 0.1 + 0.9 * (col[i] - col.min()) / span)
-        ax.plot(np.append(angles, angles[0]), np.append(vals, vals[0]), label=c)
-    ax.set_xticks(angles)
-    ax.set_xticklabels([f"μ − {r}" for r in axes], fontsize=7)
-    ax.set_yticklabels([])
-    # below the axes, inside the figure: the legend never covers a trace or leaves the image
-    fig.subplots_adjust(bottom=0.2)
-    fig.legend(loc="lower center", ncol=min(4, len(conditions)), fontsize=7, frameon=False)
+        x = [float(scores[r][i]) for r in risks]
+        y = np.arange(len(risks))[::-1] + offsets[i]
+        ax.plot(x, y, markers[i % len(markers)], ms=6, lw=0, label=c)
+    ax.set_yticks(np.arange(len(risks))[::-1], [f"μ − {r}" for r in risks], fontsize=LABEL_PT + 1)
+    ax.set_ylim(-0.6, len(risks) - 0.4)
+    ax.grid(axis="x", color="0.9")
+    ax.set_xlabel("mean − risk (right is better; one scale for every risk)")
+    legend_outside(fig)
     return fig
 
 

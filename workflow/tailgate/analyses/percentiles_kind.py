@@ -440,37 +440,45 @@ def _histograms(first: PC.TokenLosses, last: PC.TokenLosses) -> dict[str, Any]:
 
 @plots("percentiles fan")
 def _fan_figure(st: Mapping[str, Any], summ: Mapping[str, Any]) -> Any:
-    from matplotlib.figure import Figure
+    from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
 
-    fig = Figure(figsize=(6.0, 3.5))
+    fig = new_figure(7.0, 3.8)
     ax = fig.add_subplot()
     x = np.arange(len(st["conditions"]))
     names = list(_names(st))[1:]
     for n in names:
         ax.plot(x, [summ[c]["values"][n] for c in st["conditions"]], "-", lw=1, label=n)
     ax.plot(x, [summ[c]["values"]["mean"] for c in st["conditions"]], "k--", lw=1.5, label="mean")
-    ax.set_xticks(x)
-    ax.set_xticklabels(st["conditions"], fontsize=7, rotation=30)
+    ax.set_xticks(
+        x, st["conditions"], fontsize=LABEL_PT, rotation=30, rotation_mode="anchor", ha="right"
+    )
     ax.set_yscale("log")
     ax.set_ylabel("per-token CE")
-    ax.legend(fontsize=6, ncol=2)
+    legend_outside(fig)
     return fig
 
 
 @plots("percentiles reshaping")
 def _reshape_figure(st: Mapping[str, Any], hist: Mapping[str, Any]) -> Any:
-    from matplotlib.figure import Figure
+    """Shares of tokens per log-spaced CE bin of the first and last condition; the x axis spans
+    the occupied bins (one empty bin either side), not the whole range of the stored edges."""
+    from tailgate.report.figures import legend_outside, new_figure
 
-    fig = Figure(figsize=(6.0, 3.0))
+    fig = new_figure(7.0, 3.4)
     ax = fig.add_subplot()
     edges = np.asarray(hist["edges"])
+    occupied = np.zeros(edges.size - 1, dtype=bool)
     for key, label in (("first", st["conditions"][0]), ("last", st["conditions"][-1])):
         counts = np.asarray(hist[key], dtype=float)
+        occupied |= counts > 0
         ax.stairs(counts / max(counts.sum(), 1.0), edges, label=label)
     ax.set_xscale("log")
-    ax.set_xlabel("per-token CE")
+    if occupied.any():
+        used = np.flatnonzero(occupied)
+        ax.set_xlim(edges[max(used[0] - 1, 0)], edges[min(used[-1] + 2, edges.size - 1)])
+    ax.set_xlabel("per-token cross-entropy (nats, log scale)")
     ax.set_ylabel("share of tokens")
-    ax.legend(fontsize=7)
+    legend_outside(fig)
     return fig
 
 

@@ -621,22 +621,27 @@ def _no_design(width: float) -> dict[str, Any]:
 
 @plots("perturbation p-hat")
 def _phat_figure(stats: Mapping[str, Any]) -> Any:
-    from matplotlib.figure import Figure
+    """p̂ of the null queries (row 0) and of each test query (one row each, named on the y axis)
+    with its ±τ band, over the estimated null interval [â, b̂]; the legend sits outside."""
+    from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
 
     d = stats["design"]
     iv = stats["pilot"]["interval"]
-    fig = Figure(figsize=(6.0, 3.0))
+    tests = list(stats["tests"].items())
+    fig = new_figure(7.0, 0.4 * len(tests) + 2.2)
     ax = fig.add_subplot()
     ax.axvspan(iv["low"], iv["high"], color="0.85", label="[â, b̂]")
     null = np.asarray(stats["null"]["counts"], dtype=float) / max(d["n"] or 1, 1)
     tau = d["tau"] or 0.0
     ax.plot(null, np.zeros_like(null), "o", ms=4, color="0.3", label="null queries")
-    for y, (t, v) in enumerate(stats["tests"].items(), start=1):
+    for y, (_, v) in enumerate(tests, start=1):
         p = v.get("p_test", v["p_all"])
-        ax.errorbar([p], [y], xerr=[[tau], [tau]], fmt="s", capsize=3, label=t)
-    ax.set_yticks([])
+        label = "test query: p̂ ± τ" if y == 1 else "_nolegend_"
+        ax.errorbar([p], [y], xerr=[[tau], [tau]], fmt="s", capsize=3, color="C0", label=label)
+    ax.set_yticks(range(len(tests) + 1), ["null", *(t for t, _ in tests)], fontsize=LABEL_PT)
+    ax.set_ylim(-0.7, len(tests) + 0.7)
     ax.set_xlabel("p̂ (share of 'yes' responses)")
-    ax.legend(fontsize=6, loc="upper left")
+    legend_outside(fig)
     return fig
 
 

@@ -712,14 +712,16 @@ def _pair(stats: Mapping[str, Any], a: str, b: str) -> Mapping[str, Any]:
     return next(p for p in stats["pairs"] if {p["first"], p["second"]} == {a, b})
 
 
-def _figure(width: float = 6.0, height: float = 4.0) -> Any:
-    from matplotlib.figure import Figure
+def _figure(width: float = 7.0, height: float = 4.0) -> Any:
+    from tailgate.report.figures import new_figure
 
-    return Figure(figsize=(width, height))
+    return new_figure(width, height)
 
 
 @plots("severity mfd")
 def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
+    from tailgate.report.figures import legend_outside
+
     grid = S.make_grid(st["grid"]["top"], st["grid"]["step"])
     fig = _figure()
     ax = fig.add_subplot()
@@ -737,13 +739,15 @@ def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
             ax.plot(grid[i:], np.log10(v["n_tail"] * surv), "-", color=line.get_color(), lw=1)
     ax.set_xlabel("severity m")
     ax.set_ylabel("log₁₀ N(M ≥ m)")
-    ax.legend(fontsize=6, ncol=2)
+    legend_outside(fig)
     return fig
 
 
 @plots("severity forest")
 def _forest_figure(conds: Mapping[str, Any]) -> Any:
-    fig = _figure(5.0, 0.35 * len(conds) + 1.2)
+    from tailgate.report.figures import LABEL_PT
+
+    fig = _figure(6.0, 0.4 * len(conds) + 1.4)
     ax = fig.add_subplot()
     for y, v in enumerate(conds.values()):
         if v["b"] is None:
@@ -753,13 +757,15 @@ def _forest_figure(conds: Mapping[str, Any]) -> Any:
             ax.plot([lo, hi], [y, y], "-", color="0.3")
         ax.plot([v["b"]], [y], "o", color="C0")
     ax.set_yticks(range(len(conds)))
-    ax.set_yticklabels(list(conds), fontsize=7)
+    ax.set_yticklabels(list(conds), fontsize=LABEL_PT)
     ax.set_xlabel("b (finite-grid MLE)")
     return fig
 
 
 @plots("severity bic")
 def _bic_figure(conds: Mapping[str, Any]) -> Any:
+    from tailgate.report.figures import LABEL_PT
+
     fams = list(S.FAMILIES)
     mat = np.array(
         [
@@ -770,19 +776,26 @@ def _bic_figure(conds: Mapping[str, Any]) -> Any:
             for v in conds.values()
         ]
     )
-    fig = _figure(6.0, 0.35 * len(conds) + 1.5)
+    fig = _figure(7.0, 0.4 * len(conds) + 2.0)
     ax = fig.add_subplot()
     im = ax.imshow(np.log10(1.0 + mat), aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(fams)))
-    ax.set_xticklabels([f.replace("_", " ") for f in fams], fontsize=7, rotation=20)
-    ax.set_yticks(range(len(conds)))
-    ax.set_yticklabels(list(conds), fontsize=7)
+    ax.set_xticks(
+        range(len(fams)),
+        [f.replace("_", " ") for f in fams],
+        fontsize=LABEL_PT,
+        rotation=20,
+        rotation_mode="anchor",
+        ha="right",
+    )
+    ax.set_yticks(range(len(conds)), list(conds), fontsize=LABEL_PT)
     fig.colorbar(im, ax=ax, label="log₁₀(1 + ΔBIC)")
     return fig
 
 
 @plots("severity per million")
 def _per_million_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
+    from tailgate.report.figures import LABEL_PT, legend_outside
+
     fig = _figure()
     ax = fig.add_subplot()
     width = 0.8 / max(len(st["thresholds"]), 1)
@@ -790,10 +803,12 @@ def _per_million_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
         vals = [v["deployment"][j]["per_million"] for v in conds.values()]
         ax.bar(np.arange(len(conds)) + j * width, vals, width, label=f"≥ {t:g}")
     ax.set_xticks(np.arange(len(conds)) + 0.4 - width / 2)
-    ax.set_xticklabels(list(conds), fontsize=7, rotation=30)
+    ax.set_xticklabels(
+        list(conds), fontsize=LABEL_PT, rotation=30, rotation_mode="anchor", ha="right"
+    )
     ax.set_yscale("symlog", linthresh=10)
     ax.set_ylabel("events per 10⁶ queries")
-    ax.legend(fontsize=6)
+    legend_outside(fig)
     return fig
 
 

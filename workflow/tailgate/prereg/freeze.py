@@ -10,15 +10,23 @@ only while no data exists. Whether data exists is read from evidence the caller 
 verbs record the pins of the files the registration names (:mod:`tailgate.prereg.pins`) and
 return a one-line receipt to publish; ``tag=True`` commits the pre-registration and its lock and
 creates the annotated git tag ``prereg/<study>/<seq>`` holding the receipt.
+
+A published tag is what a reviewer clones, so it also holds the pinned input files (the imported
+data, a local prompt set, checkpoints) up to ``data_limit`` bytes each (default
+:data:`DATA_LIMIT`); a larger one, or one outside the repository, is named instead in a data
+manifest ``<stem>.data.json`` committed beside the lock (path, SHA-256, size, rows per condition),
+and ``tailgate verify`` in the clone says which file to obtain and where to place it.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tailgate.atomic import write_text
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.prereg.design import Design, derived_design
 from tailgate.prereg.diff import Change, format_changes
@@ -34,10 +42,31 @@ from tailgate.prereg.lock import (
     new_lock,
     write_lock,
 )
-from tailgate.prereg.pins import pin_changes, pins_of
+from tailgate.prereg.pins import manifest_path, pin_changes, pins_of, project_root
 from tailgate.prereg.study import Study, load, lock_path_for
 
-__all__ = ["AmendResult", "FreezeResult", "amend", "check_design", "freeze"]
+__all__ = [
+    "DATA_LIMIT",
+    "AmendResult",
+    "FreezeResult",
+    "TagResult",
+    "amend",
+    "check_design",
+    "freeze",
+]
+
+#: the largest pinned file a tag commits (bytes); larger ones go to the data manifest
+DATA_LIMIT = 50 * 1000 * 1000
+
+
+@dataclass(frozen=True)
+class TagResult:
+    """The tag made, the pinned inputs it holds, and the data manifest naming the others."""
+
+    name: str
+    included: tuple[str, ...] = ()
+    manifest: Path | None = None
+    left_out: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +77,7 @@ class FreezeResult:
     lock: Lock
     design: Design | None  # None: the study registers no protocol (no Eq. 2 bound)
     action: str
+    tagged: TagResult | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +89,7 @@ class AmendResult:
     entry: dict
     changes: list[Change]
     data_existed: bool
+    tagged: TagResult | None = None
 
 
 def check_design(study: Study) -> Design | None:
@@ -163,7 +194,11 @@ def _stamped(lock: Lock, timestamp: str | None, seqs: list[int] | None = None) -
 
 
 def freeze(
-    prereg_path: str | Path, *, tag: bool = False, timestamp: str | None = None
+    prereg_path: str | Path,
+    *,
+    tag: bool = False,
+    timestamp: str | None = None,
+    data_limit: int = DATA_LIMIT,
 ) -> FreezeResult:
     """Validate ``prereg_path`` and write ``<stem>.lock.json`` beside it (module docstring);
     ``timestamp``: the URL of a time-stamping authority that signs the entry's hash (an
@@ -221,13 +256,17 @@ def freeze(
     )
     lock = _stamped(new_lock(lock_path, study.name, [entry]), timestamp)
     write_lock(lock)
-    if tag:
-        tag_entry(study, lock)
-    return FreezeResult(study, lock, design, "frozen" if state.lock is None else "refrozen")
+    tagged = tag_entry(study, lock, data_limit=data_limit) if tag else None
+    return FreezeResult(study, lock, design, "frozen" if state.lock is None else "refrozen", tagged)
 
 
 def amend(
-    prereg_path: str | Path, reason: str, *, tag: bool = False, timestamp: str | None = None
+    prereg_path: str | Path,
+    reason: str,
+    *,
+    tag: bool = False,
+    timestamp: str | None = None,
+    data_limit: int = DATA_LIMIT,
 ) -> AmendResult:
     """Append an amendment registering the current file (and input files) as the new head;
     ``timestamp``: a time-stamping authority's URL that signs the new entry's hash."""
@@ -285,14 +324,52 @@ def amend(
     lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry], state.lock.timestamps)
     lock = _stamped(lock, timestamp, [int(entry["seq"])])
     write_lock(lock)
-    if tag:
-        tag_entry(study, lock)
-    return AmendResult(study, lock, entry, changes, data_existed)
+    tagged = tag_entry(study, lock, data_limit=data_limit) if tag else None
+    return AmendResult(study, lock, entry, changes, data_existed, tagged)
 
 
-def tag_entry(study: Study, lock: Lock) -> str:
-    """Commit the pre-registration and its lock, and tag the commit ``prereg/<study>/<seq>``
-    with the head entry's receipt as the annotated tag's message; return the tag name."""
+_MANIFEST_NOTE = (
+    "Pinned input files of the registration. Those with in_tag false are not in the tagged "
+    "commit: obtain each, check its SHA-256, place it at place_at (relative to the project "
+    "folder), then run 'tailgate verify'."
+)
+
+
+def _published_inputs(
+    study: Study, lock: Lock, root: Path, data_limit: int
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """(paths to commit, manifest rows) of the head entry's pins: a pinned file or folder inside
+    the repository and no larger than ``data_limit`` bytes is committed; any other is listed."""
+    base = project_root(study.path)
+    commit, rows = [], []
+    for field, p in sorted(lock.head_entry.get("pins", {}).items()):
+        path = Path(p["path"]).expanduser()
+        path = path if path.is_absolute() else base / path
+        try:
+            inside = path.resolve().is_relative_to(root.resolve())
+        except OSError:
+            inside = False
+        row = {k: p[k] for k in ("path", "type", "sha256", "bytes", "files", "rows") if k in p}
+        row["field"] = field
+        if inside and p["bytes"] <= data_limit:
+            commit.append(str(path.resolve()))
+            row["in_tag"] = True
+        else:
+            row["in_tag"] = False
+            row["why"] = (
+                f"larger than the {data_limit:,}-byte limit of the tag"
+                if inside
+                else "outside the repository"
+            )
+            row["place_at"] = p["path"]
+        rows.append(row)
+    return commit, rows
+
+
+def tag_entry(study: Study, lock: Lock, *, data_limit: int = DATA_LIMIT) -> TagResult:
+    """Commit the pre-registration, its lock and its pinned input files (module docstring), and
+    tag the commit ``prereg/<study>/<seq>`` with the head entry's receipt as the annotated tag's
+    message."""
     root = repo_root(study.path)
     if root is None:
         raise InputError(
@@ -301,10 +378,41 @@ def tag_entry(study: Study, lock: Lock) -> str:
         )
     name = f"prereg/{study.name}/{lock.head['seq']}"
     receipt = lock.receipt()
+    data, rows = _published_inputs(study, lock, root, data_limit)
     paths = [str(Path(study.path).resolve()), str(lock.path.resolve())]
+    manifest = None
+    left_out = [r for r in rows if not r["in_tag"]]
+    if left_out:
+        manifest = manifest_path(study.path)
+        write_text(
+            manifest,
+            json.dumps(
+                {
+                    "format": "tailgate.data-manifest/1",
+                    "study": study.name,
+                    "entry": lock.head["seq"],
+                    "entry_hash": lock.head["entry_hash"],
+                    "note": _MANIFEST_NOTE,
+                    "files": rows,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n",
+        )
+        paths.append(str(manifest.resolve()))
     steps = [
         ["git", "add", "--", *paths],
-        ["git", "commit", "-m", f"Register {study.name}, entry {lock.head['seq']}", "--", *paths],
+        *([["git", "add", "--force", "--", *data]] if data else []),
+        [
+            "git",
+            "commit",
+            "-m",
+            f"Register {study.name}, entry {lock.head['seq']}",
+            "--",
+            *paths,
+            *data,
+        ],
         ["git", "tag", "-a", name, "-m", receipt],
     ]
     for cmd in steps:
@@ -315,4 +423,9 @@ def tag_entry(study: Study, lock: Lock) -> str:
                 "The lock is written; commit it and tag by hand: "
                 f"git tag -a {name} -m '{receipt}'."
             )
-    return name
+    return TagResult(
+        name,
+        tuple(r["path"] for r in rows if r["in_tag"]),
+        manifest,
+        tuple(r["path"] for r in left_out),
+    )

@@ -19,7 +19,7 @@ from typing import Any
 from tailgate.prereg.design import exceedances_at
 from tailgate.prereg.pins import project_root
 
-__all__ = ["import_findings"]
+__all__ = ["import_findings", "tie_findings"]
 
 
 def import_findings(study: Any) -> list[str]:
@@ -32,7 +32,7 @@ def import_findings(study: Any) -> list[str]:
         return []
     from tailgate.generate.importer import inspect_import
 
-    summary, _ = inspect_import(study, base_dir=project_root(study.path))
+    summary, checked = inspect_import(study, base_dir=project_root(study.path))
     spec = summary.spec
     total = sum(summary.rows.values())
     lines = [f"import {spec.path} ({spec.format}): {total} rows, every row valid"]
@@ -75,4 +75,49 @@ def import_findings(study: Any) -> list[str]:
             f"  scorer {s.scorer} (file column {s.source!r} -> {s.column}): range "
             f"[{lo:.6g}, {hi:.6g}], bounded: {str(s.bounded).lower()}{hint}"
         )
+    lines += tie_findings(study, checked, [(s.scorer, s.column) for s in spec.scores])
     return lines
+
+
+def tie_findings(
+    study: Any, rows: list[dict[str, Any]], columns: list[tuple[str, str]]
+) -> list[str]:
+    """Ties at the band's quantiles in the imported scores (lattice data such as 0–4 grades),
+    found before the freeze: with the registered threshold rule ``strict`` the values tied at the
+    threshold are dropped and ξ̂ is biased, so the line suggests ``ties: half_step``
+    (:func:`tailgate.stats.risk.tie_diagnostic`). The scores are read as the identity scale; a
+    monotone transform keeps the ties."""
+    import numpy as np
+
+    from tailgate.stats.risk import tie_diagnostic
+
+    rule = study.protocol["thresholds"].get("ties", "strict")
+    band = [float(q) for q in study.protocol["thresholds"]["band"]]
+    out = []
+    for scorer, column in columns:
+        hits = []
+        for cond in study.conditions():
+            x = np.asarray([r[column] for r in rows if r["condition"] == cond["name"]], dtype=float)
+            if x.size < 2:
+                continue
+            for q in band:
+                d = tie_diagnostic(x, q, rule)
+                if d.fires:
+                    hits.append((cond["name"], q, d, int(np.unique(x).size)))
+                    break
+        if not hits:
+            continue
+        name, q, d, distinct = hits[0]
+        advice = (
+            "registered: ties: half_step (the threshold moves half-way to the next lower value)"
+            if rule == "half_step"
+            else "register protocol.thresholds.ties: half_step before the freeze (with strict "
+            "thresholds the values tied at the quantile are dropped and ξ̂ is biased)"
+        )
+        out.append(
+            f"  ties: scorer {scorer} has tied values at a band quantile in {len(hits)} of "
+            f"{len(study.conditions())} conditions (e.g. {name}: {d.at_threshold} values equal "
+            f"the q = {q:g} quantile {d.quantile_value:g}; {distinct} distinct values in all): "
+            + advice
+        )
+    return out

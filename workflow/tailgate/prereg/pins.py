@@ -23,6 +23,8 @@ from tailgate.errors import PreregError
 from tailgate.prereg.canonical import sha256_file
 
 __all__ = [
+    "describe_pin",
+    "manifest_path",
     "pin",
     "pin_changes",
     "pinned_files",
@@ -132,18 +134,27 @@ def pin(path: Path, *, use_cache: bool = False) -> dict[str, Any]:
 
 
 def pins_of(
-    study: Any, *, import_rows: bool = True, use_cache: bool = False
+    study: Any,
+    *,
+    import_rows: bool = True,
+    use_cache: bool = False,
+    registered: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The pins of ``study``'s registered local inputs (field name → pin with ``path``).
 
     A path that must exist (import file, scorer checkpoint) and does not is a
-    :class:`PreregError`; a model or prompt source that is not a local path pins nothing.
+    :class:`PreregError`: before the freeze its fix is to create the file; once ``registered``
+    (the lock's pins) holds a pin for it, e.g. in a reviewer's clone of the published tag, its
+    fix names the file to obtain, its hash and where to place it. A model or prompt source that
+    is not a local path pins nothing.
     """
     root = project_root(study.path)
     out: dict[str, dict[str, Any]] = {}
     for field, (text, required) in registered_paths(study).items():
         path = _resolve(text, root)
         if not path.exists():
+            if required and registered and field in registered:
+                raise _missing_pinned(study, field, registered[field], path)
             if required:
                 raise PreregError(
                     f"{field} names {text}, which does not exist",
@@ -157,6 +168,37 @@ def pins_of(
         if field == "data.import.path" and import_rows:
             out[field]["rows"] = _import_rows(study, root)
     return out
+
+
+def manifest_path(prereg_path: str | Path) -> Path:
+    """``<stem>.data.json`` beside the pre-registration: the pinned input files a published
+    tag does not hold (path, SHA-256, size, rows), so a reviewer knows what to obtain."""
+    p = Path(prereg_path)
+    return p.with_name(f"{p.stem}.data.json")
+
+
+def describe_pin(pin_: dict[str, Any]) -> str:
+    """``SHA-256 …, N bytes, rows a: n, b: m`` of one pin."""
+    what = f"SHA-256 {pin_['sha256']}, {pin_['bytes']:,} bytes"
+    if pin_.get("type") == "folder":
+        what += f" in {pin_.get('files')} files (folder manifest hash)"
+    if pin_.get("rows"):
+        what += ", rows " + ", ".join(f"{c}: {n:,}" for c, n in pin_["rows"].items())
+    return what
+
+
+def _missing_pinned(study: Any, field: str, pin_: dict[str, Any], path: Path) -> PreregError:
+    manifest = manifest_path(study.path)
+    listed = f"; {manifest.name} beside it lists every pinned file" if manifest.is_file() else ""
+    return PreregError(
+        f"{field} names {pin_['path']}, which is not here; the registration pinned it "
+        f"({describe_pin(pin_)})",
+        file=str(study.path),
+        field=field,
+        fix=f"obtain that file (from the study's authors or its data archive{listed}), check "
+        f"that its SHA-256 is {pin_['sha256']}, place it at {path}, and run "
+        f"'tailgate verify {study.path}' again",
+    )
 
 
 def _import_rows(study: Any, root: Path) -> dict[str, int]:

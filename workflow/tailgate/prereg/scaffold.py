@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tailgate.atomic import write_text
 from tailgate.errors import InputError
 from tailgate.prereg.schema import load_schema
@@ -101,7 +103,7 @@ def scaffold(study: str, *, from_import: str | None, directory: str) -> Scaffold
             raise InputError(f"tailgate init: {folder} is not a folder. Fix: pass --directory DIR.")
         folder.mkdir(parents=True)
     template = template_path().read_text(encoding="utf-8")
-    text = _set(template, "study", study)
+    text = _set(_study_header(template, study), "study", study)
     notes: list[str] = []
     if from_import is not None:
         text, notes = _from_import(text, study, Path(from_import), folder)
@@ -123,6 +125,19 @@ def _check_name(study: str) -> None:
             why += f"or digit and has at most {spec['maxLength']} characters"
             fix = "choose a name such as 'toxicity-2026'"
         raise InputError(f"tailgate init: invalid study name {study!r}: {why}. Fix: {fix}.")
+
+
+def _study_header(template: str, study: str) -> str:
+    """The template's header without its advice to copy the template (init did that)."""
+    head, sep, body = template.partition("\nschema_version:")
+    lines = [
+        line
+        for line in head.splitlines()
+        if not line.startswith(("# Copy to ", "#   tailgate design ", "#   tailgate freeze "))
+        and "writes this file for a new study" not in line
+    ]
+    lines[0] = f"# Pre-registration of study {study} (tailgate schema version 1)."
+    return "\n".join(lines) + "\n" + sep + body
 
 
 def _line(code: str, comment: str | None = None) -> str:
@@ -314,6 +329,13 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
     if not design.cap_meets_bound:
         accepted = max(math.floor(design.achieved_power * 1000) / 1000, 0.001)
     text = _fill(text, study, data, accepted=accepted, design=design)
+    notes += _g3_and_tie_notes(text, study, root)
+    text, proposed = _propose_tolerances(text, study, rows, chosen["condition"], scores)
+    if proposed:
+        notes.append(
+            f"tolerances: {proposed} proposed from the data (0.1 and 0.2 of each scale's pooled "
+            "within-condition s.d.) under protocol.tolerances.scales: REVIEW them"
+        )
     if accepted is not None:
         notes.append(
             f"accepted_power: {accepted:g} is written so that freeze can go ahead: REVIEW it (it "
@@ -322,6 +344,95 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
     notes[:0] = [f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores)]
     notes[1:1] = read_notes
     return text, notes
+
+
+def _g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
+    """Warnings init prints for the written registration: G3 (n_exc ≥ N*) failing for every pair
+    at the headline threshold or the whole band, and ties in the scores that call for
+    ``protocol.thresholds.ties: half_step`` (:func:`tailgate.prereg.importcheck.tie_findings`)."""
+    from tailgate.generate.importer import inspect_import
+    from tailgate.prereg.design import exceedances_at
+    from tailgate.prereg.importcheck import tie_findings
+
+    loaded = _load_text(text, study)
+    summary, checked = inspect_import(loaded, base_dir=root)
+    proto = loaded.protocol
+    n_star = int(proto["min_exceedances"])
+    smallest = min(min(summary.rows.values()), int(loaded.data["sample_cap"]))
+    head = float(proto["thresholds"]["headline"])
+    band = [float(q) for q in proto["thresholds"]["band"]]
+    notes = []
+    at_head, best = exceedances_at(smallest, head), exceedances_at(smallest, min(band))
+    if best < n_star:
+        notes.append(
+            f"G3 cannot pass: the smallest condition ({smallest} rows) gives at most {best} "
+            f"exceedances in the band (q = {min(band):g}), below N* = {n_star} "
+            "(protocol.min_exceedances), so every pair fails G3 at every threshold and H1 cannot "
+            "PASS: import more rows, or REVIEW min_exceedances and the band"
+        )
+    elif at_head < n_star:
+        notes.append(
+            f"G3 fails at the headline q = {head:g}: the smallest condition gives {at_head} "
+            f"exceedances there, below N* = {n_star}; only lower thresholds of the band can pass"
+        )
+    columns = [(s.scorer, s.column) for s in summary.spec.scores]
+    notes += [line.strip() for line in tie_findings(loaded, checked, columns)]
+    return notes
+
+
+#: the G1 and G2 tolerances init proposes, as multiples of a scale's pooled s.d.
+PROPOSED_SD_MULTIPLES = {"mean": 0.1, "tvar": 0.2}
+
+
+def _pooled_sd(groups: list[list[float]]) -> float:
+    """The pooled within-group standard deviation, sqrt(Σ (n_g − 1) s_g² / (N − G))."""
+    num = sum((len(g) - 1) * float(np.var(g, ddof=1)) for g in groups if len(g) > 1)
+    dof = sum(len(g) - 1 for g in groups if len(g) > 1)
+    return math.sqrt(num / dof) if dof > 0 else float("nan")
+
+
+def _propose_tolerances(
+    text: str,
+    study: str,
+    rows: list[dict[str, Any]],
+    cond_col: str | None,
+    scores: list[tuple[str, str, bool]],
+) -> tuple[str, int]:
+    """Write ``protocol.tolerances.scales``: for every scorer and scale the run analyses,
+    :data:`PROPOSED_SD_MULTIPLES` of the scale's pooled within-condition s.d. (the scale's own
+    units), each marked REVIEW; return the text and the number of entries written."""
+    from tailgate.stages.common import scales_for
+    from tailgate.transform import transform_scores
+
+    loaded = _load_text(text, study)
+    eps = float(loaded.data["transform"]["epsilon"])
+    lines = []
+    for name, column, _ in scores:
+        groups: dict[str, list[float]] = {}
+        for r in rows:
+            groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(float(r[column]))
+        for scale in scales_for(loaded, name):
+            values = [
+                transform_scores(np.asarray(g, dtype=float), scale, epsilon=eps).values.tolist()
+                for g in groups.values()
+            ]
+            sd = _pooled_sd(values)
+            if not (math.isfinite(sd) and sd > 0):
+                continue
+            tol = {k: float(f"{m * sd:.2g}") for k, m in PROPOSED_SD_MULTIPLES.items()}
+            lines.append(
+                f"      {name}/{scale}: {{mean: {tol['mean']:g}, tvar: {tol['tvar']:g}}}"
+                f"   # REVIEW: pooled s.d. {sd:.3g}"
+            )
+    if not lines:
+        return text, 0
+    anchor = "    tvar: 0.20\n"
+    block = (
+        "    scales:                # REVIEW: proposed by init, in each scale's units\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    return text.replace(anchor, anchor + block, 1), len(lines)
 
 
 def _mapping_line(chosen: dict[str, str | None], scores: list[tuple[str, str, bool]]) -> str:
@@ -364,6 +475,12 @@ def _fill(
         out = _note_before(out, "accepted_power", note)
     out = _replace_block(out, "conditions:", "data:", _conditions_block(counts, chosen))
     out = _replace_block(out, "  backend: simulate", "  prompts:", _backend_line())
+    out = _replace_block(  # the prompt selection of the transformers backend: defaults apply
+        out,
+        "  prompts:",
+        "  import:",
+        "  # prompts: (transformers backend only; the import backend reads data.import)\n",
+    )
     out = _replace_block(out, "  import:", "generation:", _import_block(d, chosen, scores))
     out = _replace_block(out, "  shards: 4", "\nscorers:", _shards_block())
     out = _replace_block(out, "  - {name: toxicity, kind: column", "  # kind column:", "")

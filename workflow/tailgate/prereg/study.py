@@ -301,6 +301,26 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
                 "registered 'bounded: false' and is analysed on the identity scale only",
                 "register 'scales: [identity]'",
             )
+    # per-scale tolerances name a scale, or a scorer's scale, that the run computes (as
+    # tailgate.stages.common.scales_for: a bounded scorer on every registered scale, an
+    # unbounded one on identity)
+    computed = {
+        (sc["name"], sc_scale)
+        for sc in scorers
+        for sc_scale in (data["transform"]["scales"] if sc.get("bounded", True) else ["identity"])
+    }
+    for key in proto["tolerances"].get("scales") or {}:
+        scorer_name, _, scale_name = key.rpartition("/")
+        hit = [pair for pair in computed if pair[1] == scale_name]
+        if scorer_name:
+            hit = [pair for pair in hit if pair[0] == scorer_name]
+        if not hit:
+            runs = sorted({f"{a}/{b}" for a, b in computed} | {b for _, b in computed})
+            fail(
+                ("protocol", "tolerances", "scales", key),
+                f"'{key}' names no scale the run analyses, so its tolerances would never be used",
+                f"use one of {', '.join(runs)}",
+            )
     thr = proto["thresholds"]
     band = thr["band"]
     if band != sorted(band):

@@ -28,7 +28,7 @@ from typing import Any
 
 from tailgate.protocol.gates import GateSettings
 
-__all__ = ["family_pairs", "registered_settings"]
+__all__ = ["family_pairs", "registered_settings", "tolerances_for"]
 
 #: G5's multiple of the s.e. under ``tolerance_rule: se`` when none is registered
 SE_MULTIPLIER = 2.0
@@ -43,14 +43,33 @@ def family_pairs(study: Any) -> list[tuple[str, str]]:
     return [(a, b) for a, b in pairs if a not in pilots and b not in pilots]
 
 
-def registered_settings(study: Any, multiplier: float = 1.0) -> GateSettings:
-    """The registered decision rules, bulk tolerances scaled by ``multiplier`` (App. B of Zhou
-    (2026))."""
+def tolerances_for(
+    study: Any, scorer: str | None = None, scale: str | None = None
+) -> dict[str, float]:
+    """The registered G1/G2 tolerances ``{"mean", "tvar"}`` of one scorer and scale, in that
+    scale's units: ``protocol.tolerances.mean``/``tvar``, replaced by the entry of
+    ``protocol.tolerances.scales`` for the scale (e.g. ``logit``) and then by the one for the
+    scorer's scale (e.g. ``severity/identity``), field by field."""
+    tol = study.protocol["tolerances"]
+    out = {"mean": float(tol["mean"]), "tvar": float(tol["tvar"])}
+    by_scale = tol.get("scales") or {}
+    for key in (scale, f"{scorer}/{scale}"):
+        for name, value in (by_scale.get(key) or {}).items():
+            out[name] = float(value)
+    return out
+
+
+def registered_settings(
+    study: Any, multiplier: float = 1.0, *, scorer: str | None = None, scale: str | None = None
+) -> GateSettings:
+    """The registered decision rules of one scorer and scale (the tolerances of
+    :func:`tolerances_for`), bulk tolerances scaled by ``multiplier`` (App. B of Zhou (2026))."""
     p = study.protocol
     st = p["stability"]
+    tol = tolerances_for(study, scorer, scale)
     return GateSettings(
-        delta_mu=float(p["tolerances"]["mean"]) * multiplier,
-        delta_tvar=float(p["tolerances"]["tvar"]) * multiplier,
+        delta_mu=tol["mean"] * multiplier,
+        delta_tvar=tol["tvar"] * multiplier,
         n_star=int(p["min_exceedances"]),
         gof_alpha=float(p["gof"]["alpha"]),
         stability_delta=float(st["delta"]),

@@ -28,9 +28,14 @@ from .model import PowerGrid, QQRecord, StabilityScan
 
 __all__ = [
     "CAPTIONS",
+    "GRID_WIDTH_PX",
+    "LABEL_PT",
+    "REPORT_WIDTH_PX",
     "FishingPoint",
     "ForestRow",
     "forest_figure",
+    "legend_outside",
+    "new_figure",
     "png_bytes",
     "power_figure",
     "qq_figure",
@@ -108,10 +113,40 @@ def _stability_shown(arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _new_figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+#: pixels per inch of every figure: a figure of w inches is w × DPI pixels wide in the report
+DPI = 100
+#: the report's content width in pixels (``max-width`` of its body) and the width of a column of
+#: its two-column figure grid at a 1,400 px wide window; a figure no wider is shown at full size
+REPORT_WIDTH_PX = 1100
+GRID_WIDTH_PX = 540
+#: the smallest font size of any text in a figure, in points: 8 pt at 100 dpi is 11 px, so every
+#: label stays at least 10 px tall where the figure is shown at full size
+LABEL_PT = 8.0
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A figure ``width`` × ``height`` inches with constrained layout, so that no label, title or
+    outside legend is cut at the figure's edge, on its own Agg canvas."""
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def legend_outside(fig: Figure, handles: Sequence[Any] | None = None, **kw: Any) -> None:
+    """The figure's legend right of the axes (constrained layout makes room): never over data.
+
+    ``handles`` default to the labelled artists of every axes; no legend when none is labelled."""
+    if handles is None:
+        handles = [h for ax in fig.axes for h in ax.get_legend_handles_labels()[0]]
+    if not handles:
+        return
+    fig.legend(
+        handles=list(handles),
+        loc=kw.pop("loc", "outside right upper"),
+        fontsize=kw.pop("fontsize", LABEL_PT),
+        frameon=kw.pop("frameon", False),
+        **kw,
+    )
 
 
 def png_bytes(fig: Figure) -> bytes:
@@ -148,8 +183,11 @@ def qq_figure(
     ad_p_prob: float | None = None,
     ad_p_logit: float | None = None,
 ) -> Figure:
-    """Fig. 2 of Zhou (2026): exceedance QQ plots, probability scale vs logit scale."""
-    fig = _new_figure(8.0, 3.8)
+    """Fig. 2 of Zhou (2026): exceedance QQ plots, probability scale vs logit scale.
+
+    It is shown in a column of the report's two-column grid, so it is no wider than
+    :data:`GRID_WIDTH_PX`."""
+    fig = new_figure(GRID_WIDTH_PX / DPI, 3.6)
     axes = fig.subplots(1, 2)
     for ax, rec, scale, p in (
         (axes[0], prob, "probability", ad_p_prob),
@@ -164,10 +202,12 @@ def qq_figure(
             ax.plot([lo, hi], [lo, hi], color="black", lw=0.8, ls="--")
         ad = "—" if p is None else f"{p:.3g}"
         ax.set_title(
-            f"{scale}: ξ̂ = {rec['xi']:.2f}, AD p = {ad}, n_exc = {rec['n_exc']}", fontsize=9
+            f"{scale}\nξ̂ = {rec['xi']:.2f}, AD p = {ad}\nn_exc = {rec['n_exc']}",
+            fontsize=LABEL_PT + 1,
         )
-        ax.set_xlabel("fitted GPD quantile")
-        ax.set_ylabel("empirical exceedance")
+        ax.set_xlabel("fitted GPD quantile", fontsize=LABEL_PT + 1)
+        ax.set_ylabel("empirical exceedance", fontsize=LABEL_PT + 1)
+        ax.tick_params(labelsize=LABEL_PT)
     fig.suptitle(f"{condition}: exceedances above q = {prob['q']:g}", fontsize=10)
     return fig
 
@@ -184,7 +224,7 @@ def stability_figure(
     names = list(scans)
     cols = min(len(names), 2) or 1
     rows = max(math.ceil(len(names) / cols), 1)
-    fig = _new_figure(4.2 * cols, 3.0 * rows)
+    fig = new_figure(4.2 * cols, 3.0 * rows)
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     for ax in axes[len(names) :]:
         ax.set_visible(False)
@@ -221,7 +261,7 @@ def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: s
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    fig = _new_figure(6.5, 0.45 * max(len(rows), 1) + 2.2)
+    fig = new_figure(6.5, 0.45 * max(len(rows), 1) + 2.2)
     ax = fig.subplots()
     ax.axvspan(0.0, floor, color="grey", alpha=0.25, lw=0)
     for i, row in enumerate(rows):
@@ -253,7 +293,7 @@ def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: s
         Line2D([], [], marker="s", ms=6, color="#d62728", lw=0, label="fails G1–G4"),
         Line2D([], [], color="black", lw=1, label="95% CI"),
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=7, frameon=False)
+    legend_outside(fig, handles, loc="outside lower center", ncols=2)
     ax.set_title(title or "Pairwise tail-shape differences", fontsize=10)
     return fig
 
@@ -261,7 +301,7 @@ def forest_figure(rows: Sequence[ForestRow], *, floor: float, q: float, title: s
 @plots("power", select=_power_shown)
 def power_figure(power: PowerGrid) -> Figure:
     """Fig. 5 of Zhou (2026): PASS rate vs n_exc per true Δξ with the Eq. 2 frontier."""
-    fig = _new_figure(7.5, 4.0)
+    fig = new_figure(7.5, 4.0)
     ax = fig.subplots()
     n = np.asarray(power["n_exc"], dtype=float)
     colours = [f"C{i}" for i in range(len(power["delta_xi"]))]
@@ -277,7 +317,7 @@ def power_figure(power: PowerGrid) -> Figure:
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("exceedances per condition n_exc")
     ax.set_ylabel("PASS rate (P1 ∧ P2)")
-    fig.legend(loc="outside right upper", fontsize=8, frameon=False)
+    legend_outside(fig)
     ax.set_title("Synthetic recovery vs the Eq. 2 frontier", fontsize=10)
     return fig
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,7 +67,11 @@ def oc_table(oc: Mapping[str, Any]) -> Table:
     null = next(s for s in oc["scenarios"] if s["delta_xi"] == 0)
     return Table(
         "Operating characteristics of the registered procedure",
-        ("true Δξ", "", *(f"{r}{' (registered)' if r == rule else ''}" for r in rules)),
+        (
+            "true Δξ",
+            "rate measured",
+            *(f"band rule {r}{' (registered)' if r == rule else ''}" for r in rules),
+        ),
         tuple(rows),
         f"This rule passes a null pair (equal tails, matched bulk) "
         f"{100 * null['rate'][rule]:.1f}% of the time; a family of {oc['family_size']} pairs "
@@ -191,7 +196,7 @@ def diagnostics_figure(
     scans: Mapping[str, Mapping[str, Any]], *, band: Sequence[float], title: str = ""
 ) -> Any:
     """Mean-residual-life and modified-scale plots of every condition (quantile on the x axis)."""
-    fig = figures._new_figure(11.0, 3.6)
+    fig = figures.new_figure(figures.REPORT_WIDTH_PX / figures.DPI, 3.6)
     ax_me, ax_mod = fig.subplots(1, 2)
     for name, scan in scans.items():
         q = np.asarray(scan.get("q", []), dtype=float)
@@ -212,9 +217,8 @@ def diagnostics_figure(
     ax_mod.set_ylabel("modified scale σ* = σ̂ − ξ̂u")
     ax_me.set_title(f"mean residual life {title}".strip(), fontsize=9)
     ax_mod.set_title(f"modified scale {title}".strip(), fontsize=9)
-    handles, labels = ax_me.get_legend_handles_labels()
-    if handles:  # outside the axes: a legend never covers a curve
-        fig.legend(handles, labels, loc="outside right upper", fontsize=7, frameon=False)
+    # outside the axes: a legend never covers a curve
+    figures.legend_outside(fig, ax_me.get_legend_handles_labels()[0])
     return fig
 
 
@@ -226,10 +230,14 @@ def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
     from matplotlib.patches import Rectangle
 
     header, rows = grid(docs[0])
-    fig = figures._new_figure(4.0 + 3.2 * len(docs), 1.2 + 0.24 * len(rows))
-    axes = np.atleast_1d(fig.subplots(1, len(docs), sharey=True))
+    cols = min(len(docs), 2)  # at most two panels a row: the labels stay at full size
+    n_rows = math.ceil(len(docs) / cols)
+    fig = figures.new_figure(4.2 + 3.2 * cols, n_rows * (2.4 + 0.26 * len(rows)))
+    axes = np.atleast_1d(fig.subplots(n_rows, cols, sharey=True, squeeze=False)).ravel()
+    for ax in axes[len(docs) :]:
+        ax.set_visible(False)
     cmap = ListedColormap(["#d9d9d9", "#2ca02c"])
-    for ax, d in zip(axes, docs, strict=True):
+    for ax, d in zip(axes, docs, strict=False):
         header, rows = grid(d)
         cells = [r[2:] for r in rows]
         z = np.array([[c.strip("[]") == "PASS" for c in r] for r in cells], dtype=float)
@@ -238,9 +246,22 @@ def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
             for j, c in enumerate(r):
                 if c.startswith("["):
                     ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2, ec="k"))
-        ax.set_xticks(range(len(header) - 2), header[2:], rotation=60, fontsize=6)
-        ax.set_title(f"{d['scorer']}, {d['scale']}: PASS {100 * d['pass_share']:.0f}%", fontsize=8)
-    axes[0].set_yticks(range(len(rows)), [f"{r[0]} | {r[1]}" for r in rows], fontsize=6)
+        ax.set_xticks(
+            range(len(header) - 2),
+            header[2:],
+            rotation=60,
+            rotation_mode="anchor",
+            ha="right",
+            fontsize=figures.LABEL_PT,
+        )
+        ax.set_title(
+            f"{d['scorer']}, {d['scale']}: PASS {100 * d['pass_share']:.0f}%",
+            fontsize=figures.LABEL_PT + 1,
+        )
+        ax.set_yticks(
+            range(len(rows)), [f"{r[0]} | {r[1]}" for r in rows], fontsize=figures.LABEL_PT
+        )
+        ax.tick_params(axis="y", labelleft=ax.get_subplotspec().is_first_col())
     return fig
 
 

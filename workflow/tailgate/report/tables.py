@@ -245,7 +245,7 @@ def fits_table(scorer: str, scale: str, records: dict[str, ConditionFits], q: fl
         )
     tv = f"TVaR_{fmt(level, 2)}" if level is not None else "TVaR"
     return Table(
-        f"POT-GPD fits, {scorer}, {scale} scale, q = {fmt(q, 2)}",
+        f"POT-GPD fits, {scorer}, {scale} scale, q = {q:g}",
         ("condition", "mean", tv, "ξ̂", "ξ̂ 95% CI", "AD p", "n_exc", "status"),
         tuple(rows),
     )
@@ -275,7 +275,7 @@ def probability_vs_logit_table(
             )
         )
     return Table(
-        f"Bounded-support diagnosis, {scorer}, q = {fmt(q, 2)}",
+        f"Bounded-support diagnosis, {scorer}, q = {q:g}",
         (
             "condition",
             "ξ̂ probability",
@@ -323,7 +323,7 @@ def pairwise_table(gates: GatesFile, title: str = "") -> Table:
         title or f"Pairwise H1 matrix, {gates['scorer']}, {gates['scale']} scale",
         (
             "pair",
-            *(f"q = {fmt(q, 2)}" + (" (headline)" if qkey(q) == qkey(head) else "") for q in band),
+            *(f"q = {q:g}" + (" (headline)" if qkey(q) == qkey(head) else "") for q in band),
             "verdict",
         ),
         tuple(rows),
@@ -350,6 +350,10 @@ def _gate_cell(g: dict | None) -> tuple[str, str]:
     if isinstance(v, float) and v.is_integer() and abs(v) >= 1:  # a count (G3)
         v = int(v)
     value = f" {fmt(v, 4)}" if v is not None else ""
+    # G1, G2: the tolerance beside the value, in the units of the scale ("CI inside [-t, t]")
+    band = re.fullmatch(r"CI inside \[-([^,\]]+), [^\]]+\]", g.get("criterion", ""))
+    if band:
+        value += f" (tolerance ±{band.group(1)})"
     observed = _compact(g.get("observed", g.get("detail", "")), g.get("criterion", ""))
     return mark + value + (f"\n{observed}" if observed else ""), "pass" if g["passed"] else "fail"
 
@@ -383,7 +387,7 @@ def gate_values_table(gates: GatesFile, q: float) -> Table:
         classes.append(("", _cell_class(at), "", *(k for _, k in cells)))
     criteria = gate_criteria(gates, q)
     return Table(
-        f"Gate values at q = {fmt(q, 2)}, {gates['scorer']}, {gates['scale']} scale",
+        f"Gate values at q = {q:g}, {gates['scorer']}, {gates['scale']} scale",
         ("pair", "result", "Δξ̂ (CI)", *GATE_ORDER),
         tuple(rows),
         "Each cell: pass or FAIL with the gate's statistic (G1, G2: the estimated difference; "

@@ -47,7 +47,7 @@ def _check_gates(rd: Path, study: Study, path: Path, fails: list[str]) -> dict |
             return None
     summaries = summaries_from_fits(fits, band(study))
     _, bulk = stored_inputs(doc)
-    v = evaluate(study, summaries, bulk, gate_settings(study))
+    v = evaluate(study, summaries, bulk, gate_settings(study, scorer=str(scorer), scale=str(scale)))
     recorded = {(p["a"], p["b"], round(float(p["q"]), 10)): p for p in doc["protocol"]["pairs"]}
     for p in v.pairs:
         key = (p.a, p.b, round(p.q, 10))

@@ -99,12 +99,15 @@ def scan_quantiles(study: Study) -> list[float]:
     return [round(start + i * step, 10) for i in range(count)]
 
 
-def gate_settings(study: Study, multiplier: float = 1.0) -> GateSettings:
-    """The registered decision rules, tolerances scaled by ``multiplier`` (App. B of Zhou (2026));
-    one definition: :func:`tailgate.protocol.registered.registered_settings`."""
+def gate_settings(
+    study: Study, multiplier: float = 1.0, *, scorer: str | None = None, scale: str | None = None
+) -> GateSettings:
+    """The registered decision rules of one scorer and scale, tolerances scaled by
+    ``multiplier`` (App. B of Zhou (2026)); one definition:
+    :func:`tailgate.protocol.registered.registered_settings`."""
     from tailgate.protocol.registered import registered_settings
 
-    return registered_settings(study, multiplier)
+    return registered_settings(study, multiplier, scorer=scorer, scale=scale)
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:

@@ -156,7 +156,7 @@ def gates_document(
     # only evaluate(), do not load the report package (and its plotting library)
     from tailgate.report.adapt import gates_file_from_protocol
 
-    settings = registered_settings(study)
+    settings = registered_settings(study, scorer=scorer, scale=scale)
     pairs = study.pairs()
     paired = study.protocol["bootstrap"]["resampling"] == "paired"
     if paired:

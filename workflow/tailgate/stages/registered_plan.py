@@ -129,7 +129,8 @@ def _one(registered: Study, gates: Mapping[str, Any], blocked: Sequence[str]) ->
         )
     kept = {k: v for k, v in summaries.items() if any(math.isclose(k, q) for q in thresholds)}
     try:
-        verdict = evaluate(registered, kept, bulk, registered_settings(registered))
+        settings = registered_settings(registered, scorer=scorer, scale=scale)
+        verdict = evaluate(registered, kept, bulk, settings)
     except (KeyError, ValueError) as exc:  # a pair without bulk CIs, a CI at another level
         reason = str(exc.args[0]) if exc.args else type(exc).__name__
         return _not_derived(

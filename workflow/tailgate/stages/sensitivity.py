@@ -54,7 +54,9 @@ def sensitivity_document(study: Study, gates: Mapping[str, Any]) -> dict[str, An
     rows = []
     verdicts = []
     for m in study.protocol["sensitivity"]["tolerance_multipliers"]:
-        settings = registered_settings(study, float(m))
+        settings = registered_settings(
+            study, float(m), scorer=gates["scorer"], scale=gates["scale"]
+        )
         v = evaluate(study, summaries, bulk, settings)
         verdicts.append(
             {
@@ -98,7 +100,7 @@ def multiverse_document(study: Study, gates: Mapping[str, Any]) -> dict[str, Any
         **multiverse(
             summaries,
             bulk,
-            registered_settings(study),
+            registered_settings(study, scorer=gates["scorer"], scale=gates["scale"]),
             pairs=study.pairs(),
             family=family_pairs(study),
             band=band(study),
