@@ -88,6 +88,8 @@ def test_severity_demo_report_shows_every_item(severity_demo) -> None:
         "errorquake: events per million queries",
         "| errorquake | disjoint-pairs | disjoint_pairs >= 2",
         "errorquake: b [CI]",
+        "errorquake: error-severity families (BIC-best against each other family)",
+        "Decisive (rule 'test')",
     ):
         assert item in md, item
     html = (severity_demo.results / "report.html").read_text()
@@ -178,6 +180,7 @@ def test_perturbation_demo_report_and_audit(perturbation_demo) -> None:
         "composite-null: decisions per test query",
         "| composite-null | variant-kept |",
         "composite-null: composite test",
+        "Assumption (registered null_model: uniform",
     ):
         assert item in md, item
     assert "p-hat composite-null" in (perturbation_demo.results / "report.html").read_text()
