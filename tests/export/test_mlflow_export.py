@@ -186,7 +186,7 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
                 assert second.data.metrics[f"{q}/passed"] == float(t["passed"])
                 assert second.data.metrics[f"{q}/delta_xi"] == t["delta_xi"]
                 for name, gate in t["gates"].items():
-                    assert second.data.metrics[f"{q}/{name}/passed"] == float(gate["passed"])
+                    assert second.data.metrics[f"{q}/{name}.passed"] == float(gate["passed"])
                     if isinstance(gate["value"], int | float):
                         assert second.data.metrics[f"{q}/{name}"] == gate["value"]
                         gate_values += 1
