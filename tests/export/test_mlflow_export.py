@@ -186,7 +186,7 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
                 assert second.data.metrics[f"{q}/passed"] == float(t["passed"])
                 assert second.data.metrics[f"{q}/delta_xi"] == t["delta_xi"]
                 for name, gate in t["gates"].items():
-                    assert second.data.metrics[f"{q}/{name}/passed"] == float(gate["passed"])
+                    assert second.data.metrics[f"{q}/{name}.passed"] == float(gate["passed"])
                     if isinstance(gate["value"], int | float):
                         assert second.data.metrics[f"{q}/{name}"] == gate["value"]
                         gate_values += 1
@@ -199,6 +199,7 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
     assert not client.list_artifacts(first.info.run_id)
 
 
+@pytest.mark.slow
 def test_export_to_a_live_mlflow_server_is_idempotent(finished, mlflow_server, tmp_path):
     res = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
     assert "2 run(s) logged" in res.stdout
@@ -209,6 +210,7 @@ def test_export_to_a_live_mlflow_server_is_idempotent(finished, mlflow_server, t
     assert {r.info.run_id for r in runs_of(mlflow_server, "tails")} == ids
 
 
+@pytest.mark.slow
 def test_export_to_the_default_file_store_beside_the_results(finished, tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
     res = export(finished)
@@ -222,6 +224,7 @@ def test_export_to_the_default_file_store_beside_the_results(finished, tmp_path,
     assert audit.returncode == 0, audit.stdout[-2000:] + audit.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_export_refuses_a_broken_ledger(finished, tmp_path):
     import shutil
 

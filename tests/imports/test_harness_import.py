@@ -70,6 +70,7 @@ def run_study(proj, source: str) -> tuple[str, str]:
     return res.stdout, design.stdout
 
 
+@pytest.mark.slow
 def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused(
     tmp_path, tiny_pair
 ):
@@ -122,6 +123,7 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
     assert "data.import.path" in again.stderr and "Traceback" not in again.stderr
 
 
+@pytest.mark.slow
 def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_pair):
     root = tmp_path / "proj"
     (root / "preregistrations").mkdir(parents=True)
@@ -152,6 +154,7 @@ def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_
     assert f"condition tiny-a-tiny_mc-run1 <- harness/{files[0].relative_to(out)}" in res.stdout
 
 
+@pytest.mark.slow
 def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
     proj = project(tmp_path / "proj", "from-inspect")
     task = write_inspect_task(tmp_path / "task", SAMPLES)

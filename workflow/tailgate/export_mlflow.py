@@ -9,8 +9,8 @@ experiment (default: the study's name):
   (``prereg.protocol.alpha``, ``prereg.conditions.0.name``, …);
 * **metrics**: per scorer and scale the H1 verdict (1 PASS, 0 KILL), and for the run whose
   ``verdict.json`` is on disk (the latest) every gate's value and outcome per pair and threshold
-  (``gate/<scorer>/<scale>/<a> vs <b>/q<q>/<gate>``, ``…/passed``, ``…/delta_xi``) and every
-  criterion's value;
+  (``gate/<scorer>/<scale>/<a> vs <b>/q<q>/<gate>`` and ``….passed``; per threshold ``passed``
+  and ``delta_xi``) and every criterion's value;
 * **tags**: the outcome, run number, git commit, code digest, verdicts and criteria outcomes as
   text, the amendments up to the run's lock entry (reason, fields, whether data existed) and the
   deviations;
@@ -151,13 +151,15 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
                     value = _number(result.get("value"))
                     if value is not None:
                         metrics[f"{q}/{gate}"] = value
-                    metrics[f"{q}/{gate}/passed"] = float(bool(result.get("passed")))
+                    # ".passed", not "/passed": a file store keeps each metric in a file named
+                    # by its key, so no key may be a folder of another
+                    metrics[f"{q}/{gate}.passed"] = float(bool(result.get("passed")))
     for c in verdict.get("criteria") or []:
         name = f"{c.get('analysis')}/{c.get('name')}"
         value = _number(c.get("value"))
         if value is not None:
             metrics[f"criterion/{name}"] = value
-        metrics[f"criterion/{name}/pass"] = float(c.get("outcome") == "PASS")
+        metrics[f"criterion/{name}.pass"] = float(c.get("outcome") == "PASS")
         tags[f"criterion.{name}"] = str(c.get("outcome"))
     for i, d in enumerate(verdict.get("deviations") or []):
         tags[f"deviation.{i}"] = json.dumps(d, sort_keys=True, default=str)
