@@ -146,6 +146,12 @@ def _all_figures() -> dict:
             [_multiverse_doc("logit"), _multiverse_doc("probability"), _multiverse_doc("identity")]
         ),
     }  # fmt: skip
+    empty = {c: {**_scan(0), "xi": [None] * 8, "ci_low": [None] * 8, "ci_high": [None] * 8,
+                 "median": None, "std": None} for c in ("yes-no-a", "yes-no-b")}  # fmt: skip
+    out["stability (no ξ̂)"] = figures.stability_figure(empty, band=BAND)
+    out["diagnostics (empty)"] = procedure.diagnostics_figure(
+        {"yes-no-a": {"q": [], "mean_excess": []}}, band=BAND
+    )
     out.update(_analysis_figures())
     return out
 
@@ -261,6 +267,12 @@ def test_the_checks_see_a_clipped_label_and_a_legend_over_data() -> None:
     box = ax.get_legend().get_window_extent(renderer)
     a = ax.get_window_extent(renderer)
     assert not (box.x1 <= a.x0 or box.x0 >= a.x1 or box.y1 <= a.y0 or box.y0 >= a.y1)
+
+
+def test_an_empty_panel_says_why() -> None:
+    for name in ("stability (no ξ̂)", "diagnostics (empty)"):
+        texts = [t.get_text() for t in _texts(FIGURES[name])]
+        assert any("enough exceedances" in t for t in texts), name
 
 
 def test_per_token_histogram_spans_the_occupied_bins() -> None:

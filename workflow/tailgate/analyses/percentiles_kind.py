@@ -454,7 +454,8 @@ def _fan_figure(st: Mapping[str, Any], summ: Mapping[str, Any]) -> Any:
     )
     ax.set_yscale("log")
     ax.set_ylabel("per-token CE")
-    legend_outside(fig)
+    handles = ax.get_legend_handles_labels()[0]
+    legend_outside(fig, [*handles[-2::-1], handles[-1]])  # top to bottom as the lines, then mean
     return fig
 
 

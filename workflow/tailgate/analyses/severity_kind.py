@@ -758,6 +758,7 @@ def _forest_figure(conds: Mapping[str, Any]) -> Any:
         ax.plot([v["b"]], [y], "o", color="C0")
     ax.set_yticks(range(len(conds)))
     ax.set_yticklabels(list(conds), fontsize=LABEL_PT)
+    ax.invert_yaxis()  # the conditions top to bottom, in the order of the tables
     ax.set_xlabel("b (finite-grid MLE)")
     return fig
 

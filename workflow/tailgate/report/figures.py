@@ -33,6 +33,7 @@ __all__ = [
     "REPORT_WIDTH_PX",
     "FishingPoint",
     "ForestRow",
+    "empty_note",
     "forest_figure",
     "legend_outside",
     "new_figure",
@@ -130,6 +131,14 @@ def new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def empty_note(ax: Any, text: str) -> None:
+    """Say in the middle of an axes why it shows no data (instead of an unexplained frame)."""
+    ax.text(
+        0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", wrap=True,
+        fontsize=LABEL_PT + 1, color="0.35",
+    )  # fmt: skip
 
 
 def legend_outside(fig: Figure, handles: Sequence[Any] | None = None, **kw: Any) -> None:
@@ -242,6 +251,8 @@ def stability_figure(
             ax.axhline(med, color="grey", lw=0.8)
         ax.fill_between(q, lo, hi, color="#1f77b4", alpha=0.2, lw=0)
         ax.plot(q, xi, marker="o", ms=3, color="#1f77b4")
+        if not np.isfinite(xi).any():
+            empty_note(ax, "no ξ̂: no threshold of the scan has enough exceedances")
         for point in fishing:
             if point["condition"] == name:
                 ax.plot([point["q"]], [point["xi"]], marker="*", ms=14, color="red", zorder=5)

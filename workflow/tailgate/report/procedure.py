@@ -198,6 +198,7 @@ def diagnostics_figure(
     """Mean-residual-life and modified-scale plots of every condition (quantile on the x axis)."""
     fig = figures.new_figure(figures.REPORT_WIDTH_PX / figures.DPI, 3.6)
     ax_me, ax_mod = fig.subplots(1, 2)
+    plotted = False
     for name, scan in scans.items():
         q = np.asarray(scan.get("q", []), dtype=float)
         me, se, mod = (
@@ -206,6 +207,7 @@ def diagnostics_figure(
         )
         if me.size != q.size or q.size == 0:
             continue
+        plotted = True
         (line,) = ax_me.plot(q, me, label=name, lw=1.2)
         ax_me.fill_between(q, me - 1.96 * se, me + 1.96 * se, color=line.get_color(), alpha=0.15)
         ax_mod.plot(q, mod, label=name, lw=1.2, color=line.get_color())
@@ -213,6 +215,9 @@ def diagnostics_figure(
         for q in band:
             ax.axvline(q, color="#999", lw=0.6, ls="--")
         ax.set_xlabel("threshold quantile q")
+    if not plotted:
+        for ax in (ax_me, ax_mod):
+            figures.empty_note(ax, "no threshold of the scan has enough exceedances")
     ax_me.set_ylabel("mean excess e(u)")
     ax_mod.set_ylabel("modified scale σ* = σ̂ − ξ̂u")
     ax_me.set_title(f"mean residual life {title}".strip(), fontsize=9)
