@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tailgate.ledger import _verdicts
+from tailgate.ledger import _verdict, _verdicts
 from tailgate.status import _event_line
 from tailgate.summary import headline_first, verdict_lines
 
@@ -36,7 +36,7 @@ def test_headline_first_keeps_the_others_in_order() -> None:
 
 def test_the_ledger_and_status_lead_with_the_headline(tmp_path) -> None:
     (tmp_path / "verdict.json").write_text(json.dumps(VERDICT))
-    verdicts = _verdicts(tmp_path)
+    verdicts = _verdicts(_verdict(tmp_path))
     assert verdicts[0] == {"scorer": "tox", "scale": "logit", "verdict": "KILL", "headline": True}
     assert all("headline" not in v for v in verdicts[1:])
     event = {"event": "run", "time": "2026-11-20T09:40:02Z", "run": 1, "outcome": "success",
