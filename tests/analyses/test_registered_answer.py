@@ -252,3 +252,21 @@ def test_a_protocol_study_answering_with_criteria_reports_h1_after_them(
     answer = text.index("The study's answer (ranking; registered)")
     assert answer < text.index("H1 (tox, logit scale") < text.index("## Which gate stopped")
     assert text.index("The tail-shape protocol (Zhou 2026): H1") > answer
+
+
+def test_verdict_json_leads_with_the_answer() -> None:
+    """The document's own field order at the top level, every nested object sorted."""
+    from tailgate.atomic import canonical_json_bytes
+    from tailgate.stages.verdict import verdict_bytes
+
+    doc = {
+        "study": "s",
+        "answer": {"summary": "1 of 1 criteria PASS", "criteria": [{"z": 1, "a": "é\nx"}]},
+        "amendments": [],
+        "h1": None,
+    }
+    text = verdict_bytes(doc)
+    assert json.loads(text) == doc and list(json.loads(text)) == list(doc)
+    assert text.startswith(b'{\n  "study": "s",\n  "answer": {\n    "criteria"')
+    # the same bytes as the canonical writer once the top-level order is sorted
+    assert verdict_bytes(dict(sorted(doc.items()))) == canonical_json_bytes(doc)

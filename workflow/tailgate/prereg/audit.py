@@ -765,6 +765,8 @@ def _check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Ch
         detail = "re-derived from stored statistics"
         if name == "protocol" and not ((rd / "verdict.json").exists() or (rd / "gates").exists()):
             detail = "verdict re-derivation is not available: no recorded verdicts in this folder"
+        elif name == "protocol" and not study.has_protocol:
+            detail = "no protocol registered: checked that no H1 verdict or gates are recorded"
         checks.append(Check(f"verdicts: {name}", detail, fails))
     return checks
 

@@ -14,11 +14,12 @@ enter the file, so identical inputs give identical bytes; they live in its prove
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tailgate.atomic import write_json
+from tailgate.atomic import canonical_json_bytes, write_bytes
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.deviations import amendment_log, design_deviations, realised_design
 from tailgate.prereg.lock import read_lock
@@ -27,7 +28,7 @@ from tailgate.prereg.study import Study
 from .analyses import criteria_rows, h1_row, read_analyses
 from .common import open_stage, read_json, scales_for
 
-__all__ = ["amendments_of", "headline_of", "verdict_document", "verdict_stage"]
+__all__ = ["amendments_of", "headline_of", "verdict_bytes", "verdict_document", "verdict_stage"]
 
 
 def headline_of(study: Study) -> dict[str, Any]:
@@ -97,6 +98,17 @@ def verdict_document(
     }
 
 
+def verdict_bytes(doc: dict[str, Any]) -> bytes:
+    """``verdict.json``'s bytes: the document's own field order (the answer first), every
+    nested object with sorted keys, as :func:`tailgate.atomic.canonical_json_bytes` writes it."""
+    text = ",\n".join(
+        f"  {json.dumps(key)}: "
+        + canonical_json_bytes(value).decode().rstrip("\n").replace("\n", "\n  ")
+        for key, value in doc.items()
+    )
+    return ("{\n" + text + "\n}\n").encode()
+
+
 def verdict_stage(
     prereg: str | os.PathLike[str],
     results: str | os.PathLike[str],
@@ -115,7 +127,7 @@ def verdict_stage(
         [read_json(f, "fits") for f in fits],
         read_analyses(analyses),
     )
-    write_json(out, doc)
+    write_bytes(out, verdict_bytes(doc))
     ctx.record(
         out, inputs=[*gates, *sensitivity, *fits, *analyses, ctx.study.lock_path], kind="report"
     )
