@@ -177,7 +177,7 @@ def test_a_study_without_the_protocol_has_no_protocol_jobs(tmp_path: Path) -> No
     res = proj.snakemake("-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     out = res.stdout + res.stderr
-    from tailgate.ledger import job_stats
+    from tailgate.joblog import job_stats
 
     jobs = job_stats(out)
     assert jobs and not {"fit", "bulk", "gates", "sensitivity", "power", "operating"} & set(jobs)

@@ -62,7 +62,7 @@ class Project(StudyFiles):
 
 def job_counts(log: str) -> dict[str, int]:
     """Jobs per rule from Snakemake's "Job stats" table (the first one in ``log``)."""
-    from tailgate.ledger import job_stats
+    from tailgate.joblog import job_stats
 
     return job_stats(log)
 

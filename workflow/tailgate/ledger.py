@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_text
+from tailgate.joblog import jobs_from_log
 
 __all__ = [
     "LEDGER",
     "finish_run",
-    "job_stats",
-    "jobs_from_log",
     "read_ledger",
     "snakemake_log",
     "verify_ledger",
@@ -90,42 +88,6 @@ def verify_ledger(results: str | Path) -> list[str]:
             )
         previous = _line_hash(line)
     return problems
-
-
-def job_stats(log: str) -> dict[str, int]:
-    """Jobs per rule from the first "Job stats" table Snakemake printed in ``log`` (text)."""
-    lines = log.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == "Job stats:"), None)
-    jobs: dict[str, int] = {}
-    if start is None:
-        return jobs
-    for line in lines[start + 3 :]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
-            break
-        jobs[parts[0]] = int(parts[1])
-    return jobs
-
-
-def jobs_from_log(log: str | Path | None) -> tuple[dict[str, int], list[dict[str, str]]]:
-    """Jobs per rule (:func:`job_stats`) and the failed jobs (rule, log) of a Snakemake log."""
-    if log is None or not Path(log).is_file():
-        return {}, []
-    text = Path(log).read_text(errors="replace")
-    lines = text.splitlines()
-    failed: list[dict[str, str]] = []
-    for i, line in enumerate(lines):
-        m = re.match(r"\s*Error in rule (\S+):", line)
-        if not m:
-            continue
-        entry = {"rule": m.group(1), "log": ""}
-        for follow in lines[i + 1 : i + 15]:
-            lm = re.match(r"\s*log: (\S+)", follow)
-            if lm:
-                entry["log"] = lm.group(1)
-                break
-        failed.append(entry)
-    return job_stats(text), failed
 
 
 def _git_state(path: Path) -> dict[str, Any] | None:

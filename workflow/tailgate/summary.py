@@ -123,7 +123,7 @@ def print_summary(
     out: TextIO | None = None,
 ) -> None:
     """Print the run's answer (module docstring)."""
-    from tailgate.ledger import jobs_from_log
+    from tailgate.joblog import jobs_from_log
 
     out = out or sys.stdout
     jobs, failed = (run["jobs"], run["failed"]) if run else jobs_from_log(log)
