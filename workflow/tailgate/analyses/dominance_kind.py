@@ -1,4 +1,5 @@
-"""Analysis kind ``dominance``: stochastic dominance, mean–risk and the metrics portfolio (001).
+"""Analysis kind ``dominance``: stochastic dominance, mean–risk and the metrics portfolio (Nitsure
+et al. (2024)).
 
 Parameters (``$defs/analysis_dominance`` of the schema; an absent field means the default in
 brackets): ``conditions`` (≥ 2) and ``scorers`` (≥ 1) to compare; ``scale`` [the protocol's

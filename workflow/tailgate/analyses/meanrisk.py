@@ -16,7 +16,8 @@ All for larger-is-better outcomes (severities negated first):
 - :func:`aggregate_ranks` — D.2 of Nitsure et al. (2024) / methods note D5: ``borda`` (mean rank),
   ``kemeny`` (exact:
   dynamic programming over subsets, k ≤ 16) or ``footrule`` (exact Spearman footrule by
-  assignment, ``scipy.optimize.linear_sum_assignment``). 001 used RankAggreg (a stochastic
+  assignment, ``scipy.optimize.linear_sum_assignment``). Nitsure et al. (2024) used RankAggreg (a
+  stochastic
   cross-entropy search); these are deterministic. Ties go to registration order.
 """
 

@@ -19,7 +19,8 @@ implements the methods note section C:
   when every summary in S gives the same nonzero sign; pairs tied in any summary stay in the
   denominator), vectorised over replicates, with the disagreeing pairs listed;
 - :func:`selection`: the condition each summary selects (argmin) and, with a task metric per
-  condition, Spearman and Kendall correlations with bootstrap CIs (003 Section 4, Figure 5).
+  condition, Spearman and Kendall correlations with bootstrap CIs (Guo et al. (2025), Section 4,
+  Figure 5).
 
 **How the bootstrap percentiles are computed.** A replicate is a vector of sequence weights w
 (how often each sequence was drawn). Its token multiset is sorted like the sample, so its
@@ -96,7 +97,8 @@ def summary_names(percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> tuple[s
 
 @dataclass(frozen=True)
 class Summaries:
-    """Mean, percentiles and standardized percentiles of one condition (003 Notation, App. F).
+    """Mean, percentiles and standardized percentiles of one condition (Guo et al. (2025),
+    Notation, App. F).
 
     ``standardized`` maps ``p<k>`` to z_k; it is empty and ``status`` is ``iqr_zero`` when
     P₇₅ = P₂₅ (z undefined).
@@ -130,7 +132,8 @@ def summarise(data: TokenLosses, percentiles: Sequence[float] = DEFAULT_PERCENTI
 
 
 def profile_distance(a: Summaries, b: Summaries) -> float:
-    """ℓ₂ distance between two standardized percentile profiles (003 App. F); NaN if undefined."""
+    """ℓ₂ distance between two standardized percentile profiles (Guo et al. (2025), App. F); NaN if
+    undefined."""
     if a.status != "ok" or b.status != "ok" or a.standardized.keys() != b.standardized.keys():
         return math.nan
     d = np.array([a.standardized[k] - b.standardized[k] for k in a.standardized])
@@ -266,7 +269,8 @@ def bootstrap_summaries(
     """Sequence-level bootstrap of the mean and percentiles of every condition.
 
     ``seeds`` is either one seed, and then every condition must have the same set of sequence ids
-    and is resampled with the same draws (paired; 003 evaluates every checkpoint on one validation
+    and is resampled with the same draws (paired; Guo et al. (2025) evaluates every checkpoint on
+    one validation
     set), or a mapping condition → seed for independent resampling.
     """
     names = summary_names(percentiles)
@@ -353,7 +357,7 @@ def concordance(
     )
 
 
-# --- selection (003 Section 4) ------------------------------------------------------------------
+# --- selection (Guo et al. (2025), Section 4) -----------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Data: the per-token losses that a ``token_nll`` scorer writes beside each score shard
 (``<shard>.tokens.parquet``: prompt_id, position, loss), for each of the analysis's
 ``conditions`` in their registered order (checkpoints by training step, or models). A sequence
-is a prompt's completion; the bootstrap resamples sequences, not tokens (methods note C, 003). With
+is a prompt's completion; the bootstrap resamples sequences, not tokens (methods note C; Guo et al.
+(2025)). With
 ``sequence_length`` registered, the scorer's rows are the tokens instead (imported per-token
 losses, or the simulate backend's ``token_ce`` model) and sequence = prompt_id // length.
 
@@ -355,7 +356,8 @@ class PercentilesAnalysis(AnalysisKind):
                 ),
             ),
             Table(
-                f"{name}: standardized percentiles z = (P − P50)/(P75 − P25) (003 App. F)",
+                f"{name}: standardized percentiles z = (P − P50)/(P75 − P25) "
+                "(Guo et al. (2025), App. F)",
                 ("condition", *names[1:]),
                 tuple(
                     (c, *(fmt(v["standardized"].get(n)) for n in names[1:]))

@@ -19,7 +19,7 @@ otherwise; ``paper``: that test's p < pvalue or ΔBIC > delta_bic, ERRORQUAKE (2
 second judge (scorer) and ``aggregation`` [primary] of the two: ``primary``, ``secondary``,
 ``max``, ``min`` or ``mean`` rounded to the grid (halves up) over the rows both graded; with a
 secondary judge every other aggregation's headline count is reported as a robustness check
-(002 Section 4.1, "Judge-aggregation robustness"), criterion statistic
+(ERRORQUAKE (2026), Section 4.1, "Judge-aggregation robustness"), criterion statistic
 ``disjoint_pairs_under(rule)``.
 
 Criteria statistics (``name(args)``):
@@ -32,7 +32,7 @@ Criteria statistics (``name(args)``):
 ``b(c)``, ``b_low(c)``, ``b_high(c)``  finite-grid b̂ of condition c and its bootstrap CI
 ``error_rate(c)``                   ε = P(S > 0)
 ``delta_b(a, b)``                   b̂_a − b̂_b; ``delta_b_pvalue(a, b)`` its bootstrap test at the
-                                    shared m_c (matched pairs only, 002 App. O)
+                                    shared m_c (matched pairs only, ERRORQUAKE (2026), App. O)
 ``tail_ratio(c)``                   P(M ≥ 3)/P(M ≥ 1)
 ``per_million(c, t)``               events with severity ≥ t per million queries
 ``non_exponential``                 conditions whose BIC-best family is not the exponential
@@ -107,7 +107,8 @@ def settings(spec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-#: how two judges' grades of a row combine (002 Section 4.1, "Judge-aggregation robustness")
+#: how two judges' grades of a row combine (ERRORQUAKE (2026), Section 4.1, "Judge-aggregation
+#: robustness")
 AGGREGATIONS = ("primary", "secondary", "max", "min", "mean")
 
 
