@@ -226,7 +226,7 @@ def test_report_is_complete_and_self_contained(inputs, tmp_path):
         assert doc.index("H1 under the registered plan") < doc.index("Deviations from the")
         assert doc.index("Deviations from the") < doc.index("Pairwise H1 matrix")
         assert doc.index("Pairwise H1 matrix") < doc.index("Amendments to the pre-registration")
-        assert "changed decision rules after data" in doc
+        assert "changed decision rules after the registration" in doc
         for needle in (
             "Sensitivity of the H1 verdict",
             "Synthetic recovery",
