@@ -125,7 +125,9 @@ def test_expected_hash(with_data, capsys):
 
 
 def test_registered_verdict_checks_run(with_data, capsys, monkeypatch):
-    monkeypatch.setattr(audit_mod, "_VERDICT_CHECKS", {})
+    import tailgate.prereg.verdict_checks as checks_mod
+
+    monkeypatch.setattr(checks_mod, "_VERDICT_CHECKS", {})
     seen = []
 
     def ok(results_dir, study):

@@ -1,6 +1,6 @@
 """Audit check ``analyses``: re-derive every analysis criterion from its stored statistics.
 
-Registered with :func:`tailgate.prereg.audit.register_verdict_check` when this module is
+Registered with :func:`tailgate.prereg.verdict_checks.register_verdict_check` when this module is
 imported. For every registered analysis it reads ``analyses/<name>/statistics.json``, checks that
 the statistics were computed under the registered spec, re-derives each criterion's outcome with
 the kind's :meth:`~tailgate.analyses.base.AnalysisKind.criteria` and compares it with the outcome
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.prereg.answer import answer_document
-from tailgate.prereg.audit import register_verdict_check
 from tailgate.prereg.study import Study
+from tailgate.prereg.verdict_checks import register_verdict_check
 
 from .registry import kind_of, registered
 

@@ -7,7 +7,7 @@ Public entry points::
     study = load("preregistrations/protocol-demo.yaml")  # validated, defaults applied, hashed
     from tailgate.prereg.guard import require_frozen     # refuse unless it matches its lock
     from tailgate.prereg.design import derived_design    # Eq. 2 of Zhou (2026)
-    from tailgate.prereg.audit import register_verdict_check
+    from tailgate.prereg.verdict_checks import register_verdict_check
 """
 
 from tailgate.errors import PreregError, RefusalError

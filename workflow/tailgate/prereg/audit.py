@@ -44,7 +44,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
@@ -56,6 +55,11 @@ from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.gitinfo import repo_root
 from tailgate.prereg.lock import Lock, LockIntegrityError, parse_time, read_lock
 from tailgate.prereg.study import NAME_RE, Study, load, lock_path_for, results_dir_for
+from tailgate.prereg.verdict_checks import (
+    load_builtin_checks,
+    register_verdict_check,
+    verdict_checks,
+)
 
 __all__ = [
     "CANNOT_PROVE",
@@ -75,31 +79,9 @@ CANNOT_PROVE = (
     "URL), verified with --tsa-cert."
 )
 
-VerdictCheck = Callable[[Path, Study], list[str]]
-_VERDICT_CHECKS: dict[str, VerdictCheck] = {}
 _SKIP_DIRS = {"provenance", "logs", ".snakemake"}
 #: where the README tells users to write ``snakemake --report`` (not a tailgate artifact)
 WORKFLOW_REPORT = "workflow-report.html"
-
-
-def register_verdict_check(name: str, fn: VerdictCheck) -> None:
-    """Register ``fn(results_dir, study) -> list of failure strings`` under ``name``."""
-    _VERDICT_CHECKS[name] = fn
-
-
-def _register_protocol_check() -> None:
-    """Register the protocol workflow's re-derivation of every gate and H1 verdict
-    (:func:`tailgate.stages.audit.verdict_check`) unless a check of that name exists."""
-    if "protocol" not in _VERDICT_CHECKS:
-        from tailgate.stages.audit import verdict_check
-
-        register_verdict_check("protocol", verdict_check)
-    import tailgate.analyses.audit  # noqa: F401  (registers the "analyses" check on import)
-
-
-def verdict_checks() -> dict[str, VerdictCheck]:
-    """The registered verdict re-derivations (a copy)."""
-    return dict(_VERDICT_CHECKS)
 
 
 @dataclass(frozen=True)
@@ -753,11 +735,11 @@ def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
 
 
 def _check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Check]:
-    _register_protocol_check()
+    load_builtin_checks()
     if study is None:
         return [Check("verdicts", "not re-derived", [f"{prereg_path}: cannot load the study"])]
     checks = []
-    for name, fn in sorted(_VERDICT_CHECKS.items()):
+    for name, fn in sorted(verdict_checks().items()):
         try:
             fails = list(fn(rd, study))
         except Exception as exc:  # a crashing check is a failed check, not a crashed audit

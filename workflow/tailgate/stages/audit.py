@@ -1,8 +1,8 @@
 """Audit check: re-derive every gate and the H1 verdict from stored statistics.
 
-Registered with :func:`tailgate.prereg.audit.register_verdict_check` as ``"protocol"`` whenever
-:mod:`tailgate.prereg.audit` is imported. For every ``gates/<scorer>/<scale>.json`` it rebuilds the
-per-condition summaries from the stored ``fits/…json`` (not from the gates file's own copy), takes
+Registered as ``"protocol"`` (:mod:`tailgate.prereg.verdict_checks`) when the audit runs. For
+every ``gates/<scorer>/<scale>.json`` it rebuilds the per-condition summaries from the stored
+``fits/…json`` (not from the gates file's own copy), takes
 the stored bulk-equivalence CIs, re-evaluates G1–G5, P1, P2 at every band threshold and the H1
 verdict under the registered settings (:func:`tailgate.stages.gates.evaluate`), and compares
 each recorded outcome — in the gates file, in ``verdict.json`` and in the sensitivity files — with
