@@ -12,9 +12,6 @@ configfile: "config/config.yaml"
 
 
 from tailgate.operational import operational_guard
-from tailgate.prereg.runtime import fresh_bytecode_environment
-
-fresh_bytecode_environment()  # jobs never read compiled files left in the project
 
 operational_guard(config)
 validate(config, "workflow/schemas/config.schema.json")

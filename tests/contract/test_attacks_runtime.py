@@ -1,8 +1,7 @@
 """The contract, what actually ran: an unchecked-hash ``.pyc`` beside an untouched ``.py`` and a
-``sitecustomize`` import hook change what runs without changing a hashed file. Jobs never read
-compiled files left in the project (a fresh ``PYTHONPYCACHEPREFIX``), every record carries a
-runtime fingerprint, and the audit fails on import hooks and on compiled code that is not its
-source."""
+``sitecustomize`` import hook change what runs without changing a hashed file. Compiled files
+left in the project (the package and the rule scripts) that are not their source are named in
+every record's runtime fingerprint, and the audit fails on them and on import hooks."""
 
 from __future__ import annotations
 
@@ -13,8 +12,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-from attack_project import REPO_ROOT
 
 AUDIT_FAILED = 4
 
@@ -53,19 +50,31 @@ def _runs_planted(root: Path, cache_prefix: Path | None) -> bool:
     return res.stdout.strip() == "True"
 
 
-def test_planted_bytecode_runs_without_a_fresh_cache_and_never_with_one(tmp_path):
+def test_planted_bytecode_runs_in_place_of_its_untouched_source(tmp_path):
+    """The attack: the .py is untouched and other code runs (so the records must name it)."""
     root = _planted_package(tmp_path)
-    assert _runs_planted(root, None)  # the attack: the .py is untouched, other code runs
-    assert not _runs_planted(root, tmp_path / "fresh-cache")  # what every job gets
+    assert _runs_planted(root, None)
+    assert not _runs_planted(root, tmp_path / "other-cache")  # the .pyc is what runs
 
 
-def test_the_workflow_gives_jobs_a_fresh_cache(monkeypatch):
-    from tailgate.prereg.runtime import fresh_bytecode_environment
+def test_planted_bytecode_of_the_rule_scripts_is_named(tmp_path, monkeypatch):
+    from tailgate.prereg import runtime
 
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", "an-old-cache")  # restored afterwards
-    folder = fresh_bytecode_environment()
-    assert os.environ["PYTHONPYCACHEPREFIX"] == folder and not os.listdir(folder)
-    assert "fresh_bytecode_environment()" in (REPO_ROOT / "Snakefile").read_text()
+    scripts = tmp_path / "workflow" / "scripts"
+    package = tmp_path / "workflow" / "tailgate"
+    package.mkdir(parents=True)
+    scripts.mkdir()
+    source = scripts / "_tailgate.py"
+    source.write_text("import sys\n")
+    other = tmp_path / "other.py"
+    other.write_text("import sys\nPLANTED = True\n")
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    py_compile.compile(
+        str(other), cfile=str(pyc), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+    )
+    monkeypatch.setattr(runtime, "_package", lambda: package)
+    found = runtime._stale_scripts()
+    assert len(found) == 1 and found[0].startswith("scripts/") and "_tailgate" in found[0]
 
 
 def test_planted_bytecode_is_named_and_honest_bytecode_is_not(tmp_path):
