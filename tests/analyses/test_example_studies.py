@@ -255,10 +255,11 @@ def test_perturbation_demo_amended_budget_and_list_after_the_pilot_is_a_deviatio
     assert changed["analyses.composite-null.budget"]["decision"] is True
     assert changed["analyses.composite-null.null_queries"]["decision"] is True
     _, deviations = amendment_log(lock)
-    assert len(deviations) == 1
-    assert "analyses.composite-null.budget" in deviations[0]["what"]
-    assert "changed after registration" in deviations[0]["what"]
-    assert "data existed then" in deviations[0]["what"]
+    # the shipped study's own amendment 1 (no protocol, before data) is a deviation too
+    assert [d["amendment"] for d in deviations] == [1, int(entry["seq"])]
+    new = deviations[-1]["what"]
+    assert "analyses.composite-null.budget" in new
+    assert "changed after registration" in new and "data existed then" in new
     assert proj.cli("verify", proj.prereg).returncode == 0
     target = f"results/{proj.name}/analyses/composite-null/statistics.json"
     res = proj.snakemake(target)
