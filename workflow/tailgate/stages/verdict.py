@@ -81,10 +81,10 @@ def verdict_document(
         }
         rows = [h1_row(study, main["report"]["h1"], head), *rows]
     return {
+        # what the study registered as its answer: first here, in the run summary and the report
+        "answer": answer_document(study.data, rows),
         "study": study.name,
         "prereg_hash": study.canonical_hash,
-        # what the study registered as its answer, first in the run summary and the report
-        "answer": answer_document(study.data, rows),
         **protocol,
         "gates": [g["report"] for g in gates],
         "sensitivity": [dict(s) for s in sensitivity],
