@@ -606,13 +606,26 @@ def _criteria_section(doc: _Doc, verdict: Verdict) -> None:
 def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Sequence[Any]) -> None:
     from tailgate.analyses.registry import KINDS
 
-    head = verdict["headline"]
-    records = fits.get(head["scorer"], {}).get(head["scale"], {})
     columns: dict[str, dict[str, str]] = {}
     for a in analyses:
         kind = KINDS.get(str(a.get("kind")))
         if kind is not None:
             columns.update(kind.card_columns(a["analysis"], a["spec"], a["statistics"]))
+    head = verdict["headline"]
+    if head is None:  # no protocol: the analyses' columns alone
+        if not columns:
+            return
+        names = list(dict.fromkeys(c for col in columns.values() for c in col))
+        doc.heading("Per-condition cards")
+        doc.table(
+            tables.Table(
+                "Per-condition cards",
+                ("condition", *columns),
+                tuple((c, *(col.get(c, "") for col in columns.values())) for c in names),
+            )
+        )
+        return
+    records = fits.get(head["scorer"], {}).get(head["scale"], {})
     doc.heading("Per-condition cards")
     doc.table(tables.cards_table(head["scorer"], head["scale"], head["q"], records, columns))
 
@@ -656,7 +669,8 @@ def render(
     _criteria_section(doc, v)
     if protocol:
         _procedure_companion(doc, v, power)  # type: ignore[arg-type]
-        _cards_section(doc, v, fits, analyses)  # type: ignore[arg-type]
+    _cards_section(doc, v, fits, analyses)  # type: ignore[arg-type]
+    if protocol:
         _fits_section(doc, v, fits)  # type: ignore[arg-type]
         _bounded_section(doc, v, fits)  # type: ignore[arg-type]
         _stability_and_forest(doc, v, fits)  # type: ignore[arg-type]
