@@ -18,6 +18,7 @@ rule verdict:
         fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
         lock=str(STUDY.lock_path),
         analyses=analysis_statistics(),
+        generations=expand(GENERATIONS, condition=conditions(), shard=shards()),
     output:
         verdict=report(VERDICT, caption="../report/verdict.rst", category="Verdict"),
         record=provenance_of(VERDICT),

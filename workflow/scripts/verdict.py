@@ -13,5 +13,6 @@ run(
     sensitivity=list(sm.input.sensitivity),
     fits=list(sm.input.fits),
     analyses=list(sm.input.analyses),
+    generations=list(sm.input.generations),
     out=sm.output.verdict,
 )

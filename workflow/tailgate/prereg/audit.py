@@ -687,7 +687,12 @@ def _check_runtime(records: list[Any]) -> Check:
 
 
 def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
-    from tailgate.prereg.deviations import amendment_log, design_deviations, realised_design
+    from tailgate.prereg.deviations import (
+        amendment_log,
+        design_deviations,
+        generated_rows,
+        realised_design,
+    )
 
     verdict_path = rd / "verdict.json"
     if not verdict_path.is_file():
@@ -719,7 +724,17 @@ def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
             fails.append(f"{f}: damaged fit document ({type(exc).__name__}: {exc})")
     if fails:
         return Check("realised design", "the fits", fails)
-    realised = realised_design(study, fits)
+    shards = [
+        rd / "generations" / c["name"] / f"shard-{k}.parquet"
+        for c in study.conditions()
+        for k in range(int(study.data["generation"]["shards"]))
+    ]
+    present = [s for s in shards if s.is_file()]
+    try:
+        generated = generated_rows(present) if present else None
+    except (OSError, ValueError) as exc:
+        return Check("realised design", "the generations", [f"a generation shard: {exc}"])
+    realised = realised_design(study, fits, generated)
     expected = design_deviations(realised) + amendment_log(lock)[1]
     recorded = verdict.get("deviations", [])
     for d in expected:
@@ -729,8 +744,8 @@ def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
         if d not in expected:
             fails.append(f"{verdict_path}: lists a deviation the audit does not derive: {d}")
     if verdict.get("realised_design") != json.loads(json.dumps(realised)):
-        fails.append(f"{verdict_path}: its realised design differs from the fits")
-    detail = f"{len(expected)} deviation(s) derived from the lock and the fits"
+        fails.append(f"{verdict_path}: its realised design differs from the fits and generations")
+    detail = f"{len(expected)} deviation(s) derived from the lock, the fits and the generations"
     return Check("realised design", detail, fails, [d["what"] for d in expected][:10])
 
 

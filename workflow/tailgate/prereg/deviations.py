@@ -26,6 +26,7 @@ from tailgate.prereg.lock import amendment_changes
 __all__ = [
     "amendment_log",
     "design_deviations",
+    "generated_rows",
     "realised_design",
 ]
 
@@ -64,15 +65,22 @@ def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     return amendments, deviations
 
 
-def realised_design(study: Any, fits: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def realised_design(
+    study: Any,
+    fits: Iterable[Mapping[str, Any]],
+    generated: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """Rows, exceedances and bootstrap sizes the statistics were computed with, per scorer,
     scale and condition, beside the registered prompts and B (None, with no fits, when the
-    study registers no protocol)."""
+    study registers no protocol). ``generated``: rows per condition in the generation shards
+    (:func:`generated_rows`), the realised design of every condition, fitted or not."""
     registered_b = int(study.protocol["bootstrap"]["resamples"]) if study.has_protocol else None
     headline_q = float(study.protocol["thresholds"]["headline"]) if study.has_protocol else -1.0
     rows: dict[str, dict[str, Any]] = {}
     for c in study.conditions():
         rows[c["name"]] = {"registered_prompts": int(c["prompts"]), "analysed": {}}
+        if generated is not None:
+            rows[c["name"]]["generated_rows"] = generated.get(c["name"])
     used_b: set[int] = set()
     for doc in fits:
         cond = rows.get(str(doc.get("condition")))
@@ -93,12 +101,30 @@ def realised_design(study: Any, fits: Iterable[Mapping[str, Any]]) -> dict[str, 
     }
 
 
+def generated_rows(shards: Iterable[Any]) -> dict[str, int]:
+    """Rows per condition in the generation shards ``generations/<condition>/shard-<k>.parquet``
+    (from the Parquet footers: nothing but the metadata is read)."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    out: dict[str, int] = {}
+    for shard in shards:
+        path = Path(shard)
+        out[path.parent.name] = (
+            out.get(path.parent.name, 0) + pq.ParquetFile(path).metadata.num_rows
+        )
+    return dict(sorted(out.items()))
+
+
 def design_deviations(realised: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Deviations of the realised design from the registered one (module docstring)."""
     out = []
     for name, c in realised["conditions"].items():
         registered = c["registered_prompts"]
         analysed = [a["rows"] for a in c["analysed"].values()]
+        if c.get("generated_rows") is not None:
+            analysed.append(int(c["generated_rows"]))
         if analysed and min(analysed) < registered:
             got = min(analysed)
             out.append(

@@ -21,7 +21,12 @@ from typing import Any
 
 from tailgate.atomic import canonical_json_bytes, write_bytes
 from tailgate.prereg.answer import answer_document
-from tailgate.prereg.deviations import amendment_log, design_deviations, realised_design
+from tailgate.prereg.deviations import (
+    amendment_log,
+    design_deviations,
+    generated_rows,
+    realised_design,
+)
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
@@ -54,15 +59,17 @@ def verdict_document(
     sensitivity: Sequence[Mapping[str, Any]],
     fits: Sequence[Mapping[str, Any]] = (),
     analyses: Sequence[Mapping[str, Any]] = (),
+    generated: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The ``verdict.json`` document (``fits``: every fits document, for the realised design;
-    ``analyses``: every ``analyses/<name>/statistics.json``, for the criteria table).
+    """The ``verdict.json`` document (``fits``: every fits document, and ``generated``: rows per
+    condition in the generation shards, for the realised design; ``analyses``: every
+    ``analyses/<name>/statistics.json``, for the criteria table).
 
     ``answer`` (:mod:`tailgate.prereg.answer`) is the study's registered answer: the criteria
     rows it names and their outcome. A study that registers no protocol has no headline, H1,
     gates or sensitivity (``null`` and empty lists)."""
     amendments, deviations = amendments_of(study)
-    realised = realised_design(study, fits)
+    realised = realised_design(study, fits, generated)
     deviations = design_deviations(realised) + deviations
     rows = criteria_rows(study, analyses)
     protocol: dict[str, Any] = {"headline": None, "band_rule": None, "h1": None}
@@ -117,6 +124,7 @@ def verdict_stage(
     out: str | os.PathLike[str],
     fits: Sequence[str | os.PathLike[str]] = (),
     analyses: Sequence[str | os.PathLike[str]] = (),
+    generations: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
     """Write and record ``verdict.json``."""
     ctx = open_stage(prereg, results)
@@ -126,9 +134,12 @@ def verdict_stage(
         [read_json(s, "sensitivity") for s in sensitivity],
         [read_json(f, "fits") for f in fits],
         read_analyses(analyses),
+        generated_rows(generations) if generations else None,
     )
     write_bytes(out, verdict_bytes(doc))
     ctx.record(
-        out, inputs=[*gates, *sensitivity, *fits, *analyses, ctx.study.lock_path], kind="report"
+        out,
+        inputs=[*gates, *sensitivity, *fits, *analyses, *generations, ctx.study.lock_path],
+        kind="report",
     )
     return doc
