@@ -34,7 +34,7 @@ Criteria statistics (``[target:]name(args)``; the target may be left out with on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,7 +46,6 @@ from tailgate.seeds import seed_sequence
 
 from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
 from .criteria import StatisticRef
-from .dominance import DominanceTests, dominance_tests_orders
 from .meanrisk import (
     CONSISTENT_RISKS,
     RISKS,
@@ -56,6 +55,9 @@ from .meanrisk import (
     portfolio,
     ranks_of,
 )
+
+if TYPE_CHECKING:
+    from .dominance import DominanceTests
 
 __all__ = ["DOMINANCE", "DominanceAnalysis", "settings"]
 
@@ -286,6 +288,10 @@ class DominanceAnalysis(AnalysisKind):
     def _target_stats(
         self, samples: list[np.ndarray], st: dict[str, Any], seed: Any, threads: int
     ) -> dict[str, Any]:
+        # the tests' numba kernels load with the first dominance computation, not with the
+        # registry (a job that only validates the study never compiles them)
+        from .dominance import dominance_tests_orders
+
         paired = st["resampling"] == "paired"
         tests = dominance_tests_orders(
             samples,

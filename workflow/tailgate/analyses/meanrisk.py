@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 __all__ = [
     "CONSISTENT_RISKS",
@@ -197,6 +196,8 @@ def aggregate_ranks(rankings: Sequence[Sequence[int]], method: str = "borda") ->
         k = r.shape[1]
         positions = np.arange(1, k + 1)
         cost = np.abs(positions[None, :, None] - r.T[:, None, :]).sum(axis=2)
+        from scipy.optimize import linear_sum_assignment  # loaded where a footrule is used
+
         rows, cols = linear_sum_assignment(cost)
         ranks = np.empty(k, dtype=np.int64)
         ranks[rows] = positions[cols]

@@ -40,9 +40,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from tailgate.lazy import lazy_module
 from tailgate.stats.gpd import Interval, SeedLike, seed_sequence_of
+
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "DEFAULT_PERCENTILES",

@@ -52,10 +52,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special, stats
-from scipy.spatial.distance import cdist
 
+from tailgate.lazy import lazy_module
 from tailgate.stats.gpd import Interval, SeedLike, seed_sequence_of
+
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
+distance = lazy_module("scipy.spatial.distance")
 
 __all__ = [
     "MIN_NULL_QUERIES",
@@ -601,7 +604,11 @@ def energy_statistic(x, y) -> float:
     """E = n1·n2/(n1+n2)·[2/(n1n2)·Σ‖x−y‖ − 1/n1²·Σ‖x−x'‖ − 1/n2²·Σ‖y−y'‖] (methods note A8)."""
     x2, y2 = np.atleast_2d(x).astype(np.float64), np.atleast_2d(y).astype(np.float64)
     n1, n2 = x2.shape[0], y2.shape[0]
-    eps = 2.0 * cdist(x2, y2).mean() - cdist(x2, x2).mean() - cdist(y2, y2).mean()
+    eps = (
+        2.0 * distance.cdist(x2, y2).mean()
+        - distance.cdist(x2, x2).mean()
+        - distance.cdist(y2, y2).mean()
+    )
     return float(n1 * n2 / (n1 + n2) * eps)
 
 
@@ -632,7 +639,7 @@ def energy_test(x, y, resamples: int, seed: SeedLike) -> EnergyTest:
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     pooled = np.vstack([x2, y2])
-    D = cdist(pooled, pooled)
+    D = distance.cdist(pooled, pooled)
     r = D.sum(axis=1)
     N = n1 + n2
     identity = np.zeros((N, 1))

@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
+from tailgate.lazy import lazy_module
 from tailgate.stats.gpd import Interval
+
+special = lazy_module("scipy.special")
 
 # --- Wilson (methods note B6)
 # --------------------------------------------------------------------------

@@ -12,9 +12,14 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import optimize, special, stats
+
+from tailgate.lazy import lazy_module
 
 from .severity_b import level_index
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 # --- families (methods note B4)
 # ------------------------------------------------------------------------

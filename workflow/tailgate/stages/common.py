@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -23,8 +23,10 @@ import pyarrow.parquet as pq
 from tailgate.errors import InputError
 from tailgate.prereg.guard import require_frozen
 from tailgate.prereg.study import Study, results_dir_for
-from tailgate.protocol.gates import GateSettings
 from tailgate.provenance import ProvenanceRecord, record
+
+if TYPE_CHECKING:  # the gates (and scipy.stats) load only in the stages that evaluate them
+    from tailgate.protocol.gates import GateSettings
 
 __all__ = [
     "StageContext",
