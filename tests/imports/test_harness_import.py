@@ -28,8 +28,8 @@ from tailgate.prereg import load  # noqa: E402
 from test_init_and_import import FASTER, project, tailgate  # noqa: E402
 from tiny_models import build_tiny_lm  # noqa: E402
 
-DOCS = 1000  # documents per lm-eval task: 50 exceedances at q = 0.95
-SAMPLES = 500  # samples per Inspect run (generation is the slow part)
+DOCS = 400  # documents per lm-eval task: 20 exceedances at q = 0.95
+SAMPLES = 200  # samples per Inspect run (generation is the slow part)
 
 
 @pytest.fixture(scope="module")

@@ -46,8 +46,19 @@ def test_unfrozen_study_is_refused(project):
 
 @pytest.fixture()
 def light(project):
-    """The small study with a light bootstrap, so the whole DAG runs in seconds."""
+    """The small study with light resampling and 12,000 prompts a condition, so the whole DAG
+    runs in seconds (the refusals and the amendment are what is tested, not the verdict)."""
     project.replace("resamples: 10000", "resamples: 200")
+    project.replace("sample_cap: 40000", "sample_cap: 12000\naccepted_power: 0.05")
+    project.replace("accepted_power: null\n", "")
+    project.replace(
+        "scan: {start: 0.70, stop: 0.985, step: 0.005}",
+        "scan: {start: 0.85, stop: 0.97, step: 0.03}",
+    )
+    project.replace(
+        "trials: 10, resamples: 10}",
+        "trials: 4, resamples: 10}\n  operating_characteristics: {trials: 10, resamples: 10}",
+    )
     project.freeze()
     return project
 

@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
-from scipy.stats import chi2
 
+from tailgate.lazy import lazy_module
 from tailgate.stats import gpd
+
+optimize = lazy_module("scipy.optimize")
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "BARTLETT_COEFFICIENTS",
@@ -74,7 +76,7 @@ class ObservedInformation:
 
     def confidence_interval(self, level: float = 0.95) -> gpd.Interval:
         """Wald interval ξ̂ ± z·se."""
-        z = float(np.sqrt(chi2.ppf(level, 1)))
+        z = float(np.sqrt(stats.chi2.ppf(level, 1)))
         return gpd.Interval(self.xi - z * self.se_xi, self.xi + z * self.se_xi)
 
 
@@ -183,7 +185,7 @@ def profile_ci(y: np.ndarray, level: float = 0.95, fit: gpd.GPDFit | None = None
     fit = fit if fit is not None else gpd.fit(y)
     if not fit.converged:
         return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.nan)
-    cut = fit.loglik - 0.5 * float(chi2.ppf(level, 1))
+    cut = fit.loglik - 0.5 * float(stats.chi2.ppf(level, 1))
 
     def g(v: float) -> float:
         return float(profile_loglik(y, v)[0]) - cut
@@ -193,7 +195,7 @@ def profile_ci(y: np.ndarray, level: float = 0.95, fit: gpd.GPDFit | None = None
         step *= 2.0
         if step > 64:
             return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.inf)
-    high = brentq(g, fit.xi, fit.xi + step, xtol=1e-10)
+    high = optimize.brentq(g, fit.xi, fit.xi + step, xtol=1e-10)
     low_at_limit = False
     floor = _XI_MIN
     if fit.xi <= floor or g(floor) > 0:
@@ -202,7 +204,7 @@ def profile_ci(y: np.ndarray, level: float = 0.95, fit: gpd.GPDFit | None = None
         lo, step = fit.xi, 0.05
         while lo - step > floor and g(lo - step) > 0:
             step *= 2.0
-        low = brentq(g, max(lo - step, floor), fit.xi, xtol=1e-10)
+        low = optimize.brentq(g, max(lo - step, floor), fit.xi, xtol=1e-10)
     return ProfileCI(fit.xi, fit.loglik, level, float(low), float(high), low_at_limit)
 
 
@@ -285,12 +287,12 @@ def bartlett_corrected(test: LRTest, n_a: int, n_b: int) -> LRTest:
     if not math.isfinite(test.statistic):
         return test
     stat = test.statistic / bartlett_factor(test.xi_common, n_a, n_b)
-    return LRTest(stat, float(chi2.sf(stat, 1)), test.xi_common)
+    return LRTest(stat, float(stats.chi2.sf(stat, 1)), test.xi_common)
 
 
 def _lr(loglik: float, joint: float, xi_common: float) -> LRTest:
     stat = max(0.0, 2.0 * (loglik - joint))
-    return LRTest(stat, float(chi2.sf(stat, 1)), xi_common)
+    return LRTest(stat, float(stats.chi2.sf(stat, 1)), xi_common)
 
 
 def lr_test(y_a: np.ndarray, y_b: np.ndarray) -> LRTest:
@@ -300,7 +302,7 @@ def lr_test(y_a: np.ndarray, y_b: np.ndarray) -> LRTest:
         return LRTest(math.nan, math.nan, math.nan)
     lo, hi = sorted((fa.xi, fb.xi))
     pad = 0.05 + 0.1 * (hi - lo)
-    res = minimize_scalar(
+    res = optimize.minimize_scalar(
         lambda v: -float(profile_loglik(y_a, v)[0] + profile_loglik(y_b, v)[0]),
         bounds=(max(lo - pad, _XI_MIN), hi + pad),
         method="bounded",
