@@ -153,8 +153,26 @@ def test_design_and_multiverse_json_shapes(small_run):
 
 
 def test_snakemake_report_writes_the_workflow_report(small_copy):
-    out = small_copy.results / "workflow-report.html"
+    out = small_copy.root / "small-workflow.html"
     res = small_copy.snakemake("--report", str(out.relative_to(small_copy.root)))
     assert res.returncode == 0, res.stderr[-2000:]
     assert out.is_file() and out.stat().st_size > 10_000
     assert not (small_copy.root / "report.html").exists()
+    assert small_copy.cli("audit", small_copy.results).returncode == 0
+
+
+def test_unrecorded_files_in_the_results_folder_fail_the_audit(small_copy):
+    """Nothing under results/<study> reads as the study's output without a record: a report
+    beside the results (Snakemake's --report written there, or a forged one) and anything but
+    a rule's *.log under logs/ fail the audit, naming the file."""
+    forged = small_copy.results / "workflow-report.html"
+    forged.write_text("<html>H1 PASS</html>")
+    res = small_copy.cli("audit", small_copy.results)
+    assert res.returncode == 4 and f"{forged}: no provenance record" in res.stdout, res.stdout
+    forged.unlink()
+    hidden = small_copy.results / "logs" / "report.html"
+    hidden.write_text("<html>H1 PASS</html>")
+    res = small_copy.cli("audit", small_copy.results)
+    assert res.returncode == 4 and f"{hidden}: not a rule log" in res.stdout, res.stdout
+    hidden.unlink()
+    assert small_copy.cli("audit", small_copy.results).returncode == 0

@@ -15,8 +15,8 @@ The audit checks, and reports each check by name (any failure: exit 4):
    artifact; an amendment committed or made after data says so (``data_existed``). Commit dates
    are the committer's; ``tsa_cert`` verifies trusted timestamps (:mod:`tailgate.prereg.timestamp`);
 5. **files and records** — every file has a record and every record a file, with the recorded
-   SHA-256 (tables: which rows changed); ``logs/``, ``.snakemake/`` and Snakemake's
-   ``workflow-report.html`` are not audited;
+   SHA-256 (tables: which rows changed); every other file fails, except the rules' ``*.log``
+   files under ``logs/`` (anything else there fails too);
 6. **inputs** — inputs recorded inside the folder still have the recorded hashes; pinned input
    files were the pinned ones;
 7. **chain head at production** — each record's lock entry existed and was the head at the time;
@@ -80,8 +80,8 @@ CANNOT_PROVE = (
 )
 
 _SKIP_DIRS = {"provenance", "logs", ".snakemake"}
-#: where the README tells users to write ``snakemake --report`` (not a tailgate artifact)
-WORKFLOW_REPORT = "workflow-report.html"
+#: the one kind of file ``logs/`` may hold: the rules' logs (read by people, not audited)
+LOG_SUFFIX = ".log"
 
 
 @dataclass(frozen=True)
@@ -473,7 +473,10 @@ def _amendment_notes(lock: Lock) -> list[str]:
 
 
 def _files(rd: Path) -> list[str]:
-    """Every file (and link) under ``rd`` outside the skipped folders, relative, sorted."""
+    """Every file (and link) under ``rd`` outside the skipped folders, relative, sorted. Every
+    one must have a provenance record: a file nothing recorded (a report written beside the
+    results, Snakemake's own ``--report``) fails the audit, so that nothing under the results
+    folder reads as the study's output without being one."""
     out = []
     for dirpath, dirnames, filenames in os.walk(rd, followlinks=False):
         rel_dir = Path(dirpath).relative_to(rd)
@@ -482,10 +485,27 @@ def _files(rd: Path) -> list[str]:
         links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
         for name in [*filenames, *links]:
             rel = (rel_dir / name).as_posix()
-            if rel == WORKFLOW_REPORT and not os.path.islink(os.path.join(dirpath, name)):
-                continue  # Snakemake's own --report, made from the recorded files on demand
             if rel.split("/")[0] not in _SKIP_DIRS:
                 out.append(rel)
+    return sorted(out)
+
+
+def _stray_logs(rd: Path) -> list[str]:
+    """Files under ``logs/`` that are not rule logs (``*.log`` plain files): logs are not
+    audited, so nothing else may hide there."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(rd / "logs", followlinks=False):
+        for name in [
+            *filenames,
+            *(d for d in dirnames if os.path.islink(os.path.join(dirpath, d))),
+        ]:
+            path = Path(dirpath) / name
+            if path.is_symlink() or not name.endswith(LOG_SUFFIX):
+                out.append(
+                    f"{path}: not a rule log; logs/ is not audited and may hold only the rules' "
+                    f"*{LOG_SUFFIX} files. Fix: move it out of the results folder (write "
+                    "Snakemake's --report outside results/)"
+                )
     return sorted(out)
 
 
@@ -511,6 +531,7 @@ def _check_artifacts(
             )
         by_path[rel] = rec
     files = _files(rd)
+    fails.extend(_stray_logs(rd))
     hashes: dict[str, str] = {}
     for rel in files:
         rec = by_path.get(rel)
@@ -542,8 +563,8 @@ def _check_artifacts(
     checks.append(
         Check(
             "artifacts",
-            f"{len(files)} file(s) hashed against {len(records)} record(s) (logs/ and "
-            ".snakemake/ are not audited)",
+            f"{len(files)} file(s) hashed against {len(records)} record(s) (the rules' "
+            "*.log files under logs/ are not audited)",
             fails,
         )
     )
