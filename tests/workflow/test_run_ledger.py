@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -96,6 +97,28 @@ def test_status_shows_the_timeline_after_an_amendment(small_copy):
     assert re.search(r"registered\s+entry 0", text) and re.search(r"amended\s+entry 1", text)
     assert "DEVIATION, after data: protocol.tolerances.tvar" in text
     assert "reason: tighter TVaR tolerance" in text and "run 2" in text
+    # the amendment holds the ledger's head as it saw it; the receipt names it
+    lock = json.loads(small_copy.prereg.with_suffix(".lock.json").read_text())
+    first_line = (small_copy.results / "runs.jsonl").read_text().splitlines()[0]
+    head = lock["chain"][1]["ledger_head"]
+    assert head == {"runs": 1, "line_sha256": hashlib.sha256(first_line.encode()).hexdigest()}
+    assert f"runs=1:{head['line_sha256'][:16]}" in res.stdout
+
+
+def test_a_ledger_rewritten_after_an_amendment_fails_the_audit(small_copy):
+    """Runs the amendment saw cannot be dropped afterwards, even with the ledger's record
+    re-hashed: the lock entry (hash-chained, committed) names the line it saw."""
+    small_copy.replace("tvar: 0.30", "tvar: 0.05")
+    assert small_copy.cli("amend", small_copy.prereg, "--reason", "tighter").returncode == 0
+    ledger = small_copy.results / "runs.jsonl"
+    ledger.write_text("")
+    record = next((small_copy.results / "provenance").rglob("runs.jsonl.json"))
+    doc = json.loads(record.read_text())
+    doc["sha256"] = hashlib.sha256(b"").hexdigest()
+    record.write_text(json.dumps(doc))
+    res = small_copy.cli("audit", small_copy.results)
+    assert res.returncode == 4
+    assert "lock entry 1 recorded the ledger at run 1" in res.stdout, res.stdout[-3000:]
 
 
 def test_status_says_when_the_prereg_is_refused(small_copy):

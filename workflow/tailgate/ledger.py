@@ -28,6 +28,8 @@ from tailgate.joblog import jobs_from_log
 __all__ = [
     "LEDGER",
     "finish_run",
+    "ledger_head",
+    "missing_heads",
     "read_ledger",
     "snakemake_log",
     "verify_ledger",
@@ -64,6 +66,40 @@ def read_ledger(results: str | Path) -> list[dict[str, Any]]:
             )
         runs.append(run)
     return runs
+
+
+def ledger_head(results: str | Path) -> dict[str, Any] | None:
+    """The ledger's last line as ``{"runs": n, "line_sha256": …}`` (None without a ledger):
+    what an amendment records, so that runs removed or rewritten after it are found."""
+    path = Path(results) / LEDGER
+    if not path.is_file():
+        return None
+    lines = [x for x in path.read_text().splitlines() if x.strip()]
+    if not lines:
+        return None
+    return {"runs": len(lines), "line_sha256": _line_hash(lines[-1])}
+
+
+def missing_heads(results: str | Path, chain: list[dict[str, Any]]) -> list[str]:
+    """Each lock entry whose recorded ledger head (:func:`ledger_head`) is not a line of the
+    ledger as it is now: the runs seen by that amendment were removed or rewritten since."""
+    path = Path(results) / LEDGER
+    lines = path.read_text().splitlines() if path.is_file() else []
+    lines = [x for x in lines if x.strip()]
+    out = []
+    for e in chain:
+        head = e.get("ledger_head") if isinstance(e, dict) else None
+        if not isinstance(head, dict):
+            continue
+        n = head.get("runs")
+        found = isinstance(n, int) and 0 < n <= len(lines)
+        if not found or _line_hash(lines[n - 1]) != head.get("line_sha256"):
+            out.append(
+                f"{path}: lock entry {e.get('seq')} recorded the ledger at run {n} "
+                f"({str(head.get('line_sha256'))[:12]}…), which the ledger no longer holds: runs "
+                "were removed or rewritten after that amendment"
+            )
+    return out
 
 
 def verify_ledger(results: str | Path) -> list[str]:

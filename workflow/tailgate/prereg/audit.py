@@ -236,7 +236,7 @@ def audit(
         )
         checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
         checks.append(_guarded(checks, "runtime", rd / "provenance", _check_runtime, records))
-        checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd))
+        checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd, lock))
 
     # 9-11. realised design, verdicts, report
     if study is not None:
@@ -653,13 +653,19 @@ def _check_heads(rd: Path, by_path: dict[str, Any], lock: Lock | None, lock_path
     return Check("chain head at production", "each record's lock entry and time", fails, notes[:10])
 
 
-def _check_ledger(rd: Path) -> Check:
-    """The run ledger's lines follow each other (its bytes are checked with every artifact)."""
-    from tailgate.ledger import read_ledger, verify_ledger
+def _check_ledger(rd: Path, lock: Lock | None) -> Check:
+    """The run ledger's lines follow each other (its bytes are checked with every artifact),
+    and it still holds the run each amendment recorded as its head."""
+    from tailgate.ledger import missing_heads, read_ledger, verify_ledger
 
     problems = verify_ledger(rd)
+    problems += missing_heads(rd, lock.chain if lock is not None else [])
     runs = 0 if problems else len(read_ledger(rd))
-    return Check("run ledger", f"{runs} run(s) in a chain of line hashes", problems)
+    return Check(
+        "run ledger",
+        f"{runs} run(s) in a chain of line hashes, holding every amendment's recorded head",
+        problems,
+    )
 
 
 def _check_code(records: list[Any]) -> Check:

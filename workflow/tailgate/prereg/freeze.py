@@ -28,6 +28,7 @@ from typing import Any
 
 from tailgate.atomic import write_text
 from tailgate.errors import InputError, PreregError, RefusalError
+from tailgate.ledger import ledger_head
 from tailgate.prereg.design import Design, derived_design
 from tailgate.prereg.diff import Change, format_changes
 from tailgate.prereg.evidence import data_evidence
@@ -43,7 +44,7 @@ from tailgate.prereg.lock import (
     write_lock,
 )
 from tailgate.prereg.pins import manifest_path, pin_changes, pins_of, project_root
-from tailgate.prereg.study import Study, load, lock_path_for
+from tailgate.prereg.study import Study, load, lock_path_for, results_dir_for
 
 __all__ = [
     "DATA_LIMIT",
@@ -320,6 +321,7 @@ def amend(
         reason=reason.strip(),
         changes=[c.to_json() for c in changes],
         pins=now_pins,
+        ledger=ledger_head(results_dir_for(study.path)),
     )
     lock = new_lock(state.lock.path, study.name, [*state.lock.chain, entry], state.lock.timestamps)
     lock = _stamped(lock, timestamp, [int(entry["seq"])])

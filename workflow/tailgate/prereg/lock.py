@@ -75,8 +75,10 @@ def make_entry(
     reason: str | None = None,
     changes: list[dict[str, Any]] | None = None,
     pins: dict[str, Any] | None = None,
+    ledger: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A new chain entry with its ``entry_hash`` (``pins``: :mod:`tailgate.prereg.pins`)."""
+    """A new chain entry with its ``entry_hash`` (``pins``: :mod:`tailgate.prereg.pins`;
+    ``ledger``: an amendment's view of the run ledger, :func:`tailgate.ledger.ledger_head`)."""
     from tailgate.code import code_digest
 
     entry: dict[str, Any] = {
@@ -97,6 +99,7 @@ def make_entry(
     if kind == "amendment":
         entry["reason"] = reason
         entry["changes"] = changes or []
+        entry["ledger_head"] = ledger
     entry["entry_hash"] = entry_hash(entry)
     return entry
 
@@ -190,9 +193,16 @@ class Lock:
     def receipt(self, seq: int | None = None) -> str:
         """The one-line receipt of entry ``seq`` (default: the head), meant to be published."""
         e = self.chain[-1 if seq is None else seq]
+        head = e.get("ledger_head")
+        runs = (
+            f" runs={head.get('runs')}:{str(head.get('line_sha256'))[:16]}"
+            if isinstance(head, dict)
+            else ""
+        )
         return (
             f"tailgate receipt: study={self.study} entry={e['seq']} "
             f"entry_hash={e['entry_hash']} canonical_hash={e['canonical_hash']} time={e['time']}"
+            + runs
         )
 
     def entry_by_hash(self, entry_hash_: str) -> dict[str, Any] | None:
