@@ -46,11 +46,55 @@ def test_report_has_criteria_table_cards_and_section(analysis_run):
     assert html.count("data:image/png;base64") >= 1 and "mean-risk ranking tox" in html
 
 
+def _outcomes(proj) -> dict[str, str]:
+    path = proj.results / "analyses" / "ranking" / "statistics.json"
+    return {c["name"]: c["outcome"] for c in json.loads(path.read_text())["criteria"]}
+
+
 def test_changed_criterion_after_data_is_refused(analysis_copy):
     analysis_copy.replace('comparison: "==", threshold: 3,', 'comparison: "<=", threshold: 3,')
     res = analysis_copy.snakemake("-n")
     assert res.returncode != 0
     assert "analyses.ranking.criteria" in (res.stdout + res.stderr)
+
+
+def test_an_amended_criterion_is_reported_beside_its_registered_outcome(analysis_copy):
+    """A criterion loosened after data: the report shows every criterion's outcome under the
+    registered plan (entry 0, re-derived from the same statistics) beside the amended one, and
+    the audit re-derives that table."""
+    before = _outcomes(analysis_copy)
+    analysis_copy.replace(
+        'statistic: "r_fsd(heavy, base)", comparison: "<=",\n         threshold: 0.0}',
+        'statistic: "r_fsd(heavy, base)", comparison: "<=",\n         threshold: 1.0e9}',
+    )
+    res = analysis_copy.cli("amend", analysis_copy.prereg, "--reason", "looser")
+    assert res.returncode == 0, res.stdout + res.stderr
+    res = analysis_copy.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    after = _outcomes(analysis_copy)
+    assert after["heavy-not-safer"] == "PASS"
+    md = (analysis_copy.results / "report.md").read_text()
+    table = md[md.index("Analysis criteria under the registered plan and as amended") :]
+    rows = {
+        cells[1]: cells[2:5]
+        for cells in (
+            [c.strip() for c in x.strip("|").split("|")]
+            for x in table.splitlines()
+            if x.startswith("| ranking |")
+        )
+    }
+    assert rows["heavy-not-safer"] == [
+        before["heavy-not-safer"],
+        "PASS",
+        "changed by an amendment",
+    ]
+    assert rows["heavy-ranked-last"] == [
+        before["heavy-ranked-last"],
+        after["heavy-ranked-last"],
+        "unchanged",
+    ]
+    res = analysis_copy.cli("audit", "--no-git", analysis_copy.results)
+    assert res.returncode == 0, res.stdout[-3000:]
 
 
 def test_audit_rederives_outcomes_and_catches_a_tampered_one(analysis_copy):

@@ -595,12 +595,16 @@ def _blocks(doc: _Doc, blocks: Sequence[Any]) -> None:
             doc.table(b)
 
 
-def _criteria_section(doc: _Doc, verdict: Verdict) -> None:
+def _criteria_section(doc: _Doc, verdict: Verdict, registered: Sequence[dict] = ()) -> None:
     rows = verdict.get("criteria")  # type: ignore[union-attr]
     if not rows:
         return
     doc.heading("Pre-registered criteria and outcomes")
     doc.table(tables.criteria_table(rows))
+    if registered and verdict["amendments"]:
+        doc.table(
+            tables.registered_criteria_table(registered, int(verdict["amendments"][-1]["seq"]))
+        )
 
 
 def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Sequence[Any]) -> None:
@@ -649,6 +653,7 @@ def render(
     out_md: str | os.PathLike[str],
     analyses: Sequence[Any] = (),
     registered_plan: Sequence[RegisteredPlanVerdict | dict[str, Any]] = (),
+    registered_criteria: Sequence[dict[str, Any]] = (),
 ) -> RenderedReport:
     """Write the study report as self-contained HTML and as Markdown (both atomically).
 
@@ -656,7 +661,8 @@ def render(
     missing field raises :class:`tailgate.report.model.ReportInputError` before any file is
     written. ``registered_plan``: the verdict re-derived under the registered plan (entry 0 of
     the lock), one per gates document, when the pre-registration was amended
-    (:mod:`tailgate.stages.registered_plan`).
+    (:mod:`tailgate.stages.registered_plan`); ``registered_criteria``: each analysis criterion
+    under the registered plan beside its amended outcome (the same module).
     """
     check_report_inputs(verdict, fits, power)
     v: Verdict = verdict  # type: ignore[assignment]
@@ -666,7 +672,7 @@ def render(
     _answer_section(doc, v, reg)
     _matrix_section(doc, v, reg)
     _amendment_section(doc, v)
-    _criteria_section(doc, v)
+    _criteria_section(doc, v, registered_criteria)
     if protocol:
         _procedure_companion(doc, v, power)  # type: ignore[arg-type]
     _cards_section(doc, v, fits, analyses)  # type: ignore[arg-type]

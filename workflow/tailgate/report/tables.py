@@ -398,6 +398,34 @@ def gate_values_table(gates: GatesFile, q: float) -> Table:
     )
 
 
+def registered_criteria_table(rows: Sequence[dict], amended_seq: int) -> Table:
+    """Each analysis criterion's outcome under the registered plan (entry 0 of the lock) beside
+    its outcome as amended (:func:`tailgate.stages.registered_plan.registered_plan_criteria`)."""
+    css = {"PASS": "pass", "FAIL": "fail"}
+    body, classes = [], []
+    for r in rows:
+        then = r["registered"] or "—"
+        now = r["amended"] or "—"
+        body.append((r["analysis"], r["criterion"], then, now, r["reason"] or "unchanged"))
+        classes.append(("", "", css.get(then, ""), css.get(now, ""), ""))
+    return Table(
+        "Analysis criteria under the registered plan and as amended",
+        (
+            "analysis",
+            "criterion",
+            "registered plan (entry 0)",
+            f"as amended (entry {amended_seq})",
+            "what the amendment did",
+        ),
+        tuple(body),
+        "The registered-plan outcome is re-derived by the same analysis code from the same "
+        "stored statistics under the entry-0 criteria; where an amendment changed the analysis "
+        "itself (conditions, scorers, resamples…), the statistics are not the registered plan's "
+        "and the row says so.",
+        tuple(classes),
+    )
+
+
 def registered_plan_table(
     amended: Sequence[GatesFile], registered: Sequence[dict], amended_seq: int
 ) -> Table:

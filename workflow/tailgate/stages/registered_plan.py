@@ -36,6 +36,7 @@ from .verdict import headline_of
 
 __all__ = [
     "UPSTREAM_STAGES",
+    "registered_plan_criteria",
     "registered_plan_of",
     "registered_plan_verdicts",
     "statistics_changes",
@@ -185,3 +186,76 @@ def registered_plan_of(
     ]
     docs = [read_json(p, "gates") for p in paths]
     return registered_plan_verdicts(study, lock.chain, docs), [*paths, Path(study.lock_path)]
+
+
+def registered_plan_criteria(
+    study: Study, chain: Sequence[Mapping[str, Any]], analyses: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every analysis criterion under the registered plan (entry 0 of the lock) beside its
+    outcome as amended, re-derived by the analysis kind from the stored statistics.
+
+    An analysis whose entry-0 spec differs from the current one only in ``criteria`` has the
+    statistics entry 0 would have computed (a kind's statistics never read its criteria), so
+    each entry-0 criterion is evaluated on them; otherwise the row says which fields changed the
+    statistics. Rows: ``analysis``, ``criterion``, ``registered`` and ``amended`` (outcomes, or
+    None where the plan has no such criterion or it cannot be re-derived), ``reason``. Empty
+    when the lock has no amendment."""
+    from tailgate.analyses.registry import kind_of
+
+    if len(chain) < 2:
+        return []
+    first = (chain[0].get("prereg") or {}).get("analyses") or {}
+    now = study.data.get("analyses") or {}
+    stats = {str(d.get("analysis")): d.get("statistics") or {} for d in analyses}
+    rows: list[dict[str, Any]] = []
+    for name in sorted(set(first) | set(now)):
+        old, new = first.get(name), now.get(name)
+        amended = (
+            {o.name: o.outcome for o in kind_of(new).criteria(new, stats.get(name, {}))}
+            if new is not None
+            else {}
+        )
+        if old is None or new is None:
+            reason = (
+                "not in the registered plan (added by an amendment)"
+                if old is None
+                else "removed by an amendment: its statistics were not computed"
+            )
+            names = [c["name"] for c in (new or old or {}).get("criteria", [])]
+            rows += [
+                {"analysis": name, "criterion": c, "registered": None,
+                 "amended": amended.get(c), "reason": reason}
+                for c in names
+            ]  # fmt: skip
+            continue
+        changed = sorted(
+            k for k in set(old) | set(new) if k != "criteria" and old.get(k) != new.get(k)
+        )
+        registered: dict[str, str] = {}
+        reason = ""
+        if changed:
+            reason = (
+                "not re-derived: the amendment changed "
+                + ", ".join(f"analyses.{name}.{k}" for k in changed)
+                + ", so the stored statistics are not the registered plan's"
+            )
+        else:
+            registered = {
+                o.name: o.outcome for o in kind_of(old).criteria(old, stats.get(name, {}))
+            }
+        old_specs = {c["name"]: c for c in old.get("criteria", [])}
+        new_specs = {c["name"]: c for c in new.get("criteria", [])}
+        for c in [*old_specs, *(n for n in new_specs if n not in old_specs)]:
+            note = reason
+            if not note:
+                if c not in old_specs:
+                    note = "added by an amendment"
+                elif c not in new_specs:
+                    note = "removed by an amendment"
+                elif old_specs[c] != new_specs[c]:
+                    note = "changed by an amendment"
+            rows.append(
+                {"analysis": name, "criterion": c, "registered": registered.get(c),
+                 "amended": amended.get(c), "reason": note}
+            )  # fmt: skip
+    return rows

@@ -21,7 +21,7 @@ from tailgate.report.render import fishing_points
 
 from .analyses import read_analyses
 from .common import open_stage, read_json
-from .registered_plan import registered_plan_of
+from .registered_plan import registered_plan_criteria, registered_plan_of
 
 __all__ = ["render_report", "report_inputs", "report_stage", "rerender"]
 
@@ -55,9 +55,12 @@ def render_report(
     for f in fits:
         doc = read_json(f, "fits")
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
+    docs = read_analyses(analyses)
+    criteria = registered_criteria_of(study, docs) if study is not None else []
+    lock = [Path(study.lock_path)] if criteria else []
     if power is None:  # the study registers no protocol: the answer and the analyses only
-        render(v, index, None, out_html, out_md, analyses=read_analyses(analyses))
-        inputs = [verdict, *analyses]
+        render(v, index, None, out_html, out_md, analyses=docs, registered_criteria=criteria)
+        inputs = [verdict, *analyses, *lock]
         return [(out_html, inputs), (out_md, inputs)]
     p = read_json(power, "power")
     operating = Path(power).with_name(OPERATING)  # written beside power.json (rules/power.smk)
@@ -68,10 +71,12 @@ def render_report(
         p,
         out_html,
         out_md,
-        analyses=read_analyses(analyses),
+        analyses=docs,
         registered_plan=registered,
+        registered_criteria=criteria,
     )
     inputs = [verdict, *fits, power, operating, *analyses, *registered_inputs]
+    inputs += [p for p in lock if p not in inputs]
     figures.write_power(figure_paths["power"], p)
     head = v["headline"]
     gates = next(
@@ -136,6 +141,14 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
         "power": results / "power.json" if study.has_protocol else None,
         "analyses": analyses,
     }
+
+
+def registered_criteria_of(study: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The analysis criteria under the registered plan of an amended study (else [])."""
+    from tailgate.prereg.lock import read_lock
+
+    lock = read_lock(study.lock_path)
+    return registered_plan_criteria(study, lock.chain, docs) if lock is not None else []
 
 
 def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]:
