@@ -11,7 +11,7 @@ import pytest
 from scipy import integrate
 from tailgate.analyses.dominance import dominance_tests_orders
 from tailgate.analyses.dominance_kind import settings
-from tailgate.analyses.registry import DOMINANCE
+from tailgate.analyses.dominance_kind import DOMINANCE
 from tailgate.generate.simulate import truth_from_spec
 from tailgate.prereg.study import load
 
