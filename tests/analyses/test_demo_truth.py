@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 from tailgate.analyses.dominance import dominance_tests_orders
-from tailgate.analyses.dominance_kind import settings
-from tailgate.analyses.dominance_kind import DOMINANCE
+from tailgate.analyses.dominance_kind import DOMINANCE, settings
 from tailgate.generate.simulate import truth_from_spec
 from tailgate.prereg.study import load
 

@@ -94,9 +94,11 @@ def floor(jobs: int, cores: int, imports: str) -> float:
     return wall
 
 
-def bench(study: str, cores: int) -> None:
+def bench(study: str, cores: int, keep: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "project"
+        root = (keep or Path(tmp)) / study
+        if root.exists():
+            shutil.rmtree(root)
         copy_project(root)
         (root / "config" / "config.yaml").write_text(f"study: {study}\nthreads: 1\n")
         wall, peak, log = _run(
@@ -120,9 +122,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("studies", nargs="*", default=SHIPPED)
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument(
+        "--keep", type=Path, help="run in DIR/<study> and keep it (to look at the report)"
+    )
     args = parser.parse_args()
     for study in args.studies:
-        bench(study, args.cores)
+        bench(study, args.cores, args.keep)
 
 
 if __name__ == "__main__":
