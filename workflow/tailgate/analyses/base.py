@@ -72,6 +72,9 @@ class AnalysisKind(ABC):
 
     kind: str = ""
     title: str = ""
+    #: the protocol fields (``alpha``, ``bootstrap``…) the kind falls back on for a parameter its
+    #: spec leaves out (:func:`tailgate.prereg.answer.protocol_settings`)
+    protocol_defaults: tuple[str, ...] = ()
 
     # --- registration ------------------------------------------------------------------
     def validate(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:

@@ -132,6 +132,7 @@ class DominanceAnalysis(AnalysisKind):
     """Nitsure et al. (2024) as an analysis kind (module docstring)."""
 
     kind = "dominance"
+    protocol_defaults = ("alpha", "headline_scale", "bootstrap", "tvar_level")
     title = "Stochastic dominance and mean–risk models (Nitsure et al. (2024))"
 
     # --- registration ------------------------------------------------------------------

@@ -111,6 +111,7 @@ class PerturbationAnalysis(AnalysisKind):
     """Acharyya et al. (2025) as an analysis kind (module docstring)."""
 
     kind = "perturbation"
+    protocol_defaults = ("alpha",)
     title = "Composite-null test under irrelevant query perturbations (Acharyya et al. (2025))"
 
     def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:

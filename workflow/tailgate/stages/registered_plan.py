@@ -160,15 +160,63 @@ def registered_plan_verdicts(
     :class:`tailgate.report.model.RegisteredPlanVerdict`); empty when there is no amendment."""
     if len(chain) < 2:
         return []
-    entry = chain[0]
-    registered = Study(
+    registered = _entry_study(amended, chain[0])
+    blocked = statistics_changes(registered, amended)
+    return [_one(registered, g, blocked) for g in gates]
+
+
+def _entry_study(amended: Study, entry: Mapping[str, Any]) -> Study:
+    """The study as a lock entry registered it."""
+    return Study(
         path=amended.path,
         data=entry["prereg"],
         canonical_hash=str(entry["canonical_hash"]),
         raw_hash=str(entry.get("raw_hash", "")),
     )
-    blocked = statistics_changes(registered, amended)
-    return [_one(registered, g, blocked) for g in gates]
+
+
+#: the stages that make the data an analysis reads
+DATA_STAGES = tuple(s for s in UPSTREAM_STAGES if s[0] not in ("fit", "bulk"))
+
+
+def _analysis_reads(study: Study, name: str) -> dict[str, Any]:
+    """What the analysis stage of ``name`` reads of the registration, with the protocol's
+    study-wide defaults as the analysis sees them (:func:`tailgate.prereg.answer.
+    protocol_settings`) and its own spec without its criteria (statistics never read them)."""
+    from tailgate.analyses.registry import kind_of
+    from tailgate.prereg.answer import protocol_settings
+
+    reads = stage_reads(study, "analysis", analysis=name)
+    spec = study.data.get("analyses", {}).get(name) or {}
+    falls_back = kind_of(spec).protocol_defaults if spec else ()
+    protocol = protocol_settings(study.data)
+    out: dict[str, Any] = {}
+    for part, value in reads.items():
+        if part == f"analyses.{name}":
+            out[part] = {k: v for k, v in spec.items() if k != "criteria"}
+        elif part.startswith("protocol."):
+            field = part.split(".", 1)[1]
+            if field in falls_back:  # read only where the kind falls back on the protocol
+                out[part] = protocol.get(field)
+        else:
+            out[part] = value
+    return out
+
+
+def _data_changes(registered: Study, amended: Study) -> set[str]:
+    names = {
+        "condition": {c["name"] for c in registered.conditions()}
+        | {c["name"] for c in amended.conditions()},
+        "scorer": {s["name"] for s in registered.scorers()}
+        | {s["name"] for s in amended.scorers()},
+    }
+    changed: set[str] = set()
+    for stage, wildcard in DATA_STAGES:
+        jobs = [{}] if wildcard is None else [{wildcard: n} for n in sorted(names[wildcard])]
+        for wc in jobs:
+            old, new = stage_reads(registered, stage, **wc), stage_reads(amended, stage, **wc)
+            changed.update(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    return changed
 
 
 def registered_plan_of(
@@ -204,7 +252,9 @@ def registered_plan_criteria(
 
     if len(chain) < 2:
         return []
-    first = (chain[0].get("prereg") or {}).get("analyses") or {}
+    plan = _entry_study(study, chain[0])
+    data_changed = _data_changes(plan, study)
+    first = plan.data.get("analyses") or {}
     now = study.data.get("analyses") or {}
     stats = {str(d.get("analysis")): d.get("statistics") or {} for d in analyses}
     rows: list[dict[str, Any]] = []
@@ -228,16 +278,19 @@ def registered_plan_criteria(
                 for c in names
             ]  # fmt: skip
             continue
+        before, after = _analysis_reads(plan, name), _analysis_reads(study, name)
         changed = sorted(
-            k for k in set(old) | set(new) if k != "criteria" and old.get(k) != new.get(k)
+            data_changed
+            | {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
         )
         registered: dict[str, str] = {}
         reason = ""
         if changed:
             reason = (
                 "not re-derived: the amendment changed "
-                + ", ".join(f"analyses.{name}.{k}" for k in changed)
-                + ", so the stored statistics are not the registered plan's"
+                + ", ".join(changed)
+                + " (read by the analysis or the data it reads), so the stored statistics are "
+                "not the registered plan's"
             )
         else:
             registered = {
