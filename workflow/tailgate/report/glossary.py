@@ -63,13 +63,14 @@ PAPERS: dict[str, Paper] = {
     ),
 }
 
-#: "seed 001", "Fig. 3 of 001", "in 002", "002's": the forms the code and the analysis kinds use
+#: a paper's internal number: after the word for the paper set, after "of" or "in" (a figure or
+#: table of it), or before "'s" — a safety net for text that names a paper by that number
 _SEED = re.compile(r"\bseeds? (00[0-4])\b|(?<=\b(?:of|in) )(00[0-4])\b|\b(00[0-4])(?='s\b)")
 
 
 def cite(text: str) -> str:
-    """``text`` with every reference to a source paper by its seed number ("seed 000",
-    "Table 2 of 001", "002's") replaced by the paper's short citation."""
+    """``text`` with every reference to a source paper by its internal number (:data:`_SEED`)
+    replaced by the paper's short citation (author, year)."""
     return _SEED.sub(lambda m: PAPERS[next(g for g in m.groups() if g)].short, text)
 
 
