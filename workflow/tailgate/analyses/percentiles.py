@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tailgate.lazy import lazy_module
-from tailgate.stats.gpd import Interval, SeedLike, seed_sequence_of
+from tailgate.stats.gpd import Interval, SeedLike, percentile_interval, seed_sequence_of
 
 stats = lazy_module("scipy.stats")
 
@@ -242,10 +242,7 @@ class BootstrapSummaries:
 
     def confidence_interval(self, condition: str, name: str, level: float = 0.95) -> Interval:
         """Percentile CI of one summary of one condition."""
-        v = self.replicates[condition][:, self.names.index(name)]
-        a = (1.0 - level) / 2.0
-        lo, hi = np.quantile(v, [a, 1.0 - a])
-        return Interval(float(lo), float(hi))
+        return percentile_interval(self.replicates[condition][:, self.names.index(name)], level)
 
     def stacked(self, names: Sequence[str]) -> np.ndarray:
         """(resamples, conditions, len(names)) array of the chosen summaries."""
@@ -344,10 +341,7 @@ def concordance(
     )
     ci = None
     if boot is not None:
-        reps = concordance_pairs(boot.stacked(summary_set)).mean(axis=-1)
-        a = (1.0 - level) / 2.0
-        lo, hi = np.quantile(reps, [a, 1.0 - a])
-        ci = Interval(float(lo), float(hi))
+        ci = percentile_interval(concordance_pairs(boot.stacked(summary_set)).mean(axis=-1), level)
     return Concordance(
         tuple(summary_set),
         float(flags.mean()),

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from tailgate.stats.gpd import Interval, SeedLike, seed_sequence_of
+from tailgate.stats.gpd import Interval, SeedLike, percentile_interval, seed_sequence_of
 
 from .severity_deployment import WilsonInterval, wilson_interval
 
@@ -304,15 +304,6 @@ def _b_of_replicates(
     return b, np.full(reps.shape[0], float(mc))
 
 
-def _percentile_ci(values: np.ndarray, level: float) -> Interval:
-    v = values[np.isfinite(values)]
-    if v.size == 0:
-        return Interval(math.nan, math.nan)
-    a = (1.0 - level) / 2.0
-    lo, hi = np.quantile(v, [a, 1.0 - a])
-    return Interval(float(lo), float(hi))
-
-
 def bootstrap_b(
     counts,
     grid: np.ndarray,
@@ -339,7 +330,7 @@ def bootstrap_b(
         b=b,
         m_c=m_c,
         error_rate=eps,
-        confidence_interval=_percentile_ci(b, level),
+        confidence_interval=percentile_interval(b[np.isfinite(b)], level),
         confidence_level=float(level),
         mc_rule="reselect" if mc == "reselect" else "fixed",
         failed=int((~finite).sum()),
@@ -440,7 +431,9 @@ def delta_b_test(
     d = d[np.isfinite(d)]
     stat = estimate_b(c1, grid, m_c).b - estimate_b(c2, grid, m_c).b
     p = 2.0 * min(np.mean(d <= 0.0), np.mean(d >= 0.0)) if d.size else math.nan
-    return DeltaBTest(float(m_c), stat, _percentile_ci(d, level), min(1.0, float(p)), resamples)
+    return DeltaBTest(
+        float(m_c), stat, percentile_interval(d, level), min(1.0, float(p)), resamples
+    )
 
 
 @dataclass(frozen=True)
@@ -547,6 +540,4 @@ def disjoint_pair_count(
         disjoint = (high[i] < low[j]) | (high[j] < low[i])
         above = np.abs(b_star[i] - b_star[j]) >= floor
         reps += (matched & disjoint & above).astype(np.int64)
-    a = (1.0 - level) / 2.0
-    lo, hi = np.quantile(reps, [a, 1.0 - a])
-    return PairCount(int(count), Interval(float(lo), float(hi)), float(level), reps)
+    return PairCount(int(count), percentile_interval(reps, level), float(level), reps)

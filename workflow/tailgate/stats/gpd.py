@@ -60,6 +60,7 @@ __all__ = [
     "fit",
     "fit_rows",
     "log_survival",
+    "percentile_interval",
     "seed_sequence_of",
 ]
 
@@ -348,12 +349,17 @@ class GPDBootstrap:
         """Two-sided percentile CI for ξ (numpy "linear" quantiles of :meth:`usable`)."""
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1), got {level!r}")
-        v = self.usable()
-        if v.size == 0:
-            return Interval(math.nan, math.nan)
-        a = (1.0 - level) / 2.0
-        lo, hi = np.quantile(v, [a, 1.0 - a])
-        return Interval(float(lo), float(hi))
+        return percentile_interval(self.usable(), level)
+
+
+def percentile_interval(values: np.ndarray, level: float) -> Interval:
+    """The equal-tailed percentile interval of bootstrap ``values`` at ``level`` (numpy "linear"
+    quantiles; NaN endpoints without values)."""
+    if values.size == 0:
+        return Interval(math.nan, math.nan)
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(values, [a, 1.0 - a])
+    return Interval(float(lo), float(hi))
 
 
 def bootstrap(
