@@ -1,7 +1,9 @@
 # tailgate: pre-registered, auditable tail-shape claims for LLM evaluation.
 # Entry point: `snakemake --cores all` runs the study named in config/config.yaml (default: demo).
 # Before any job — for a run, `-n`, `--report` or `--lint` alike — the pre-registration is
-# hashed against its lock's chain head; a missing lock or any change of meaning refuses to start.
+# hashed against its lock's chain head; a missing lock or any change of meaning refuses to start,
+# and so does a registration that is not committed as it is on disk (unless the run is
+# explicitly exploratory: `--config exploratory=true`, labelled so in every result).
 
 from snakemake.utils import min_version, validate
 
@@ -18,7 +20,7 @@ validate(config, "workflow/schemas/config.schema.json")
 
 from tailgate.prereg.guard import workflow_guard
 
-STUDY = workflow_guard(config["study"])
+STUDY = workflow_guard(config["study"], exploratory=config.get("exploratory", False))
 
 
 report: "workflow/report/workflow.rst"

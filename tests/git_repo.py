@@ -31,3 +31,14 @@ def git_commit(root: Path, message: str, *paths: str) -> str:
     git(root, "add", "-A", "--", *paths)
     git(root, "commit", "-q", "-m", message, "--", *paths)
     return git(root, "rev-parse", "HEAD").strip()
+
+
+def commit_registration(root: Path) -> None:
+    """Commit ``preregistrations/`` as it is now (creating the repository on first use): a
+    confirmatory run needs its registration committed exactly as on disk, as a user commits
+    after ``tailgate freeze`` or ``tailgate amend``. Nothing is committed when nothing changed."""
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A", "--", "preregistrations")
+    if git(root, "status", "--porcelain", "--", "preregistrations").strip():
+        git(root, "commit", "-q", "-m", "Register the study", "--", "preregistrations")

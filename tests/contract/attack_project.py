@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_repo import GIT_ENV, git, git_commit
+from git_repo import GIT_ENV, commit_registration, git, git_commit
 from project_files import StudyFiles
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +102,17 @@ def write_import_csv(path: Path, rows_b: int = 300, seed: int = 5) -> None:
 
 @dataclass
 class Project(StudyFiles):
-    def snakemake(self, *args: str, env: dict | None = None, snakefile: Path | None = None):
+    def snakemake(
+        self,
+        *args: str,
+        env: dict | None = None,
+        snakefile: Path | None = None,
+        commit: bool = True,
+    ):
+        """``snakemake`` in the project, after committing its registration as a user does
+        (``commit=False``: as it is, as an attacker would run it)."""
+        if commit:
+            commit_registration(self.root)
         cmd = [
             sys.executable, "-m", "snakemake", "-s", str(snakefile or REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", "2", *args,

@@ -60,9 +60,12 @@ class Project(StudyFiles):
         freeze(self.prereg)
 
     def add_data(self) -> Path:
-        """Write and record the placeholder data artifact (as the workflow's rule does)."""
+        """Commit the registration (as a user does before collecting data), then write and
+        record the placeholder data artifact (as the workflow's rule does)."""
+        from git_repo import commit_registration
         from tailgate.prereg.placeholder import write_placeholder
 
+        commit_registration(self.root)
         out = self.results / "placeholder" / "draws.parquet"
         write_placeholder(self.prereg, out, n=50)
         return out
@@ -85,7 +88,13 @@ class Project(StudyFiles):
         on first use."""
         git_commit(self.root, message, *(paths or ("preregistrations",)))
 
-    def snakemake(self, *args: str) -> subprocess.CompletedProcess:
+    def snakemake(self, *args: str, commit: bool = True) -> subprocess.CompletedProcess:
+        """``snakemake`` in the project, after committing its registration as a user does
+        (``commit=False``: as it is)."""
+        if commit:
+            from git_repo import commit_registration
+
+            commit_registration(self.root)
         cmd = [
             sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", "1", *args,

@@ -119,14 +119,15 @@ def test_semantic_edit_after_data_is_refused_everywhere(with_data, capsys, edit)
     change = next(c for c in exc.value.changes if c.field == field)
     assert change.direction == cls
 
-    # the CLI: verify exits 3 with the field and class; freeze refuses to re-freeze
+    # the CLI: verify exits 3 with the field and class; freeze refuses to re-freeze (the
+    # registration was committed before the data, and a committed lock is never replaced)
     code, _, err = with_data.cli("verify", with_data.prereg, capsys=capsys)
     assert code == 3
     assert field in err and f"[{cls}" in err
     assert "tailgate amend" in err and "restore the registered file" in err
     code, _out, err = with_data.cli("freeze", with_data.prereg, capsys=capsys)
     assert code == 3
-    assert field in err and "data exists" in err
+    assert field in err and "a committed registration is never replaced" in err
     assert with_data.lock.read_bytes() == lock_before
 
     # a script that would write results refuses too

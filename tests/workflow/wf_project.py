@@ -48,7 +48,15 @@ class Project(StudyFiles):
     name: str = "small"
     first_run: subprocess.CompletedProcess | None = None
 
-    def snakemake(self, *args: str, cores: int = 2) -> subprocess.CompletedProcess:
+    def snakemake(
+        self, *args: str, cores: int = 2, commit: bool = True
+    ) -> subprocess.CompletedProcess:
+        """``snakemake`` in the project, after committing its registration as a user does
+        (``commit=False``: as it is, to test the refusal of an uncommitted one)."""
+        if commit:
+            from git_repo import commit_registration
+
+            commit_registration(self.root)
         cmd = [
             sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", str(cores), *args,

@@ -2,6 +2,7 @@
 # pre-registration, defaults applied) against its lock before this file is read. Every job
 # repeats that check itself (tailgate.stages.common.open_stage) and records what it writes.
 
+from tailgate.prereg.committed import run_mode
 from tailgate.provenance import record_path
 
 RESULTS = f"results/{STUDY.name}"
@@ -108,7 +109,8 @@ def fits_of(scorer, scale):
     ]
 
 
-COMMON = {"prereg": PREREG}
+# the run mode is a parameter of every job, so that switching it re-runs them
+COMMON = {"prereg": PREREG, "mode": run_mode()}
 
 
 # Analyses (rules/analyses.smk defines ANALYSIS and LAYOUT before any of these is called)

@@ -196,6 +196,7 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
 
 def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[str, Any] | None:
     from tailgate.code import code_digest
+    from tailgate.prereg.committed import run_mode
     from tailgate.prereg.guard import verify_study
     from tailgate.provenance import PROVENANCE_DIR, record
 
@@ -214,6 +215,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "previous": _line_hash(lines[-1]) if lines else None,
         "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "outcome": outcome,
+        "mode": run_mode(),
         "lock_head": head,
         "git": _git_state(Path(study.path)),
         "code_digest": code_digest(),

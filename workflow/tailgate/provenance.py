@@ -199,6 +199,7 @@ def record(
     if kind not in ("data", "derived", "report"):
         raise ValueError(f"kind must be 'data', 'derived' or 'report', got {kind!r}")
     from tailgate.code import code_digest
+    from tailgate.prereg.committed import run_mode
     from tailgate.prereg.guard import verify_study
     from tailgate.prereg.runtime import fingerprint
 
@@ -218,6 +219,8 @@ def record(
             "canonical_hash": study.canonical_hash,
             "lock_head": lock_head,
         },
+        # confirmatory (the registration was committed) or exploratory (tailgate.prereg.committed)
+        "mode": run_mode(),
         "inputs": [_input(i, results_dir) for i in inputs],
         "seed": seed,
         "versions": current_environment(),

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from tailgate.prereg.committed import EXPLORATORY, run_mode
+
 __all__ = ["answer_lines", "headline_first", "print_summary", "verdict_lines"]
 
 RULE = "─" * 72
@@ -95,8 +97,14 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
     amends = verdict.get("amendments", [])
     if devs:
         lines.append(
-            f"deviations from the registered plan: {len(devs)} (amendments "
-            f"{', '.join(str(d.get('amendment')) for d in devs)}; see the report)"
+            f"deviations from the registered plan: {len(devs)} ("
+            + ", ".join(
+                str(d.get("what", "")).split(":")[0]
+                if d.get("amendment") is None
+                else f"amendment {d['amendment']}"
+                for d in devs
+            )
+            + "; see the report)"
         )
     elif amends:
         lines.append(f"amendments: {len(amends)}, none a deviation")
@@ -131,6 +139,12 @@ def print_summary(
     run_no = f" · run {run['run']}" if run else ""
     print(RULE, file=out)
     print(f"tailgate · study {study.name}{run_no} · {outcome} ({n_jobs} job(s) run)", file=out)
+    if run_mode() == EXPLORATORY:
+        print(
+            "EXPLORATORY run (exploratory=true): not a confirmatory test of the registered plan; "
+            "the audit will not pass these results",
+            file=out,
+        )
     if outcome == "success":
         vpath = results / "verdict.json"
         if vpath.is_file():

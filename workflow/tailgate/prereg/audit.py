@@ -237,6 +237,7 @@ def audit(
         checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
         checks.append(_guarded(checks, "runtime", rd / "provenance", _check_runtime, records))
         checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd, lock))
+        checks.append(_guarded(checks, "confirmatory", rd, _check_confirmatory, rd, records))
 
     # 9-11. realised design, verdicts, report
     if study is not None:
@@ -668,6 +669,49 @@ def _check_ledger(rd: Path, lock: Lock | None) -> Check:
     )
 
 
+def _check_confirmatory(rd: Path, records: list[Any]) -> Check:
+    """No artifact was made by an exploratory run, and no exploratory run of the study came
+    before its confirmatory ones (its data were seen before the registration was committed;
+    :mod:`tailgate.prereg.committed`)."""
+    from tailgate.ledger import LEDGER, read_ledger
+    from tailgate.prereg.committed import EXPLORATORY
+
+    fails: list[str] = []
+    made = [str(r.path) for r in records if r.content.get("mode") == EXPLORATORY]
+    if made:
+        fails.append(
+            f"{rd}: {len(made)} artifact(s) were made by an exploratory run (e.g. "
+            f"{', '.join(made[:3])}): the registration was not required to be committed, so "
+            "they are not a confirmatory result. Fix: commit the registration and run the "
+            "workflow again (it re-runs every job)"
+        )
+    runs = [
+        line.get("run")
+        for line in read_ledger(rd)
+        if isinstance(line, dict) and line.get("mode") == EXPLORATORY
+    ]
+    if runs and not made:
+        fails.append(
+            f"{rd / LEDGER}: run(s) {', '.join(map(str, runs))} of this study were exploratory: "
+            "its data were seen before the registration was committed, so a later run is not a "
+            "confirmatory test of the registered plan"
+        )
+    detail = "every artifact made by a run of the committed registration"
+    return Check("confirmatory", detail, fails)
+
+
+def _mode_of(rd: Path, artifact: Path) -> str:
+    """The run mode an artifact's provenance record names (confirmatory when it names none)."""
+    from tailgate.prereg.committed import CONFIRMATORY
+    from tailgate.provenance import record_path
+
+    try:
+        content = json.loads(record_path(artifact, rd).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return CONFIRMATORY  # a missing or damaged record fails the artifact check
+    return str(content.get("mode", CONFIRMATORY)) if isinstance(content, dict) else CONFIRMATORY
+
+
 def _check_code(records: list[Any]) -> Check:
     from tailgate.code import code_digest
     from tailgate.ledger import LEDGER
@@ -719,6 +763,7 @@ def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
         design_deviations,
         generated_rows,
         realised_design,
+        run_deviations,
     )
 
     verdict_path = rd / "verdict.json"
@@ -762,7 +807,11 @@ def _check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
     except (OSError, ValueError) as exc:
         return Check("realised design", "the generations", [f"a generation shard: {exc}"])
     realised = realised_design(study, fits, generated)
-    expected = design_deviations(realised) + amendment_log(lock)[1]
+    expected = (
+        run_deviations(_mode_of(rd, verdict_path))
+        + design_deviations(realised)
+        + amendment_log(lock)[1]
+    )
     recorded = verdict.get("deviations", [])
     for d in expected:
         if d not in recorded:

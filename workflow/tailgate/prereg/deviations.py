@@ -1,8 +1,10 @@
 """Deviations from the registered plan, derived from the lock and the realised design.
 
-Two sources, one list (``verdict.json``'s ``deviations``, shown first in the report, re-derived by
+Three sources, one list (``verdict.json``'s ``deviations``, shown first in the report, re-derived by
 ``tailgate audit``):
 
+* **the run's mode** — an exploratory run (``--config exploratory=true``: the registration was
+  not required to be committed, :mod:`tailgate.prereg.committed`) is not a confirmatory test;
 * **amendments** — every amendment that changed a decision rule (every non-descriptive field,
   :mod:`tailgate.prereg.diff`) or a pinned input file. A registration is public from entry 0 on,
   so a change after it is a deviation whether or not data was found at the time: a researcher
@@ -28,7 +30,15 @@ __all__ = [
     "design_deviations",
     "generated_rows",
     "realised_design",
+    "run_deviations",
 ]
+
+
+def run_deviations(mode: str) -> list[dict[str, Any]]:
+    """The run's own deviation: an exploratory run (:mod:`tailgate.prereg.committed`)."""
+    from tailgate.prereg.committed import EXPLORATORY, exploratory_deviation
+
+    return [exploratory_deviation()] if mode == EXPLORATORY else []
 
 
 def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

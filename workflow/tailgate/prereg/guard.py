@@ -6,8 +6,9 @@ parse time (before any job), the CLI, and every stage function. It refuses
 chain head (naming each changed field, old → new, with its class), when a pinned input file
 (:mod:`tailgate.prereg.pins`) differs from its pin, or when the study's results folder is or holds
 a link; and it says the ways forward: restore the registered file, or record an amendment.
-:func:`verify_study` re-hashes a study *object* against the lock, so a study changed in memory
-cannot write records under the registered hash.
+:func:`require_runnable` adds, for a confirmatory run, that the registration is committed as it
+is on disk (:mod:`tailgate.prereg.committed`). :func:`verify_study` re-hashes a study *object*
+against the lock, so a study changed in memory cannot write records under the registered hash.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "check_frozen",
     "links_in",
     "require_frozen",
+    "require_runnable",
     "results_dir_for",
     "verify_study",
     "workflow_guard",
@@ -175,6 +177,17 @@ def require_frozen(prereg_path: str | Path, *, pins: bool = True) -> Study:
     return state.study
 
 
+def require_runnable(prereg_path: str | Path) -> Study:
+    """:func:`require_frozen`, and for a confirmatory run a registration committed exactly as it
+    is on disk (:mod:`tailgate.prereg.committed`): what every entry point that writes results
+    calls."""
+    from tailgate.prereg.committed import require_committed
+
+    study = require_frozen(prereg_path)
+    require_committed(study)
+    return study
+
+
 def verify_study(study: Study) -> dict[str, Any]:
     """The lock head, if ``study`` — the object itself, re-hashed now — is the registered plan at
     the chain head; else :class:`RefusalError`. Guards against a study changed in memory."""
@@ -195,17 +208,22 @@ def verify_study(study: Study) -> dict[str, Any]:
     return {"seq": lock.head["seq"], "entry_hash": lock.head["entry_hash"]}
 
 
-def workflow_guard(study_name: str, root: str | Path = ".") -> Study:
-    """Parse-time guard for the Snakefile: the frozen study; otherwise the CLI's message on
-    stderr and the CLI's exit code (3 refused, 2 invalid input) — ``SystemExit`` passes through
-    Snakemake's error handling, so no traceback or job is shown and scripts see the same code."""
+def workflow_guard(
+    study_name: str, root: str | Path = ".", *, exploratory: bool | str = False
+) -> Study:
+    """Parse-time guard for the Snakefile: the frozen (and, unless ``exploratory``, committed)
+    study; otherwise the CLI's message on stderr and the CLI's exit code (3 refused, 2 invalid
+    input) — ``SystemExit`` passes through Snakemake's error handling, so no traceback or job is
+    shown and scripts see the same code. Sets the run mode its jobs inherit."""
     import sys
 
     from tailgate.errors import TailgateError
+    from tailgate.prereg.committed import set_run_mode
 
+    set_run_mode(exploratory in (True, "true"))  # `--config exploratory=true` gives a string
     prereg = Path(root) / "preregistrations" / f"{study_name}.yaml"
     try:
-        return require_frozen(prereg)
+        return require_runnable(prereg)
     except TailgateError as exc:
         print(str(exc), file=sys.stderr)
         raise SystemExit(exc.exit_code) from None

@@ -20,14 +20,14 @@ from scipy.stats import genpareto
 
 from tailgate.atomic import write_parquet
 from tailgate.errors import TailgateError
-from tailgate.prereg.guard import require_frozen
+from tailgate.prereg.guard import require_runnable
 from tailgate.provenance import record
 from tailgate.seeds import rng
 
 
 def write_placeholder(prereg: str | Path, out: str | Path, n: int = 200) -> None:
     """Refuse unless frozen; write the draws to ``out`` and record them."""
-    study = require_frozen(prereg)
+    study = require_runnable(prereg)
     frames = []
     for cond in study.conditions():
         tail = cond.get("simulate", {}).get("tail", {"xi": 0.1, "sigma": 0.5})

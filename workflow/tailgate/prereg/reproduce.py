@@ -35,6 +35,7 @@ from pathlib import Path
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
 from tailgate.prereg.audit import AuditReport, Check, _files, _prereg_of
+from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.compare import compare_made
 from tailgate.prereg.pins import project_root, registered_paths
 from tailgate.prereg.study import load, lock_path_for
@@ -120,6 +121,7 @@ def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check
     shutil.copy2(lock_path_for(prereg), root / "preregistrations" / lock_path_for(prereg).name)
     _write_config(prereg, root / "config" / "config.yaml", name)
     _copy_pinned(study, project_root(prereg), root)
+    commit_registration(root, ["preregistrations"])  # a confirmatory re-run
     notes = []
     out = root / "results" / name
     if study.data["data"]["backend"] == "transformers":  # type: ignore[attr-defined]

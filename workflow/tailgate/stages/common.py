@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from tailgate.errors import InputError
-from tailgate.prereg.guard import require_frozen
+from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.provenance import ProvenanceRecord, record
 
@@ -70,9 +70,10 @@ class StageContext:
 
 
 def open_stage(prereg: str | os.PathLike[str], results: str | os.PathLike[str]) -> StageContext:
-    """Refuse unless ``prereg`` (and the files it pins) match its lock and its results folder
-    holds no link; check ``results`` is the study's ``<project>/results/<study>``."""
-    study = require_frozen(prereg)
+    """Refuse unless ``prereg`` (and the files it pins) match its lock, the registration is
+    committed (a confirmatory run) and its results folder holds no link; check ``results`` is
+    the study's ``<project>/results/<study>``."""
+    study = require_runnable(prereg)
     rd = Path(results)
     expected = results_dir_for(study.path)
     if os.path.realpath(rd) != os.path.realpath(expected):

@@ -21,11 +21,13 @@ from typing import Any
 
 from tailgate.atomic import canonical_json_bytes, write_bytes
 from tailgate.prereg.answer import answer_document
+from tailgate.prereg.committed import run_mode
 from tailgate.prereg.deviations import (
     amendment_log,
     design_deviations,
     generated_rows,
     realised_design,
+    run_deviations,
 )
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
@@ -60,6 +62,7 @@ def verdict_document(
     fits: Sequence[Mapping[str, Any]] = (),
     analyses: Sequence[Mapping[str, Any]] = (),
     generated: Mapping[str, int] | None = None,
+    mode: str = "confirmatory",
 ) -> dict[str, Any]:
     """The ``verdict.json`` document (``fits``: every fits document, and ``generated``: rows per
     condition in the generation shards, for the realised design; ``analyses``: every
@@ -70,7 +73,7 @@ def verdict_document(
     gates or sensitivity (``null`` and empty lists)."""
     amendments, deviations = amendments_of(study)
     realised = realised_design(study, fits, generated)
-    deviations = design_deviations(realised) + deviations
+    deviations = run_deviations(mode) + design_deviations(realised) + deviations
     rows = criteria_rows(study, analyses)
     protocol: dict[str, Any] = {"headline": None, "band_rule": None, "h1": None}
     if study.has_protocol:
@@ -135,6 +138,7 @@ def verdict_stage(
         [read_json(f, "fits") for f in fits],
         read_analyses(analyses),
         generated_rows(generations) if generations else None,
+        run_mode(),
     )
     write_bytes(out, verdict_bytes(doc))
     ctx.record(
