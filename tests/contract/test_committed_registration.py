@@ -85,6 +85,8 @@ def test_an_exploratory_run_is_labelled_everywhere_and_never_audits_clean(tmp_pa
     ledger = [json.loads(x) for x in (proj.results / "runs.jsonl").read_text().splitlines()]
     assert [r["mode"] for r in ledger] == ["exploratory"]
     assert "exploratory run" in (proj.results / "report.md").read_text()
+    code, out = proj.cli("status", "attack")
+    assert code == 0 and "EXPLORATORY run" in out, out
     code, out = proj.audit("--no-git")
     assert code == 4, out
     assert "made by an exploratory run" in out

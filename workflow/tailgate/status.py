@@ -76,6 +76,7 @@ def _run_events(results: Path) -> list[dict[str, Any]]:
                 "time": r["time"],
                 "run": r["run"],
                 "outcome": r["outcome"],
+                "mode": r.get("mode", "confirmatory"),
                 "lock_seq": (r.get("lock_head") or {}).get("seq"),
                 "git": r.get("git"),
                 "code_digest": r.get("code_digest"),
@@ -154,6 +155,8 @@ def _event_line(e: dict[str, Any]) -> list[str]:
         f"{when}  run {e['run']:<6} {e['outcome']:<8} {e['jobs_total'] or 0} job(s), entry "
         f"{e['lock_seq']}, git {commit or '—'}, code {str(e.get('code_digest'))[:10]}"
     ]
+    if e.get("mode") == "exploratory":
+        lines.append(f"{'':21}EXPLORATORY run (registration not required to be committed)")
     answer = e.get("answer")
     if answer:
         lines.append(f"{'':21}answer: {answer['outcome']} — {answer['summary']}")
