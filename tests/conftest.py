@@ -8,6 +8,40 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+#: Session- and module-scoped fixtures that run a whole study through Snakemake (tens of
+#: seconds to minutes each). Under pytest-xdist each worker that runs a test using one builds
+#: its own copy; ``--dist loadgroup`` (pyproject's addopts) keeps the tests of each on one
+#: worker, so it is built once per suite. A test that uses several goes with the first listed.
+STUDY_RUNS = (
+    "outcome",
+    "demo",
+    "small_demo",
+    "small_run",
+    "honest_run",
+    "import_run",
+    "stamped_run",
+    "analysis_run",
+    "severity_demo",
+    "perturbation_demo",
+    "percentiles_demo",
+    "llm_run",
+    "pct_run",
+    "pert_run",
+    "finished",
+    "tiny_pair",
+    "run",
+    "oc",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`)."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        run = next((n for n in STUDY_RUNS if n in names), None)
+        if run is not None:
+            item.add_marker(pytest.mark.xdist_group(run))
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
