@@ -29,6 +29,10 @@ from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from git_repo import commit_registration  # noqa: E402
+
 SHIPPED = sorted(p.stem for p in (REPO / "preregistrations").glob("*.yaml") if p.stem != "template")
 
 STAMP = re.compile(r"^\[(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\]$")
@@ -73,6 +77,7 @@ def job_seconds(log: str) -> tuple[dict[str, float], dict[str, int]]:
 def copy_project(dest: Path) -> None:
     ignore = shutil.ignore_patterns(".git", ".venv", "results", ".snakemake", "__pycache__")
     shutil.copytree(REPO, dest, ignore=ignore)
+    commit_registration(dest)  # a confirmatory run needs its registration committed
 
 
 FLOOR_SNAKEFILE = """\
