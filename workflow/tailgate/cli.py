@@ -311,6 +311,12 @@ def _print_receipt(lock: Any, tagged: Any, *, after_data: bool = False) -> None:
             "publish this receipt before collecting data (preprint, OSF, or commit and "
             f"'git tag -a {name}' + push); {audit_hint}"
         )
+    if tagged is None:
+        print(
+            f"next: commit the registration — 'git add preregistrations/{lock.study}.yaml "
+            f"preregistrations/{lock.path.name}' and 'git commit' — the "
+            "workflow runs only a committed registration (or --config exploratory=true)"
+        )
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
