@@ -84,6 +84,7 @@ __all__ = [
     "bootstrap_ratios",
     "borda_ranks",
     "distinctness",
+    "dominance_from_replicates",
     "dominance_tests",
     "dominance_tests_orders",
     "guard_permutations",
@@ -557,7 +558,7 @@ def logit_percentile_bound(replicates: np.ndarray, z: float) -> np.ndarray:
     return expit(mid + z * (hi - mid))
 
 
-def _tests(
+def dominance_from_replicates(
     reps: np.ndarray,
     order: int,
     alpha: float,
@@ -566,6 +567,11 @@ def _tests(
     distinct_p: np.ndarray,
     calibration: str = DEFAULT_CALIBRATION,
 ) -> DominanceTests:
+    """The tests of one ``order`` (Algorithm 1 of Nitsure et al. (2024)) from the replicates of
+    :func:`bootstrap_ratios` and the guard's p-values of :func:`distinctness`, the bounds formed
+    as ``calibration`` says: several calibrations or levels from one set of replicates."""
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     k = reps.shape[-1]
     alpha_pair = alpha / k**2
     z = float(ndtri(1.0 - alpha_pair))
@@ -627,12 +633,15 @@ def dominance_tests_orders(
     calibration: str = DEFAULT_CALIBRATION,
 ) -> dict[int, DominanceTests]:
     """:func:`dominance_tests` for several orders from one set of bootstrap replicates."""
-    if calibration not in CALIBRATIONS:
+    if calibration not in CALIBRATIONS:  # before any resampling
         raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     reps = bootstrap_ratios(samples, resamples, seed, paired=paired, threads=threads)
     xs = _as_samples(samples)
     guard = distinctness(xs, alpha / len(xs) ** 2, seed)
-    return {o: _tests(reps, o, alpha, eps0, paired, guard, calibration) for o in orders}
+    return {
+        o: dominance_from_replicates(reps, o, alpha, eps0, paired, guard, calibration)
+        for o in orders
+    }
 
 
 def dominance_tests(
