@@ -20,7 +20,8 @@ prints the rejection rate with its Monte Carlo standard error, beside the nomina
    note D7), k = 2 at α/k² = 0.05 with B = ``--resamples``: the absolute ε₀-test of "N(0.5, 2)
    dominates N(0, 1)" with ε₀ the population ratio (0.1677 first order, 0.4447 second), n = 500
    and 2,000, and the relative test of "N(0, 1) R-FSD-dominates N(0, 2)" (Δε = 0); each with a
-   power column: the first sample shifted by +0.3 (absolute) or +0.2 (relative).
+   power column: the first sample shifted by +0.3·√(500/n) (absolute) or +0.2·√(500/n)
+   (relative), a local alternative, so that power is not 1 at n = 2,000 either.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def _dominance_cell(
     sets (k = 2, α = 0.2 so that α/k² = 0.05); one set of replicates per data set serves both
     calibrations, and the guard uses its asymptotic p (the distributions differ)."""
     hits = {(o, c): 0 for o in (1, 2) for c in CALIBRATIONS}
-    rng = np.random.default_rng([n, int(100 * shift), int(relative)])
+    rng = np.random.default_rng([n, int(1000 * shift), int(relative)])
     eps0 = tuple(BOUNDARY_EPS.values())
     for r in range(reps):
         if relative:
@@ -148,7 +149,8 @@ def dominance_rows(reps: int, resamples: int) -> None:
     cells = [(False, 500), (False, 2000), (True, 500), (True, 2000)]
     for relative, n in cells:
         size = _dominance_cell(reps, resamples, n, 0.0, relative)
-        power = _dominance_cell(reps, resamples, n, 0.2 if relative else 0.3, relative)
+        local = math.sqrt(500 / n)
+        power = _dominance_cell(reps, resamples, n, (0.2 if relative else 0.3) * local, relative)
         for o in (1,) if relative else (1, 2):
             name = "relative, order 1" if relative else f"absolute, order {o}"
             print(f"{name:>22} {n:>5} | {_rate(size[(o, 'normal')], reps):>14} "
