@@ -33,6 +33,10 @@ def test_analysis_runs_and_verdict_lists_every_criterion(analysis_run):
         ("ranking", c["name"], c["outcome"]) for c in stats["criteria"]
     ]
     assert (rd / "provenance" / "analyses__ranking__statistics.json.json").is_file()
+    # the calibration the registration leaves absent (methods note D7) is stored with every bound
+    for o in ("fsd", "ssd"):
+        assert stats["statistics"]["targets"]["tox"][o]["calibration"] == "logit_percentile"
+    assert stats["statistics"]["settings"]["calibration"] == "logit_percentile"
 
 
 def test_report_has_criteria_table_cards_and_section(analysis_run):
@@ -41,6 +45,7 @@ def test_report_has_criteria_table_cards_and_section(analysis_run):
     assert "| ranking | base-safer-than-heavy | r_fsd(base, heavy) <= 0" in md
     assert "Per-condition cards" in md
     assert "ranking: R-SSD rank (tox)" in md
+    assert "calibration logit_percentile: bootstrap-percentile bound" in md
     assert cite(f"Analysis ranking: {KINDS['dominance'].title}") in md
     html = (analysis_run.results / "report.html").read_text()
     assert html.count("data:image/png;base64") >= 1 and "mean-risk ranking tox" in html

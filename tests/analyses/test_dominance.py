@@ -165,7 +165,9 @@ def test_relative_test_size_under_equal_distributions():
     for r in range(reps):
         rng = np.random.default_rng(1000 + r)
         s = [rng.normal(size=n), rng.normal(size=n)]
-        res = dominance_tests_orders(s, (1, 2), 100, alpha, (0.4,), np.random.SeedSequence(r))
+        res = dominance_tests_orders(
+            s, (1, 2), 100, alpha, (0.4,), np.random.SeedSequence(r), calibration="normal"
+        )
         for t in res.values():
             ours += bool(t.wins[0, 1])
             absolute += bool(t.abs_wins[0, 0, 1])

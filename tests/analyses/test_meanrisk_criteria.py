@@ -109,6 +109,7 @@ def _study(tmp_path, analyses: str):
         ("conditions: [base, twin]\n    criteria:\n      - {name: c, "
          "statistic: \"r_ssd(base, heavy)\", comparison: \"<=\", threshold: 0}",
          "analyses.a.criteria[0].statistic"),
+        ("conditions: [base, twin]\n    calibration: bootstrap_t", "analyses.a.calibration"),
     ],
 )  # fmt: skip
 def test_invalid_registrations_name_the_field(tmp_path, block, field):

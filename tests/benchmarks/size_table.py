@@ -14,7 +14,14 @@ prints the rejection rate with its Monte Carlo standard error, beside the nomina
 3. the energy test of Acharyya et al. (2025) (:func:`tailgate.analyses.perturbation.energy_test`,
    199 resamples) on one-hot embeddings of 3 categories, n = 30 and 100;
 4. the two-sample likelihood-ratio test of ξ_A = ξ_B (:func:`tailgate.stats.inference.lr_test`)
-   at n = 50 / 80, χ² and Bartlett-corrected (:func:`bartlett_corrected`), ξ = −0.2 and 0.2.
+   at n = 50 / 80, χ² and Bartlett-corrected (:func:`bartlett_corrected`), ξ = −0.2 and 0.2;
+5. the dominance analysis's tests of Nitsure et al. (2024) at a null boundary, the paper's normal
+   bound (``calibration: normal``, Eqs. 11–13) beside the default ``logit_percentile`` (methods
+   note D7), k = 2 at α/k² = 0.05 with B = ``--resamples``: the absolute ε₀-test of "N(0.5, 2)
+   dominates N(0, 1)" with ε₀ the population ratio (0.1677 first order, 0.4447 second), n = 500
+   and 2,000, and the relative test of "N(0, 1) R-FSD-dominates N(0, 2)" (Δε = 0); each with a
+   power column: the first sample shifted by +0.3·√(500/n) (absolute) or +0.2·√(500/n)
+   (relative), a local alternative, so that power is not 1 at n = 2,000 either.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
-from tailgate.analyses.dominance import distinctness
+from tailgate.analyses.dominance import bootstrap_ratios, distinctness, dominance_from_replicates
 from tailgate.analyses.perturbation import energy_test
 from tailgate.stats import inference
 
@@ -108,14 +115,62 @@ def lr_rows(reps: int) -> None:
               f"({done} fits)")  # fmt: skip
 
 
+#: population ε_W2, ε_IQ of "N(0.5, 2) dominates N(0, 1)" (quadrature, tests/analyses)
+BOUNDARY_EPS = {1: 0.16771, 2: 0.44473}
+CALIBRATIONS = ("normal", "logit_percentile")
+
+
+def _dominance_cell(
+    reps: int, resamples: int, n: int, shift: float, relative: bool
+) -> dict[tuple[int, str], int]:
+    """Rejections of "sample 1 dominates sample 2" per (order, calibration) over ``reps`` data
+    sets (k = 2, α = 0.2 so that α/k² = 0.05); one set of replicates per data set serves both
+    calibrations, and the guard uses its asymptotic p (the distributions differ)."""
+    hits = {(o, c): 0 for o in (1, 2) for c in CALIBRATIONS}
+    rng = np.random.default_rng([n, int(1000 * shift), int(relative)])
+    eps0 = tuple(BOUNDARY_EPS.values())
+    for r in range(reps):
+        if relative:
+            s = [rng.normal(shift, 1.0, n), rng.normal(0.0, 2.0, n)]
+        else:
+            s = [rng.normal(0.5 + shift, 2.0, n), rng.normal(0.0, 1.0, n)]
+        boot, guard = bootstrap_ratios(s, resamples, r), distinctness(s)
+        for c in CALIBRATIONS:
+            for o in (1, 2):
+                t = dominance_from_replicates(boot, o, 0.2, eps0, False, guard, c)
+                hits[(o, c)] += bool(t.wins[0, 1] if relative else t.abs_wins[o - 1, 0, 1])
+    return hits
+
+
+def dominance_rows(reps: int, resamples: int) -> None:
+    print(f"\n5. Dominance tests at a null boundary, α/k² = 0.05, B = {resamples}: size and power")
+    print(f"{'test':>22} {'n':>5} | {'size normal':>14} {'size calibrated':>15} | "
+          f"{'power normal':>14} {'power calibrated':>16}")  # fmt: skip
+    cells = [(False, 500), (False, 2000), (True, 500), (True, 2000)]
+    for relative, n in cells:
+        size = _dominance_cell(reps, resamples, n, 0.0, relative)
+        local = math.sqrt(500 / n)
+        power = _dominance_cell(reps, resamples, n, (0.2 if relative else 0.3) * local, relative)
+        for o in (1,) if relative else (1, 2):
+            name = "relative, order 1" if relative else f"absolute, order {o}"
+            print(f"{name:>22} {n:>5} | {_rate(size[(o, 'normal')], reps):>14} "
+                  f"{_rate(size[(o, 'logit_percentile')], reps):>15} | "
+                  f"{_rate(power[(o, 'normal')], reps):>14} "
+                  f"{_rate(power[(o, 'logit_percentile')], reps):>16}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=1000, help="data sets per cell (M)")
+    parser.add_argument("--resamples", type=int, default=200, help="B of the dominance rows")
+    parser.add_argument("--only", choices=("dominance",), help="only the dominance rows (5)")
     args = parser.parse_args()
     start = time.perf_counter()
-    guard_rows(args.reps)
-    energy_rows(args.reps)
-    lr_rows(args.reps)
+    if args.only is None:
+        guard_rows(args.reps)
+        energy_rows(args.reps)
+        lr_rows(args.reps)
+    dominance_rows(args.reps, args.resamples)
     print(f"\n({time.perf_counter() - start:.0f} s, M = {args.reps})")
 
 

@@ -41,6 +41,20 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   pairing, which makes it conservative under the usual positive dependence.)
   Ranks are Borda counts of the wins (most wins first; ties broken by the lower one-versus-all
   ratio ε_i, then registration order).
+- **Calibration** (``calibration``, methods note D7). ``normal`` is the paper's bound above:
+  ε̂ + z·σ̂ (Eqs. 11–12) and Δε̂ + z·σ̂^Δ (Eq. 13). At a null boundary with crossing distributions
+  it rejects about twice as often as it should: ε̂ lives on [0, 1] and, second order, is far from
+  normal, and its bootstrap sd is smallest exactly where the test rejects (low ε̂). The default
+  ``logit_percentile`` is a bootstrap-percentile bound (Efron & Tibshirani 1993, Section 13.3)
+  with a normal tail on the logit scale: from the median and the Φ(1) quantile of the B
+  replicates ε*, on the logit scale m and u₈₄, the bound is expit(m + z·(u₈₄ − m)); the
+  relative test uses the same map on (1 + Δε)/2 ∈ [0, 1], so its bound is 2·expit(…) − 1 and
+  the win keeps its form (bound ≤ 0). A normal tail, not the empirical quantile: at
+  α/k² = 0.05/144 a quantile at 1 − α/k² cannot be read off B = 1,000 replicates; the upper
+  half, not the mean and sd of logit ε*, because replicates at exact dominance (ε* = 0) would
+  send those to −∞. Post-processing of the same replicates: no extra resampling. It halves the
+  normal test's excess size at the boundary but does not remove it at n = 2,000 second order,
+  and is conservative near exact dominance (``tests/benchmarks/size_table.py``, README).
 
 **Speed** (the hint of issue 11). A bootstrap resample of a sorted sample is a vector of
 multinomial counts over the sorted values, so each replicate's quantile and integrated-quantile
@@ -57,20 +71,28 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import expit, logit, ndtr, ndtri
+
+from .dominance_calibration import CALIBRATIONS, DEFAULT_CALIBRATION
 
 __all__ = [
+    "CALIBRATIONS",
+    "DEFAULT_CALIBRATION",
     "DominanceTests",
     "ad_permutation",
     "ad_two_sample",
     "bootstrap_ratios",
     "borda_ranks",
     "distinctness",
+    "dominance_from_replicates",
     "dominance_tests",
     "dominance_tests_orders",
     "guard_permutations",
+    "logit_percentile_bound",
     "violation_ratio",
 ]
+
+_LOGIT_CLIP = 1e-6
 
 _CHUNK = 64  # bootstrap replicates per kernel call (bounds the index buffer: 64 × Σn int32)
 
@@ -371,13 +393,16 @@ class DominanceTests:
 
     ``eps[i, j]``: ε(X_i, X_j); ``sigma``: its bootstrap sd; ``eps_ucb``: ε + z·σ;
     ``one_vs_all[i]``: ε_i; ``delta[i, j]``: ε_i − ε_j; ``delta_sigma``, ``delta_ucb``: its sd
-    and ε_i − ε_j + z·σ; ``wins[i, j]``: the relative test "i R-dominates j" rejects at α/k²;
+    and upper bound; ``wins[i, j]``: the relative test "i R-dominates j" rejects at α/k²;
     ``ranks``: Borda ranks of ``wins``; ``eps0``, ``abs_wins[e]``, ``abs_ranks[e]``: the
     absolute ε₀-tests; ``distinct_p``: the AD p-values of the distinctness guard (a win needs
-    p ≤ α/k²). NaN on diagonals.
+    p ≤ α/k²); ``calibration``: how ``eps_ucb`` and ``delta_ucb`` are formed (``normal``:
+    ε̂ + z·σ̂, Eqs. 11–13; ``logit_percentile``: :func:`logit_percentile_bound`). NaN on
+    diagonals.
     """
 
     order: int
+    calibration: str
     alpha: float
     alpha_pair: float
     z: float
@@ -521,14 +546,32 @@ def distinctness(
     return out
 
 
-def _tests(
+def logit_percentile_bound(replicates: np.ndarray, z: float) -> np.ndarray:
+    """Upper bound expit(m + z·(u₈₄ − m)) from the bootstrap ``replicates`` (axis 0, values in
+    [0, 1]): m and u₈₄ are the logits of their median and Φ(1) quantile (clipped to
+    [10⁻⁶, 1 − 10⁻⁶]). The percentile bound at Φ(z) (Efron & Tibshirani 1993, Section 13.3),
+    its upper tail extrapolated as normal on the logit scale from the upper half of the
+    replicates, which an atom at exact dominance (ε* = 0) leaves alone (module docstring,
+    methods note D7)."""
+    q = np.quantile(replicates, [0.5, ndtr(1.0)], axis=0)
+    mid, hi = logit(np.clip(q, _LOGIT_CLIP, 1.0 - _LOGIT_CLIP))
+    return expit(mid + z * (hi - mid))
+
+
+def dominance_from_replicates(
     reps: np.ndarray,
     order: int,
     alpha: float,
     eps0: Sequence[float],
     paired: bool,
     distinct_p: np.ndarray,
-):
+    calibration: str = DEFAULT_CALIBRATION,
+) -> DominanceTests:
+    """The tests of one ``order`` (Algorithm 1 of Nitsure et al. (2024)) from the replicates of
+    :func:`bootstrap_ratios` and the guard's p-values of :func:`distinctness`, the bounds formed
+    as ``calibration`` says: several calibrations or levels from one set of replicates."""
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     k = reps.shape[-1]
     alpha_pair = alpha / k**2
     z = float(ndtri(1.0 - alpha_pair))
@@ -540,8 +583,13 @@ def _tests(
     delta_b = one_b[:, :, None] - one_b[:, None, :]
     delta = np.where(offdiag, delta_b[0], np.nan)
     dsig = np.where(offdiag, delta_b[1:].std(axis=0, ddof=1) if len(eps_b) > 2 else np.nan, np.nan)
-    eps_ucb = eps + z * sigma
-    delta_ucb = delta + z * dsig
+    if calibration == "normal":
+        eps_ucb = eps + z * sigma  # Eqs. 11-12 (σ unscaled, methods note D2)
+        delta_ucb = delta + z * dsig  # Eq. 13
+    else:
+        eps_ucb = np.where(offdiag, logit_percentile_bound(eps_b[1:], z), np.nan)
+        half = logit_percentile_bound((1.0 + delta_b[1:]) / 2.0, z)
+        delta_ucb = np.where(offdiag, 2.0 * half - 1.0, np.nan)
     with np.errstate(invalid="ignore"):
         distinct = offdiag & (distinct_p <= alpha_pair)
         wins = np.where(distinct, delta_ucb <= 0.0, False)
@@ -550,6 +598,7 @@ def _tests(
     abs_ranks = np.array([borda_ranks(w, one) for w in abs_wins], dtype=np.int64)
     return DominanceTests(
         order=order,
+        calibration=calibration,
         alpha=alpha,
         alpha_pair=alpha_pair,
         z=z,
@@ -581,12 +630,18 @@ def dominance_tests_orders(
     *,
     paired: bool = False,
     threads: int | None = None,
+    calibration: str = DEFAULT_CALIBRATION,
 ) -> dict[int, DominanceTests]:
     """:func:`dominance_tests` for several orders from one set of bootstrap replicates."""
+    if calibration not in CALIBRATIONS:  # before any resampling
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     reps = bootstrap_ratios(samples, resamples, seed, paired=paired, threads=threads)
     xs = _as_samples(samples)
     guard = distinctness(xs, alpha / len(xs) ** 2, seed)
-    return {o: _tests(reps, o, alpha, eps0, paired, guard) for o in orders}
+    return {
+        o: dominance_from_replicates(reps, o, alpha, eps0, paired, guard, calibration)
+        for o in orders
+    }
 
 
 def dominance_tests(
@@ -599,12 +654,20 @@ def dominance_tests(
     *,
     paired: bool = False,
     threads: int | None = None,
+    calibration: str = DEFAULT_CALIBRATION,
 ) -> DominanceTests:
     """Algorithm 1 of Nitsure et al. (2024) for ``order`` (1: ε-FSD/R-FSD, 2: ε-SSD/R-SSD) on k
-    larger-is-better
-    samples (module docstring)."""
+    larger-is-better samples, the bounds calibrated as ``calibration`` says (module docstring)."""
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
     return dominance_tests_orders(
-        samples, (order,), resamples, alpha, eps0, seed, paired=paired, threads=threads
+        samples,
+        (order,),
+        resamples,
+        alpha,
+        eps0,
+        seed,
+        paired=paired,
+        threads=threads,
+        calibration=calibration,
     )[order]

@@ -9,7 +9,11 @@ headline scale where the scorer has it, else identity]; ``orientation`` per scor
 ``resampling`` [``protocol.bootstrap.resampling``]: ``paired`` resamples prompts jointly and needs
 every condition on the same prompts; ``eps0`` [none] absolute ε₀-tests; ``risk_level`` p of
 −TVaR and the quantile MAD [1 − ``protocol.tvar_level``]; ``weights`` λ of the portfolio [equal];
-``aggregation`` of ranks across metrics and risks [borda].
+``aggregation`` of ranks across metrics and risks [borda]; ``calibration`` of the absolute and
+relative tests' upper bounds [``logit_percentile``; ``normal`` is ε̂ + z·σ̂ of Eqs. 11–13, methods
+note D7]. ``calibration`` has no schema default, so registrations frozen before it existed keep
+their hash; absent means ``logit_percentile``, and the stored statistics and the report say which
+calibration each bound used.
 
 Targets: each scorer on its own (test @ M), and with two or more scorers the ``portfolio``
 (Eq. 9; test @ P) and the ``aggregate`` of the per-metric ranks (RA(test @ M)).
@@ -18,9 +22,11 @@ Criteria statistics (``[target:]name(args)``; the target may be left out with on
 
 ============================  =====================================================
 ``eps_fsd(a, b)``             ε_W2 of "a dominates b" (Eq. 4); ``eps_ssd`` ε_IQ (Eq. 5)
-``eps_fsd_ucb(a, b)``         ε + z₁₋α/k²·σ: the absolute test passes at ε₀ if ≤ ε₀
+``eps_fsd_ucb(a, b)``         upper bound of ε at 1 − α/k² (``calibration``): the
+                              absolute test passes at ε₀ if ≤ ε₀
 ``delta_fsd(a, b)``           Δε_ab = ε_a − ε_b (Eq. 8)
-``r_fsd(a, b)``               Δε_ab + z₁₋α/k²·σ: "a R-FSD-dominates b" if ≤ 0
+``r_fsd(a, b)``               upper bound of Δε_ab at 1 − α/k²: "a R-FSD-dominates b"
+                              if ≤ 0
 ``rank_fsd(a)``               Borda rank of the relative test (1 = best)
 ``rank_mean_risk(a)``         mean–risk rank aggregated over the SSD-consistent risks
 ``score_gini_tail(a)``, …     μ − r for r in sd, semi_deviation, neg_tvar, mad_quantile,
@@ -46,6 +52,7 @@ from tailgate.seeds import seed_sequence
 
 from .base import AnalysisKind, AnalysisResult, Block, FigureBlock, Paragraph, Problem
 from .criteria import StatisticRef
+from .dominance_calibration import CALIBRATION_TEXT, DEFAULT_CALIBRATION, calibration_of
 from .meanrisk import (
     CONSISTENT_RISKS,
     RISKS,
@@ -102,6 +109,7 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
         "risk_level": float(spec.get("risk_level", 1.0 - float(p["tvar_level"]))),
         "weights": {s: float(weights.get(s, 0.0)) for s in spec["scorers"]},
         "aggregation": str(spec.get("aggregation", "borda")),
+        "calibration": str(spec.get("calibration", DEFAULT_CALIBRATION)),
     }
 
 
@@ -111,6 +119,7 @@ def _matrix(a: np.ndarray) -> list[list[float | None]]:
 
 def _tests_dict(t: DominanceTests) -> dict[str, Any]:
     return {
+        "calibration": t.calibration,
         "eps": _matrix(t.eps),
         "sigma": _matrix(t.sigma),
         "eps_ucb": _matrix(t.eps_ucb),
@@ -303,6 +312,7 @@ class DominanceAnalysis(AnalysisKind):
             seed,
             paired=paired,
             threads=threads,
+            calibration=st["calibration"],
         )
         mr = [mean_risk(x, st["risk_level"]) for x in samples]
         scores = {r: [m.score(r) for m in mr] for r in RISKS}
@@ -395,11 +405,12 @@ class DominanceAnalysis(AnalysisKind):
             return float(t["mean_risk"]["scores"][name[6:]][idx[0]]), "mean − risk"
         order, stat = _PAIR_STATS[name]
         value = t[order][stat][idx[0]][idx[1]]
+        how = CALIBRATION_TEXT[calibration_of(t[order])]
         note = {
             "eps": "violation ratio",
-            "eps_ucb": f"upper bound at 1 − α/k² = {1 - stats['alpha_pair']:.5g}",
+            "eps_ucb": f"upper bound at 1 − α/k² = {1 - stats['alpha_pair']:.5g} ({how})",
             "delta": "relative statistic Δε",
-            "r": f"upper bound of Δε at 1 − α/k² = {1 - stats['alpha_pair']:.5g}",
+            "r": f"upper bound of Δε at 1 − α/k² = {1 - stats['alpha_pair']:.5g} ({how})",
         }[stat]
         return (None if value is None else float(value)), note
 
@@ -422,7 +433,8 @@ class DominanceAnalysis(AnalysisKind):
                 f"({', '.join(f'{s} on the {sc} scale' for s, sc in st['scale'].items())}); "
                 f"orientation {orient}, so 'X dominates Y' means X is safer. B = "
                 f"{st['resamples']} {st['resampling']} bootstrap resamples; every test at "
-                f"α/k² = {stats['alpha_pair']:.5g} (Algorithm 1); σ is the bootstrap sd of the "
+                f"α/k² = {stats['alpha_pair']:.5g} (Algorithm 1); upper bounds of ε and Δε: "
+                f"{_calibrations_used(stats)}; σ is the bootstrap sd of the "
                 "statistic itself (no √n factor, methods note D2); a win also needs the two-sample "
                 "Anderson–Darling test of equal distributions (midranks for ties, Scholz & "
                 "Stephens 1987, Eq. 7; permutation p-value where the scores are tied) to "
@@ -484,7 +496,7 @@ class DominanceAnalysis(AnalysisKind):
                         ("row \\ column", *conds),
                         tuple(rows),
                         note="✓: the relative test says the row R-dominates the column at "
-                        "α/k² (Δε + z·σ ≤ 0).",
+                        f"α/k² (upper bound of Δε ≤ 0; {CALIBRATION_TEXT[calibration_of(t[o])]}).",
                     )
                 )
             mr = t["mean_risk"]
@@ -528,6 +540,19 @@ class DominanceAnalysis(AnalysisKind):
                     c: str(t[o]["rank"][i]) for i, c in enumerate(st["conditions"])
                 }
         return out
+
+
+def _calibrations_used(stats: Mapping[str, Any]) -> str:
+    """The calibration of every target's tests, once each (statistics stored before the option
+    existed carry none and were computed with the normal bound)."""
+    used = {
+        calibration_of(t[o])
+        for target, t in stats["targets"].items()
+        if target != "aggregate"
+        for o in _ORDER
+        if o in t
+    }
+    return "; ".join(CALIBRATION_TEXT[c] for c in sorted(used)) or "none computed"
 
 
 @plots("dominance radar")

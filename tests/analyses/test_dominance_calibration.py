@@ -1,0 +1,143 @@
+"""Calibration of the dominance tests (methods note D7): the normal option is the paper's bound
+ε̂ + z·σ̂ (Nitsure et al. (2024), Eqs. 11–13) exactly; the default ``logit_percentile`` holds its
+size at a null boundary with crossing distributions, where the normal bound does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+from scipy.stats import norm
+from tailgate.analyses.dominance import (
+    bootstrap_ratios,
+    distinctness,
+    dominance_from_replicates,
+    dominance_tests_orders,
+    logit_percentile_bound,
+)
+from tailgate.analyses.dominance_calibration import CALIBRATIONS, calibration_of
+from tailgate.analyses.dominance_kind import _calibrations_used
+
+#: population ε_W2, ε_IQ of "N(0.5, 2) dominates N(0, 1)" (test_dominance's quadrature)
+BOUNDARY = (0.16771140802030812, 0.44473447610333483)
+ALPHA = 0.2  # k = 2: every test at α/k² = 0.05, the level of the review's size table
+
+
+def _rejections(draw, reps: int, n: int, resamples: int, relative: bool) -> dict:
+    """Rejections of "sample 1 dominates sample 2" per (order, calibration); one set of bootstrap
+    replicates and one guard per data set serve both calibrations (the guard's asymptotic p: the
+    distributions differ, and the permutation p would only cost time)."""
+    hits = {(o, c): 0 for o in (1, 2) for c in CALIBRATIONS}
+    for r in range(reps):
+        rng = np.random.default_rng([n, r, 18])
+        s = draw(rng, n)
+        boot = bootstrap_ratios(s, resamples, r)
+        guard = distinctness(s)
+        for c in CALIBRATIONS:
+            for o in (1, 2):
+                t = dominance_from_replicates(boot, o, ALPHA, BOUNDARY, False, guard, c)
+                hits[(o, c)] += bool(t.wins[0, 1] if relative else t.abs_wins[o - 1, 0, 1])
+    return hits
+
+
+def _bound(level: float, reps: int) -> float:
+    return level + 2 * np.sqrt(level * (1 - level) / reps)
+
+
+def test_calibrated_absolute_test_holds_its_size_at_the_boundary():
+    """True ε = ε₀ for both orders (N(0.5, 2) vs N(0, 1), n = 500): the calibrated absolute test
+    rejects at most α/k² + 2 MC s.e.; the normal bound of Eqs. 11–12, second order, far more
+    (0.12–0.13 in longer runs, the review's 0.113)."""
+    reps = 200
+    hits = _rejections(
+        lambda rng, n: [rng.normal(0.5, 2, n), rng.normal(0, 1, n)], reps, 500, 100, False
+    )
+    for o in (1, 2):
+        assert hits[(o, "logit_percentile")] / reps <= _bound(0.05, reps), hits
+    assert hits[(2, "normal")] / reps > _bound(0.05, reps), hits
+
+
+def test_calibrated_relative_test_holds_its_size_at_unequal_shapes():
+    """N(0, 1) vs N(0, 2): Δε = 0 first order (symmetric quantile difference), so "1 R-FSD-
+    dominates 2" is at its null boundary; the calibrated test rejects at most α/k² + 2 MC s.e.
+    (second order 1 dominates 2 outright, so only first order is a boundary)."""
+    reps = 250
+    hits = _rejections(
+        lambda rng, n: [rng.normal(0, 1, n), rng.normal(0, 2, n)], reps, 500, 100, True
+    )
+    assert hits[(1, "logit_percentile")] / reps <= _bound(0.05, reps), hits
+
+
+def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentile_bound():
+    """Both bounds by hand from the same replicates: ε̂ + z·σ̂ and Δε̂ + z·σ̂^Δ with z = z₁₋α/k²
+    and σ̂ the bootstrap sd (Eqs. 11–13, σ unscaled: methods note D2); and
+    expit(m + z·(u₈₄ − m)) from the median and Φ(1) quantile on the logit scale (D7)."""
+    rng = np.random.default_rng(5)
+    s = [rng.normal(0.1 * i, 1 + 0.3 * i, 300) for i in range(3)]
+    k, alpha, b = 3, 0.05, 60
+    reps = bootstrap_ratios(s, b, 11)
+    z = norm.ppf(1 - alpha / k**2)
+    off = ~np.eye(k, dtype=bool)
+    res = {
+        c: dominance_tests_orders(s, (1, 2), b, alpha, (0.3,), 11, calibration=c)
+        for c in CALIBRATIONS
+    }
+    for o in (1, 2):
+        e = reps[:, o - 1]
+        one = np.nansum(e, axis=2) / (k - 1)
+        delta = one[:, :, None] - one[:, None, :]
+        normal = res["normal"][o]
+        assert normal.calibration == "normal"
+        hand = e[0] + z * e[1:].std(axis=0, ddof=1)
+        np.testing.assert_allclose(normal.eps_ucb[off], hand[off], rtol=0, atol=1e-14)
+        hand_r = delta[0] + z * delta[1:].std(axis=0, ddof=1)
+        np.testing.assert_allclose(normal.delta_ucb[off], hand_r[off], rtol=0, atol=1e-14)
+        np.testing.assert_array_equal(
+            normal.abs_wins[0], off & (hand <= 0.3) & (normal.distinct_p <= alpha / 9)
+        )
+        cal = res["logit_percentile"][o]
+        assert cal.calibration == "logit_percentile"
+        for i, j in zip(*np.nonzero(off), strict=True):
+            med, q84 = np.quantile(e[1:, i, j], [0.5, norm.cdf(1.0)])
+            assert cal.eps_ucb[i, j] == pytest.approx(
+                expit(logit(med) + z * (logit(q84) - logit(med))), abs=1e-12
+            )
+            h = (1 + delta[1:, i, j]) / 2
+            med, q84 = np.quantile(h, [0.5, norm.cdf(1.0)])
+            half = expit(logit(med) + z * (logit(q84) - logit(med)))
+            assert cal.delta_ucb[i, j] == pytest.approx(2 * half - 1, abs=1e-12)
+        # the statistics themselves do not depend on the calibration
+        np.testing.assert_array_equal(cal.eps, normal.eps)
+        np.testing.assert_array_equal(cal.delta_sigma, normal.delta_sigma)
+
+
+def test_logit_percentile_bound_ignores_an_atom_at_exact_dominance():
+    """Replicates at exact dominance (ε* = 0) below the median do not move the bound: it depends
+    only on the upper half, clipped only where the median or Φ(1) quantile is itself 0."""
+    base = np.linspace(0.01, 0.2, 100)
+    with_atom = base.copy()
+    with_atom[:10] = 0.0
+    a, b = (
+        logit_percentile_bound(base[:, None], 2.0),
+        logit_percentile_bound(with_atom[:, None], 2.0),
+    )
+    assert a[0] == pytest.approx(b[0], rel=0.02)
+    assert 0.2 < a[0] < 0.6
+    assert logit_percentile_bound(np.zeros((50, 1)), 3.0)[0] == pytest.approx(1e-6)
+
+
+def test_unknown_calibration_is_refused_and_legacy_statistics_read_as_normal():
+    with pytest.raises(ValueError, match="calibration must be one of"):
+        dominance_tests_orders(
+            [np.arange(5.0), np.arange(5.0) + 1], (1,), 4, 0.05, (), 0, calibration="t"
+        )
+    assert calibration_of({}) == "normal"
+    assert calibration_of({"calibration": "logit_percentile"}) == "logit_percentile"
+    stats = {
+        "targets": {
+            "tox": {"fsd": {"calibration": "logit_percentile"}, "ssd": {}},
+            "aggregate": {"rank_fsd": [1, 2]},
+        }
+    }
+    text = _calibrations_used(stats)
+    assert "logit_percentile" in text and "Eqs. 11–13" in text
