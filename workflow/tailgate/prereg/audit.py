@@ -36,7 +36,10 @@ Before them, **environment**: how the auditor's Python and package versions diff
 recorded with the results (:mod:`tailgate.environment`); a difference is a note, never a failure.
 
 ``tailgate audit --reproduce`` (:mod:`tailgate.prereg.reproduce`) goes further: it re-runs every
-derived stage from the data with the auditor's code and compares every file.
+derived stage from the data with the auditor's code and compares every file (a transformers
+study's scores, per-token losses, judge grades and embeddings recomputed from its generations
+with the registered models); what it could not recompute here is listed in
+:attr:`AuditReport.cannot_prove`.
 """
 
 from __future__ import annotations

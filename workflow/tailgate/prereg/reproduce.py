@@ -7,8 +7,25 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
 
 * ``simulate`` and ``import`` backends: nothing is copied — the data is made again from the
   registered seed, or from the pinned import file;
-* ``transformers`` backend: the recorded prompts, generations and scores are copied as they are
-  (re-generating needs the models and their hardware), and everything after them is re-run.
+* ``transformers`` backend: only the recorded prompts and generations are taken from the study,
+  each checked against its provenance record (whose inputs, the pinned prompt source among
+  them, the plain audit checks). The DAG then runs in two steps. First, up to the ``score`` and
+  ``embed`` rules: every score, per-token loss, judge grade and embedding is recomputed from
+  the generations with the registered models and compared with the recorded file — what a
+  model computed within :data:`~tailgate.prereg.compare.MODEL_RTOL` (float32 model arithmetic
+  rounds differently with the batch shapes and the device, which the registration leaves
+  free), any other scorer's output like every file below. Then the recorded score and
+  embedding files, so vouched for, replace the recomputed ones and every later stage runs from
+  them, so that everything after the models is compared as exactly as for the other backends.
+  A scorer or embedder whose model cannot be loaded here (:mod:`tailgate.prereg.loadable`: a
+  hub id with no local copy while offline, a missing package) is not a failure: its recorded
+  files are taken as they are, and the audit lists it, naming the scorer and the model, under
+  what it cannot prove (:attr:`~tailgate.prereg.audit.AuditReport.cannot_prove`).
+  With ``generate`` (``--generate``) the prompts and generations are made again too, from the
+  registered prompt source, seed and models: every row is sampled from its own seeded stream,
+  so on the same kind of device and versions the generations come out byte-identical and a
+  CPU-sized model re-generates in seconds to minutes; another device may round a logit
+  differently and sample another token, which then fails as a differing generation.
 
 Every file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times differ
 by nature) is then compared with its reproduction (:mod:`tailgate.prereg.compare`): byte for byte
@@ -84,6 +101,7 @@ class Taken:
     failures: list[str] = field(default_factory=list)
     unproven: list[str] = field(default_factory=list)
     fallback: set[str] = field(default_factory=set)
+    stand_ins: list[str] = field(default_factory=list)
 
 
 def _unloadable(study: Any, rd: Path, root: Path) -> dict[str, str]:
@@ -139,8 +157,9 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
     cannot be loaded here (``root``: the study's project), each checked against its record.
 
     The prompts and generations are stamped older than anything the run writes (Snakemake
-    re-runs every job after them); stand-in scores newer than anything (no job re-makes them,
-    also when ``generate`` re-makes the generations they were computed from)."""
+    re-runs every job after them); stand-ins newer than anything (no job of the first step
+    re-makes them, also when ``generate`` re-makes the generations they were computed from;
+    the second step copies them again with the time it starts)."""
     taken = Taken()
     fallback = _unloadable(study, rd, root)
     for prefix, why in fallback.items():
@@ -156,8 +175,7 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
     stand_in = [r for r in rels if _first(r) in fallback]
     taken.failures = _copy_checked(rd, dst, data, time.time() - 3600)
     taken.failures += _copy_checked(rd, dst, stand_in, time.time() + 86400)
-    taken.copied = data + stand_in
-    taken.fallback = set(fallback)
+    taken.copied, taken.stand_ins, taken.fallback = data + stand_in, stand_in, set(fallback)
     return taken
 
 
@@ -318,7 +336,7 @@ def _run(
     computed_fails, computed = _check_computed(study, rd, out, taken)
     # 2. every later stage from the recorded scores (now vouched for), compared exactly
     stamp = time.time()
-    computed_fails += _copy_checked(rd, out, computed, stamp)
+    computed_fails += _copy_checked(rd, out, [*computed, *taken.stand_ins], stamp)
     code, tail, then = _snakemake(root, cores, log)
     if code != 0:
         return _failed(rd, code, tail, notes), taken.unproven
