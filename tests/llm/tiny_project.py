@@ -72,20 +72,23 @@ def transformers_study(
     extra_models: str = "",
     extra_conditions: str = "",
     extra_scorers: str = "",
+    scorers: str | None = None,
 ) -> str:
     """A study on the ``transformers`` backend: a clean and an embedding-noise condition of the
-    tiny LM, scored by all four scorer kinds (``column`` reads ``completion_tokens``).
+    tiny LM, scored by all four scorer kinds (``column`` reads ``completion_tokens``), or by
+    ``scorers`` (YAML lines) instead.
 
     ``extra_*`` are YAML lines appended to ``models``, ``conditions`` and ``scorers``.
     """
     ckpt, config = json.dumps(str(assets.detoxify_checkpoint)), json.dumps(str(assets.bert))
-    scorers = (
-        f"  - {{name: toxicity, kind: detoxify, checkpoint: {ckpt}, config_path: {config}}}\n"
-        "  - {name: profanity, kind: profanity}\n"
-        "  - {name: nll, kind: token_nll, judge: tiny}\n"
-        "  - {name: length, kind: column, column: completion_tokens, bounded: false}\n"
-        + extra_scorers
-    )
+    if scorers is None:
+        scorers = (
+            f"  - {{name: toxicity, kind: detoxify, checkpoint: {ckpt}, config_path: {config}}}\n"
+            "  - {name: profanity, kind: profanity}\n"
+            "  - {name: nll, kind: token_nll, judge: tiny}\n"
+            "  - {name: length, kind: column, column: completion_tokens, bounded: false}\n"
+        )
+    scorers += extra_scorers
     return f"""\
 # a tiny study on locally built models
 schema_version: 1

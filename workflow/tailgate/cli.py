@@ -322,6 +322,13 @@ def _print_receipt(lock: Any, tagged: Any, *, after_data: bool = False) -> None:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from tailgate.prereg.audit import audit
 
+    if args.generate and not args.reproduce:
+        print(
+            "tailgate audit: --generate re-generates data for --reproduce only; add "
+            "--reproduce (or leave --generate out).",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
     report = audit(
         args.results_dir,
         prereg=args.prereg,
@@ -332,7 +339,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.reproduce:
         from tailgate.prereg.reproduce import reproduce
 
-        report = reproduce(report, cores=args.cores, keep=args.keep)
+        report = reproduce(report, cores=args.cores, keep=args.keep, generate=args.generate)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -708,8 +715,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reproduce",
         action="store_true",
-        help="re-run every derived stage from the study's data with this tailgate (simulated data "
-        "is regenerated from the registered seed) in a scratch folder and compare every file",
+        help="re-run every derived stage from the study's data with this tailgate in a scratch "
+        "folder and compare every file: simulated and imported data made again from the "
+        "registration; for the transformers backend, scores, per-token losses, judge grades and "
+        "embeddings recomputed from the recorded generations with the registered models (one "
+        "whose model cannot be loaded here is taken as recorded and listed as unproven)",
+    )
+    p.add_argument(
+        "--generate",
+        action="store_true",
+        help="with --reproduce, re-generate a transformers study's prompts and generations too "
+        "(seeded per row: the same bytes on the same kind of device and versions) instead of "
+        "starting from the recorded ones",
     )
     p.add_argument(
         "--cores", type=int, default=2, metavar="N", help="cores for --reproduce (default 2)"

@@ -36,7 +36,10 @@ Before them, **environment**: how the auditor's Python and package versions diff
 recorded with the results (:mod:`tailgate.environment`); a difference is a note, never a failure.
 
 ``tailgate audit --reproduce`` (:mod:`tailgate.prereg.reproduce`) goes further: it re-runs every
-derived stage from the data with the auditor's code and compares every file.
+derived stage from the data with the auditor's code and compares every file (a transformers
+study's scores, per-token losses, judge grades and embeddings recomputed from its generations
+with the registered models); what it could not recompute here is listed in
+:attr:`AuditReport.cannot_prove`.
 """
 
 from __future__ import annotations
@@ -104,6 +107,10 @@ class AuditReport:
 
     results_dir: Path
     checks: list[Check]
+    #: what this audit in particular could not establish (beside :data:`CANNOT_PROVE`, which
+    #: holds for every audit): e.g. a score taken as recorded by ``--reproduce`` because its
+    #: model cannot be loaded here
+    cannot_prove: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +128,9 @@ class AuditReport:
             out.extend(f"    note: {n}" for n in c.notes)
         out.append("audit passed" if self.ok else f"audit FAILED: {len(self.failures)} problem(s)")
         out.append(CANNOT_PROVE)
+        if self.cannot_prove:
+            out.append("What this audit in particular cannot prove:")
+            out.extend(f"    - {item}" for item in self.cannot_prove)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -140,6 +150,7 @@ class AuditReport:
                 for c in self.checks
             ],
             "cannot_prove": CANNOT_PROVE,
+            "cannot_prove_here": list(self.cannot_prove),
         }
 
 

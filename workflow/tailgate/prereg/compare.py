@@ -37,9 +37,12 @@ from tailgate.prereg.canonical import sha256_file
 
 __all__ = [
     "ABS_TOLERANCE",
+    "MODEL_ATOL",
+    "MODEL_RTOL",
     "ULP_TOLERANCE",
     "Comparison",
     "compare_files",
+    "compare_model_output",
     "compare_tables",
     "compare_values",
     "report_text",
@@ -57,6 +60,13 @@ ULP_TOLERANCE = 1 << 20
 #: below this absolute difference two floats agree whatever their ULP distance: a value that
 #: cancels to near zero has few significant bits left, so its ULPs measure nothing
 ABS_TOLERANCE = 1e-12
+#: Scores and embeddings that a registered model recomputes may differ from the recorded ones by
+#: this much relatively (or :data:`MODEL_ATOL` absolutely): float32 model arithmetic rounds in
+#: another order with other batch shapes or on another device. Measured on a tiny causal LM on
+#: CPU, batch size 4 against the default: per-token losses 1 float32 ULP apart (relative 2e-7);
+#: a forged value moves a score by far more.
+MODEL_RTOL = 1e-4
+MODEL_ATOL = 1e-6
 #: how many differing values one comparison names before it stops listing them
 _SHOWN = 3
 _IMAGE = re.compile(r"(<img [^>]*?)src='data:image/[a-z]+;base64,[A-Za-z0-9+/=]*'")
@@ -181,22 +191,87 @@ def _read_table(path: Path) -> Any:
     return pq.read_table(path)
 
 
-def compare_tables(recorded: Path, reproduced: Path, *, exact: bool) -> Comparison:
-    """Compare two tables as decoded values (module docstring)."""
-    import pyarrow as pa
-
+def _columns(recorded: Path, reproduced: Path, cmp: Comparison) -> Iterator[tuple[str, Any, Any]]:
+    """Each column's name and its two versions, when both tables have one schema and row
+    count (else the difference is noted in ``cmp`` and nothing is yielded)."""
     a, b = _read_table(recorded), _read_table(reproduced)
-    cmp = Comparison()
     sa = [(f.name, _type_name(f.type)) for f in a.schema]
     sb = [(f.name, _type_name(f.type)) for f in b.schema]
     if sa != sb:
         cmp.differences.append(f"schema: {sa} recorded, {sb} reproduced")
-        return cmp
-    if a.num_rows != b.num_rows:
+    elif a.num_rows != b.num_rows:
         cmp.differences.append(f"rows: {a.num_rows} recorded, {b.num_rows} reproduced")
-        return cmp
-    for name, _ in sa:
-        ca, cb = a.column(name).combine_chunks(), b.column(name).combine_chunks()
+    else:
+        for name in a.column_names:
+            yield name, a.column(name).combine_chunks(), b.column(name).combine_chunks()
+
+
+def _other_values(name: str, ca: Any, cb: Any, cmp: Comparison, verb: str) -> None:
+    """Compare a column that is not compared as floats value by value, naming the first row."""
+    if ca.equals(cb):
+        return
+    va, vb = ca.to_pylist(), cb.to_pylist()
+    bad = [i for i, (x, y) in enumerate(zip(va, vb, strict=True)) if x != y]
+    if bad:  # else the same values in another representation (e.g. 64-bit offsets)
+        row = bad[0]
+        cmp.differences.append(
+            f"column '{name}', row {row}: {_fmt(va[row])} recorded, {_fmt(vb[row])} "
+            f"{verb}; {len(bad)} row(s) differ"
+        )
+
+
+def _model_values(column: Any) -> np.ndarray:
+    """A float column as float64, or a binary column of float32 vectors (embeddings) as a
+    matrix of float64."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(column.type):
+        return column.to_numpy(zero_copy_only=False).astype(np.float64)
+    rows = [np.frombuffer(v, dtype="<f4") for v in column.to_pylist()]
+    return np.stack(rows).astype(np.float64) if rows else np.zeros((0, 0))
+
+
+def compare_model_output(recorded: Path, reproduced: Path) -> Comparison:
+    """Compare what a registered model computed (scores, per-token losses, judge grades,
+    embeddings) with its recomputation: integers, strings and the JSON sidecars exactly, floats
+    (and float32 vectors) within :data:`MODEL_RTOL` relatively or :data:`MODEL_ATOL`
+    absolutely, since a model's float32 arithmetic rounds differently with the batch shapes
+    and the device (operational settings, which the registration leaves free)."""
+    import pyarrow as pa
+
+    if recorded.suffix != ".parquet":
+        return compare_files(recorded, reproduced, exact=True)
+    cmp = Comparison()
+    for name, ca, cb in _columns(recorded, reproduced, cmp):
+        if not (pa.types.is_floating(ca.type) or name == "embedding"):
+            _other_values(name, ca, cb, cmp, "recomputed")
+            continue
+        try:
+            xa, xb = _model_values(ca), _model_values(cb)
+        except (ValueError, TypeError) as exc:
+            cmp.differences.append(f"column '{name}': cannot be decoded ({exc})")
+            continue
+        if xa.shape == xb.shape:
+            far = ~np.isclose(xa, xb, rtol=MODEL_RTOL, atol=MODEL_ATOL, equal_nan=True)
+            bad = np.flatnonzero(far.reshape(len(far), -1).any(axis=1))
+        else:  # embeddings of another width
+            bad = np.arange(len(xa))
+        if bad.size:
+            row = int(bad[0])
+            cmp.differences.append(
+                f"column '{name}', row {row}: {_fmt(xa[row].tolist())} recorded, "
+                f"{_fmt(xb[row].tolist())} recomputed, beyond the model tolerance (relative "
+                f"{MODEL_RTOL:g}, absolute {MODEL_ATOL:g}); {bad.size} row(s) differ"
+            )
+    return cmp
+
+
+def compare_tables(recorded: Path, reproduced: Path, *, exact: bool) -> Comparison:
+    """Compare two tables as decoded values (module docstring)."""
+    import pyarrow as pa
+
+    cmp = Comparison()
+    for name, ca, cb in _columns(recorded, reproduced, cmp):
         na = np.asarray(ca.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         nb = np.asarray(cb.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         if not np.array_equal(na, nb):
@@ -221,16 +296,8 @@ def compare_tables(recorded: Path, reproduced: Path, *, exact: bool) -> Comparis
                 in_ulps = np.where(d <= ULP_TOLERANCE, d, np.uint64(0))
                 row = int(np.argmax(in_ulps if in_ulps.max() > 0 else d))
                 cmp.tolerated(int(d[row]), f"{where}{row}")
-        elif not ca.equals(cb):
-            va, vb = ca.to_pylist(), cb.to_pylist()
-            bad = [i for i, (x, y) in enumerate(zip(va, vb, strict=True)) if x != y]
-            if not bad:  # the same values in another representation (e.g. 64-bit offsets)
-                continue
-            row = bad[0]
-            cmp.differences.append(
-                f"column '{name}', row {row}: {_fmt(va[row])} recorded, {_fmt(vb[row])} "
-                f"reproduced; {len(bad)} row(s) differ"
-            )
+        else:
+            _other_values(name, ca, cb, cmp, "reproduced")
     return cmp
 
 

@@ -7,8 +7,25 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
 
 * ``simulate`` and ``import`` backends: nothing is copied — the data is made again from the
   registered seed, or from the pinned import file;
-* ``transformers`` backend: the recorded prompts, generations and scores are copied as they are
-  (re-generating needs the models and their hardware), and everything after them is re-run.
+* ``transformers`` backend: only the recorded prompts and generations are taken from the study,
+  each checked against its provenance record (whose inputs, the pinned prompt source among
+  them, the plain audit checks). The DAG then runs in two steps. First, up to the ``score`` and
+  ``embed`` rules: every score, per-token loss, judge grade and embedding is recomputed from
+  the generations with the registered models and compared with the recorded file — what a
+  model computed within :data:`~tailgate.prereg.compare.MODEL_RTOL` (float32 model arithmetic
+  rounds differently with the batch shapes and the device, which the registration leaves
+  free), any other scorer's output like every file below. Then the recorded score and
+  embedding files, so vouched for, replace the recomputed ones and every later stage runs from
+  them, so that everything after the models is compared as exactly as for the other backends.
+  A scorer or embedder whose model cannot be loaded here (:mod:`tailgate.prereg.loadable`: a
+  hub id with no local copy while offline, a missing package) is not a failure: its recorded
+  files are taken as they are, and the audit lists it, naming the scorer and the model, under
+  what it cannot prove (:attr:`~tailgate.prereg.audit.AuditReport.cannot_prove`).
+  With ``generate`` (``--generate``) the prompts and generations are made again too, from the
+  registered prompt source, seed and models: every row is sampled from its own seeded stream,
+  so on the same kind of device and versions the generations come out byte-identical and a
+  CPU-sized model re-generates in seconds to minutes; another device may round a logit
+  differently and sample another token, which then fails as a differing generation.
 
 Every file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times differ
 by nature) is then compared with its reproduction (:mod:`tailgate.prereg.compare`): byte for byte
@@ -24,26 +41,35 @@ recorded environment.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
 from tailgate.prereg.audit import AuditReport, Check, _files, _prereg_of
 from tailgate.prereg.committed import commit_registration
-from tailgate.prereg.compare import compare_made
+from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.compare import MODEL_RTOL, compare_made, compare_model_output
+from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
 from tailgate.prereg.study import load, lock_path_for
 
 __all__ = ["reproduce", "snakefile"]
 
-#: Where recorded data is copied from for the transformers backend (relative to results/<study>).
-_RECORDED_DATA = ("prompts.parquet", "prompts.digest.json", "generations", "scores")
+#: The recorded data a transformers study's reproduction starts from (relative to
+#: results/<study>): what the registered models generated from the selected prompts.
+_PROMPTS = ("prompts.parquet", "prompts.digest.json")
+_GENERATIONS = "generations"
+#: folders of what the registered models computed from the generations, per scorer or embedder
+_COMPUTED = ("scores", "embeddings")
 
 
 def snakefile() -> Path:
@@ -66,22 +92,139 @@ def _copy_pinned(study: object, src_root: Path, dst_root: Path) -> None:
             shutil.copytree(src, dst, dirs_exist_ok=True)
 
 
-def _copy_recorded(rd: Path, dst: Path) -> list[str]:
-    """Copy the recorded data (and its records) of a transformers study; return what."""
+@dataclass
+class Taken:
+    """What a transformers study's reproduction takes as recorded: the files copied, the
+    failures found checking them against their records, and each scorer or embedder whose
+    recorded files stand in for a recomputation (with why, for the audit's cannot-prove list)."""
+
+    copied: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    unproven: list[str] = field(default_factory=list)
+    fallback: set[str] = field(default_factory=set)
+    stand_ins: list[str] = field(default_factory=list)
+
+
+def _unloadable(study: Any, rd: Path, root: Path) -> dict[str, str]:
+    """``scores/<scorer>`` or ``embeddings/<key>`` (recorded folders) → what the auditor's
+    machine cannot load for it (:mod:`tailgate.prereg.loadable`)."""
+    out = {}
+    for top, needs in (("scores", scorer_needs), ("embeddings", model_needs)):
+        folder = rd / top
+        for sub in (
+            sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        ):
+            why = why_unloadable(needs(study, sub), root)
+            if why:
+                out[f"{top}/{sub}"] = why
+    return out
+
+
+def _first(rel: str) -> str:
+    """``scores/<scorer>`` or ``embeddings/<key>`` of a file under them; else its top folder."""
+    parts = rel.split("/")
+    return "/".join(parts[:2]) if parts[0] in _COMPUTED else parts[0]
+
+
+def _copy_checked(rd: Path, dst: Path, rels: list[str], stamp: float) -> list[str]:
+    """Copy each recorded ``rd / rel`` and its record into ``dst`` with the times ``stamp``,
+    after checking it against that record; return the failures (files not copied)."""
     from tailgate.provenance import record_path
 
-    copied = []
-    stamp = time.time() - 3600  # older than anything the run writes
-    for rel in _files(rd):
-        if rel.split("/")[0] not in _RECORDED_DATA:
+    failures = []
+    for rel in rels:
+        src, rec = rd / rel, record_path(rd / rel, rd)
+        try:
+            recorded = json.loads(rec.read_text(encoding="utf-8"))["sha256"]
+        except (OSError, ValueError, KeyError, TypeError):
+            recorded = None
+        if recorded != sha256_file(src):
+            failures.append(
+                f"{src}: does not match its provenance record {rec} (field sha256); the "
+                "reproduction starts only from recorded files that their records vouch for"
+            )
             continue
-        for src in (rd / rel, record_path(rd / rel, rd)):
-            target = dst / src.relative_to(rd)
+        for path in (src, rec):
+            target = dst / path.relative_to(rd)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, target)
+            shutil.copy2(path, target)
             os.utime(target, (stamp, stamp))
-        copied.append(rel)
-    return copied
+    return failures
+
+
+def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: bool) -> Taken:
+    """Copy into ``dst`` the recorded data of a transformers study (the prompts and
+    generations, unless ``generate``) and the files of every scorer or embedder whose model
+    cannot be loaded here (``root``: the study's project), each checked against its record.
+
+    The prompts and generations are stamped older than anything the run writes (Snakemake
+    re-runs every job after them); stand-ins newer than anything (no job of the first step
+    re-makes them, also when ``generate`` re-makes the generations they were computed from;
+    the second step copies them again with the time it starts)."""
+    taken = Taken()
+    fallback = _unloadable(study, rd, root)
+    for prefix, why in fallback.items():
+        kind, name = prefix.split("/")
+        what = "scorer" if kind == "scores" else "embedding model"
+        taken.unproven.append(
+            f"{what} '{name}': {why}; its recorded {prefix}/ files were taken as they are, "
+            "so the reproduction cannot prove they are what that model computes from the "
+            "generations (audit where it loads to check them)"
+        )
+    rels = _files(rd)
+    data = [] if generate else [r for r in rels if r in _PROMPTS or _first(r) == _GENERATIONS]
+    stand_in = [r for r in rels if _first(r) in fallback]
+    taken.failures = _copy_checked(rd, dst, data, time.time() - 3600)
+    taken.failures += _copy_checked(rd, dst, stand_in, time.time() + 86400)
+    taken.copied, taken.stand_ins, taken.fallback = data + stand_in, stand_in, set(fallback)
+    return taken
+
+
+def _by_model(study: Any, prefix: str) -> bool:
+    """Whether ``scores/<scorer>`` or ``embeddings/<key>`` holds what a model computed."""
+    return any(n.source or n.path or n.detoxify_head for n in _needs(study, prefix))
+
+
+def _needs(study: Any, prefix: str) -> list[Any]:
+    kind, name = prefix.split("/")
+    return (scorer_needs if kind == "scores" else model_needs)(study, name)
+
+
+def _check_computed(study: Any, rd: Path, out: Path, taken: Taken) -> tuple[list[str], list[str]]:
+    """Compare every recorded score, per-token loss, judge grade and embedding file (but the
+    stand-ins) with its recomputation in ``out``: a model's output within the model tolerance
+    (:func:`tailgate.prereg.compare.compare_model_output`), any other scorer's like every file
+    (:func:`tailgate.prereg.compare.compare_made`). Returns the failures and the files
+    compared."""
+    rels = [r for r in _files(rd) if _first(r).split("/")[0] in _COMPUTED]
+    rels = [r for r in rels if _first(r) not in taken.fallback]
+    fails = [
+        f"{rd / r}: not produced when the scores are recomputed"
+        for r in rels
+        if not (out / r).is_file()
+    ]
+    rels = [r for r in rels if (out / r).is_file()]
+    model = [r for r in rels if _by_model(study, _first(r))]
+    for rel in model:
+        cmp = compare_model_output(rd / rel, out / rel)
+        fails += [f"{rd / rel}: differs from its recomputation: {d}" for d in cmp.differences]
+    others = [(r, out / r) for r in rels if r not in model]
+    fails += compare_made(rd, others, "differs from its recomputation", rerun=True).failures
+    return fails, rels
+
+
+def _snakemake(root: Path, cores: int, log: Path, *extra: str) -> tuple[int, str, float]:
+    """Run the auditor's workflow in ``root``; return the exit status, the log's last lines and
+    the seconds it took."""
+    cmd = [
+        sys.executable, "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
+        "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules", *extra,
+    ]  # fmt: skip
+    started = time.perf_counter()
+    with open(log, "a", encoding="utf-8") as fh:
+        res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, cwd=root)
+    wall = time.perf_counter() - started
+    return res.returncode, log.read_text(encoding="utf-8", errors="replace")[-1500:], wall
 
 
 def _write_config(prereg: Path, dest: Path, name: str) -> None:
@@ -95,25 +238,58 @@ def _write_config(prereg: Path, dest: Path, name: str) -> None:
 
 
 def reproduce(
-    report: AuditReport, *, cores: int = 2, keep: str | Path | None = None
+    report: AuditReport,
+    *,
+    cores: int = 2,
+    keep: str | Path | None = None,
+    generate: bool = False,
 ) -> AuditReport:
-    """``report`` plus a ``reproduce`` check (module docstring)."""
+    """``report`` plus a ``reproduce`` check (module docstring); ``generate``: re-generate a
+    transformers study's prompts and generations too, instead of starting from them."""
     rd = report.results_dir
     prereg = _prereg_of(rd)
     try:
         study = load(prereg)
     except TailgateError as exc:
-        return AuditReport(rd, [*report.checks, Check("reproduce", "not run", [str(exc)])])
+        return replace(report, checks=[*report.checks, Check("reproduce", "not run", [str(exc)])])
     scratch = Path(keep) if keep is not None else Path(tempfile.mkdtemp(prefix="tailgate-repro-"))
     try:
-        check = _run(rd, study, prereg, scratch, cores)
+        check, unproven = _run(rd, study, prereg, scratch, cores, generate)
     finally:
         if keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
-    return AuditReport(rd, [*report.checks, check])
+    return replace(
+        report,
+        checks=[*report.checks, check],
+        cannot_prove=[*report.cannot_prove, *unproven],
+    )
 
 
-def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check:
+def _generating_models(study: Any, root: Path) -> list[str]:
+    """Why each condition's model cannot be loaded here (``--generate`` needs them all)."""
+    out = []
+    for cond in study.data.get("conditions") or []:
+        if cond.get("model") is None:
+            continue
+        why = why_unloadable(model_needs(study, str(cond["model"])), root)
+        if why:
+            out.append(f"condition '{cond['name']}': {why}")
+    return out
+
+
+def _failed(rd: Path, code: int, tail: str, notes: list[str]) -> Check:
+    return Check(
+        "reproduce",
+        f"the workflow failed in the scratch project (exit {code})",
+        [f"{rd}: the results cannot be reproduced from the data; last lines:\n{tail}"],
+        notes,
+    )
+
+
+def _run(
+    rd: Path, study: Any, prereg: Path, root: Path, cores: int, generate: bool
+) -> tuple[Check, list[str]]:
+    """The ``reproduce`` check and what it could not prove (module docstring)."""
     name = rd.name
     (root / "preregistrations").mkdir(parents=True, exist_ok=True)
     (root / "config").mkdir(exist_ok=True)
@@ -122,39 +298,58 @@ def _run(rd: Path, study: object, prereg: Path, root: Path, cores: int) -> Check
     _write_config(prereg, root / "config" / "config.yaml", name)
     _copy_pinned(study, project_root(prereg), root)
     commit_registration(root, ["preregistrations"])  # a confirmatory re-run
-    notes = []
-    out = root / "results" / name
-    if study.data["data"]["backend"] == "transformers":  # type: ignore[attr-defined]
-        copied = _copy_recorded(rd, out)
-        notes.append(
-            f"{len(copied)} recorded data file(s) (prompts, generations, scores) taken as they "
-            "are; every later stage re-run"
-        )
-    else:
-        notes.append("data regenerated from the registration (seed or pinned import file)")
-    log = root / "reproduce.log"
-    cmd = [
-        sys.executable, "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
-        "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules",
-    ]  # fmt: skip
+    out, log = root / "results" / name, root / "reproduce.log"
     print(
         f"tailgate audit --reproduce: re-running every stage of study {name} in {root} "
         f"(a few minutes; follow it in {log}) …",
         file=sys.stderr,
     )
-    started = time.perf_counter()
-    with open(log, "w", encoding="utf-8") as fh:
-        res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, cwd=root)
-    wall = time.perf_counter() - started
-    if res.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-1500:]
-        return Check(
-            "reproduce",
-            f"the workflow failed in the scratch project (exit {res.returncode})",
-            [f"{rd}: the results cannot be reproduced from the data; last lines:\n{tail}"],
-            notes,
-        )
-    fails = []
+    if study.data["data"]["backend"] != "transformers":
+        notes = ["data regenerated from the registration (seed or pinned import file)"]
+        if generate:
+            notes.append("--generate changes nothing here: this backend's data is always re-made")
+        code, tail, wall = _snakemake(root, cores, log)
+        if code != 0:
+            return _failed(rd, code, tail, notes), []
+        return _compare_all(rd, out, notes, wall, cores, []), []
+    home = project_root(prereg)
+    if generate and (missing := _generating_models(study, home)):
+        fails = [f"{rd}: cannot re-generate here: {m}" for m in missing]
+        return Check("reproduce", "not run: --generate needs every generating model", fails), []
+    taken = _take_recorded(study, rd, out, home, generate=generate)
+    if taken.failures:
+        return Check("reproduce", "not run", taken.failures), taken.unproven
+    start = (
+        "prompts and generations re-made with the registered seed, prompt source and models"
+        if generate
+        else "the recorded prompts and generations taken as they are (checked against their "
+        "records)"
+    )
+    notes = [
+        f"{start}; scores, per-token losses, judge grades and embeddings recomputed from them "
+        "with the registered models and compared with the recorded ones (a model's floats "
+        f"within relative {MODEL_RTOL:g}); every later stage re-run from the recorded scores",
+        *(f"taken as recorded (cannot be recomputed here): {p}/" for p in sorted(taken.fallback)),
+    ]
+    # 1. recompute what the models compute from the generations, and compare
+    code, tail, first = _snakemake(root, cores, log, "--until", "score", "embed")
+    if code != 0:
+        return _failed(rd, code, tail, notes), taken.unproven
+    computed_fails, computed = _check_computed(study, rd, out, taken)
+    # 2. every later stage from the recorded scores (now vouched for), compared exactly
+    stamp = time.time()
+    computed_fails += _copy_checked(rd, out, [*computed, *taken.stand_ins], stamp)
+    code, tail, then = _snakemake(root, cores, log)
+    if code != 0:
+        return _failed(rd, code, tail, notes), taken.unproven
+    check = _compare_all(rd, out, notes, first + then, cores, computed_fails)
+    return check, taken.unproven
+
+
+def _compare_all(
+    rd: Path, out: Path, notes: list[str], wall: float, cores: int, fails: list[str]
+) -> Check:
+    """Compare every file of the study with the scratch project's ``out`` (module docstring)."""
     own = {LEDGER}  # each run keeps its own history
     mine, theirs = set(_files(rd)) - own, set(_files(out)) - own
     for rel in sorted(mine | theirs):
