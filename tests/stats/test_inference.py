@@ -127,3 +127,14 @@ def test_no_interior_fit_gives_nan_inference() -> None:
     assert math.isnan(inference.observed_information(y, f).se_xi)
     assert math.isnan(inference.profile_ci(y, 0.95, f).low)
     assert inference.profile_grid(y, f) is None
+
+
+def test_chi2_1_sf_is_scipy_stats_to_the_bit() -> None:
+    """The P1 test's p-value is the one scipy.stats gives, bit for bit, over the whole range."""
+    rng = np.random.default_rng(3)
+    xs = [-1.0, -0.0, 0.0, 5e-324, 1e-300, 1e-9, 700.0, 1e5, math.inf, math.nan]
+    xs += [float(x) for x in rng.exponential(3.0, 2000)]
+    xs += [float(x) for x in rng.uniform(0.0, 200.0, 500)]
+    for x in xs:
+        want, got = float(chi2.sf(x, 1)), inference.chi2_1_sf(x)
+        assert got == want or (math.isnan(got) and math.isnan(want)), x

@@ -1,9 +1,11 @@
 """Every figure kind of the report reads at its displayed size: no text is cut at the figure's
 edge, no text is smaller than 10 px where the report shows the figure in a 1,400 px wide window,
-and no legend covers a plotted point or line."""
+and no legend covers a plotted point or line; and each is rasterised to the bytes ``savefig``
+writes, once per content in a report."""
 
 from __future__ import annotations
 
+import io
 import itertools
 from types import SimpleNamespace
 
@@ -295,3 +297,32 @@ def test_mean_risk_scores_share_one_axis() -> None:
     xs = np.concatenate([line.get_xdata() for line in ax.get_lines()])
     assert xs.min() > 0.3 and xs.max() < 0.7  # the raw scores, not rescaled to [0.1, 1]
     assert ax.name == "rectilinear"
+
+
+def test_png_bytes_are_the_bytes_savefig_writes() -> None:
+    """One draw instead of savefig's two (a layout pass without output, then the rasterising
+    draw): the same PNG for every figure kind, colour bar and outside legends included."""
+    fresh = _all_figures()
+    for name, fig in _all_figures().items():
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", metadata={"Software": None})
+        assert figures.png_bytes(fresh[name]) == buffer.getvalue(), name
+
+
+def test_a_figure_that_plots_the_same_is_rasterised_once(monkeypatch) -> None:
+    """Within rendered_once: the same builder, arguments, order of panels, size and resolution
+    reuse the bytes; another order of panels (one sidecar, sorted keys) is drawn again."""
+    drawn: list[object] = []
+    draw = figures.FigureCanvasAgg.draw
+    monkeypatch.setattr(
+        figures.FigureCanvasAgg, "draw", lambda canvas: drawn.append(canvas) or draw(canvas)
+    )
+    scans = {c: _scan(i) for i, c in enumerate(CONDITIONS[:3])}
+    with figures.rendered_once():
+        first = figures.png_bytes(figures.stability_figure(scans, band=BAND))
+        again = figures.png_bytes(figures.stability_figure(scans, band=BAND))
+        turned = dict(reversed(scans.items()))
+        other = figures.png_bytes(figures.stability_figure(turned, band=BAND))
+    assert first == again and other != first and len(drawn) == 2
+    figures.png_bytes(figures.stability_figure(scans, band=BAND))  # outside the block: drawn
+    assert len(drawn) == 3

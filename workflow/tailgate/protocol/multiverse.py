@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tailgate.protocol.gates import P1_METHODS, ConditionSummary, GateSettings
+from tailgate.protocol.gates import P1_METHODS, ConditionSummary, GateSettings, PairVerdict
 from tailgate.protocol.verdict import h1_verdict, pairwise_matrix
 from tailgate.stats.equivalence import BulkEquivalence
 
@@ -77,16 +77,22 @@ def multiverse(
         g5[registered_g5] = {}
     rules = threshold_rules(band)
     mults = sorted({float(m) for m in multipliers} | {1.0})
+    # the threshold rule decides only how the pairs' results combine into H1: each pairwise
+    # matrix (every pair at every band threshold) is evaluated once and read by every rule
+    matrices: dict[tuple[float, str, str], tuple[GateSettings, tuple[PairVerdict, ...]]] = {}
     cells = []
     for (label, rule, q_head), m, g5_label, p1 in itertools.product(rules, mults, g5, P1_METHODS):
-        s = dataclasses.replace(
-            settings,
-            delta_mu=settings.delta_mu * m,
-            delta_tvar=settings.delta_tvar * m,
-            p1_method=p1,
-            **g5[g5_label],
-        )
-        matrix = pairwise_matrix(summaries, bulk, s, pairs)
+        key = (m, g5_label, p1)
+        if key not in matrices:
+            s = dataclasses.replace(
+                settings,
+                delta_mu=settings.delta_mu * m,
+                delta_tvar=settings.delta_tvar * m,
+                p1_method=p1,
+                **g5[g5_label],
+            )
+            matrices[key] = s, pairwise_matrix(summaries, bulk, s, pairs)
+        s, matrix = matrices[key]
         v = h1_verdict(
             matrix,
             headline_q=headline_q if q_head is None else q_head,

@@ -11,15 +11,19 @@ No pyplot state is used, so figures can be drawn from any thread or process.
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.image import imsave
 
 from tailgate.atomic import write_bytes, write_json
 
@@ -40,6 +44,7 @@ __all__ = [
     "png_bytes",
     "power_figure",
     "qq_figure",
+    "rendered_once",
     "sidecar_path",
     "stability_figure",
     "write_forest",
@@ -158,11 +163,55 @@ def legend_outside(fig: Figure, handles: Sequence[Any] | None = None, **kw: Any)
     )
 
 
+#: within :func:`rendered_once`: PNG bytes by what a figure plots (:func:`_same_figure`)
+_RENDERED: ContextVar[dict[str, bytes] | None] = ContextVar("tailgate_rendered", default=None)
+
+
+@contextmanager
+def rendered_once() -> Iterator[None]:
+    """Within the block, a figure that plots what an earlier one plotted (the same builder,
+    arguments in the same order, size and resolution) is not rasterised again: it has the same
+    bytes. The report stage draws the standalone figures that the report also embeds."""
+    token = _RENDERED.set({} if _RENDERED.get() is None else _RENDERED.get())
+    try:
+        yield
+    finally:
+        _RENDERED.reset(token)
+
+
+def _same_figure(fig: Figure) -> str | None:
+    """What determines ``fig``'s pixels, as text: its recorded content with the order of every
+    mapping kept (the order of the panels), its size and its resolution; None for a figure
+    that does not record what it plots."""
+    content = content_of(fig)
+    if content is None:
+        return None
+    size = [float(v) for v in fig.get_size_inches()]
+    return json.dumps([content, size, float(fig.dpi)], ensure_ascii=False, allow_nan=False)
+
+
 def png_bytes(fig: Figure) -> bytes:
-    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs)."""
+    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs).
+
+    One draw lays the figure out and rasterises it, and the pixels are written as ``savefig``
+    writes them (the same bytes): ``savefig`` would first draw every artist once more, without
+    output, only to run the layout engine."""
+    seen, key = _RENDERED.get(), None
+    if seen is not None:
+        key = _same_figure(fig)
+        if key is not None and key in seen:
+            return seen[key]
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+    imsave(
+        buffer, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
+        metadata={"Software": None},
+    )  # fmt: skip
+    data = buffer.getvalue()
+    if seen is not None and key is not None:
+        seen[key] = data
+    return data
 
 
 def write_png(fig: Figure, path: str | os.PathLike[str]) -> None:

@@ -29,6 +29,7 @@ __all__ = ["render_report", "report_inputs", "report_stage", "rerender"]
 OPERATING = "operating.json"
 
 
+@figures.rendered_once()  # the standalone figures are figures the report embeds
 def render_report(
     verdict: str | os.PathLike[str],
     fits: Sequence[str | os.PathLike[str]],

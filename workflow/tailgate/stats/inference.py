@@ -36,6 +36,7 @@ from tailgate.lazy import lazy_module
 from tailgate.stats import gpd
 
 optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
 stats = lazy_module("scipy.stats")
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "ProfileGrid",
     "bartlett_corrected",
     "bartlett_factor",
+    "chi2_1_sf",
     "lr_test",
     "lr_test_grids",
     "observed_information",
@@ -287,12 +289,20 @@ def bartlett_corrected(test: LRTest, n_a: int, n_b: int) -> LRTest:
     if not math.isfinite(test.statistic):
         return test
     stat = test.statistic / bartlett_factor(test.xi_common, n_a, n_b)
-    return LRTest(stat, float(stats.chi2.sf(stat, 1)), test.xi_common)
+    return LRTest(stat, chi2_1_sf(stat), test.xi_common)
+
+
+def chi2_1_sf(x: float) -> float:
+    """P(χ²₁ > x): ``scipy.stats.chi2.sf(x, 1)`` to the bit (the function it evaluates,
+    ``scipy.special.chdtrc``), without loading scipy.stats or paying its per-call argument
+    checks (the audit re-derives thousands of P1 tests); NaN for NaN, 1 at and below 0."""
+    x = float(x)
+    return 1.0 if x <= 0.0 else float(special.chdtrc(1.0, x))
 
 
 def _lr(loglik: float, joint: float, xi_common: float) -> LRTest:
     stat = max(0.0, 2.0 * (loglik - joint))
-    return LRTest(stat, float(stats.chi2.sf(stat, 1)), xi_common)
+    return LRTest(stat, chi2_1_sf(stat), xi_common)
 
 
 def lr_test(y_a: np.ndarray, y_b: np.ndarray) -> LRTest:
