@@ -55,8 +55,8 @@ from typing import Any
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
 from tailgate.prereg.audit import AuditReport, Check, _files, _prereg_of
-from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.compare import MODEL_RTOL, compare_made, compare_model_output
 from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
