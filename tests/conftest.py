@@ -31,6 +31,7 @@ STUDY_RUNS = (
     "tiny_pair",
     "run",
     "oc",
+    "study",
 )
 
 

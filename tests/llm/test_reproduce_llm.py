@@ -57,7 +57,10 @@ def _run(cmd: list[str], root: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def _snakemake(root: Path, env: dict[str, str], *args: str) -> None:
+    from git_repo import commit_registration
     from tiny_project import REPO_ROOT
+
+    commit_registration(root)  # a confirmatory run needs its registration committed
 
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"), "-d", str(root)]
     res = _run([*cmd, "--cores", "2", *args], root, env)
