@@ -94,11 +94,11 @@ def _copy_pinned(study: object, src_root: Path, dst_root: Path) -> None:
 
 @dataclass
 class Taken:
-    """What a transformers study's reproduction takes as recorded: the files copied, the
-    failures found checking them against their records, and each scorer or embedder whose
-    recorded files stand in for a recomputation (with why, for the audit's cannot-prove list)."""
+    """What a transformers study's reproduction takes as recorded: the failures found checking
+    the copied files against their records, and each scorer or embedder whose recorded files
+    (``stand_ins``) stand in for a recomputation (``fallback``; with why, in ``unproven``, for
+    the audit's cannot-prove list)."""
 
-    copied: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     unproven: list[str] = field(default_factory=list)
     fallback: set[str] = field(default_factory=set)
@@ -176,7 +176,7 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
     stand_in = [r for r in rels if _first(r) in fallback]
     taken.failures = _copy_checked(rd, dst, data, time.time() - 3600)
     taken.failures += _copy_checked(rd, dst, stand_in, time.time() + 86400)
-    taken.copied, taken.stand_ins, taken.fallback = data + stand_in, stand_in, set(fallback)
+    taken.stand_ins, taken.fallback = stand_in, set(fallback)
     return taken
 
 
