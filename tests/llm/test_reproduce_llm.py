@@ -159,3 +159,4 @@ def test_a_forged_score_shard_passes_the_audit_and_fails_reproduce(study, tmp_pa
     assert res.returncode == 4, res.stdout[-4000:]
     assert f"{FORGED}: differs from its recomputation: column 'score'" in res.stdout
     assert "beyond the model tolerance" in res.stdout
+    assert "later stages not re-run" in res.stdout  # they would start from forged scores

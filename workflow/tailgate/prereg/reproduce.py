@@ -14,7 +14,8 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
   the generations with the registered models and compared with the recorded file — what a
   model computed within :data:`~tailgate.prereg.compare.MODEL_RTOL` (float32 model arithmetic
   rounds differently with the batch shapes and the device, which the registration leaves
-  free), any other scorer's output like every file below. Then the recorded score and
+  free), any other scorer's output like every file below; a difference is a failure naming
+  the file and row, and the later stages are then not re-run. Else the recorded score and
   embedding files, so vouched for, replace the recomputed ones and every later stage runs from
   them, so that everything after the models is compared as exactly as for the other backends.
   A scorer or embedder whose model cannot be loaded here (:mod:`tailgate.prereg.loadable`: a
@@ -94,11 +95,11 @@ def _copy_pinned(study: object, src_root: Path, dst_root: Path) -> None:
 
 @dataclass
 class Taken:
-    """What a transformers study's reproduction takes as recorded: the files copied, the
-    failures found checking them against their records, and each scorer or embedder whose
-    recorded files stand in for a recomputation (with why, for the audit's cannot-prove list)."""
+    """What a transformers study's reproduction takes as recorded: the failures found checking
+    the copied files against their records, and each scorer or embedder whose recorded files
+    (``stand_ins``) stand in for a recomputation (``fallback``; with why, in ``unproven``, for
+    the audit's cannot-prove list)."""
 
-    copied: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     unproven: list[str] = field(default_factory=list)
     fallback: set[str] = field(default_factory=set)
@@ -176,7 +177,7 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
     stand_in = [r for r in rels if _first(r) in fallback]
     taken.failures = _copy_checked(rd, dst, data, time.time() - 3600)
     taken.failures += _copy_checked(rd, dst, stand_in, time.time() + 86400)
-    taken.copied, taken.stand_ins, taken.fallback = data + stand_in, stand_in, set(fallback)
+    taken.stand_ins, taken.fallback = stand_in, set(fallback)
     return taken
 
 
@@ -328,7 +329,7 @@ def _run(
     notes = [
         f"{start}; scores, per-token losses, judge grades and embeddings recomputed from them "
         "with the registered models and compared with the recorded ones (a model's floats "
-        f"within relative {MODEL_RTOL:g}); every later stage re-run from the recorded scores",
+        f"within relative {MODEL_RTOL:g})",
         *(f"taken as recorded (cannot be recomputed here): {p}/" for p in sorted(taken.fallback)),
     ]
     # 1. recompute what the models compute from the generations, and compare
@@ -336,13 +337,22 @@ def _run(
     if code != 0:
         return _failed(rd, code, tail, notes), taken.unproven
     computed_fails, computed = _check_computed(study, rd, out, taken)
+    if computed_fails:
+        notes.append(f"recomputation took {first:.0f} s on {cores} core(s)")
+        detail = (
+            f"{len(computed)} score and embedding file(s) recomputed from the generations with "
+            "the registered models; later stages not re-run (they would start from recorded "
+            "files that the models do not give)"
+        )
+        return Check("reproduce", detail, computed_fails, notes), taken.unproven
     # 2. every later stage from the recorded scores (now vouched for), compared exactly
     stamp = time.time()
-    computed_fails += _copy_checked(rd, out, [*computed, *taken.stand_ins], stamp)
+    copy_fails = _copy_checked(rd, out, [*computed, *taken.stand_ins], stamp)
+    notes.append("every later stage re-run from the recorded scores, so vouched for")
     code, tail, then = _snakemake(root, cores, log)
     if code != 0:
         return _failed(rd, code, tail, notes), taken.unproven
-    check = _compare_all(rd, out, notes, first + then, cores, computed_fails)
+    check = _compare_all(rd, out, notes, first + then, cores, copy_fails)
     return check, taken.unproven
 
 
