@@ -64,10 +64,16 @@ def test_registered_tests_find_the_truth_on_samples_of_the_registered_size(demo)
         n = study.condition(c)["prompts"]
         samples.append(-truth.ppf(rng.uniform(size=n)))
     res = dominance_tests_orders(
-        samples, st["orders"], 300, st["alpha"], st["eps0"], np.random.SeedSequence(1)
+        samples,
+        st["orders"],
+        300,
+        st["alpha"],
+        st["eps0"],
+        np.random.SeedSequence(1),
+        calibration=st["calibration"],
     )
     q, l8, nemo = (st["conditions"].index(c) for c in ("qwen", "llama8b", "nemo"))
-    # the normal-theory parts of the registered tests point the way the truth does ...
+    # the registered tests' bounds (calibration as registered) point the way the truth does ...
     assert res[1].delta_ucb[q, nemo] <= 0 and res[1].delta_ucb[l8, nemo] <= 0
     assert res[2].eps_ucb[q, nemo] <= 0.25
     assert res[1].ranks[nemo] == 4

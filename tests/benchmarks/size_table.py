@@ -17,11 +17,11 @@ prints the rejection rate with its Monte Carlo standard error, beside the nomina
    at n = 50 / 80, χ² and Bartlett-corrected (:func:`bartlett_corrected`), ξ = −0.2 and 0.2;
 5. the dominance analysis's tests of Nitsure et al. (2024) at a null boundary, the paper's normal
    bound (``calibration: normal``, Eqs. 11–13) beside the default ``logit_percentile`` (methods
-   note D7), k = 2 at α/k² = 0.05 with B = ``--resamples``: the absolute ε₀-test of "N(0.5, 2)
-   dominates N(0, 1)" with ε₀ the population ratio (0.1677 first order, 0.4447 second), n = 500
-   and 2,000, and the relative test of "N(0, 1) R-FSD-dominates N(0, 2)" (Δε = 0); each with a
-   power column: the first sample shifted by +0.3·√(500/n) (absolute) or +0.2·√(500/n)
-   (relative), a local alternative, so that power is not 1 at n = 2,000 either.
+   note D7), k = 2 at α/k² = ``--level`` (0.05) with B = ``--resamples``: the absolute ε₀-test
+   of "N(0.5, 2) dominates N(0, 1)" with ε₀ the population ratio (0.1677 first order, 0.4447
+   second), n = 500 and 2,000, and the relative test of "N(0, 1) R-FSD-dominates N(0, 2)"
+   (Δε = 0); each with a power column: the first sample shifted by +0.3·√(500/n) (absolute) or
+   +0.2·√(500/n) (relative), a local alternative, so that power is not 1 at n = 2,000 either.
 """
 
 from __future__ import annotations
@@ -121,11 +121,11 @@ CALIBRATIONS = ("normal", "logit_percentile")
 
 
 def _dominance_cell(
-    reps: int, resamples: int, n: int, shift: float, relative: bool
+    reps: int, resamples: int, n: int, shift: float, relative: bool, level: float
 ) -> dict[tuple[int, str], int]:
     """Rejections of "sample 1 dominates sample 2" per (order, calibration) over ``reps`` data
-    sets (k = 2, α = 0.2 so that α/k² = 0.05); one set of replicates per data set serves both
-    calibrations, and the guard uses its asymptotic p (the distributions differ)."""
+    sets (k = 2, α = 4·``level`` so that α/k² = ``level``); one set of replicates per data set
+    serves both calibrations, and the guard uses its asymptotic p (the distributions differ)."""
     hits = {(o, c): 0 for o in (1, 2) for c in CALIBRATIONS}
     rng = np.random.default_rng([n, int(1000 * shift), int(relative)])
     eps0 = tuple(BOUNDARY_EPS.values())
@@ -137,20 +137,23 @@ def _dominance_cell(
         boot, guard = bootstrap_ratios(s, resamples, r), distinctness(s)
         for c in CALIBRATIONS:
             for o in (1, 2):
-                t = dominance_from_replicates(boot, o, 0.2, eps0, False, guard, c)
+                t = dominance_from_replicates(boot, o, 4 * level, eps0, False, guard, c)
                 hits[(o, c)] += bool(t.wins[0, 1] if relative else t.abs_wins[o - 1, 0, 1])
     return hits
 
 
-def dominance_rows(reps: int, resamples: int) -> None:
-    print(f"\n5. Dominance tests at a null boundary, α/k² = 0.05, B = {resamples}: size and power")
+def dominance_rows(reps: int, resamples: int, level: float) -> None:
+    print(
+        f"\n5. Dominance tests at a null boundary, α/k² = {level:g}, B = {resamples}: size, power"
+    )
     print(f"{'test':>22} {'n':>5} | {'size normal':>14} {'size calibrated':>15} | "
           f"{'power normal':>14} {'power calibrated':>16}")  # fmt: skip
     cells = [(False, 500), (False, 2000), (True, 500), (True, 2000)]
     for relative, n in cells:
-        size = _dominance_cell(reps, resamples, n, 0.0, relative)
+        size = _dominance_cell(reps, resamples, n, 0.0, relative, level)
         local = math.sqrt(500 / n)
-        power = _dominance_cell(reps, resamples, n, (0.2 if relative else 0.3) * local, relative)
+        shift = (0.2 if relative else 0.3) * local
+        power = _dominance_cell(reps, resamples, n, shift, relative, level)
         for o in (1,) if relative else (1, 2):
             name = "relative, order 1" if relative else f"absolute, order {o}"
             print(f"{name:>22} {n:>5} | {_rate(size[(o, 'normal')], reps):>14} "
@@ -164,13 +167,14 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1000, help="data sets per cell (M)")
     parser.add_argument("--resamples", type=int, default=200, help="B of the dominance rows")
     parser.add_argument("--only", choices=("dominance",), help="only the dominance rows (5)")
+    parser.add_argument("--level", type=float, default=0.05, help="α/k² of the dominance rows")
     args = parser.parse_args()
     start = time.perf_counter()
     if args.only is None:
         guard_rows(args.reps)
         energy_rows(args.reps)
         lr_rows(args.reps)
-    dominance_rows(args.reps, args.resamples)
+    dominance_rows(args.reps, args.resamples, args.level)
     print(f"\n({time.perf_counter() - start:.0f} s, M = {args.reps})")
 
 

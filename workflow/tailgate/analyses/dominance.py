@@ -52,9 +52,9 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   the win keeps its form (bound ≤ 0). A normal tail, not the empirical quantile: at
   α/k² = 0.05/144 a quantile at 1 − α/k² cannot be read off B = 1,000 replicates; the upper
   half, not the mean and sd of logit ε*, because replicates at exact dominance (ε* = 0) would
-  send those to −∞. Post-processing of the same replicates: no extra resampling. It halves the
-  normal test's excess size at the boundary but does not remove it at n = 2,000 second order,
-  and is conservative near exact dominance (``tests/benchmarks/size_table.py``, README).
+  send those to −∞. Post-processing of the same replicates: no extra resampling. It holds the
+  level at the boundary where the normal bound exceeds it, possibly not all of it second order
+  at n = 2,000, and is wider near exact dominance (``tests/benchmarks/size_table.py``, README).
 
 **Speed** (the hint of issue 11). A bootstrap resample of a sorted sample is a vector of
 multinomial counts over the sorted values, so each replicate's quantile and integrated-quantile
