@@ -35,6 +35,15 @@ STUDY_RUNS = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Load numba's LLVM first in every test process. Tests load torch in-process too, and a
+    numba compilation after torch has loaded its own LLVM aborts the process (numba issue
+    9996: the other order works); the workers then crashed at the first ``import dcor``."""
+    import numba
+
+    numba.njit(lambda x: x + 1)(1)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`)."""
     for item in items:
