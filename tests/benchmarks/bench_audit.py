@@ -54,7 +54,10 @@ def checkout_workflow(rev: str, dest: Path) -> Path:
         cwd=REPO, capture_output=True, check=True,
     ).stdout  # fmt: skip
     with tarfile.open(fileobj=BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            tar.extractall(dest, filter="data")
+        else:
+            tar.extractall(dest)  # this repository's own archive
     return dest / "workflow"
 
 

@@ -275,6 +275,44 @@ def test_6_an_edited_report_fails_the_audit(proj):
     assert code == AUDIT_FAILED and f"{rel(proj, html)}: differs from the report re-rendered" in out
 
 
+def _repainted(png: bytes) -> bytes:
+    """``png`` with one pixel changed, written as a valid PNG again."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGBA")
+    r, g, b, a = image.getpixel((5, 5))
+    image.putpixel((5, 5), (255 - r, g, b, a))
+    out = io.BytesIO()
+    image.save(out, format="png")
+    return out.getvalue()
+
+
+def test_6_a_repainted_figure_fails_the_audit(proj):
+    """A figure's pixels are compared with a re-rendering (the recorded versions are the
+    auditor's), not only what its sidecar says it plots: one changed pixel in a standalone PNG
+    or in an image embedded in the report, each with a matching record, fails the audit."""
+    import base64
+    import re
+
+    png = proj.results / "figures" / "power.png"
+    png.write_bytes(_repainted(png.read_bytes()))
+    html = proj.results / "report.html"
+    text = html.read_text()
+    first = re.search(r"base64,([A-Za-z0-9+/=]+)'", text)
+    assert first is not None
+    new = base64.b64encode(_repainted(base64.b64decode(first.group(1)))).decode("ascii")
+    html.write_text(text.replace(first.group(1), new, 1))
+    for f in ("figures/power.png", "report.html"):
+        _rehash(proj, f)
+    code, out = proj.audit()
+    assert code == AUDIT_FAILED
+    assert f"{rel(proj, png)}: differs from the report re-rendered" in out
+    assert f"{rel(proj, html)}: differs from the report re-rendered" in out
+    assert "different embedded images under the same versions" in out
+
+
 def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj):
     for cond in ("base", "heavy"):  # q = 0.97 made to look like q = 0.95, which passes
         rel_ = f"fits/tox/logit/{cond}.json"

@@ -153,28 +153,61 @@ def test_byte_identical_for_cores_1_and_reruns(small_run, tmp_path):
         assert (other.results / rel).read_bytes() == (small_run.results / rel).read_bytes(), rel
 
 
+def _forge(project: Project, rel: str, doc: dict) -> None:
+    """Write ``doc`` as ``rel`` and rewrite its provenance hash to match (a forger's edit)."""
+    from tailgate.prereg.canonical import sha256_file
+    from tailgate.provenance import record_path
+
+    path = project.results / rel
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    rec = record_path(path, project.results)
+    content = json.loads(rec.read_text())
+    content["sha256"] = sha256_file(path)
+    content["bytes"] = path.stat().st_size
+    rec.write_text(json.dumps(content))
+
+
 def test_audit_passes_then_fails_when_a_recorded_verdict_is_altered(small_copy):
     res = small_copy.cli("audit", small_copy.results)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "verdicts: protocol: re-derived from stored statistics" in res.stdout
     # a forger flips one gate in verdict.json and rewrites its provenance hash to match
-    from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path
-
-    path = small_copy.results / "verdict.json"
-    doc = json.loads(path.read_text())
+    doc = json.loads((small_copy.results / "verdict.json").read_text())
     at = doc["gates"][0]["pairs"][0]["thresholds"][0]
     at["gates"]["G3"]["passed"] = not at["gates"]["G3"]["passed"]
-    path.write_text(json.dumps(doc, indent=2, sort_keys=True))
-    rec = record_path(path, small_copy.results)
-    content = json.loads(rec.read_text())
-    content["sha256"] = sha256_file(path)
-    content["bytes"] = path.stat().st_size
-    rec.write_text(json.dumps(content))
+    _forge(small_copy, "verdict.json", doc)
     res = small_copy.cli("audit", small_copy.results)
     assert res.returncode == 4, res.stdout
     assert "verdict.json" in res.stdout and "gate G3 recorded" in res.stdout
     assert "re-derived" in res.stdout
+
+
+def test_under_other_versions_the_audit_rasterises_nothing_and_reads_what_figures_plot(
+    small_copy, monkeypatch
+):
+    """Pixels are compared only when the recorded versions are the auditor's: under another
+    matplotlib no figure is drawn, and a plotted number changed in a sidecar still fails."""
+    import tailgate.environment as environment
+    from tailgate.prereg.audit import audit
+    from tailgate.report import figures
+
+    mine = environment.current
+    monkeypatch.setattr(
+        environment, "current", lambda *a, **k: {**mine(*a, **k), "matplotlib": "0.0"}
+    )
+    drawn: list[object] = []
+    draw = figures.FigureCanvasAgg.draw
+    monkeypatch.setattr(figures.FigureCanvasAgg, "draw", lambda c: drawn.append(c) or draw(c))
+    report = audit(small_copy.results)
+    assert report.ok and not drawn, "\n".join(report.lines())
+    assert "tolerant mode" in next(c.detail for c in report.checks if c.name == "report")
+    doc = json.loads((small_copy.results / "figures" / "power.json").read_text())
+    doc["content"]["plots"]["power"]["power"] = 0.5
+    _forge(small_copy, "figures/power.json", doc)
+    report = audit(small_copy.results)
+    assert not report.ok and not drawn
+    assert any("figures/power.json: differs from the report re-rendered" in f
+               for f in report.failures), report.failures  # fmt: skip
 
 
 def test_edit_is_refused_by_snakemake_and_by_every_stage(small_copy):

@@ -862,14 +862,16 @@ def _check_environment(records: list[Any] | None) -> Check:
 
 
 def _check_report(rd: Path, study: Study) -> Check:
-    from tailgate.prereg.compare import compare_made
-    from tailgate.stages.report import rerender
+    from tailgate.prereg.compare import compare_made, compared_exactly
+    from tailgate.stages.report import rerender, rerendered
 
     if not (rd / "report.html").is_file():
         return Check("report", "no report.html to check")
+    # pixels are compared only byte for byte: rasterise when some output is compared so
+    pixels = any(compared_exactly(rd, rel) for rel in rerendered(study).values())
     with tempfile.TemporaryDirectory(prefix="tailgate-audit-") as tmp:
         try:
-            made = rerender(rd, study, Path(tmp))
+            made = rerender(rd, study, Path(tmp), pixels=pixels)
         except Exception as exc:  # the stored statistics cannot make a report: say so
             return Check("report", "re-rendered", [f"{rd}: cannot re-render the report ({exc})"])
         found = compare_made(

@@ -45,6 +45,7 @@ __all__ = [
     "compare_model_output",
     "compare_tables",
     "compare_values",
+    "compared_exactly",
     "report_text",
     "ulps",
 ]
@@ -405,6 +406,14 @@ def _recorded_versions(rd: Path, rel: str) -> dict[str, str]:
     except (OSError, ValueError, AttributeError):
         return {}
     return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
+
+
+def compared_exactly(rd: Path, rel: str) -> bool:
+    """Whether :func:`compare_made` compares ``rd / rel`` byte for byte: its record names the
+    auditor's versions (:func:`tailgate.environment.same_numerics`)."""
+    from tailgate.environment import same_numerics
+
+    return same_numerics(_recorded_versions(rd, rel))
 
 
 def compare_made(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from .analyses import read_analyses
 from .common import open_stage, read_json
 from .registered_plan import registered_plan_criteria, registered_plan_of
 
-__all__ = ["render_report", "report_inputs", "report_stage", "rerender"]
+__all__ = ["render_report", "report_inputs", "report_stage", "rerender", "rerendered"]
 
 #: the operating characteristics' file name, beside ``power.json``
 OPERATING = "operating.json"
@@ -152,9 +153,9 @@ def registered_criteria_of(study: Any, docs: list[dict[str, Any]]) -> list[dict[
     return registered_plan_criteria(study, lock.chain, docs) if lock is not None else []
 
 
-def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]:
-    """Render the report from the stored statistics in ``results`` into ``out_dir``; return
-    (path relative to ``results``, written file) for each output (``tailgate audit``)."""
+def rerendered(study: Any) -> dict[str, str]:
+    """What :func:`rerender` writes: the report and, with the protocol, the standalone figures
+    and their sidecars, by role (paths relative to the results folder)."""
     names = {"html": "report.html", "md": "report.md"}
     if study.has_protocol:
         names.update(
@@ -165,16 +166,28 @@ def rerender(results: Path, study: Any, out_dir: Path) -> list[tuple[str, Path]]
                 "stability content": "figures/stability.json",
             }
         )
+    return names
+
+
+def rerender(
+    results: Path, study: Any, out_dir: Path, *, pixels: bool = True
+) -> list[tuple[str, Path]]:
+    """Render the report from the stored statistics in ``results`` into ``out_dir``; return
+    (path relative to ``results``, written file) for each output (``tailgate audit``).
+    Without ``pixels`` no figure is rasterised: the images are empty, what they plot is there
+    (their digests in the report, their sidecars)."""
+    names = rerendered(study)
     (out_dir / "figures").mkdir(parents=True, exist_ok=True)
     inputs = report_inputs(results, study)
-    render_report(
-        inputs["verdict"],
-        inputs["fits"],
-        inputs["power"],
-        out_dir / names["html"],
-        out_dir / names["md"],
-        {k: out_dir / names[k] for k in ("power", "stability") if k in names},
-        inputs["analyses"],
-        study=study,
-    )
+    with figures.without_pixels() if not pixels else nullcontext():
+        render_report(
+            inputs["verdict"],
+            inputs["fits"],
+            inputs["power"],
+            out_dir / names["html"],
+            out_dir / names["md"],
+            {k: out_dir / names[k] for k in ("power", "stability") if k in names},
+            inputs["analyses"],
+            study=study,
+        )
     return [(rel, out_dir / rel) for rel in names.values()]
