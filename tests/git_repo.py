@@ -36,7 +36,10 @@ def git_commit(root: Path, message: str, *paths: str) -> str:
 def commit_registration(root: Path) -> None:
     """Commit ``preregistrations/`` as it is now (creating the repository on first use): a
     confirmatory run needs its registration committed exactly as on disk, as a user commits
-    after ``tailgate freeze`` or ``tailgate amend``. Nothing is committed when nothing changed."""
+    after ``tailgate freeze`` or ``tailgate amend``. Nothing is committed when nothing changed
+    (or nothing is registered)."""
+    if not (root / "preregistrations").exists():
+        return  # nothing registered to commit
     if not (root / ".git").exists():
         git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A", "--", "preregistrations")
