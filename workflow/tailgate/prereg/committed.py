@@ -120,12 +120,15 @@ def commit_registration(root: str | Path, paths: list[str]) -> None:
     import subprocess
 
     ident = ["-c", "user.name=tailgate audit", "-c", "user.email=audit@tailgate.invalid"]
-    steps = [["git", "init", "-q"]] if not (Path(root) / ".git").exists() else []
-    steps += [
-        ["git", "add", "--", *paths],
-        ["git", *ident, "commit", "-q", "--no-verify", "-m", "registration", "--", *paths],
-    ]
-    for cmd in steps:
-        res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+
+    def git(*args: str) -> str:
+        res = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
         if res.returncode != 0:
-            raise OSError(f"'{' '.join(cmd)}' failed in {root}: {res.stderr.strip()}")
+            raise OSError(f"'git {' '.join(args)}' failed in {root}: {res.stderr.strip()}")
+        return res.stdout
+
+    if not (Path(root) / ".git").exists():
+        git("init", "-q")
+    git("add", "--", *paths)
+    if git("status", "--porcelain", "--", *paths).strip():  # a kept scratch project may hold it
+        git(*ident, "commit", "-q", "--no-verify", "-m", "registration", "--", *paths)

@@ -298,7 +298,10 @@ def _run(
     shutil.copy2(lock_path_for(prereg), root / "preregistrations" / lock_path_for(prereg).name)
     _write_config(prereg, root / "config" / "config.yaml", name)
     _copy_pinned(study, project_root(prereg), root)
-    commit_registration(root, ["preregistrations"])  # a confirmatory re-run
+    try:
+        commit_registration(root, ["preregistrations"])  # a confirmatory re-run
+    except OSError as exc:
+        return Check("reproduce", "not run", [f"the scratch project: {exc}"]), []
     out, log = root / "results" / name, root / "reproduce.log"
     print(
         f"tailgate audit --reproduce: re-running every stage of study {name} in {root} "
