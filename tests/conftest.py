@@ -35,6 +35,23 @@ STUDY_RUNS = (
 )
 
 
+class _GroupedIds:
+    """pytest-xdist 3.8 marks a grouped test by appending ``@<group>`` to ``item._nodeid``, which
+    pytest 9.2 no longer reads (a node id is ``item._id``): without this copy ``--dist
+    loadgroup`` silently schedules every test alone and the study runs are built twice."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        try:
+            from _pytest.nodeid import NodeId
+        except ImportError:  # an older pytest reads _nodeid itself
+            return
+        for item in items:
+            grouped = getattr(item, "_nodeid", None)
+            if isinstance(grouped, str) and "@" in grouped and item.nodeid != grouped:
+                item._id = NodeId.parse(grouped)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Load numba's LLVM first in every test process. Tests load torch in-process too, and a
     numba compilation after torch has loaded its own LLVM aborts the process (numba issue
@@ -42,8 +59,10 @@ def pytest_configure(config: pytest.Config) -> None:
     import numba
 
     numba.njit(lambda x: x + 1)(1)
+    config.pluginmanager.register(_GroupedIds(), "tailgate-grouped-ids")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`)."""
     for item in items:
