@@ -86,6 +86,18 @@ def test_planted_bytecode_is_named_and_honest_bytecode_is_not(tmp_path):
     assert len(found) == 1 and "seeds" in found[0] and "not compiled from it" in found[0]
 
 
+def test_honest_bytecode_is_compared_without_the_checkers_own_future_flags(tmp_path):
+    """A module without ``from __future__ import annotations`` compiles to other code under that
+    flag: the comparison must not inherit it from the module that makes it."""
+    from tailgate.prereg.runtime import stale_bytecode
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "plain.py").write_text("def f(x: int) -> int:\n    return x\n")
+    py_compile.compile(str(package / "plain.py"))
+    assert stale_bytecode(package) == ()
+
+
 def test_records_carry_the_runtime_and_the_honest_run_passes(honest_run):
     import json
 

@@ -103,7 +103,9 @@ def _compiled_from(pyc: Path, source: Path) -> bool:
     level = next((int(t[4:]) for t in tag if t.startswith("opt-") and t[4:].isdigit()), 0)
     try:
         code = marshal.loads(pyc.read_bytes()[16:])
-        return code == compile(source.read_bytes(), str(source), "exec", optimize=level)
+        return code == compile(
+            source.read_bytes(), str(source), "exec", optimize=level, dont_inherit=True
+        )
     except (ValueError, EOFError, TypeError, SyntaxError):
         return False
 
