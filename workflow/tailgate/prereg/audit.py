@@ -22,7 +22,8 @@ The audit checks, and reports each check by name (any failure: exit 4):
 7. **chain head at production** — each record's lock entry existed and was the head at the time;
 8. **code** — every record of the study was made by the same code (digest of the tailgate
    package and workflow); a digest other than the auditor's is a note; **runtime** — no record
-   was made with an import hook, compiled code that is not its source, or a tailgate module
+   was made with an import hook whose content is not what a packaging tool writes
+   (:mod:`tailgate.prereg.startup`), compiled code that is not its source, or a tailgate module
    from elsewhere (:mod:`tailgate.prereg.runtime`);
 9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
    deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);

@@ -12,9 +12,11 @@ fingerprint** (:func:`fingerprint`):
   always does; a timestamp one when the source's time and size match) but whose code is not the
   compiled ``.py``, and a ``.pyc`` without a source beside it;
 * ``hooks`` — code Python runs at start-up before any job: ``sitecustomize`` and
-  ``usercustomize`` modules, and ``.pth`` files with ``import`` lines (by name and SHA-256; the
-  ones packaging tools install — setuptools' ``distutils-precedence.pth``, editable installs,
-  namespace packages, virtualenv — are listed as ``known``);
+  ``usercustomize`` modules, and ``.pth`` files with ``import`` lines, each with its path and
+  SHA-256; one is ``known`` only when its content is what a packaging tool writes (setuptools'
+  ``distutils-precedence.pth``, editable-install and namespace-package files, virtualenv's), with
+  the modules its lines import checked too, and otherwise says ``why``
+  (:mod:`tailgate.prereg.startup`);
 * ``python`` — the interpreter version and implementation.
 
 The ``bytecode`` scan covers the package and the workflow's rule scripts (their ``_tailgate``
@@ -22,36 +24,32 @@ helper is imported first by every job). Jobs keep Python's own bytecode caches: 
 ``PYTHONPYCACHEPREFIX`` per run would have prevented a planted ``.pyc`` from running, but it makes
 every job compile numpy, scipy, pandas and matplotlib from source (measured: 12 s instead of
 4 s for their imports where ``PYTHONDONTWRITEBYTECODE`` is set), so planted bytecode is
-detected instead: the audit (:func:`check_runtime`) fails on records made with an import hook,
-with bytecode that is not its source, or with a tailgate module loaded from outside the
-package, and on one module loaded as two different sources within a study; records without a
-fingerprint are named in a note.
+detected instead: the audit (:func:`check_runtime`) fails on records made with an import hook
+that is not known (naming the file, why, and what to do), with bytecode that is not its source,
+or with a tailgate module loaded from outside the package, and on one module loaded as two
+different sources within a study; records without a fingerprint are named in a note.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import importlib.util
 import marshal
 import os
 import platform
-import site
 import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tailgate.prereg.startup import fix_for, import_hooks
+
 __all__ = [
-    "KNOWN_PTH",
     "check_runtime",
     "fingerprint",
     "import_hooks",
     "stale_bytecode",
 ]
-
-#: ``.pth`` files with import lines that packaging tools install (file-name patterns)
-KNOWN_PTH = ("distutils-precedence.pth", "__editable__.*.pth", "*-nspkg.pth", "_virtualenv.pth")
 
 
 def _sha(path: Path) -> str:
@@ -127,40 +125,6 @@ def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _site_dirs() -> list[str]:
-    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
-    if site.ENABLE_USER_SITE:
-        dirs.append(site.getusersitepackages())
-    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
-
-
-def import_hooks() -> list[dict[str, Any]]:
-    """Code run at interpreter start-up (module docstring): ``kind``, ``path``, ``sha256``,
-    ``known``."""
-    out: list[dict[str, Any]] = []
-    for name in ("sitecustomize", "usercustomize"):
-        mod = sys.modules.get(name)
-        origin = getattr(mod, "__file__", None) if mod is not None else None
-        if origin is None:
-            try:
-                spec = importlib.util.find_spec(name)
-            except (ImportError, ValueError):
-                spec = None
-            origin = spec.origin if spec is not None else None
-        if origin and os.path.isfile(origin):
-            out.append({"kind": name, "path": origin, "sha256": _sha(Path(origin)), "known": False})
-    for d in _site_dirs():
-        for pth in sorted(Path(d).glob("*.pth")):
-            try:
-                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                continue
-            if any(line.startswith(("import ", "import\t")) for line in lines):
-                known = any(fnmatch.fnmatch(pth.name, p) for p in KNOWN_PTH)
-                out.append({"kind": "pth", "path": str(pth), "sha256": _sha(pth), "known": known})
-    return out
-
-
 def fingerprint() -> dict[str, Any]:
     """The runtime fingerprint a provenance record carries (module docstring)."""
     return {
@@ -195,13 +159,15 @@ def check_runtime(records: list[Any]) -> tuple[list[str], list[str]]:
             continue
         for h in rt.get("hooks") or []:
             key = f"{h.get('kind')} {h.get('path')}"
-            if h.get("known"):
+            if h.get("known") is True:
                 hooks_seen.setdefault(key, where)
             else:
+                why = f": {h['why']}" if h.get("why") else ""
+                fix = fix_for(str(h.get("kind")), str(h.get("path")))
                 fails.append(
                     f"{where}: made with an import hook ({key}, SHA-256 "
-                    f"{str(h.get('sha256'))[:12]}…) that runs code before any job. Fix: remove "
-                    "it from the environment and re-run the workflow"
+                    f"{str(h.get('sha256'))[:12]}…) that runs code before any job{why}. Fix: "
+                    f"{fix}, then re-run the workflow"
                 )
         for b in rt.get("bytecode") or []:
             fails.append(
@@ -224,5 +190,5 @@ def check_runtime(records: list[Any]) -> tuple[list[str], list[str]]:
             "an older tailgate)"
         )
     for key, where in sorted(hooks_seen.items()):
-        notes.append(f"start-up code from packaging tools: {key} (e.g. {where})")
+        notes.append(f"start-up code from packaging tools (content checked): {key} (e.g. {where})")
     return fails, notes
