@@ -60,11 +60,18 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats
 from scipy.special import expit
 
 from tailgate.atomic import write_parquet
 from tailgate.seeds import rng
+from tailgate.stats.distributions import (
+    gpd_cdf,
+    gpd_ppf,
+    logistic_cdf,
+    logistic_ppf,
+    norm_cdf,
+    norm_ppf,
+)
 
 from . import DataInputError, condition_spec, shard_count
 from .shards import shard_indices
@@ -115,14 +122,13 @@ class SimulationTruth:
     saturation_at: float
     splice: float
 
-    @property
-    def _bulk(self) -> Any:
-        dist = stats.logistic if self.bulk_family == "logistic" else stats.norm
-        return dist(loc=self.bulk_loc, scale=self.bulk_scale)
+    def _bulk_ppf(self, p: np.ndarray) -> np.ndarray:
+        ppf = logistic_ppf if self.bulk_family == "logistic" else norm_ppf
+        return ppf(p, self.bulk_loc, self.bulk_scale)
 
-    @property
-    def _tail(self) -> Any:
-        return stats.genpareto(self.tail_xi, loc=0.0, scale=self.tail_sigma)
+    def _bulk_cdf(self, x: np.ndarray) -> np.ndarray:
+        cdf = logistic_cdf if self.bulk_family == "logistic" else norm_cdf
+        return np.asarray(cdf(x, self.bulk_loc, self.bulk_scale))
 
     def ppf(self, p: np.ndarray | float) -> np.ndarray:
         """Quantile function of the latent severity (inversion sampling uses it)."""
@@ -130,22 +136,24 @@ class SimulationTruth:
         body = 1.0 - self.tail_share
         out = np.empty_like(p)
         low = p < body
-        out[low] = self._bulk.ppf(p[low])
+        out[low] = self._bulk_ppf(p[low])
         if self.tail_share > 0:
             excess = (p[~low] - body) / self.tail_share
-            out[~low] = self.splice + self._tail.ppf(excess)
+            out[~low] = self.splice + gpd_ppf(excess, self.tail_xi, self.tail_sigma)
         else:  # pragma: no cover - p < 1 always lands in the bulk
-            out[~low] = self._bulk.ppf(p[~low])
+            out[~low] = self._bulk_ppf(p[~low])
         return out
 
     def cdf(self, x: np.ndarray | float) -> np.ndarray:
         """Distribution function of the latent severity."""
         x = np.asarray(x, dtype=np.float64)
         if self.tail_share == 0:
-            return np.asarray(self._bulk.cdf(x))
+            return self._bulk_cdf(x)
         body = 1.0 - self.tail_share
-        below = np.minimum(np.asarray(self._bulk.cdf(x)), body)
-        above = body + self.tail_share * np.asarray(self._tail.cdf(x - self.splice))
+        below = np.minimum(self._bulk_cdf(x), body)
+        above = body + self.tail_share * np.asarray(
+            gpd_cdf(x - self.splice, self.tail_xi, self.tail_sigma)
+        )
         return np.where(x <= self.splice, below, above)
 
     def sf_latent(self, x: float) -> float:
@@ -213,8 +221,8 @@ def truth_from_spec(spec: dict[str, Any] | None, *, where: str = "simulate") -> 
             f"Field `{where}.tail.xi` must lie in (-1, 1) (finite mean, regular tail), got {xi}. "
             f"Fix: choose a shape in that range, e.g. 0.0 for a light (Gumbel-domain) tail."
         )
-    dist = stats.logistic if family == "logistic" else stats.norm
-    splice = float(dist.ppf(1.0 - share, loc=loc, scale=scale)) if share > 0 else math.inf
+    ppf = logistic_ppf if family == "logistic" else norm_ppf
+    splice = float(ppf(1.0 - share, loc, scale)) if share > 0 else math.inf
     if sat_share < 0 or (sat_share > 0 and sat_share >= share):
         raise DataInputError(
             f"Field `{where}.saturation.share` must lie in [0, tail.share) = [0, {share}), got "
@@ -303,7 +311,7 @@ def _token_ce(block: dict[str, Any], u: np.ndarray, where: str, seed: int = 0) -
             f"Field `{where}` needs 0 <= hard_share < 1 and tokens_per_sequence >= 1."
         )
     n = u.size
-    z = stats.norm.ppf(np.clip(u, 1e-300, 1.0 - 1e-16))
+    z = norm_ppf(np.clip(u, 1e-300, 1.0 - 1e-16))
     shared = rng(seed, "simulate", "token_ce")  # the same sequences and hard tokens everywhere
     hard = shared.random(n) < hard_share
     z_seq = shared.standard_normal(n // length + 1)[np.arange(n) // length]

@@ -34,10 +34,9 @@ import numpy as np
 
 from tailgate.lazy import lazy_module
 from tailgate.stats import gpd
+from tailgate.stats.distributions import chi2_1_ppf, chi2_1_sf
 
 optimize = lazy_module("scipy.optimize")
-special = lazy_module("scipy.special")
-stats = lazy_module("scipy.stats")
 
 __all__ = [
     "BARTLETT_COEFFICIENTS",
@@ -78,7 +77,7 @@ class ObservedInformation:
 
     def confidence_interval(self, level: float = 0.95) -> gpd.Interval:
         """Wald interval ξ̂ ± z·se."""
-        z = float(np.sqrt(stats.chi2.ppf(level, 1)))
+        z = math.sqrt(chi2_1_ppf(level))
         return gpd.Interval(self.xi - z * self.se_xi, self.xi + z * self.se_xi)
 
 
@@ -187,7 +186,7 @@ def profile_ci(y: np.ndarray, level: float = 0.95, fit: gpd.GPDFit | None = None
     fit = fit if fit is not None else gpd.fit(y)
     if not fit.converged:
         return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.nan)
-    cut = fit.loglik - 0.5 * float(stats.chi2.ppf(level, 1))
+    cut = fit.loglik - 0.5 * chi2_1_ppf(level)
 
     def g(v: float) -> float:
         return float(profile_loglik(y, v)[0]) - cut
@@ -290,14 +289,6 @@ def bartlett_corrected(test: LRTest, n_a: int, n_b: int) -> LRTest:
         return test
     stat = test.statistic / bartlett_factor(test.xi_common, n_a, n_b)
     return LRTest(stat, chi2_1_sf(stat), test.xi_common)
-
-
-def chi2_1_sf(x: float) -> float:
-    """P(χ²₁ > x): ``scipy.stats.chi2.sf(x, 1)`` to the bit (the function it evaluates,
-    ``scipy.special.chdtrc``), without loading scipy.stats or paying its per-call argument
-    checks (the audit re-derives thousands of P1 tests); NaN for NaN, 1 at and below 0."""
-    x = float(x)
-    return 1.0 if x <= 0.0 else float(special.chdtrc(1.0, x))
 
 
 def _lr(loglik: float, joint: float, xi_common: float) -> LRTest:

@@ -51,11 +51,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from tailgate.protocol.gates import ConditionSummary, GateSettings, PairVerdict, evaluate_pair
 from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
+from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
 from tailgate.stats.power import percentile_cis
 from tailgate.stats.profile import STATUS_OK
@@ -194,8 +194,8 @@ def _bulk_cis(
 
     ma, va, ta, wa = stats(xa)
     mb, vb, tb, wb = stats(xb)
-    zm = norm.ppf(0.5 + level_mean / 2)
-    zt = norm.ppf(0.5 + level_tvar / 2)
+    zm = norm_ppf(0.5 + level_mean / 2)
+    zt = norm_ppf(0.5 + level_tvar / 2)
     dm, sm = ma - mb, np.sqrt(va + vb)
     dt, st = ta - tb, np.sqrt(wa + wb)
     return dm, dm - zm * sm, dm + zm * sm, dt, dt - zt * st, dt + zt * st
@@ -232,7 +232,7 @@ def _normal_cis(y: np.ndarray, f: gpd.RowFits, rows: np.ndarray, level: float) -
     (:func:`tailgate.stats.inference.observed_information`); NaN where the fit is not interior.
 
     The stand-in for the registered percentile interval (module docstring: its validation)."""
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = float(norm_ppf(0.5 + level / 2.0))
     out = np.full((rows.size, 2), math.nan)
     for i, t in enumerate(rows):
         if f.status[t] != STATUS_OK:
