@@ -281,7 +281,7 @@ class RegisteredBranch:
         if not reg.has_protocol:
             return []
         if not head.has_protocol:
-            return ["the amended plan registers no protocol"]
+            return ["protocol.enabled (the amended plan registers no protocol)"]
         out = statistics_changes(reg, head)
         if self._pins_changed:
             out.append("the pinned input files")
