@@ -8,9 +8,10 @@ the amended one, equal to an independent run of the entry-0 registration in anot
 core there, two here: the same bytes); the audit passes and catches a forged branch fit. An
 amendment of a decision rule alone adds no job of the branch.
 
-The study is the smallest complete one (two conditions, one scale, one threshold): its first run
-takes about 35 s on two cores, the amendment test about 60 s more (the amended run, the
-reference run and two audits), the decision-rule test a dry run of a few seconds.
+The study is the smallest complete one (two conditions, one scale, one threshold). On two
+shared cores its first run and the amended run take about 65 s together (the fixtures), the
+reference run and the audit of the amendment test about 30 s, the forged-fit audit 3 s, the
+decision-rule test (a dry run) 5 s, and the slow ``audit --reproduce`` test about 50 s.
 """
 
 from __future__ import annotations
@@ -102,14 +103,23 @@ def _forge(proj: Project, rel: str, doc: dict) -> None:
     rec.write_text(json.dumps(content))
 
 
-def test_a_statistics_amendment_computes_the_registered_plan_beside_it(plan_run, tmp_path):
-    proj = _copy(plan_run, tmp_path / "amended")
-    registered_text = proj.prereg.read_text()
+@pytest.fixture(scope="module")
+def amended(plan_run, tmp_path_factory) -> Project:
+    """A copy of the run, its bootstrap sizes amended after data and run again; read-only.
+    ``registered_text``: the registration as entry 0 holds it; ``first_run``: the second run."""
+    proj = _copy(plan_run, tmp_path_factory.mktemp("amended") / "project")
+    proj.registered_text = proj.prereg.read_text()
     proj.replace("bootstrap: {resamples: 100}", "bootstrap: {resamples: 60}")
     proj.replace("    resamples: 50\n", "    resamples: 40\n")
     _amend(proj, "smaller bootstraps")
     res = proj.snakemake()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj.first_run = res
+    return proj
+
+
+def test_a_statistics_amendment_computes_the_registered_plan_beside_it(amended, tmp_path):
+    proj, res = amended, amended.first_run
     # entry 0's statistics jobs run in its branch; its data jobs are the amended plan's
     jobs = job_counts(res.stderr)
     branch = {k: v for k, v in jobs.items() if k.startswith("registered_")}
@@ -155,7 +165,7 @@ def test_a_statistics_amendment_computes_the_registered_plan_beside_it(plan_run,
     assert f"H1 tox / logit (headline): {h1['h1']} (as amended:" in res.stdout
 
     # the reference: the entry-0 registration frozen afresh in another project, run on one core
-    ref = make_project(tmp_path / "reference", registered_text)
+    ref = make_project(tmp_path / "reference", proj.registered_text)
     targets = [f"results/small/{f}" for f in ("gates/tox/logit.json", BRANCH_FILES[-1])]
     done = ref.snakemake(*targets, cores=1)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -170,7 +180,12 @@ def test_a_statistics_amendment_computes_the_registered_plan_beside_it(plan_run,
     res = proj.cli("audit", rd)
     assert res.returncode == 0, res.stdout[-4000:]
     assert "verdicts: registered plan: the outcome under entry 0 re-derived" in res.stdout
-    # a forged branch fit (its record rewritten to match) fails it, named
+
+
+def test_a_forged_branch_fit_fails_the_audit(amended, tmp_path):
+    proj = _copy(amended, tmp_path / "forged")
+    rd = proj.results
+    # a branch fit forged with its record rewritten to match: the audit names it
     rel = "registered/fits/tox/logit/heavy.json"
     doc = json.loads((rd / rel).read_text())
     doc["thresholds"][0]["xi_ci_gate"] = [0.9, 1.0]
@@ -178,6 +193,15 @@ def test_a_statistics_amendment_computes_the_registered_plan_beside_it(plan_run,
     res = proj.cli("audit", rd)
     assert res.returncode == 4
     assert f"{rd / 'registered/gates/tox/logit.json'}: its input {rd / rel} changed" in res.stdout
+
+
+@pytest.mark.slow
+def test_audit_reproduce_re_runs_the_registered_plan(amended):
+    """``audit --reproduce`` re-runs the whole DAG, the branch included, in a scratch project
+    and compares every file (about 40 s)."""
+    res = amended.cli("audit", "--reproduce", amended.results)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "reproduce:" in res.stdout
 
 
 def test_a_decision_rule_amendment_adds_no_branch_job(plan_run, tmp_path):
