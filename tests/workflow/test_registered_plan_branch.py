@@ -195,6 +195,18 @@ def test_a_forged_branch_fit_fails_the_audit(amended, tmp_path):
     assert f"{rd / 'registered/gates/tox/logit.json'}: its input {rd / rel} changed" in res.stdout
 
 
+def test_a_registered_plan_changed_in_memory_cannot_record(amended):
+    from tailgate.errors import RefusalError
+    from tailgate.stages.common import open_stage
+
+    ctx = open_stage(amended.prereg, amended.results, "registered")
+    assert ctx.study.data["protocol"]["bootstrap"]["resamples"] == 100  # entry 0's
+    assert ctx.head is not None and ctx.head.data["protocol"]["bootstrap"]["resamples"] == 60
+    ctx.study.data["protocol"]["bootstrap"]["resamples"] = 10
+    with pytest.raises(RefusalError, match="changed after it was loaded"):
+        ctx.record(amended.results / "registered" / "fits" / "tox" / "logit" / "base.json")
+
+
 @pytest.mark.slow
 def test_audit_reproduce_re_runs_the_registered_plan(amended):
     """``audit --reproduce`` re-runs the whole DAG, the branch included, in a scratch project

@@ -80,6 +80,18 @@ class StageContext:
                 + f"{self.results / BRANCH_DIR} (the registered plan's artifacts). Fix: pass "
                 "the output path of that plan."
             )
+        if self.plan_info is not None:  # the plan in use, re-hashed now, is the one recorded
+            from tailgate.errors import RefusalError
+            from tailgate.prereg.canonical import canonical_hash
+
+            now = canonical_hash(self.study.data)
+            if now != self.plan_info["canonical_hash"] or now != self.study.canonical_hash:
+                raise RefusalError(
+                    f"{self.study.path}: refusing to record an artifact: the registered plan in "
+                    f"use hashes to {now[:12]}…, not entry {self.plan_info['seq']}'s "
+                    f"{str(self.plan_info['canonical_hash'])[:12]}… (changed after it was "
+                    "loaded). Run the stage again."
+                )
         return record(
             path,
             results_dir=self.results,
