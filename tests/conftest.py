@@ -17,6 +17,7 @@ STUDY_RUNS = (
     "demo",
     "small_demo",
     "small_run",
+    "plan_run",
     "honest_run",
     "import_run",
     "stamped_run",

@@ -57,8 +57,9 @@ def test_a_study_without_the_protocol_reports_its_shortfall(tmp_path: Path) -> N
 
 def test_registered_plan_criteria_re_derive_only_what_the_statistics_serve() -> None:
     """Each analysis criterion under entry 0 beside the amended one: re-derived from the stored
-    statistics when the amendment touched only criteria; otherwise the row names what changed
-    the statistics (the analysis's own fields, or a protocol default the kind falls back on)."""
+    statistics when the amendment touched only criteria; otherwise read from the registered-plan
+    branch's statistics, and the row names what changed them (the analysis's own fields, or a
+    protocol default the kind falls back on)."""
     import copy
 
     from tailgate.stages.registered_plan import registered_plan_criteria
@@ -79,8 +80,17 @@ def test_registered_plan_criteria_re_derive_only_what_the_statistics_serve() -> 
     first["analyses"][name]["budget"] = 4000  # the design, hence the statistics, differ
     chain = [{"prereg": first, "canonical_hash": "0"}, {"prereg": study.data}]
     rows = registered_plan_criteria(study, chain, [])
-    assert all(r["registered"] is None for r in rows)
-    assert all(f"analyses.{name}" in r["reason"] and "not re-derived" in r["reason"] for r in rows)
+    assert all(r["registered"] is None for r in rows)  # the branch's statistics not given
+    assert all(f"analyses.{name}" in r["reason"] and "not computed" in r["reason"] for r in rows)
+    # the branch's statistics, computed under entry 0, give the registered outcome
+    from tailgate.analyses.registry import kind_of
+
+    spec = first["analyses"][name]
+    stats = {"statistics": {}, "analysis": name}
+    rows = registered_plan_criteria(study, chain, [], [stats])
+    want = {o.name: o.outcome for o in kind_of(spec).criteria(spec, {})}
+    assert {r["criterion"]: r["registered"] for r in rows} == want
+    assert all("computed under entry 0 from its own statistics" in r["reason"] for r in rows)
     # the protocol's alpha is a default this kind falls back on; the seed feeds its data
     for field, value in (("alpha", 0.01), ("seed", 1)):
         first = copy.deepcopy(study.data)

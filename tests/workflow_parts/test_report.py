@@ -565,13 +565,20 @@ def test_registered_plan_verdict_beside_the_amended_one(inputs, tmp_path):
     assert block.count("<td class='fail'>G1</td>") == 3
 
 
-def test_registered_plan_not_rederived_when_the_statistics_differ():
+def test_registered_plan_read_from_its_branch_when_the_statistics_differ():
     from tailgate.stages.registered_plan import registered_plan_verdicts
 
-    # a stability window of 0.03 would have stored other ξ(q ± δ): not re-derivable
-    amended, chain, doc, _ = _amended_case(_study(**{"stability.delta": 0.03}))
+    # a stability window of 0.03 would have stored other ξ(q ± δ): the stored statistics cannot
+    # serve entry 0, so its verdict is read from the registered-plan branch's gates document
+    registered = _study(**{"stability.delta": 0.03})
+    amended, chain, doc, _ = _amended_case(registered)
     (r,) = registered_plan_verdicts(amended, chain, [doc])
-    assert r["h1"] is None and r["gates"] is None
+    assert r["h1"] is None and r["gates"] is None and "not computed" in r["reason"]
+    assert "protocol.stability.delta" in r["reason"]
+    ours = {"scorer": "toxicity", "scale": "logit", "report": _branch_view(registered)}
+    (r,) = registered_plan_verdicts(amended, chain, [doc], [ours])
+    assert (r["h1"], r["headline"]) == (ours["report"]["h1"]["verdict"], True)
+    assert r["gates"] == ours["report"] and "computed under entry 0" in r["reason"]
     assert "protocol.stability.delta" in r["reason"]
     # a registered band with a threshold that was never fitted
     amended, chain, doc, _ = _amended_case(_study(**{"thresholds.band": [0.95, 0.96, 0.97, 0.99]}))
@@ -594,27 +601,16 @@ def test_registered_plan_not_rederived_when_the_statistics_differ():
     assert registered_plan_verdicts(amended, chain[:1], [doc]) == []
 
 
-def test_registered_plan_of_reads_the_lock_and_the_gates_documents(tmp_path):
-    import json
+def _branch_view(registered):
+    """The report view of a gates document computed under ``registered`` (a branch's)."""
+    from tailgate.protocol.registered import registered_settings
+    from tailgate.report.adapt import gates_file_from_protocol
+    from tailgate.stages.gates import evaluate
 
-    from tailgate.stages.registered_plan import registered_plan_of
-
-    prereg = tmp_path / "preregistrations" / "unit.yaml"
-    amended, chain, doc, _ = _amended_case(_study(**{"tolerances.mean": 0.05}), prereg)
-    results = tmp_path / "results" / "unit"
-    gates = results / "gates" / "toxicity" / "logit.json"
-    gates.parent.mkdir(parents=True)
-    gates.write_text(json.dumps(doc))
-    lock = {"lock_version": 1, "study": "unit", "chain_length": 2, "head": {}, "chain": chain}
-    prereg.parent.mkdir()
-    verdict = {"gates": [{"scorer": "toxicity", "scale": "logit"}]}
-    # no lock entry beyond the freeze: nothing to read, nothing shown
-    (prereg.parent / "unit.lock.json").write_text(json.dumps({**lock, "chain": chain[:1]}))
-    assert registered_plan_of(amended, results, verdict) == ([], [])
-    (prereg.parent / "unit.lock.json").write_text(json.dumps(lock))
-    reg, inputs = registered_plan_of(amended, results, verdict)
-    assert [r["h1"] for r in reg] == ["KILL"]
-    assert inputs == [gates, prereg.parent / "unit.lock.json"]
+    summaries, _ = _stored()
+    bulk = {("A", "B"): _bulk(mean=(-0.08, 0.08))}
+    engine = evaluate(registered, summaries, bulk, registered_settings(registered))
+    return gates_file_from_protocol(engine.to_dict(), scorer="toxicity", scale="logit")
 
 
 class Figures(HTMLParser):

@@ -113,6 +113,30 @@ def fits_of(scorer, scale):
 COMMON = {"prereg": PREREG, "mode": run_mode()}
 
 
+# The registered plan beside an amendment (rules/registered.smk, tailgate.stages.branch):
+# None while the lock has no amendment.
+from tailgate.stages.branch import registered_branch
+
+BRANCH = registered_branch(STUDY, RESULTS)
+
+
+def registered_log(rule_name, *parts):
+    """The log of a registered-plan job: results/<study>/logs/registered_<rule>/<parts>.log"""
+    return log_for(f"registered_{rule_name}", *parts)
+
+
+def registered_plan_gates():
+    """The registered-plan branch's gates documents (none where the amended plan's stored
+    statistics give the registered verdict)."""
+    return BRANCH.gates_targets() if BRANCH is not None else []
+
+
+def registered_plan_analyses():
+    """The registered-plan branch's analysis statistics (entry 0's analyses whose statistics
+    the amended plan did not compute)."""
+    return BRANCH.analysis_targets() if BRANCH is not None else []
+
+
 # Analyses (rules/analyses.smk defines ANALYSIS and LAYOUT before any of these is called)
 
 

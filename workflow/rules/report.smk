@@ -19,6 +19,8 @@ rule verdict:
         lock=str(STUDY.lock_path),
         analyses=analysis_statistics(),
         generations=expand(GENERATIONS, condition=conditions(), shard=shards()),
+        registered_gates=registered_plan_gates(),
+        registered_analyses=registered_plan_analyses(),
     output:
         verdict=report(VERDICT, caption="../report/verdict.rst", category="Verdict"),
         record=provenance_of(VERDICT),

@@ -9,6 +9,7 @@ run(
     analysis_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     analysis=sm.wildcards.analysis,
     inputs={name: list(getattr(sm.input, name)) for name in sm.params.inputs},
     out=sm.output.stats,

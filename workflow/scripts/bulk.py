@@ -9,6 +9,7 @@ run(
     bulk_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     scorer=sm.wildcards.scorer,
     condition=sm.wildcards.condition,
     severities=dict(zip(sm.params.scales, sm.input.severities, strict=True)),

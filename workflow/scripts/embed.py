@@ -9,6 +9,7 @@ run(
     embed_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     model=sm.wildcards.embedder,
     condition=sm.wildcards.condition,
     generations=sm.input.generations,

@@ -9,6 +9,7 @@ run(
     fit_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     scorer=sm.wildcards.scorer,
     scale=sm.wildcards.scale,
     condition=sm.wildcards.condition,

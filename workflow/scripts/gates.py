@@ -10,6 +10,7 @@ run(
     gates_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     scorer=sm.wildcards.scorer,
     scale=sm.wildcards.scale,
     fits=dict(zip(names, sm.input.fits, strict=True)),

@@ -9,6 +9,7 @@ run(
     generate_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     condition=sm.wildcards.condition,
     shard=int(sm.wildcards.shard),
     out=sm.output.generations,

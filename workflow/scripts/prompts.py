@@ -9,6 +9,7 @@ run(
     prompts_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     out=sm.output.prompts,
     options=dict(sm.params.options),
 )

@@ -12,6 +12,7 @@ run(
     transform_stage,
     prereg=sm.params.prereg,
     results=results_of(sm.params.prereg),
+    plan=sm.params.get("plan", "head"),  # the registered plan's branch: "registered"
     scorer=sm.wildcards.scorer,
     scale=sm.wildcards.scale,
     scores={c: shard_paths[i * n : (i + 1) * n] for i, c in enumerate(names)},

@@ -14,5 +14,7 @@ run(
     fits=list(sm.input.fits),
     analyses=list(sm.input.analyses),
     generations=list(sm.input.generations),
+    registered_gates=list(sm.input.registered_gates),
+    registered_analyses=list(sm.input.registered_analyses),
     out=sm.output.verdict,
 )

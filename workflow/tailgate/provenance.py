@@ -188,13 +188,16 @@ def record(
     seed: int | None = None,
     kind: Kind = "derived",
     extra: dict[str, Any] | None = None,
+    plan: dict[str, Any] | None = None,
 ) -> ProvenanceRecord:
     """Write the provenance record of an artifact that was just written; return it.
 
     ``study`` is the loaded, frozen :class:`tailgate.prereg.Study`; ``inputs`` are the files the
     artifact was computed from (their SHA-256 is recorded now). ``kind`` is ``"data"`` for
     generated or imported data (generations, scores), ``"derived"`` for statistics, ``"report"``
-    for tables and figures meant for readers.
+    for tables and figures meant for readers. ``plan``: which plan the artifact was computed
+    under (:func:`tailgate.stages.plan.plan_of`: the chain head, or the registered plan of
+    entry 0 beside an amendment); absent, the chain head's.
     """
     if kind not in ("data", "derived", "report"):
         raise ValueError(f"kind must be 'data', 'derived' or 'report', got {kind!r}")
@@ -219,6 +222,11 @@ def record(
             "canonical_hash": study.canonical_hash,
             "lock_head": lock_head,
         },
+        # the plan the artifact was computed under: the study above (the chain head), or,
+        # beside an amendment, the plan entry 0 registered (tailgate.stages.plan)
+        "plan": dict(plan)
+        if plan is not None
+        else {"name": "head", **lock_head, "canonical_hash": study.canonical_hash},
         # confirmatory (the registration was committed) or exploratory (tailgate.prereg.committed)
         "mode": run_mode(),
         "inputs": [_input(i, results_dir) for i in inputs],

@@ -4,8 +4,9 @@ On success: the study's registered answer first (:mod:`tailgate.prereg.answer`: 
 analysis criteria it names, with their outcomes), then — when the study registers the protocol —
 the H1 verdict per scorer and scale (Zhou 2026, Section 3: every gate G1–G5, P1, P2 at a band
 threshold, combined by the registered band rule) with the passing pairs or each pair's first
-failing gate at the headline threshold, the other analyses' criteria, the deviations from the
-registered plan, and where the report is. On error: which jobs failed and the end of
+failing gate at the headline threshold, the other analyses' criteria, after an amendment the
+outcome under the registered plan (entry 0 of the lock) beside the amended one, the deviations
+from the registered plan, and where the report is. On error: which jobs failed and the end of
 their logs. Snakemake's own log above it is left as it is.
 """
 
@@ -18,7 +19,13 @@ from typing import Any, TextIO
 
 from tailgate.prereg.committed import EXPLORATORY, run_mode
 
-__all__ = ["answer_lines", "headline_first", "print_summary", "verdict_lines"]
+__all__ = [
+    "answer_lines",
+    "headline_first",
+    "print_summary",
+    "registered_plan_lines",
+    "verdict_lines",
+]
 
 RULE = "─" * 72
 
@@ -93,6 +100,7 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
         for c in crit:
             if c.get("outcome") != "PASS":
                 lines.append(_criterion_line(c))
+    lines += registered_plan_lines(verdict)
     devs = verdict.get("deviations", [])
     amends = verdict.get("amendments", [])
     if devs:
@@ -110,6 +118,44 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
         lines.append(f"amendments: {len(amends)}, none a deviation")
     else:
         lines.append("deviations from the registered plan: none")
+    return lines
+
+
+def registered_plan_lines(verdict: dict[str, Any]) -> list[str]:
+    """After an amendment: the answer under the registered plan (entry 0), its H1 verdict per
+    scorer and scale beside the amended one, and the criteria whose outcome differs."""
+    plan = verdict.get("registered_plan")
+    if not plan:
+        return []
+    answer = plan.get("answer")
+    lines = [
+        f"under the registered plan (entry {plan['entry']}, beside amendment "
+        f"{plan['amended_entry']}): "
+        + (f"answer {answer['outcome']} — {answer['summary']}" if answer else "answer not computed")
+    ]
+    now = {(g["scorer"], g["scale"]): g["h1"]["verdict"] for g in verdict.get("gates", [])}
+    changed = (plan.get("statistics_changed") or {}).get("protocol") or []
+    for r in headline_first(plan.get("h1", []), plan.get("headline")):
+        tag = " (headline)" if r.get("headline") else ""
+        then = r["h1"] or "not computed"
+        amended = now.get((r["scorer"], r["scale"]), "not analysed")
+        how = "computed under entry 0" if changed else "re-derived from the stored statistics"
+        if r["h1"] is None:
+            how = r["reason"]
+        lines.append(
+            f"  H1 {r['scorer']} / {r['scale']}{tag}: {then} (as amended: {amended}); {how}"
+        )
+    if changed:
+        lines.append(f"  entry 0's own fits and gates: the amendment changed {', '.join(changed)}")
+    rows = plan.get("criteria", [])
+    differ = [r for r in rows if r.get("registered") != r.get("amended")]
+    if rows:
+        lines.append(f"  criteria: {len(rows) - len(differ)} of {len(rows)} as amended")
+        for r in differ:
+            lines.append(
+                f"    {r['analysis']} · {r['criterion']}: registered {r.get('registered') or '—'}, "
+                f"amended {r.get('amended') or '—'}"
+            )
     return lines
 
 

@@ -599,6 +599,9 @@ def _check_inputs(
         entry = None
         if lock is not None:
             head = rec.content.get("prereg", {}).get("lock_head", {})
+            plan = rec.content.get("plan")
+            if isinstance(plan, dict) and plan.get("name") == "registered":
+                head = plan  # computed under entry 0: its inputs are the files entry 0 pinned
             entry = lock.entry_by_hash(str(head.get("entry_hash")))
         pinned = {}
         for p in (entry or {}).get("pins", {}).values():
@@ -650,6 +653,10 @@ def _check_heads(rd: Path, by_path: dict[str, Any], lock: Lock | None, lock_path
         if entry["canonical_hash"] != pre.get("canonical_hash"):
             fails.append(f"{f}: recorded pre-registration hash is not that of its lock entry")
             continue
+        problem = _plan_problem(rel, rec.content.get("plan"), pre, lock)
+        if problem:
+            fails.append(f"{f}: {problem}")
+            continue
         try:
             created = parse_time(str(rec.content.get("created")))
         except ValueError:
@@ -664,6 +671,40 @@ def _check_heads(rd: Path, by_path: dict[str, Any], lock: Lock | None, lock_path
         elif seq < len(lock.chain) - 1:
             notes.append(f"{f}: produced under entry {seq}, before a later amendment")
     return Check("chain head at production", "each record's lock entry and time", fails, notes[:10])
+
+
+def _plan_problem(rel: str, plan: Any, pre: dict[str, Any], lock: Lock) -> str | None:
+    """Why a record's ``plan`` (:mod:`tailgate.stages.plan`) does not fit where its artifact
+    lies: the registered plan's folder holds what was computed under entry 0 of the lock, the
+    rest what was computed under the chain head the record names (None: it fits)."""
+    from tailgate.stages.plan import BRANCH_DIR, HEAD, REGISTERED
+
+    if rel.split("/")[0] == BRANCH_DIR:
+        first = lock.chain[0]
+        ok = (
+            isinstance(plan, dict)
+            and plan.get("name") == REGISTERED
+            and plan.get("entry_hash") == first["entry_hash"]
+            and plan.get("canonical_hash") == first["canonical_hash"]
+        )
+        if ok and len(lock.chain) > 1:
+            return None
+        return (
+            "lies in the registered plan's folder, but its record does not say it was computed "
+            "under entry 0 of the lock (moved there from the main results, or written by hand)"
+        )
+    if plan is None:  # a record made before records named their plan
+        return None
+    if (
+        not isinstance(plan, dict)
+        or plan.get("name") != HEAD
+        or plan.get("canonical_hash") != pre.get("canonical_hash")
+    ):
+        return (
+            f"its record says it was computed under plan {plan!r:.80}, not the chain head it "
+            f"names (a registered-plan artifact belongs in {BRANCH_DIR}/)"
+        )
+    return None
 
 
 def _check_ledger(rd: Path, lock: Lock | None) -> Check:
@@ -852,8 +893,22 @@ def _check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Ch
             detail = "verdict re-derivation is not available: no recorded verdicts in this folder"
         elif name == "protocol" and not study.has_protocol:
             detail = "no protocol registered: checked that no H1 verdict or gates are recorded"
+        elif name == "registered plan":
+            detail = _registered_plan_detail(study)
         checks.append(Check(f"verdicts: {name}", detail, fails))
     return checks
+
+
+def _registered_plan_detail(study: Study) -> str:
+    from tailgate.stages.branch import registered_branch
+
+    branch = registered_branch(study, "")
+    if branch is None:
+        return "no amendment: the chain head is the registered plan"
+    own = len(branch.gates_targets()) + len(branch.analysis_targets())
+    return "the outcome under entry 0 re-derived beside the amended one" + (
+        f", {own} document(s) of its branch re-derived under entry 0" if own else ""
+    )
 
 
 def _check_environment(records: list[Any] | None) -> Check:

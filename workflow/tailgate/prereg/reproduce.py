@@ -7,7 +7,8 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
 
 * ``simulate`` and ``import`` backends: nothing is copied — the data is made again from the
   registered seed, or from the pinned import file;
-* ``transformers`` backend: only the recorded prompts and generations are taken from the study,
+* ``transformers`` backend: only the recorded prompts and generations (the registered plan's
+  too, under ``registered/``) are taken from the study,
   each checked against its provenance record (whose inputs, the pinned prompt source among
   them, the plain audit checks). The DAG then runs in two steps. First, up to the ``score`` and
   ``embed`` rules: every score, per-token loss, judge grade and embedding is recomputed from
@@ -106,25 +107,54 @@ class Taken:
     stand_ins: list[str] = field(default_factory=list)
 
 
+def _trees(study: Any) -> list[tuple[str, Any]]:
+    """(prefix, the study it was computed under) of each tree of results: the main one, and
+    after an amendment the registered plan's (:mod:`tailgate.stages.plan`)."""
+    from tailgate.prereg.lock import read_lock
+    from tailgate.stages.plan import BRANCH_DIR, entry_study
+
+    lock = read_lock(study.lock_path)
+    if lock is None or len(lock.chain) < 2:
+        return [("", study)]
+    return [("", study), (f"{BRANCH_DIR}/", entry_study(study, lock.chain[0]))]
+
+
 def _unloadable(study: Any, rd: Path, root: Path) -> dict[str, str]:
-    """``scores/<scorer>`` or ``embeddings/<key>`` (recorded folders) → what the auditor's
-    machine cannot load for it (:mod:`tailgate.prereg.loadable`)."""
+    """``scores/<scorer>`` or ``embeddings/<key>`` (recorded folders, also the registered
+    plan's under ``registered/``) → what the auditor's machine cannot load for it
+    (:mod:`tailgate.prereg.loadable`)."""
     out = {}
-    for top, needs in (("scores", scorer_needs), ("embeddings", model_needs)):
-        folder = rd / top
-        for sub in (
-            sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
-        ):
-            why = why_unloadable(needs(study, sub), root)
-            if why:
-                out[f"{top}/{sub}"] = why
+    for prefix, plan in _trees(study):
+        for top, needs in (("scores", scorer_needs), ("embeddings", model_needs)):
+            folder = rd / f"{prefix}{top}"
+            for sub in (
+                sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+            ):
+                why = why_unloadable(needs(plan, sub), root)
+                if why:
+                    out[f"{prefix}{top}/{sub}"] = why
     return out
 
 
+def _branch(rel: str) -> tuple[str, str]:
+    """(``registered/`` or ``""``, the path inside that tree)."""
+    from tailgate.stages.plan import BRANCH_DIR
+
+    head, _, rest = rel.partition("/")
+    return (f"{BRANCH_DIR}/", rest) if head == BRANCH_DIR and rest else ("", rel)
+
+
 def _first(rel: str) -> str:
-    """``scores/<scorer>`` or ``embeddings/<key>`` of a file under them; else its top folder."""
-    parts = rel.split("/")
-    return "/".join(parts[:2]) if parts[0] in _COMPUTED else parts[0]
+    """``scores/<scorer>`` or ``embeddings/<key>`` of a file under them; else its top folder
+    (prefixed ``registered/`` in the registered plan's tree)."""
+    prefix, inner = _branch(rel)
+    parts = inner.split("/")
+    return prefix + ("/".join(parts[:2]) if parts[0] in _COMPUTED else parts[0])
+
+
+def _computed(rel: str) -> bool:
+    """Whether ``rel`` lies in a folder of what a model computed (in either tree)."""
+    return _branch(_first(rel))[1].split("/")[0] in _COMPUTED
 
 
 def _copy_checked(rd: Path, dst: Path, rels: list[str], stamp: float) -> list[str]:
@@ -173,7 +203,8 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
             "generations (audit where it loads to check them)"
         )
     rels = _files(rd)
-    data = [] if generate else [r for r in rels if r in _PROMPTS or _first(r) == _GENERATIONS]
+    data = [] if generate else [r for r in rels if _branch(r)[1] in _PROMPTS
+                                or _branch(_first(r))[1] == _GENERATIONS]  # fmt: skip
     stand_in = [r for r in rels if _first(r) in fallback]
     taken.failures = _copy_checked(rd, dst, data, time.time() - 3600)
     taken.failures += _copy_checked(rd, dst, stand_in, time.time() + 86400)
@@ -182,13 +213,16 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
 
 
 def _by_model(study: Any, prefix: str) -> bool:
-    """Whether ``scores/<scorer>`` or ``embeddings/<key>`` holds what a model computed."""
+    """Whether ``scores/<scorer>`` or ``embeddings/<key>`` (in either tree) holds what a model
+    computed."""
     return any(n.source or n.path or n.detoxify_head for n in _needs(study, prefix))
 
 
 def _needs(study: Any, prefix: str) -> list[Any]:
-    kind, name = prefix.split("/")
-    return (scorer_needs if kind == "scores" else model_needs)(study, name)
+    tree, inner = _branch(prefix)
+    plan = dict(_trees(study)).get(tree, study)
+    kind, name = inner.split("/")
+    return (scorer_needs if kind == "scores" else model_needs)(plan, name)
 
 
 def _check_computed(study: Any, rd: Path, out: Path, taken: Taken) -> tuple[list[str], list[str]]:
@@ -197,7 +231,7 @@ def _check_computed(study: Any, rd: Path, out: Path, taken: Taken) -> tuple[list
     (:func:`tailgate.prereg.compare.compare_model_output`), any other scorer's like every file
     (:func:`tailgate.prereg.compare.compare_made`). Returns the failures and the files
     compared."""
-    rels = [r for r in _files(rd) if _first(r).split("/")[0] in _COMPUTED]
+    rels = [r for r in _files(rd) if _computed(r)]
     rels = [r for r in rels if _first(r) not in taken.fallback]
     fails = [
         f"{rd / r}: not produced when the scores are recomputed"
@@ -336,7 +370,10 @@ def _run(
         *(f"taken as recorded (cannot be recomputed here): {p}/" for p in sorted(taken.fallback)),
     ]
     # 1. recompute what the models compute from the generations, and compare
-    code, tail, first = _snakemake(root, cores, log, "--until", "score", "embed")
+    until = ("score", "embed")
+    if len(_trees(study)) > 1:  # the registered plan's branch has the same two rules
+        until += ("registered_score", "registered_embed")
+    code, tail, first = _snakemake(root, cores, log, "--until", *until)
     if code != 0:
         return _failed(rd, code, tail, notes), taken.unproven
     computed_fails, computed = _check_computed(study, rd, out, taken)

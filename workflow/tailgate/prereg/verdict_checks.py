@@ -1,6 +1,7 @@
 """The audit's re-derivations of verdicts, by name: each takes ``(results_dir, study)`` and
 returns failure strings that name the file. The protocol's gates and H1
-(:func:`tailgate.stages.audit.verdict_check`) and the registered analyses
+(:func:`tailgate.stages.audit.verdict_check`), the outcome under the registered plan after an
+amendment (:func:`tailgate.stages.audit.registered_plan_check`) and the registered analyses
 (:mod:`tailgate.analyses.audit`) register here; :func:`tailgate.prereg.audit.audit` runs them
 all. The registry is its own module so that the analyses can register without importing the
 audit that runs them.
@@ -30,6 +31,10 @@ def load_builtin_checks() -> None:
         from tailgate.stages.audit import verdict_check
 
         register_verdict_check("protocol", verdict_check)
+    if "registered plan" not in _VERDICT_CHECKS:
+        from tailgate.stages.audit import registered_plan_check
+
+        register_verdict_check("registered plan", registered_plan_check)
     import tailgate.analyses.audit  # noqa: F401  (registers the "analyses" check on import)
 
 

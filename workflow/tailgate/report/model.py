@@ -277,13 +277,13 @@ class Headline(TypedDict):
 
 
 class RegisteredPlanVerdict(TypedDict):
-    """The H1 verdict of one scorer and scale under the registered plan (entry 0 of the lock),
-    re-derived from the stored statistics after an amendment
-    (:mod:`tailgate.stages.registered_plan`).
+    """The H1 verdict of one scorer and scale under the registered plan (entry 0 of the lock)
+    after an amendment (:mod:`tailgate.stages.registered_plan`): re-derived from the stored
+    statistics, or computed by the registered-plan branch where the amendment changed them.
 
-    ``h1`` is null when the stored statistics cannot give it (``reason`` says why); ``headline``
-    marks the registered plan's headline scorer and scale; ``gates`` is the pairwise matrix under
-    that plan (null when not re-derived).
+    ``h1`` is null only where that plan has no such analysis, or its pinned input file is no
+    longer there (``reason`` says which); ``headline`` marks the registered plan's headline
+    scorer and scale; ``gates`` is the pairwise matrix under that plan (null with ``h1``).
     """
 
     scorer: str

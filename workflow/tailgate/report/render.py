@@ -315,6 +315,15 @@ def _answer_section(
 ) -> None:
     doc.heading("Answer")
     _study_answer(doc, verdict)
+    plan = verdict.get("registered_plan") or {}  # type: ignore[union-attr]
+    if plan.get("answer"):
+        first = plan["answer"]
+        _outcome_line(
+            doc,
+            f"Under the registered plan (entry 0 of the lock; {', '.join(first['items'])})",
+            first["outcome"],
+            first["summary"],
+        )
     decision = _decision_amendments(verdict)
     reg_head = _registered_headline(registered)
     if decision:
@@ -322,8 +331,8 @@ def _answer_section(
         then = (
             f" Under the registered plan (entry 0 of the lock) H1 is {reg_head['h1']}."
             if reg_head and reg_head["h1"]
-            else " The verdict under the registered plan could not be re-derived from the stored "
-            "statistics (see the table below)."
+            else " The verdict under the registered plan could not be computed (see the table "
+            "below)."
             if verdict["h1"] is not None
             else ""
         )
@@ -659,8 +668,8 @@ def render(
 
     Inputs are the structures of :mod:`tailgate.report.model`; they are checked first and a
     missing field raises :class:`tailgate.report.model.ReportInputError` before any file is
-    written. ``registered_plan``: the verdict re-derived under the registered plan (entry 0 of
-    the lock), one per gates document, when the pre-registration was amended
+    written. ``registered_plan``: the verdict under the registered plan (entry 0 of
+    the lock), one per scorer and scale of either plan, when the pre-registration was amended
     (:mod:`tailgate.stages.registered_plan`); ``registered_criteria``: each analysis criterion
     under the registered plan beside its amended outcome (the same module).
     """

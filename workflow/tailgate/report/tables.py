@@ -420,8 +420,8 @@ def registered_criteria_table(rows: Sequence[dict], amended_seq: int) -> Table:
         tuple(body),
         "The registered-plan outcome is re-derived by the same analysis code from the same "
         "stored statistics under the entry-0 criteria; where an amendment changed the analysis "
-        "itself (conditions, scorers, resamples…), the statistics are not the registered plan's "
-        "and the row says so.",
+        "itself or the data it reads (conditions, scorers, resamples…), the workflow computed "
+        "entry 0's own statistics (results/<study>/registered/) and the row says so.",
         tuple(classes),
     )
 
@@ -430,29 +430,25 @@ def registered_plan_table(
     amended: Sequence[GatesFile], registered: Sequence[dict], amended_seq: int
 ) -> Table:
     """The H1 verdict as amended beside the verdict under the registered plan (entry 0) of the
-    lock, per scorer and scale; ``registered`` holds one re-derivation per gates document."""
+    lock, per scorer and scale of either plan (``registered``: the rows of
+    :func:`tailgate.stages.registered_plan.registered_plan_verdicts`)."""
     by_key = {(r["scorer"], r["scale"]): r for r in registered}
+    now_by_key = {(g["scorer"], g["scale"]): g for g in amended}
+    keys = [*now_by_key, *(k for k in by_key if k not in now_by_key)]
     rows, classes = [], []
-    for g in amended:
-        r = by_key.get((g["scorer"], g["scale"]))
-        now = g["h1"]["verdict"]
+    for key in keys:
+        r, g = by_key.get(key), now_by_key.get(key)
         if r is None or r["h1"] is None:
-            then, then_pairs = "not re-derived", "—"
-            note = r["reason"] if r else "no re-derivation for this scorer and scale"
+            then, then_pairs = "—", "—"
+            note = r["reason"] if r else "the registered plan has no such analysis"
         else:
             then, then_pairs = r["h1"], ", ".join(r["passing_pairs"]) or "—"
             note = r["reason"]
-        rows.append(
-            (
-                g["scorer"],
-                g["scale"],
-                then,
-                then_pairs,
-                now,
-                ", ".join(g["h1"]["passing_pairs"]) or "—",
-                note,
-            )
-        )
+        now = g["h1"]["verdict"] if g else "—"
+        now_pairs = (", ".join(g["h1"]["passing_pairs"]) or "—") if g else "—"
+        if g is None:
+            note = f"not analysed as amended; {note}"
+        rows.append((key[0], key[1], then, then_pairs, now, now_pairs, note))
         css = {"PASS": "pass", "KILL": "fail"}
         classes.append(("", "", css.get(then, ""), "", css.get(now, ""), "", ""))
     return Table(
@@ -467,9 +463,12 @@ def registered_plan_table(
             "how the registered verdict was obtained",
         ),
         tuple(rows),
-        "The registered-plan verdict is re-derived from the same stored statistics with the same "
-        "gate code under the entry-0 registration of the lock; where an amendment changed what the "
-        "statistics themselves are (fits, CI levels, scales), it cannot be, and says so.",
+        "Where the amendment changed decision rules only, the registered-plan verdict is "
+        "re-derived from the same stored statistics with the same gate code under the entry-0 "
+        "registration of the lock; where it changed what the statistics are (seed, bootstrap, "
+        "stability window, CI levels, thresholds, data), the workflow computed entry 0's own "
+        "fits, bulk bootstraps and gates (results/<study>/registered/), re-using every job whose "
+        "registered inputs did not change.",
         tuple(classes),
     )
 

@@ -145,12 +145,13 @@ def embed_stage(
     out: str | os.PathLike[str],
     *,
     options: dict[str, Any],
+    plan: str = "head",
 ) -> None:
     """The embed job: refuse on a changed registration, embed one shard, record it as data."""
     from tailgate.prereg.pins import pinned_files
     from tailgate.stages.common import open_stage
 
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     embed_shard(ctx.study, model, condition, generations, out, options=options)
     ctx.record(
         Path(out),

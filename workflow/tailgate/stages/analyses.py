@@ -45,9 +45,11 @@ def analysis_stage(
     inputs: Mapping[str, Sequence[str | os.PathLike[str]]],
     out: str | os.PathLike[str],
     threads: int = 1,
+    *,
+    plan: str = "head",
 ) -> dict[str, Any]:
     """Write and record ``analyses/<analysis>/statistics.json`` (and the kind's tables)."""
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     check_analyses(ctx.study.data, ctx.study.path)
     spec = analysis_spec(ctx.study, analysis)
     paths = {k: [str(p) for p in v] for k, v in inputs.items()}

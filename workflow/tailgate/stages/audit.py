@@ -18,7 +18,7 @@ from typing import Any
 
 from tailgate.prereg.study import Study
 
-__all__ = ["verdict_check"]
+__all__ = ["registered_plan_check", "verdict_check"]
 
 
 def _load(path: Path, fails: list[str]) -> Any:
@@ -29,7 +29,11 @@ def _load(path: Path, fails: list[str]) -> Any:
         return None
 
 
-def _check_gates(rd: Path, study: Study, path: Path, fails: list[str]) -> dict | None:
+def _check_gates(
+    rd: Path, study: Study, path: Path, fails: list[str], fits_of: Any = None
+) -> dict | None:
+    """Re-derive one gates document from the fits it read (``fits_of(scorer, scale,
+    condition)``: their paths; absent, ``rd/fits/…``)."""
     from .common import band, gate_settings
     from .gates import evaluate, summaries_from_fits
     from .sensitivity import stored_inputs
@@ -41,7 +45,11 @@ def _check_gates(rd: Path, study: Study, path: Path, fails: list[str]) -> dict |
     names = study.protocol_conditions()
     fits = {}
     for c in names:
-        f = rd / "fits" / str(scorer) / str(scale) / f"{c}.json"
+        f = (
+            rd / "fits" / str(scorer) / str(scale) / f"{c}.json"
+            if fits_of is None
+            else Path(fits_of(str(scorer), str(scale), c))
+        )
         fits[c] = _load(f, fails)
         if fits[c] is None:
             return None
@@ -175,4 +183,129 @@ def verdict_check(results_dir: Path, study: Study) -> list[str]:
                                 f"{'pass' if outcome['passed'] else 'fail'}, re-derived "
                                 f"{'pass' if rg.passed else 'fail'}"
                             )
+    return fails
+
+
+def _row_differences(where: Path, key: str, recorded: Any, derived: list[dict]) -> list[str]:
+    """Per-row differences of the ``h1`` or ``criteria`` rows of ``registered_plan``."""
+    fields = ("scorer", "scale") if key == "h1" else ("analysis", "criterion")
+    outcome = "h1" if key == "h1" else "registered"
+    rows = {
+        tuple(x.get(f) for f in fields): x for x in recorded or [] if isinstance(x, dict)
+    }  # fmt: skip
+    out = []
+    for row in derived:
+        got = rows.pop(tuple(row[f] for f in fields), None)
+        if got != row:
+            name = "H1 of " if key == "h1" else "criterion "
+            out.append(
+                f"{where}: registered_plan {name}{' · '.join(str(row[f]) for f in fields)} "
+                f"recorded {(got or {}).get(outcome)}, re-derived {row[outcome]} under entry 0"
+                + (" (its details differ)" if got and got.get(outcome) == row[outcome] else "")
+            )
+    out += [f"{where}: registered_plan {key} row {k} is not re-derived" for k in rows]
+    return out
+
+
+def _differences(where: Path, recorded: Any, derived: dict[str, Any]) -> list[str]:
+    """Where ``verdict.json``'s ``registered_plan`` differs from the re-derived one, by part."""
+    if not isinstance(recorded, dict):
+        return [f"{where}: registered_plan is {recorded!r:.60}, not the re-derived outcome"]
+    out = []
+    for key in sorted(recorded.keys() | derived.keys()):
+        r, d = recorded.get(key), derived.get(key)
+        if r == d:
+            continue
+        found = _row_differences(where, key, r, d) if key in ("h1", "criteria") else []
+        out += found or [f"{where}: registered_plan.{key} differs from the re-derived one"]
+    return out
+
+
+def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
+    """Failures where the registered-plan branch or ``verdict.json``'s ``registered_plan``
+    disagrees with its re-derivation under entry 0 of the lock (module docstring)."""
+    from tailgate.analyses.audit import _compare
+    from tailgate.analyses.registry import kind_of
+    from tailgate.prereg.lock import read_lock
+
+    from .branch import registered_branch
+    from .common import scales_for
+    from .plan import BRANCH_DIR
+    from .registered_plan import registered_plan_document
+
+    rd = Path(results_dir)
+    fails: list[str] = []
+    lock = read_lock(study.lock_path)
+    chain = lock.chain if lock is not None else []
+    verdict_path = rd / "verdict.json"
+    verdict = _load(verdict_path, fails) if verdict_path.is_file() else None
+    branch = registered_branch(study, rd.as_posix(), chain)
+    if branch is None:
+        if (rd / BRANCH_DIR).exists():
+            fails.append(
+                f"{rd / BRANCH_DIR}: registered-plan artifacts, but the lock has no amendment"
+            )
+        if isinstance(verdict, dict) and verdict.get("registered_plan") is not None:
+            fails.append(
+                f"{verdict_path}: records a registered-plan outcome, but the lock has no amendment"
+            )
+        return fails
+    plan = branch.registered
+    gates_docs = []
+    for p in map(Path, branch.gates_targets()):
+        if not p.is_file():
+            if verdict is not None:
+                fails.append(f"{p}: missing (the registered plan's gates, computed under entry 0)")
+            continue
+        checked = _check_gates(
+            rd / BRANCH_DIR,
+            plan,
+            p,
+            fails,
+            fits_of=lambda s, sc, c: branch.path("fits", scorer=s, scale=sc, condition=c),
+        )
+        if checked is not None:
+            gates_docs.append(_load(p, fails))
+    analysis_docs = []
+    specs = plan.data.get("analyses") or {}
+    for p in map(Path, branch.analysis_targets()):
+        if not p.is_file():
+            if verdict is not None:
+                fails.append(f"{p}: missing (a registered-plan analysis, computed under entry 0)")
+            continue
+        doc = _load(p, fails)
+        if doc is None:
+            continue
+        name = str(doc.get("analysis"))
+        spec = specs.get(name)
+        if spec is None or p != Path(branch.pattern("analysis").format(analysis=name)):
+            fails.append(f"{p}: not the statistics of entry 0's analysis '{name}'")
+            continue
+        if doc.get("spec") != spec or doc.get("kind") != spec["kind"]:
+            fails.append(f"{p}: computed under a spec that is not entry 0's")
+        derived = [o.to_dict() for o in kind_of(spec).criteria(spec, doc.get("statistics", {}))]
+        _compare(str(p), doc.get("criteria", []), derived, fails)
+        analysis_docs.append(doc)
+    if not isinstance(verdict, dict):
+        return fails
+    main_gates = []
+    if study.has_protocol:
+        for s in study.scorers():
+            for sc in scales_for(study, s["name"]):
+                g = _load(rd / "gates" / s["name"] / f"{sc}.json", fails)
+                if g is not None:
+                    main_gates.append(g)
+    main_analyses = [
+        d
+        for name in sorted(study.data.get("analyses") or {})
+        if (d := _load(rd / "analyses" / name / "statistics.json", fails)) is not None
+    ]
+    if fails:
+        return fails
+    derived = registered_plan_document(
+        study, chain, main_gates, main_analyses, gates_docs, analysis_docs
+    )
+    recorded = verdict.get("registered_plan")
+    if recorded != json.loads(json.dumps(derived)):
+        fails += _differences(verdict_path, recorded, json.loads(json.dumps(derived)))
     return fails

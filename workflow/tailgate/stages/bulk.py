@@ -33,9 +33,11 @@ def bulk_stage(
     condition: str,
     severities: Mapping[str, str | os.PathLike[str]],
     out: str | os.PathLike[str],
+    *,
+    plan: str = "head",
 ) -> None:
     """Bootstrap replicates of mean and TVaR of ``condition`` on every scale of ``scorer``."""
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     p = ctx.study.protocol
     scales = scales_for(ctx.study, scorer)
     arrays = {s: read_severities(severities[s])[1] for s in scales}

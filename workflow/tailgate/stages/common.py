@@ -4,7 +4,9 @@ Every stage function starts with :func:`open_stage`, which refuses (``RefusalErr
 pre-registration matches its lock's chain head — the same check as the Snakefile's parse-time
 guard, repeated inside each job so that no entry point can produce results from a changed plan.
 Every artifact is written with :mod:`tailgate.atomic` and then recorded with
-:func:`tailgate.provenance.record` in the same job.
+:func:`tailgate.provenance.record` in the same job. A stage opened with ``plan="registered"``
+passes the same guard and then computes under the plan entry 0 of the lock registered
+(:mod:`tailgate.stages.plan`), writing only under ``results/<study>/registered/``.
 """
 
 from __future__ import annotations
@@ -43,10 +45,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StageContext:
-    """The frozen study and the directory its results go to (``results/<study>``)."""
+    """The study the stage computes under and the directory its results go to
+    (``results/<study>``). ``study`` is the chain head, or with ``plan`` ``"registered"`` the
+    study as entry 0 of the lock registered it; ``head`` is the guarded chain head (None: the
+    same as ``study``) and ``plan_info`` what the records say of the plan
+    (:func:`tailgate.stages.plan.plan_record`)."""
 
     study: Study
     results: Path
+    head: Study | None = None
+    plan: str = "head"
+    plan_info: dict[str, Any] | None = None
 
     def record(
         self,
@@ -57,22 +66,55 @@ class StageContext:
         seed: int | None = None,
         extra: dict[str, Any] | None = None,
     ) -> ProvenanceRecord:
-        """Record an artifact just written (its inputs always include the pre-registration)."""
+        """Record an artifact just written (its inputs always include the pre-registration);
+        under the registered plan only inside ``registered/``, under the head only outside."""
+        from .plan import BRANCH_DIR, REGISTERED
+
+        where = Path(os.path.abspath(path))
+        root = Path(os.path.abspath(self.results))
+        inside = root in where.parents and where.relative_to(root).parts[0] == BRANCH_DIR
+        if inside != (self.plan == REGISTERED):
+            raise InputError(
+                f"{path}: a stage under plan '{self.plan}' writes "
+                + ("only inside " if self.plan == REGISTERED else "nothing inside ")
+                + f"{self.results / BRANCH_DIR} (the registered plan's artifacts). Fix: pass "
+                "the output path of that plan."
+            )
+        if self.plan_info is not None:  # the plan in use, re-hashed now, is the one recorded
+            from tailgate.errors import RefusalError
+            from tailgate.prereg.canonical import canonical_hash
+
+            now = canonical_hash(self.study.data)
+            if now != self.plan_info["canonical_hash"] or now != self.study.canonical_hash:
+                raise RefusalError(
+                    f"{self.study.path}: refusing to record an artifact: the registered plan in "
+                    f"use hashes to {now[:12]}…, not entry {self.plan_info['seq']}'s "
+                    f"{str(self.plan_info['canonical_hash'])[:12]}… (changed after it was "
+                    "loaded). Run the stage again."
+                )
         return record(
             path,
             results_dir=self.results,
-            study=self.study,
+            study=self.head or self.study,
             inputs=[self.study.path, *inputs],
             seed=self.study.seed if seed is None else seed,
             kind=kind,  # type: ignore[arg-type]
             extra=extra,
+            plan=self.plan_info,
         )
 
 
-def open_stage(prereg: str | os.PathLike[str], results: str | os.PathLike[str]) -> StageContext:
+def open_stage(
+    prereg: str | os.PathLike[str], results: str | os.PathLike[str], plan: str = "head"
+) -> StageContext:
     """Refuse unless ``prereg`` (and the files it pins) match its lock, the registration is
     committed (a confirmatory run) and its results folder holds no link; check ``results`` is
-    the study's ``<project>/results/<study>``."""
+    the study's ``<project>/results/<study>``. ``plan``: ``"head"`` (the chain head) or
+    ``"registered"`` (the plan of entry 0 of the lock, :mod:`tailgate.stages.plan`)."""
+    from .plan import PLANS, REGISTERED, registered_study
+
+    if plan not in PLANS:
+        raise InputError(f"plan must be one of {', '.join(PLANS)}, not {plan!r}")
     study = require_runnable(prereg)
     rd = Path(results)
     expected = results_dir_for(study.path)
@@ -81,6 +123,9 @@ def open_stage(prereg: str | os.PathLike[str], results: str | os.PathLike[str]) 
             f"{rd}: the results folder of study '{study.name}' is {expected} (beside the "
             f"preregistrations folder). Fix: pass results/{study.name} from the project folder."
         )
+    if plan == REGISTERED:
+        registered, info = registered_study(study)
+        return StageContext(registered, rd, head=study, plan=plan, plan_info=info)
     return StageContext(study, rd)
 
 

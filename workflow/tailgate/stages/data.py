@@ -31,11 +31,12 @@ def prompts_stage(
     out: str | os.PathLike[str],
     *,
     options: dict[str, Any],
+    plan: str = "head",
 ) -> str:
     """Select the registered prompts (``transformers`` backend); return the selection digest."""
     from tailgate.generate.prompts import select_prompts
 
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     digest = select_prompts(ctx.study, out, options=options)
     sidecar = Path(out).with_name(Path(out).name.removesuffix(".parquet") + ".digest.json")
     ctx.record(out, kind="data", extra={"digest": digest})
@@ -53,11 +54,12 @@ def generate_stage(
     *,
     options: dict[str, Any],
     prompts: str | os.PathLike[str] | None = None,
+    plan: str = "head",
 ) -> None:
     """Generation shard ``shard`` of ``condition`` with the registered backend."""
     from tailgate.generate import generate_shard
 
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     opts = dict(options)
     if prompts is not None:
         opts["prompts_path"] = str(prompts)
@@ -79,11 +81,12 @@ def score_stage(
     out: str | os.PathLike[str],
     *,
     options: dict[str, Any],
+    plan: str = "head",
 ) -> None:
     """Score one generations shard with the registered ``scorer``."""
     from tailgate.score import dropped_rows_path, score_shard, token_losses_path
 
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     score_shard(ctx.study, scorer, condition, generations, out, options=options)
     ctx.record(out, inputs=[generations], kind="data", extra={"scorer": scorer})
     tokens = token_losses_path(out)

@@ -295,13 +295,14 @@ def fit_stage(
     out: str | os.PathLike[str],
     *,
     workers: int = 1,
+    plan: str = "head",
 ) -> dict[str, Any]:
     """Fit ``condition`` and write/record ``fits/<scorer>/<scale>/<condition>.json``.
 
     ``workers``: threads for the bootstraps (the rule's ``threads``); the file does not depend
     on it.
     """
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     _, x = read_severities(severities)
     summary = read_json(transform_summary, "transform summary")
     doc = fit_condition(

@@ -213,9 +213,11 @@ def gates_stage(
     fits: Mapping[str, str | os.PathLike[str]],
     bulk: Mapping[str, str | os.PathLike[str]],
     out: str | os.PathLike[str],
+    *,
+    plan: str = "head",
 ) -> dict[str, Any]:
     """Write and record ``gates/<scorer>/<scale>.json``; ``fits``/``bulk`` map condition → path."""
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     names = ctx.study.protocol_conditions()
     docs = {c: read_json(fits[c], "fits") for c in names}
     reps = {c: _replicates(bulk[c], scale) for c in names}

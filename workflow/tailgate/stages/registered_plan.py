@@ -1,21 +1,31 @@
-"""The H1 verdict under the registered plan (entry 0 of the lock), beside the amended verdict.
+"""The outcome under the registered plan (entry 0 of the lock), beside the amended outcome.
 
-Zhou (2026) itself moved to another scale and threshold after seeing data; tailgate makes such moves
-visible (DESIGN: "Amendments"). After an amendment the report shows, for every scorer and scale,
-the verdict the frozen registration would have given. It is re-derived with one mechanism, the one
-the gates stage, the sensitivity multiverse and the audit use: the stored gate inputs of each
-gates document (per-condition summaries and bulk CIs, :func:`tailgate.stages.sensitivity.
-stored_inputs`) are evaluated by :func:`tailgate.stages.gates.evaluate` under the settings of the
-entry-0 registration (:func:`tailgate.protocol.registered.registered_settings`).
+Zhou (2026) itself moved to another scale and threshold after seeing data; tailgate makes such
+moves visible (DESIGN: "Amendments"). After an amendment ``verdict.json``, the report and the
+run's answer show, for the H1 verdict of every scorer and scale and for every analysis
+criterion, the outcome the frozen registration gives on the same data. It is obtained one of two
+ways, whichever is valid:
 
-That is valid only where the amendment changed decision rules, not the statistics themselves.
-The stored statistics were made by the stages upstream of the gates; each reads the parts of the
-registration :mod:`tailgate.stages.dependencies` lists. If any of them reads differently under
-entry 0 (another seed, scale, bootstrap, stability window, CI level…), the statistics entry 0
-would have produced are not the stored ones and the verdict is reported as not re-derivable, with
-the parts that differ. A changed threshold band is allowed when every entry-0 threshold was fitted
-(each threshold's fit does not depend on the others); a changed pilot flag matters only through
-the family size, hence the CI level, which the fits record and the gates check.
+* **Re-derived from the stored statistics** where the amendment changed decision rules only:
+  the stored gate inputs of each gates document (per-condition summaries and bulk CIs,
+  :func:`tailgate.stages.sensitivity.stored_inputs`) are evaluated by
+  :func:`tailgate.stages.gates.evaluate` under the settings of the entry-0 registration
+  (:func:`tailgate.protocol.registered.registered_settings`) — the mechanism the gates stage,
+  the sensitivity multiverse and the audit use — and each entry-0 criterion is evaluated by its
+  analysis kind on the stored statistics (a kind's statistics never read its criteria). A
+  changed threshold band is allowed when every entry-0 threshold was fitted (each threshold's
+  fit does not depend on the others); a changed pilot flag matters only through the family
+  size, hence the CI level, which the fits record and the gates check.
+* **Computed by the registered-plan branch** of the workflow where the amendment changed what
+  the statistics are (seed, bootstrap, stability window, CI level, a threshold never fitted,
+  an analysis's own fields, the data…): :mod:`tailgate.stages.branch` runs entry 0's fits,
+  bulk bootstraps, gates and analyses under ``results/<study>/registered/``, sharing every job
+  whose registered inputs are unchanged, and the outcome is read from the branch's gates and
+  analysis documents.
+
+The one thing that cannot be computed is a registered plan whose pinned input file (an import
+file, a checkpoint) was replaced on disk by the amended plan's; the rows then say which file to
+restore.
 """
 
 from __future__ import annotations
@@ -28,16 +38,17 @@ from typing import Any
 from tailgate.prereg.study import Study
 from tailgate.protocol.registered import registered_settings
 
-from .common import band, read_json, scales_for
+from .common import band, read_json
 from .dependencies import stage_reads
 from .gates import evaluate
 from .sensitivity import stored_inputs
-from .verdict import headline_of
 
 __all__ = [
     "UPSTREAM_STAGES",
+    "analysis_reads",
+    "branch_documents",
     "registered_plan_criteria",
-    "registered_plan_of",
+    "registered_plan_document",
     "registered_plan_verdicts",
     "statistics_changes",
 ]
@@ -82,104 +93,7 @@ def statistics_changes(registered: Study, amended: Study) -> list[str]:
     return sorted(changed)
 
 
-def _not_derived(scorer: str, scale: str, headline: bool, reason: str) -> dict[str, Any]:
-    return {
-        "scorer": scorer,
-        "scale": scale,
-        "headline": headline,
-        "h1": None,
-        "passing_pairs": [],
-        "reason": reason,
-        "gates": None,
-    }
-
-
-def _one(registered: Study, gates: Mapping[str, Any], blocked: Sequence[str]) -> dict[str, Any]:
-    from tailgate.report.adapt import gates_file_from_protocol
-
-    scorer, scale = str(gates["scorer"]), str(gates["scale"])
-    head = headline_of(registered) if registered.scorers() else {}
-    headline = (head.get("scorer"), head.get("scale")) == (scorer, scale)
-    names = [s["name"] for s in registered.scorers()]
-    if scorer not in names or scale not in scales_for(registered, scorer):
-        return _not_derived(
-            scorer, scale, False, f"the registered plan has no {scorer}, {scale}-scale analysis"
-        )
-    if blocked:
-        return _not_derived(
-            scorer,
-            scale,
-            headline,
-            "not re-derivable from the stored statistics: the amendment changed "
-            + ", ".join(blocked)
-            + ", which the fits or bulk CIs depend on; re-run the study under entry 0 to compare",
-        )
-    summaries, bulk = stored_inputs(gates)
-    thresholds = band(registered)
-    missing = [
-        q for q in thresholds if not any(math.isclose(q, k, abs_tol=1e-9) for k in summaries)
-    ]
-    if missing:
-        return _not_derived(
-            scorer,
-            scale,
-            headline,
-            "not re-derivable from the stored statistics: the registered band has threshold(s) "
-            + ", ".join(f"q = {q:g}" for q in missing)
-            + " that were not fitted under the amended plan",
-        )
-    kept = {k: v for k, v in summaries.items() if any(math.isclose(k, q) for q in thresholds)}
-    try:
-        settings = registered_settings(registered, scorer=scorer, scale=scale)
-        verdict = evaluate(registered, kept, bulk, settings)
-    except (KeyError, ValueError) as exc:  # a pair without bulk CIs, a CI at another level
-        reason = str(exc.args[0]) if exc.args else type(exc).__name__
-        return _not_derived(
-            scorer, scale, headline, f"not re-derivable from the stored statistics: {reason}"
-        )
-    passing = [f"{a} vs {b}" for a, b in verdict.passing_pairs]
-    reason = f"band rule '{verdict.band_rule}': " + (
-        f"{', '.join(passing)} pass every gate" if passing else "no registered pair passes"
-    )
-    view = gates_file_from_protocol(verdict.to_dict(), scorer=scorer, scale=scale, reason=reason)
-    return {
-        "scorer": scorer,
-        "scale": scale,
-        "headline": headline,
-        "h1": verdict.h1,
-        "passing_pairs": passing,
-        "reason": f"re-derived from the stored statistics under entry 0 ({reason})",
-        "gates": view,
-    }
-
-
-def registered_plan_verdicts(
-    amended: Study, chain: Sequence[Mapping[str, Any]], gates: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """The verdict under entry 0 of ``chain`` for every gates document (report shape
-    :class:`tailgate.report.model.RegisteredPlanVerdict`); empty when there is no amendment."""
-    if len(chain) < 2:
-        return []
-    registered = _entry_study(amended, chain[0])
-    blocked = statistics_changes(registered, amended)
-    return [_one(registered, g, blocked) for g in gates]
-
-
-def _entry_study(amended: Study, entry: Mapping[str, Any]) -> Study:
-    """The study as a lock entry registered it."""
-    return Study(
-        path=amended.path,
-        data=entry["prereg"],
-        canonical_hash=str(entry["canonical_hash"]),
-        raw_hash=str(entry.get("raw_hash", "")),
-    )
-
-
-#: the stages that make the data an analysis reads
-DATA_STAGES = tuple(s for s in UPSTREAM_STAGES if s[0] not in ("fit", "bulk"))
-
-
-def _analysis_reads(study: Study, name: str) -> dict[str, Any]:
+def analysis_reads(study: Study, name: str) -> dict[str, Any]:
     """What the analysis stage of ``name`` reads of the registration, with the protocol's
     study-wide defaults as the analysis sees them (:func:`tailgate.prereg.answer.
     protocol_settings`) and its own spec without its criteria (statistics never read them)."""
@@ -203,60 +117,155 @@ def _analysis_reads(study: Study, name: str) -> dict[str, Any]:
     return out
 
 
-def _data_changes(registered: Study, amended: Study) -> set[str]:
-    names = {
-        "condition": {c["name"] for c in registered.conditions()}
-        | {c["name"] for c in amended.conditions()},
-        "scorer": {s["name"] for s in registered.scorers()}
-        | {s["name"] for s in amended.scorers()},
+# --- H1 ---------------------------------------------------------------------------------------
+
+
+def _row(
+    scorer: str, scale: str, headline: bool, h1: Any, passing: list[str], reason: str, gates: Any
+) -> dict[str, Any]:
+    return {
+        "scorer": scorer,
+        "scale": scale,
+        "headline": headline,
+        "h1": h1,
+        "passing_pairs": passing,
+        "reason": reason,
+        "gates": gates,
     }
-    changed: set[str] = set()
-    for stage, wildcard in DATA_STAGES:
-        jobs = [{}] if wildcard is None else [{wildcard: n} for n in sorted(names[wildcard])]
-        for wc in jobs:
-            old, new = stage_reads(registered, stage, **wc), stage_reads(amended, stage, **wc)
-            changed.update(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-    return changed
 
 
-def registered_plan_of(
-    study: Study, results: str | Path, verdict: Mapping[str, Any]
-) -> tuple[list[dict[str, Any]], list[Path]]:
-    """The registered-plan verdicts of a study's results, and the files they were read from (the
-    gates documents of ``verdict`` and the lock); ``([], [])`` when the lock has no amendment."""
-    from tailgate.prereg.lock import read_lock
+def _is_headline(registered: Study, scorer: str, scale: str) -> bool:
+    from .verdict import headline_of
 
-    lock = read_lock(study.lock_path)
-    if lock is None or len(lock.chain) < 2:
-        return [], []
-    paths = [
-        Path(results) / "gates" / str(g["scorer"]) / f"{g['scale']}.json" for g in verdict["gates"]
-    ]
-    docs = [read_json(p, "gates") for p in paths]
-    return registered_plan_verdicts(study, lock.chain, docs), [*paths, Path(study.lock_path)]
+    head = headline_of(registered) if registered.has_protocol and registered.scorers() else {}
+    return (head.get("scorer"), head.get("scale")) == (scorer, scale)
+
+
+def _rederived(registered: Study, gates: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry-0 verdict of one stored gates document, re-derived from its gate inputs."""
+    from tailgate.report.adapt import gates_file_from_protocol
+
+    scorer, scale = str(gates["scorer"]), str(gates["scale"])
+    headline = _is_headline(registered, scorer, scale)
+    summaries, bulk = stored_inputs(gates)
+    thresholds = band(registered)
+    kept = {k: v for k, v in summaries.items() if any(math.isclose(k, q) for q in thresholds)}
+    settings = registered_settings(registered, scorer=scorer, scale=scale)
+    verdict = evaluate(registered, kept, bulk, settings)
+    passing = [f"{a} vs {b}" for a, b in verdict.passing_pairs]
+    reason = f"band rule '{verdict.band_rule}': " + (
+        f"{', '.join(passing)} pass every gate" if passing else "no registered pair passes"
+    )
+    view = gates_file_from_protocol(verdict.to_dict(), scorer=scorer, scale=scale, reason=reason)
+    return _row(
+        scorer,
+        scale,
+        headline,
+        verdict.h1,
+        passing,
+        f"re-derived from the stored statistics under entry 0 ({reason})",
+        view,
+    )
+
+
+def _computed(registered: Study, doc: Mapping[str, Any], changed: Sequence[str]) -> dict[str, Any]:
+    """The entry-0 verdict of a gates document of the registered-plan branch."""
+    scorer, scale = str(doc["scorer"]), str(doc["scale"])
+    h1 = doc["report"]["h1"]
+    return _row(
+        scorer,
+        scale,
+        _is_headline(registered, scorer, scale),
+        h1["verdict"],
+        list(h1["passing_pairs"]),
+        "computed under entry 0 from its own statistics (the amendment changed "
+        + ", ".join(changed)
+        + f"; registered/gates/{scorer}/{scale}.json): "
+        + str(h1["reason"]),
+        doc["report"],
+    )
+
+
+def registered_plan_verdicts(
+    amended: Study,
+    chain: Sequence[Mapping[str, Any]],
+    gates: Sequence[Mapping[str, Any]],
+    branch_gates: Sequence[Mapping[str, Any]] = (),
+) -> list[dict[str, Any]]:
+    """The H1 verdict under entry 0 of ``chain`` for every scorer and scale of either plan
+    (report shape :class:`tailgate.report.model.RegisteredPlanVerdict`): re-derived from the
+    amended plan's gates documents ``gates`` where they serve entry 0, else read from the
+    registered-plan branch's ``branch_gates`` (module docstring). Empty when there is no
+    amendment."""
+    from .branch import registered_branch
+
+    branch = registered_branch(amended, "", chain)
+    if branch is None:
+        return []
+    registered = branch.registered
+    changed = branch.protocol_reasons()
+    ours = {(str(g["scorer"]), str(g["scale"])): g for g in branch_gates}
+    stored = {(str(g["scorer"]), str(g["scale"])): g for g in gates}
+    rows = []
+    for scorer, scale in branch.analyses():
+        headline = _is_headline(registered, scorer, scale)
+        if not changed:
+            if (scorer, scale) in stored:  # the amended plan analyses it (protocol_reasons)
+                rows.append(_rederived(registered, stored[(scorer, scale)]))
+        elif (scorer, scale) in ours:
+            rows.append(_computed(registered, ours[(scorer, scale)], changed))
+        else:
+            why = "; ".join(branch.unavailable) or (
+                f"the registered-plan branch's registered/gates/{scorer}/{scale}.json was not given"
+            )
+            reason = f"not computed under entry 0 (the amendment changed {', '.join(changed)}): "
+            rows.append(_row(scorer, scale, headline, None, [], reason + why, None))
+    mine = set(branch.analyses())
+    for key in stored:
+        if key not in mine:
+            rows.append(
+                _row(
+                    *key,
+                    False,
+                    None,
+                    [],
+                    f"the registered plan has no {key[0]}, {key[1]}-scale analysis",
+                    None,
+                )
+            )
+    return rows
+
+
+# --- analysis criteria ------------------------------------------------------------------------
 
 
 def registered_plan_criteria(
-    study: Study, chain: Sequence[Mapping[str, Any]], analyses: Sequence[Mapping[str, Any]]
+    study: Study,
+    chain: Sequence[Mapping[str, Any]],
+    analyses: Sequence[Mapping[str, Any]],
+    branch_analyses: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """Every analysis criterion under the registered plan (entry 0 of the lock) beside its
-    outcome as amended, re-derived by the analysis kind from the stored statistics.
+    outcome as amended.
 
-    An analysis whose entry-0 spec differs from the current one only in ``criteria`` has the
-    statistics entry 0 would have computed (a kind's statistics never read its criteria), so
-    each entry-0 criterion is evaluated on them; otherwise the row says which fields changed the
-    statistics. Rows: ``analysis``, ``criterion``, ``registered`` and ``amended`` (outcomes, or
-    None where the plan has no such criterion or it cannot be re-derived), ``reason``. Empty
-    when the lock has no amendment."""
+    An analysis whose statistics the amended plan computed as entry 0 would have (its spec
+    differs only in ``criteria``, and nothing it reads changed) has each entry-0 criterion
+    evaluated by its kind on the stored statistics ``analyses``; any other is read from the
+    registered-plan branch's documents ``branch_analyses``, computed under entry 0. Rows:
+    ``analysis``, ``criterion``, ``registered`` and ``amended`` (outcomes, or None where that
+    plan has no such criterion), ``reason``. Empty when the lock has no amendment."""
     from tailgate.analyses.registry import kind_of
 
-    if len(chain) < 2:
+    from .branch import registered_branch
+
+    branch = registered_branch(study, "", chain)
+    if branch is None:
         return []
-    plan = _entry_study(study, chain[0])
-    data_changed = _data_changes(plan, study)
+    plan = branch.registered
     first = plan.data.get("analyses") or {}
     now = study.data.get("analyses") or {}
     stats = {str(d.get("analysis")): d.get("statistics") or {} for d in analyses}
+    ours = {str(d.get("analysis")): d.get("statistics") or {} for d in branch_analyses}
     rows: list[dict[str, Any]] = []
     for name in sorted(set(first) | set(now)):
         old, new = first.get(name), now.get(name)
@@ -265,50 +274,144 @@ def registered_plan_criteria(
             if new is not None
             else {}
         )
-        if old is None or new is None:
-            reason = (
-                "not in the registered plan (added by an amendment)"
-                if old is None
-                else "removed by an amendment: its statistics were not computed"
-            )
-            names = [c["name"] for c in (new or old or {}).get("criteria", [])]
+        if old is None:
+            names = [c["name"] for c in new.get("criteria", [])]
             rows += [
                 {"analysis": name, "criterion": c, "registered": None,
-                 "amended": amended.get(c), "reason": reason}
+                 "amended": amended.get(c),
+                 "reason": "not in the registered plan (added by an amendment)"}
                 for c in names
             ]  # fmt: skip
             continue
-        before, after = _analysis_reads(plan, name), _analysis_reads(study, name)
-        changed = sorted(
-            data_changed
-            | {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-        )
+        changed = branch.analysis_reasons(name)
         registered: dict[str, str] = {}
         reason = ""
-        if changed:
-            reason = (
-                "not re-derived: the amendment changed "
-                + ", ".join(changed)
-                + " (read by the analysis or the data it reads), so the stored statistics are "
-                "not the registered plan's"
-            )
-        else:
+        if not changed:
             registered = {
                 o.name: o.outcome for o in kind_of(old).criteria(old, stats.get(name, {}))
             }
+        elif name in ours:
+            registered = {o.name: o.outcome for o in kind_of(old).criteria(old, ours[name])}
+            reason = (
+                "computed under entry 0 from its own statistics (the amendment changed "
+                + ", ".join(changed)
+                + f"; registered/analyses/{name}/statistics.json)"
+            )
+        else:
+            why = "; ".join(branch.unavailable) or (
+                f"the registered-plan branch's registered/analyses/{name}/statistics.json was "
+                "not given"
+            )
+            reason = (
+                f"not computed under entry 0 (the amendment changed {', '.join(changed)}): {why}"
+            )
         old_specs = {c["name"]: c for c in old.get("criteria", [])}
-        new_specs = {c["name"]: c for c in new.get("criteria", [])}
+        new_specs = {c["name"]: c for c in (new or {}).get("criteria", [])}
         for c in [*old_specs, *(n for n in new_specs if n not in old_specs)]:
-            note = reason
-            if not note:
-                if c not in old_specs:
-                    note = "added by an amendment"
-                elif c not in new_specs:
-                    note = "removed by an amendment"
-                elif old_specs[c] != new_specs[c]:
-                    note = "changed by an amendment"
+            what = ""
+            if new is None:
+                what = "removed by an amendment"
+            elif c not in old_specs:
+                what = "added by an amendment"
+            elif c not in new_specs:
+                what = "removed by an amendment"
+            elif old_specs[c] != new_specs[c]:
+                what = "changed by an amendment"
+            note = "; ".join(x for x in (what, reason) if x)
             rows.append(
                 {"analysis": name, "criterion": c, "registered": registered.get(c),
                  "amended": amended.get(c), "reason": note}
             )  # fmt: skip
     return rows
+
+
+# --- the registered plan's outcome ------------------------------------------------------------
+
+
+def _answer(
+    plan: Study,
+    h1: Sequence[Mapping[str, Any]],
+    analyses: Sequence[Mapping[str, Any]],
+    branch_analyses: Sequence[Mapping[str, Any]],
+    own: set[str],
+) -> dict[str, Any] | None:
+    """The registered plan's answer (:func:`tailgate.prereg.answer.answer_document` of entry 0)
+    from its H1 verdict and criteria; None where some of it could not be computed."""
+    from tailgate.prereg.answer import answer_document
+
+    from .analyses import criteria_rows, h1_row
+    from .verdict import headline_of
+
+    stored = {str(d.get("analysis")): d for d in analyses}
+    ours = {str(d.get("analysis")): d for d in branch_analyses}
+    docs = [(ours if n in own else stored).get(n) for n in sorted(plan.data.get("analyses") or {})]
+    if any(d is None for d in docs):
+        return None
+    rows = criteria_rows(plan, docs)  # type: ignore[arg-type]
+    if plan.has_protocol:
+        head = headline_of(plan)
+        main = next((r for r in h1 if r["headline"]), None)
+        if main is None or main["h1"] is None:
+            return None
+        reason = str(main["gates"]["h1"]["reason"]) if main.get("gates") else main["reason"]
+        rows = [h1_row(plan, {"verdict": main["h1"], "reason": reason}, head), *rows]
+    return answer_document(plan.data, rows)
+
+
+def registered_plan_document(
+    study: Study,
+    chain: Sequence[Mapping[str, Any]],
+    gates: Sequence[Mapping[str, Any]],
+    analyses: Sequence[Mapping[str, Any]],
+    branch_gates: Sequence[Mapping[str, Any]] = (),
+    branch_analyses: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any] | None:
+    """``verdict.json``'s ``registered_plan``: the outcome under entry 0 of ``chain`` beside
+    the amended one — its answer, the H1 verdict of every scorer and scale
+    (:func:`registered_plan_verdicts`) and every analysis criterion
+    (:func:`registered_plan_criteria`), and what the amendment changed that the statistics
+    depend on (``statistics_changed``: empty where everything was re-derived from the stored
+    statistics). None when the lock has no amendment."""
+    from .branch import registered_branch
+    from .verdict import headline_of
+
+    branch = registered_branch(study, "", chain)
+    if branch is None:
+        return None
+    plan = branch.registered
+    h1 = registered_plan_verdicts(study, chain, gates, branch_gates)
+    criteria = registered_plan_criteria(study, chain, analyses, branch_analyses)
+    own = {n for n in plan.data.get("analyses") or {} if branch.analysis_reasons(n)}
+    analyses_changed = {n: branch.analysis_reasons(n) for n in sorted(own)}
+    return {
+        "entry": int(chain[0]["seq"]),
+        "entry_hash": str(chain[0]["entry_hash"]),
+        "canonical_hash": str(chain[0]["canonical_hash"]),
+        "amended_entry": int(chain[-1]["seq"]),
+        "answer": _answer(plan, h1, analyses, branch_analyses, own),
+        "headline": headline_of(plan) if plan.has_protocol else None,
+        "band_rule": str(plan.protocol["band_rule"]) if plan.has_protocol else None,
+        "statistics_changed": {"protocol": branch.protocol_reasons(), **analyses_changed},
+        "h1": h1,
+        "criteria": criteria,
+    }
+
+
+def branch_documents(
+    study: Study, results: str | Path, chain: Sequence[Mapping[str, Any]] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Path]]:
+    """The registered-plan branch's gates and analysis documents under ``results`` that the
+    registered plan reads (:meth:`tailgate.stages.branch.RegisteredBranch.gates_targets`,
+    ``analysis_targets``), and their paths; empty without an amendment."""
+    from .branch import registered_branch
+
+    branch = registered_branch(study, Path(results).as_posix(), chain)
+    if branch is None:
+        return [], [], []
+    gates = [Path(p) for p in branch.gates_targets()]
+    analyses = [Path(p) for p in branch.analysis_targets()]
+    return (
+        [read_json(p, "registered-plan gates") for p in gates],
+        [read_json(p, "registered-plan analysis statistics") for p in analyses],
+        [*gates, *analyses],
+    )

@@ -2,9 +2,9 @@
 
 Renders :func:`tailgate.report.render` from ``verdict.json``, every ``fits/…json``,
 ``power.json`` and ``operating.json``: the answer first (verdict, the pair × gate matrix with the
-gate values at every band threshold, deviations, and after an amendment the verdict under the
-registered plan, re-derived from the gates documents and the lock's entry 0 by
-:mod:`tailgate.stages.registered_plan`), then tables like Tables 2–5 and figures like Figs 2–5 of
+gate values at every band threshold, deviations, and after an amendment the outcome under the
+registered plan beside the amended one, as ``verdict.json`` records it
+(:mod:`tailgate.stages.registered_plan`), then tables like Tables 2–5 and figures like Figs 2–5 of
 Zhou (2026). The standalone PNGs (``figures/``) are the entries of ``snakemake --report``; each
 has a sidecar ``figures/<name>.json`` recording what it plots (:mod:`tailgate.report.content`).
 """
@@ -22,7 +22,6 @@ from tailgate.report.render import fishing_points
 
 from .analyses import read_analyses
 from .common import open_stage, read_json
-from .registered_plan import registered_plan_criteria, registered_plan_of
 
 __all__ = ["render_report", "report_inputs", "report_stage", "rerender", "rerendered"]
 
@@ -43,26 +42,24 @@ def render_report(
 ) -> list[tuple[str | os.PathLike[str], list[str | os.PathLike[str]]]]:
     """Write the report and its figures from stored statistics; return (file, inputs) pairs.
 
-    With the loaded ``study``, an amended registration also gets the verdict under its registered
-    plan, from the gates documents beside ``verdict.json`` and the lock. The report stage records
+    After an amendment the report shows the outcome under the registered plan beside the amended
+    one, as ``verdict.json`` records it (``registered_plan``). The report stage records
     what this writes; ``tailgate audit`` calls it into a scratch folder and compares the content
     with the recorded report (:mod:`tailgate.prereg.compare`: a report edited by hand cannot
     pass).
     """
+    del study  # everything the report shows is in the files it reads
     v = read_json(verdict, "verdict")
-    registered, registered_inputs = (
-        registered_plan_of(study, Path(verdict).parent, v) if study is not None else ([], [])
-    )
+    plan = v.get("registered_plan") or {}
+    registered, criteria = plan.get("h1", []), plan.get("criteria", [])
     index: dict[str, dict[str, dict[str, Any]]] = {}
     for f in fits:
         doc = read_json(f, "fits")
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
     docs = read_analyses(analyses)
-    criteria = registered_criteria_of(study, docs) if study is not None else []
-    lock = [Path(study.lock_path)] if criteria else []
     if power is None:  # the study registers no protocol: the answer and the analyses only
         render(v, index, None, out_html, out_md, analyses=docs, registered_criteria=criteria)
-        inputs = [verdict, *analyses, *lock]
+        inputs = [verdict, *analyses]
         return [(out_html, inputs), (out_md, inputs)]
     p = read_json(power, "power")
     operating = Path(power).with_name(OPERATING)  # written beside power.json (rules/power.smk)
@@ -77,8 +74,7 @@ def render_report(
         registered_plan=registered,
         registered_criteria=criteria,
     )
-    inputs = [verdict, *fits, power, operating, *analyses, *registered_inputs]
-    inputs += [p for p in lock if p not in inputs]
+    inputs = [verdict, *fits, power, operating, *analyses]
     figures.write_power(figure_paths["power"], p)
     head = v["headline"]
     gates = next(
@@ -143,14 +139,6 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
         "power": results / "power.json" if study.has_protocol else None,
         "analyses": analyses,
     }
-
-
-def registered_criteria_of(study: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The analysis criteria under the registered plan of an amended study (else [])."""
-    from tailgate.prereg.lock import read_lock
-
-    lock = read_lock(study.lock_path)
-    return registered_plan_criteria(study, lock.chain, docs) if lock is not None else []
 
 
 def rerendered(study: Any) -> dict[str, str]:

@@ -29,10 +29,12 @@ def transform_stage(
     scores: Mapping[str, Sequence[str | os.PathLike[str]]],
     out: Mapping[str, str | os.PathLike[str]],
     summary: str | os.PathLike[str],
+    *,
+    plan: str = "head",
 ) -> dict[str, dict]:
     """Put every condition's scores on ``scale``; ``scores`` maps condition → its score shards,
     ``out`` condition → severities path."""
-    ctx = open_stage(prereg, results)
+    ctx = open_stage(prereg, results, plan)
     eps = float(ctx.study.data["transform"]["epsilon"])
     summaries = {}
     for condition in ctx.study.conditions():

@@ -8,7 +8,9 @@ first failing gate, the tolerance sensitivity, the pre-registration's canonical 
 amendment chain of its lock, the realised design (rows, exceedances and bootstrap sizes actually
 used) and the deviations from the registered plan (:mod:`tailgate.prereg.deviations`: a shortfall
 against the registered design, results after an amendment that changed a decision rule once data
-existed). No times or versions of this run
+existed), and after an amendment the outcome under the registered plan (entry 0 of the lock)
+beside the amended one: its answer, the H1 verdict of every scorer and scale and every analysis
+criterion (:mod:`tailgate.stages.registered_plan`). No times or versions of this run
 enter the file, so identical inputs give identical bytes; they live in its provenance record.
 """
 
@@ -63,14 +65,21 @@ def verdict_document(
     analyses: Sequence[Mapping[str, Any]] = (),
     generated: Mapping[str, int] | None = None,
     mode: str = "confirmatory",
+    registered_gates: Sequence[Mapping[str, Any]] = (),
+    registered_analyses: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The ``verdict.json`` document (``fits``: every fits document, and ``generated``: rows per
     condition in the generation shards, for the realised design; ``analyses``: every
-    ``analyses/<name>/statistics.json``, for the criteria table).
+    ``analyses/<name>/statistics.json``, for the criteria table; ``registered_gates`` and
+    ``registered_analyses``: the registered-plan branch's gates and analysis documents, for
+    the outcome under the registered plan, :func:`tailgate.stages.registered_plan.
+    registered_plan_document`).
 
     ``answer`` (:mod:`tailgate.prereg.answer`) is the study's registered answer: the criteria
     rows it names and their outcome. A study that registers no protocol has no headline, H1,
     gates or sensitivity (``null`` and empty lists)."""
+    from .registered_plan import registered_plan_document
+
     amendments, deviations = amendments_of(study)
     realised = realised_design(study, fits, generated)
     deviations = run_deviations(mode) + design_deviations(realised) + deviations
@@ -105,7 +114,16 @@ def verdict_document(
         # registered), then every analysis criterion re-derived from its stored statistics
         # (tailgate.stages.analyses)
         "criteria": rows,
+        # after an amendment: the outcome under the registered plan (entry 0), else null
+        "registered_plan": registered_plan_document(
+            study, _chain(study), gates, analyses, registered_gates, registered_analyses
+        ),
     }
+
+
+def _chain(study: Study) -> list[dict[str, Any]]:
+    lock = read_lock(study.lock_path)
+    return list(lock.chain) if lock is not None else []
 
 
 def verdict_bytes(doc: dict[str, Any]) -> bytes:
@@ -128,8 +146,11 @@ def verdict_stage(
     fits: Sequence[str | os.PathLike[str]] = (),
     analyses: Sequence[str | os.PathLike[str]] = (),
     generations: Sequence[str | os.PathLike[str]] = (),
+    registered_gates: Sequence[str | os.PathLike[str]] = (),
+    registered_analyses: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
-    """Write and record ``verdict.json``."""
+    """Write and record ``verdict.json``; ``registered_gates`` and ``registered_analyses``:
+    the registered-plan branch's documents (:mod:`tailgate.stages.branch`)."""
     ctx = open_stage(prereg, results)
     doc = verdict_document(
         ctx.study,
@@ -139,11 +160,14 @@ def verdict_stage(
         read_analyses(analyses),
         generated_rows(generations) if generations else None,
         run_mode(),
+        [read_json(g, "registered-plan gates") for g in registered_gates],
+        read_analyses(registered_analyses),
     )
     write_bytes(out, verdict_bytes(doc))
+    branch = [*registered_gates, *registered_analyses]
     ctx.record(
         out,
-        inputs=[*gates, *sensitivity, *fits, *analyses, *generations, ctx.study.lock_path],
+        inputs=[*gates, *sensitivity, *fits, *analyses, *generations, *branch, ctx.study.lock_path],
         kind="report",
     )
     return doc

@@ -1,0 +1,316 @@
+"""The registered plan beside an amendment, through Snakemake.
+
+An amendment that changes what the statistics are (the bootstrap size, an analysis's resamples)
+after data exists makes the workflow compute entry 0's own fits, bulk bootstraps, gates and
+analysis statistics into ``results/<study>/registered/``, sharing the data jobs with the amended
+plan. ``verdict.json``, the report and the run's answer show the registered plan's outcome beside
+the amended one, equal to an independent run of the entry-0 registration in another project (one
+core there, two here: the same bytes); the audit passes and catches a forged branch fit. An
+amendment of a decision rule alone adds no job of the branch.
+
+The study is the smallest complete one (two conditions, one scale, one threshold). On two
+shared cores its first run and the amended run take about 65 s together (the fixtures), the
+reference run and the audit of the amendment test about 30 s, the forged-fit audit 3 s, the
+decision-rule test (a dry run) 5 s, and the slow ``audit --reproduce`` test about 50 s.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from wf_project import Project, job_counts, make_project
+
+PLAN_STUDY = """\
+schema_version: 1
+study: small
+seed: 777
+sample_cap: 4000
+accepted_power: 0.01
+conditions:
+  - name: base
+    simulate: {tail: {xi: 0.0, sigma: 1.0, share: 0.10}}
+  - name: heavy
+    simulate: {tail: {xi: 0.4, sigma: 0.6, share: 0.10}}
+data: {backend: simulate}
+generation: {shards: 1}
+scorers:
+  - {name: tox, kind: column, column: simulated_score, bounded: true}
+transform: {scales: [logit], epsilon: 1.0e-12}
+protocol:
+  tolerances: {mean: 0.10, tvar: 0.30}
+  thresholds: {headline: 0.95, band: [0.95]}
+  min_exceedances: 100
+  stability: {scan: {start: 0.90, stop: 0.96, step: 0.03}, resamples: 10, min_exceedances: 50}
+  bootstrap: {resamples: 100}
+  pairs: [[base, heavy]]
+  sensitivity: {tolerance_multipliers: [1.0]}
+  power_simulation: {delta_xi: [0.0], n_exc: [100], trials: 2, resamples: 10}
+  operating_characteristics: {trials: 10, resamples: 10}
+analyses:
+  ranking:
+    kind: dominance
+    conditions: [base, heavy]
+    scorers: [tox]
+    scale: logit
+    resamples: 50
+    eps0: [0.25]
+    criteria:
+      - {name: base-safer, statistic: "r_fsd(base, heavy)", comparison: "<=", threshold: 0.0}
+"""
+
+#: what the registered plan computes itself: every file it reads from its own branch
+BRANCH_FILES = (
+    "fits/tox/logit/base.json",
+    "fits/tox/logit/heavy.json",
+    "bulk/tox/base.parquet",
+    "bulk/tox/heavy.parquet",
+    "gates/tox/logit.json",
+    "analyses/ranking/statistics.json",
+)
+
+
+@pytest.fixture(scope="module")
+def plan_run(tmp_path_factory) -> Project:
+    """The small study, frozen, committed and run once (its data exists); read-only."""
+    proj = make_project(tmp_path_factory.mktemp("plan"), PLAN_STUDY)
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return proj
+
+
+def _copy(run: Project, dest) -> Project:
+    shutil.copytree(run.root, dest, symlinks=True)
+    return Project(dest)
+
+
+def _amend(proj: Project, reason: str) -> None:
+    res = proj.cli("amend", proj.prereg, "--reason", reason)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _forge(proj: Project, rel: str, doc: dict) -> None:
+    """Write ``doc`` as ``rel`` and rewrite its provenance hash to match (a forger's edit)."""
+    from tailgate.prereg.canonical import sha256_file
+    from tailgate.provenance import record_path
+
+    path = proj.results / rel
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    rec = record_path(path, proj.results)
+    content = json.loads(rec.read_text())
+    content["sha256"], content["bytes"] = sha256_file(path), path.stat().st_size
+    rec.write_text(json.dumps(content))
+
+
+@pytest.fixture(scope="module")
+def amended(plan_run, tmp_path_factory) -> Project:
+    """A copy of the run, its bootstrap sizes amended after data and run again; read-only.
+    ``registered_text``: the registration as entry 0 holds it; ``first_run``: the second run."""
+    proj = _copy(plan_run, tmp_path_factory.mktemp("amended") / "project")
+    proj.registered_text = proj.prereg.read_text()
+    proj.replace("bootstrap: {resamples: 100}", "bootstrap: {resamples: 60}")
+    proj.replace("    resamples: 50\n", "    resamples: 40\n")
+    _amend(proj, "smaller bootstraps")
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj.first_run = res
+    return proj
+
+
+def test_a_statistics_amendment_computes_the_registered_plan_beside_it(amended, tmp_path):
+    proj, res = amended, amended.first_run
+    # entry 0's statistics jobs run in its branch; its data jobs are the amended plan's
+    jobs = job_counts(res.stderr)
+    branch = {k: v for k, v in jobs.items() if k.startswith("registered_")}
+    assert branch == {
+        "registered_fit": 2, "registered_bulk": 2, "registered_gates": 1,
+        "registered_analysis": 1,
+    }  # fmt: skip
+    rd = proj.results
+    made = sorted(p.relative_to(rd / "registered").as_posix()
+                  for p in (rd / "registered").rglob("*") if p.is_file())  # fmt: skip
+    assert made == sorted(BRANCH_FILES)
+    records = rd / "provenance"
+    record = json.loads((records / "registered__gates__tox__logit.json.json").read_text())
+    lock = json.loads(proj.lock.read_text())
+    assert record["plan"]["name"] == "registered" and record["plan"]["seq"] == 0
+    assert record["plan"]["canonical_hash"] == lock["chain"][0]["canonical_hash"]
+    assert record["prereg"]["lock_head"]["seq"] == 1  # guarded against the chain head
+    severities = "severities/tox/logit/base.parquet"  # shared: the branch fit read the main file
+    fit_record = json.loads((records / "registered__fits__tox__logit__base.json.json").read_text())
+    assert severities in [i["artifact"] for i in fit_record["inputs"]]
+
+    # the registered plan's outcome beside the amended one, for H1 and every criterion
+    verdict = json.loads((rd / "verdict.json").read_text())
+    plan = verdict["registered_plan"]
+    assert (plan["entry"], plan["amended_entry"]) == (0, 1)
+    changed = plan["statistics_changed"]  # the analysis falls back on the protocol's bootstrap
+    assert changed["protocol"] == ["protocol.bootstrap"]
+    assert "analyses.ranking" in changed["ranking"]
+    (h1,) = plan["h1"]
+    assert h1["headline"] and h1["h1"] in ("PASS", "KILL")
+    assert h1["reason"].startswith("computed under entry 0 from its own statistics")
+    (criterion,) = plan["criteria"]
+    assert criterion["registered"] in ("PASS", "FAIL", "BORDERLINE", "NOT_TESTED")
+    assert criterion["reason"].startswith("computed under entry 0 from its own statistics")
+    assert plan["answer"]["summary"] == f"H1 {h1['h1']}"
+    md, html = (rd / "report.md").read_text(), (rd / "report.html").read_text()
+    for text in (md, html, json.dumps(verdict)):
+        assert "not re-derived" not in text and "not computed" not in text
+    assert f"| tox | logit | {h1['h1']} |" in md and "H1 under the registered plan" in md
+    first = plan["answer"]["outcome"]
+    assert f"Under the registered plan (entry 0 of the lock; H1): **{first}**" in md
+    assert "under the registered plan (entry 0, beside amendment 1)" in res.stdout
+    assert f"H1 tox / logit (headline): {h1['h1']} (as amended:" in res.stdout
+
+    # the reference: the entry-0 registration frozen afresh in another project, run on one core
+    ref = make_project(tmp_path / "reference", proj.registered_text)
+    targets = [f"results/small/{f}" for f in ("gates/tox/logit.json", BRANCH_FILES[-1])]
+    done = ref.snakemake(*targets, cores=1)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for rel in BRANCH_FILES:
+        assert (rd / "registered" / rel).read_bytes() == (ref.results / rel).read_bytes(), rel
+    gates = json.loads((ref.results / "gates/tox/logit.json").read_text())
+    assert h1["h1"] == gates["report"]["h1"]["verdict"] and h1["gates"] == gates["report"]
+    stats = json.loads((ref.results / BRANCH_FILES[-1]).read_text())
+    assert criterion["registered"] == stats["criteria"][0]["outcome"]
+
+    # the audit verifies the branch like every artifact and re-derives its verdicts
+    res = proj.cli("audit", rd)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "verdicts: registered plan: the outcome under entry 0 re-derived" in res.stdout
+
+
+def test_a_forged_branch_fit_fails_the_audit(amended, tmp_path):
+    proj = _copy(amended, tmp_path / "forged")
+    rd = proj.results
+    # a branch fit forged with its record rewritten to match: the audit names it
+    rel = "registered/fits/tox/logit/heavy.json"
+    doc = json.loads((rd / rel).read_text())
+    doc["thresholds"][0]["xi_ci_gate"] = [0.9, 1.0]
+    _forge(proj, rel, doc)
+    res = proj.cli("audit", rd)
+    assert res.returncode == 4
+    assert f"{rd / 'registered/gates/tox/logit.json'}: its input {rd / rel} changed" in res.stdout
+
+
+def test_a_registered_plan_changed_in_memory_cannot_record(amended):
+    from tailgate.errors import RefusalError
+    from tailgate.stages.common import open_stage
+
+    ctx = open_stage(amended.prereg, amended.results, "registered")
+    assert ctx.study.data["protocol"]["bootstrap"]["resamples"] == 100  # entry 0's
+    assert ctx.head is not None and ctx.head.data["protocol"]["bootstrap"]["resamples"] == 60
+    ctx.study.data["protocol"]["bootstrap"]["resamples"] = 10
+    with pytest.raises(RefusalError, match="changed after it was loaded"):
+        ctx.record(amended.results / "registered" / "fits" / "tox" / "logit" / "base.json")
+
+
+@pytest.mark.slow
+def test_audit_reproduce_re_runs_the_registered_plan(amended):
+    """``audit --reproduce`` re-runs the whole DAG, the branch included, in a scratch project
+    and compares every file (about 40 s)."""
+    res = amended.cli("audit", "--reproduce", amended.results)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "reproduce:" in res.stdout
+
+
+def test_a_decision_rule_amendment_adds_no_branch_job(plan_run, tmp_path):
+    proj = _copy(plan_run, tmp_path / "tolerance")
+    proj.replace("tvar: 0.30", "tvar: 0.05")
+    _amend(proj, "tighter TVaR tolerance")
+    res = proj.snakemake("-n")
+    assert res.returncode == 0, res.stderr[-3000:]
+    # exactly the stages that read a tolerance, as without a registered plan to evaluate: the
+    # stored statistics serve entry 0, whose verdict the verdict stage re-derives from them
+    assert job_counts(res.stdout + res.stderr) == {
+        "gates": 1, "sensitivity": 1, "operating": 1, "verdict": 1, "report": 1, "all": 1,
+    }  # fmt: skip
+
+
+# --- which of entry 0's jobs the branch runs (no Snakemake) ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory):
+    """The study above, loaded (the amended plan of every case below)."""
+    from tailgate.prereg.study import load
+
+    path = tmp_path_factory.mktemp("head") / "preregistrations" / "small.yaml"
+    path.parent.mkdir()
+    path.write_text(PLAN_STUDY)
+    return load(path)
+
+
+def _branch(head, **changes):
+    """The branch of a chain whose entry 0 is ``head`` with ``changes`` (dotted path → value)."""
+    import copy
+
+    from tailgate.prereg.canonical import canonical_hash
+    from tailgate.stages.branch import registered_branch
+
+    data = copy.deepcopy(head.data)
+    for path, value in changes.items():
+        *keys, last = path.split(".")
+        node = data
+        for k in keys:
+            node = next(c for c in node if c["name"] == k) if isinstance(node, list) else node[k]
+        node[last] = value
+    chain = [
+        {"seq": 0, "prereg": data, "canonical_hash": canonical_hash(data), "entry_hash": "0"},
+        {"seq": 1, "prereg": head.data, "canonical_hash": head.canonical_hash, "entry_hash": "1"},
+    ]
+    return registered_branch(head, "results/small", chain)
+
+
+def test_the_branch_runs_only_the_jobs_whose_registered_inputs_differ(head):
+    branch = _branch(head, **{"protocol.bootstrap.resamples": 100 + 1})
+    assert branch.protocol_reasons() == ["protocol.bootstrap"]
+    assert branch.gates_targets() == ["results/small/registered/gates/tox/logit.json"]
+    fit = {"scorer": "tox", "scale": "logit", "condition": "base"}
+    assert branch.path("fits", **fit) == "results/small/registered/fits/tox/logit/base.json"
+    assert branch.path("severities", **fit) == "results/small/severities/tox/logit/base.parquet"
+    assert not branch.own("generate", condition="base", shard="0")
+    # a condition's data changed: its generation and scores, and what reads them, are entry 0's
+    branch = _branch(head, **{"conditions.heavy.simulate.tail.xi": 0.3})
+    assert branch.own("generate", condition="heavy", shard="0")
+    assert not branch.own("generate", condition="base", shard="0")
+    assert branch.own("score", scorer="tox", condition="heavy", shard="0")
+    assert not branch.own("score", scorer="tox", condition="base", shard="0")
+    assert branch.own("transform", scorer="tox", scale="logit")
+    assert branch.own("fit", **fit) and branch.analysis_targets()
+
+
+def test_decision_rules_and_display_settings_add_no_branch(head):
+    for change in (
+        {"protocol.tolerances.tvar": 0.05},
+        {"protocol.band_rule": "all"},
+        {"protocol.stability.resamples": 20},  # the scan's display CIs only
+        {"analyses.ranking.criteria": [
+            {"name": "base-safer", "statistic": "r_fsd(base, heavy)", "comparison": "<=",
+             "threshold": 1.0}]},
+    ):  # fmt: skip
+        branch = _branch(head, **change)
+        assert branch.protocol_reasons() == [] and branch.gates_targets() == [], change
+        assert branch.analysis_targets() == [], change
+    # a registered threshold the amended plan never fitted needs the branch
+    branch = _branch(head, **{"protocol.thresholds.band": [0.95, 0.96]})
+    assert branch.protocol_reasons() == ["threshold q = 0.96 (not fitted as amended)"]
+
+
+def test_a_stage_runs_under_the_registered_plan_only_beside_an_amendment(plan_run, tmp_path):
+    from tailgate.errors import InputError
+    from tailgate.stages.common import open_stage
+
+    proj = _copy(plan_run, tmp_path / "stage")
+    with pytest.raises(InputError, match="no amendment"):
+        open_stage(proj.prereg, proj.results, "registered")
+    with pytest.raises(InputError, match="one of head, registered"):
+        open_stage(proj.prereg, proj.results, "entry0")
+    ctx = open_stage(proj.prereg, proj.results)
+    stray = proj.results / "registered" / "note.json"
+    stray.parent.mkdir()
+    stray.write_text("{}")
+    with pytest.raises(InputError, match="writes nothing inside"):
+        ctx.record(stray)

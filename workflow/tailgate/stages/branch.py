@@ -1,0 +1,365 @@
+"""The registered plan's branch of the DAG: entry 0 of the lock evaluated beside the amended head.
+
+After an amendment the workflow answers two questions: what the amended plan (the chain head)
+gives, and what the plan as first registered would have given on the same data (DESIGN:
+"Amendments"). Where the amendment changed only decision rules, the stored statistics serve
+both and the registered verdict is re-derived from them
+(:func:`tailgate.stages.registered_plan.registered_plan_verdicts`). Where it changed what the
+statistics are (bootstrap size, seed, stability window, a threshold never fitted, an analysis's
+own fields, the data…), :class:`RegisteredBranch` lays out the jobs that compute entry 0's
+statistics into ``results/<study>/registered/`` — the same stage functions, run with
+``plan="registered"`` (:mod:`tailgate.stages.plan`).
+
+A job of entry 0's plan is *shared* — the branch reads the main tree's file — when the amended
+plan runs the same job (same wildcards) with the same fingerprint (:func:`tailgate.stages.
+dependencies.stage_fingerprint`: everything the stage reads of the registration) on shared
+inputs, and the pinned input files it may read are the same; such a job writes the same bytes
+under either plan (``tests/workflow/test_stage_dependencies.py``). Every other job is the
+branch's *own* and runs under entry 0. The gates and analysis jobs of the branch are always its
+own (they are the registered plan's decisions); they are requested only where the stored
+statistics cannot serve the registered plan (:meth:`RegisteredBranch.protocol_reasons`,
+:meth:`RegisteredBranch.analysis_reasons`), so an amendment of decision rules alone adds no job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from tailgate.prereg.lock import read_lock
+from tailgate.prereg.study import Study
+
+from .common import band, scales_for
+from .dependencies import stage_fingerprint
+from .plan import BRANCH_DIR, changed_pins, entry_study, registered_pin_problems
+
+__all__ = ["LAYOUT", "WRITER", "RegisteredBranch", "registered_branch"]
+
+#: every artifact kind the branch can hold, relative to ``results/<study>`` (and to the branch)
+LAYOUT: dict[str, str] = {
+    "prompts": "prompts.parquet",
+    "prompts_digest": "prompts.digest.json",
+    "generations": "generations/{condition}/shard-{shard}.parquet",
+    "scores": "scores/{scorer}/{condition}/shard-{shard}.parquet",
+    "embeddings": "embeddings/{embedder}/{condition}/shard-{shard}.parquet",
+    "severities": "severities/{scorer}/{scale}/{condition}.parquet",
+    "transform_summary": "severities/{scorer}/{scale}/transform.json",
+    "fits": "fits/{scorer}/{scale}/{condition}.json",
+    "bulk": "bulk/{scorer}/{condition}.parquet",
+    "gates": "gates/{scorer}/{scale}.json",
+    "analysis": "analyses/{analysis}/statistics.json",
+}
+
+#: artifact kind -> the stage (rule) that writes it
+WRITER: dict[str, str] = {
+    "prompts": "select_prompts",
+    "prompts_digest": "select_prompts",
+    "generations": "generate",
+    "scores": "score",
+    "embeddings": "embed",
+    "severities": "transform",
+    "transform_summary": "transform",
+    "fits": "fit",
+    "bulk": "bulk",
+    "gates": "gates",
+    "analysis": "analysis",
+}
+
+#: stage -> the wildcards its fingerprint is keyed by
+_KEYED = {"generate": "condition", "score": "scorer", "embed": "embedder", "transform": "scorer"}
+_KEYED.update({"fit": "condition", "analysis": "analysis"})
+#: the stages that read the pinned input files (an import file, a scorer's checkpoint…)
+_READ_PINS = ("select_prompts", "generate", "score", "embed")
+
+
+def _scales(study: Study, scorer: str) -> list[str]:
+    try:
+        return scales_for(study, scorer)
+    except KeyError:
+        return []
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return [str(i["name"]) for i in items]
+
+
+class _Template(str):
+    """A path template whose :meth:`format` gives the main tree's or the branch's file of one
+    job (what an analysis kind's ``inputs`` formats, :meth:`RegisteredBranch.analysis_inputs`)."""
+
+    branch: RegisteredBranch
+    kind: str
+
+    def __new__(cls, branch: RegisteredBranch, kind: str) -> _Template:
+        out = super().__new__(cls, branch.pattern(kind))
+        out.branch, out.kind = branch, kind
+        return out
+
+    def format(self, *args: Any, **wildcards: Any) -> str:  # type: ignore[override]
+        return self.branch.path(self.kind, **{k: str(v) for k, v in wildcards.items()})
+
+
+class RegisteredBranch:
+    """Entry 0's plan (``registered``) beside the chain head (``head``): which of its jobs are
+    shared with the main tree under ``results`` and which are the branch's own (module
+    docstring), the branch's path templates and the files it must produce."""
+
+    def __init__(
+        self,
+        head: Study,
+        registered: Study,
+        results: str | Path,
+        chain: Sequence[Mapping[str, Any]],
+    ) -> None:
+        self.head = head
+        self.registered = registered
+        self.results = str(results).rstrip("/")
+        self.chain = chain
+        self._own: dict[tuple[str, tuple[tuple[str, str], ...]], bool] = {}
+
+    # --- the registered plan's lists ---------------------------------------------------------
+    def conditions(self) -> list[str]:
+        return _names(self.registered.conditions())
+
+    def protocol_conditions(self) -> list[str]:
+        return self.registered.protocol_conditions()
+
+    def scorers(self) -> list[str]:
+        return _names(self.registered.scorers())
+
+    def scales(self, scorer: str) -> list[str]:
+        return _scales(self.registered, scorer)
+
+    def shards(self) -> list[int]:
+        return list(range(int(self.registered.data["generation"]["shards"])))
+
+    def analyses(self) -> list[tuple[str, str]]:
+        """Entry 0's (scorer, scale) pairs with fits, gates and an H1 verdict."""
+        if not self.registered.has_protocol:
+            return []
+        return [(s, sc) for s in self.scorers() for sc in self.scales(s)]
+
+    def fingerprint(self, stage: str, **wildcards: str) -> str:
+        """The ``registered`` parameter of a branch job (entry 0's fingerprint)."""
+        return stage_fingerprint(self.registered, stage, **wildcards)
+
+    # --- paths --------------------------------------------------------------------------------
+    @property
+    def root(self) -> str:
+        return f"{self.results}/{BRANCH_DIR}"
+
+    def pattern(self, kind: str) -> str:
+        """The branch's path template of an artifact kind (Snakemake wildcards in braces)."""
+        return f"{self.root}/{LAYOUT[kind]}"
+
+    def main_pattern(self, kind: str) -> str:
+        return f"{self.results}/{LAYOUT[kind]}"
+
+    def path(self, kind: str, **wildcards: str) -> str:
+        """The file of entry 0's job: the main tree's where the job is shared, else the
+        branch's."""
+        own = self.own(WRITER[kind], **wildcards)
+        return (self.pattern(kind) if own else self.main_pattern(kind)).format(**wildcards)
+
+    def layout(self) -> dict[str, str]:
+        """Templates for an analysis kind's ``inputs`` (each formats to the shared or own file)."""
+        return {k: _Template(self, k) for k in ("severities", "fits", "embeddings", "scores")}
+
+    def analysis_inputs(self, name: str) -> dict[str, list[str]]:
+        """Named input lists of entry 0's analysis ``name``, as its kind declares them."""
+        from tailgate.analyses.registry import kind_of
+        from tailgate.analyses.registry import registered as registered_specs
+
+        spec = registered_specs(self.registered)[name]
+        return kind_of(spec).inputs(spec, self.registered, self.layout())
+
+    def generate_inputs(self, condition: str) -> dict[str, str]:
+        """The generate job's inputs under entry 0 (rules/common.smk: ``generate_inputs``)."""
+        data = self.registered.data["data"]
+        if data["backend"] == "transformers":
+            if self.registered.condition(condition).get("query") is not None:
+                return {}
+            return {"prompts": self.path("prompts")}
+        if data["backend"] == "import":
+            return {"data": str(data["import"]["path"])}
+        return {}
+
+    # --- which jobs are the branch's own ------------------------------------------------------
+    def own(self, stage: str, **wildcards: str) -> bool:
+        """Whether entry 0's job of ``stage`` with ``wildcards`` runs in the branch."""
+        key = (stage, tuple(sorted(wildcards.items())))
+        if key not in self._own:
+            self._own[key] = self._decide(stage, **wildcards)
+        return self._own[key]
+
+    @cached_property
+    def _pins_changed(self) -> bool:
+        return bool(changed_pins(self.chain))
+
+    @cached_property
+    def _head_embeddings(self) -> set[str]:
+        """The embedding files the amended plan's analyses read."""
+        from tailgate.analyses.registry import kind_of
+        from tailgate.analyses.registry import registered as registered_specs
+
+        layout = {k: self.main_pattern(k) for k in ("severities", "fits", "embeddings", "scores")}
+        out: set[str] = set()
+        for spec in registered_specs(self.head).values():
+            out.update(kind_of(spec).inputs(spec, self.head, layout).get("embeddings", []))
+        return out
+
+    def _same(self, stage: str, **wildcards: str) -> bool:
+        wc = {k: v for k, v in wildcards.items() if k == _KEYED.get(stage)}
+        return stage_fingerprint(self.registered, stage, **wc) == stage_fingerprint(
+            self.head, stage, **wc
+        )
+
+    def _decide(self, stage: str, **wc: str) -> bool:
+        head = self.head
+        if stage in ("gates", "analysis"):
+            return True
+        if stage in _READ_PINS and self._pins_changed:
+            return True
+        if not self._same(stage, **wc):
+            return True
+        head_conditions = _names(head.conditions())
+        head_shards = int(head.data["generation"]["shards"])
+        if stage == "select_prompts":
+            return head.data["data"]["backend"] != "transformers"
+        if stage in ("generate", "score", "embed"):
+            c, k = wc["condition"], int(wc["shard"])
+            if c not in head_conditions or k >= head_shards:
+                return True
+            if stage == "generate":
+                return "prompts" in self.generate_inputs(c) and self.own("select_prompts")
+            if stage == "score" and wc["scorer"] not in _names(head.scorers()):
+                return True
+            if stage == "embed" and self.main_pattern("embeddings").format(**wc) not in (
+                self._head_embeddings
+            ):
+                return True
+            return self.own("generate", condition=c, shard=str(k))
+        if stage == "transform":
+            s, sc = wc["scorer"], wc["scale"]
+            if sc not in _scales(head, s) or head_conditions != self.conditions():
+                return True
+            if head_shards != len(self.shards()):
+                return True
+            return any(
+                self.own("score", scorer=s, condition=c, shard=str(k))
+                for c in self.conditions()
+                for k in self.shards()
+            )
+        if stage in ("fit", "bulk"):
+            s, c = wc["scorer"], wc["condition"]
+            if not head.has_protocol or c not in head.protocol_conditions():
+                return True
+            scales = [wc["scale"]] if stage == "fit" else self.scales(s)
+            if stage == "bulk" and _scales(head, s) != scales:
+                return True  # the bulk table holds one column pair per scale
+            if any(sc not in _scales(head, s) for sc in scales):
+                return True
+            return any(self.own("transform", scorer=s, scale=sc) for sc in scales)
+        raise ValueError(f"no registered-plan branch for stage {stage!r}")
+
+    # --- what the branch must produce ---------------------------------------------------------
+    @cached_property
+    def unavailable(self) -> list[str]:
+        """Why entry 0's pinned input files cannot be read now (empty: they can)."""
+        return registered_pin_problems(self.registered, self.chain)
+
+    def protocol_reasons(self) -> list[str]:
+        """Why the amended plan's stored statistics cannot give the registered plan's gates and
+        H1 verdict (empty: re-derived from them; otherwise the branch computes them)."""
+        from tailgate.protocol.registered import registered_settings
+
+        from .registered_plan import statistics_changes
+
+        reg, head = self.registered, self.head
+        if not reg.has_protocol:
+            return []
+        if not head.has_protocol:
+            return ["protocol.enabled (the amended plan registers no protocol)"]
+        out = statistics_changes(reg, head)
+        if self._pins_changed:
+            out.append("the pinned input files")
+        fitted = {(s, sc) for s in _names(head.scorers()) for sc in _scales(head, s)}
+        out += [f"{s}/{sc} (not analysed as amended)" for s, sc in self.analyses()
+                if (s, sc) not in fitted]  # fmt: skip
+        out += [
+            f"condition {c} (not fitted as amended)"
+            for c in reg.protocol_conditions()
+            if c not in head.protocol_conditions()
+        ]
+        pairs = set(head.pairs())
+        out += [f"pair {a} vs {b} (no bulk CIs as amended)" for a, b in reg.pairs()
+                if (a, b) not in pairs]  # fmt: skip
+        head_band = band(head)
+        out += [
+            f"threshold q = {q:g} (not fitted as amended)"
+            for q in band(reg)
+            if not any(abs(q - h) < 1e-9 for h in head_band)
+        ]
+        r, h = registered_settings(reg), registered_settings(head)
+        out += [
+            f"the {g} CI level ({r.level_of(g):g} registered, {h.level_of(g):g} amended)"
+            for g in ("G1", "G2")
+            if abs(r.level_of(g) - h.level_of(g)) > 1e-12
+        ]
+        return out
+
+    def analysis_reasons(self, name: str) -> list[str]:
+        """Why the amended plan's stored statistics of analysis ``name`` are not entry 0's
+        (empty: its registered criteria are re-derived from them)."""
+        from .registered_plan import analysis_reads
+
+        first = self.registered.data.get("analyses") or {}
+        now = self.head.data.get("analyses") or {}
+        if name not in first:
+            return []
+        if name not in now:
+            return ["the analysis (removed by an amendment)"]
+        before, after = analysis_reads(self.registered, name), analysis_reads(self.head, name)
+        out = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        if self._pins_changed:
+            out.append("the pinned input files")
+        if not out:
+            own = [
+                p
+                for paths in self.analysis_inputs(name).values()
+                for p in paths
+                if p.startswith(self.root + "/")
+            ]
+            if own:
+                out.append(f"its inputs ({len(own)} file(s) recomputed under entry 0)")
+        return out
+
+    def gates_targets(self) -> list[str]:
+        """The branch's gates documents (none where the stored statistics serve entry 0)."""
+        if self.unavailable or not self.protocol_reasons():
+            return []
+        return [self.pattern("gates").format(scorer=s, scale=sc) for s, sc in self.analyses()]
+
+    def analysis_targets(self) -> list[str]:
+        """The branch's analysis statistics (entry 0's analyses the stored ones cannot serve)."""
+        if self.unavailable:
+            return []
+        first = sorted(self.registered.data.get("analyses") or {})
+        return [
+            self.pattern("analysis").format(analysis=n) for n in first if self.analysis_reasons(n)
+        ]
+
+
+def registered_branch(
+    head: Study, results: str | Path, chain: Sequence[Mapping[str, Any]] | None = None
+) -> RegisteredBranch | None:
+    """The branch of ``head``'s lock chain (read from its lock unless given), None when the
+    chain has no amendment (the head is the registered plan)."""
+    if chain is None:
+        lock = read_lock(head.lock_path)
+        chain = lock.chain if lock is not None else []
+    if len(chain) < 2:
+        return None
+    return RegisteredBranch(head, entry_study(head, chain[0]), results, chain)
