@@ -1,6 +1,7 @@
 """Acharyya et al. (2025) end to end on the real sampling path, through Snakemake: query conditions
 of a tiny
-local LM (one query text each, n responses, two shards), a registered regex binariser, response
+local LM (one query text each, n responses, one shard: tests/llm/test_query_sampling.py covers
+the shards), a registered regex binariser, response
 embeddings by a registered HF encoder (mean-pooled last hidden state), and the perturbation
 analysis's composite test and energy tests on them. Every stored number is re-derived here from
 the artifacts the workflow wrote."""
@@ -18,6 +19,7 @@ from tiny_project import build_assets, freeze, make_project, transformers_study,
 
 NAME = "tinyquery"
 RESPONSES = 12
+SHARDS = 1  # each job loads torch and a model: one shard halves the study's cost
 PATTERN = "e"
 QUERIES = {
     "p0": "Who was R A Fisher?",
@@ -68,7 +70,7 @@ def run(tmp_path_factory):
         text = transformers_study(
             NAME,
             assets,
-            shards=2,
+            shards=SHARDS,
             max_new_tokens=6,
             extra_models=f"  bert: {{id: {bert}, dtype: float32, prompt_format: plain}}\n",
             extra_conditions=_conditions(),
@@ -87,7 +89,7 @@ def run(tmp_path_factory):
 def _generations(proj, condition: str) -> pd.DataFrame:
     parts = [
         pq.read_table(proj.results / "generations" / condition / f"shard-{k}.parquet").to_pandas()
-        for k in range(2)
+        for k in range(SHARDS)
     ]
     return pd.concat(parts).sort_values("prompt_id").reset_index(drop=True)
 
@@ -96,7 +98,7 @@ def _embeddings(proj, condition: str) -> tuple[np.ndarray, np.ndarray]:
     from tailgate.score.embedding import read_embeddings
 
     folder = proj.results / "embeddings" / "bert" / condition
-    return read_embeddings([str(folder / f"shard-{k}.parquet") for k in range(2)])
+    return read_embeddings([str(folder / f"shard-{k}.parquet") for k in range(SHARDS)])
 
 
 def _stats(proj) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats
-
 from tailgate.stats import distributions as d
 
 #: probabilities: the end points, values next to them, a dense interior grid, outside [0, 1]
