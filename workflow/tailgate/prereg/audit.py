@@ -902,7 +902,10 @@ def _check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Ch
 def _registered_plan_detail(study: Study) -> str:
     from tailgate.stages.branch import registered_branch
 
-    branch = registered_branch(study, "")
+    try:
+        branch = registered_branch(study, "")
+    except TailgateError as exc:  # a damaged lock: the check itself names the file
+        return f"not re-derived: {exc}"
     if branch is None:
         return "no amendment: the chain head is the registered plan"
     own = len(branch.gates_targets()) + len(branch.analysis_targets())
