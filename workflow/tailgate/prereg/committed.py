@@ -64,7 +64,7 @@ def set_run_mode(exploratory: bool) -> str:
 def uncommitted(prereg_path: str | Path, lock_path: str | Path) -> list[str]:
     """Why the registration (pre-registration and lock) is not committed as it is on disk, one
     line per problem; empty when both files are ``HEAD``'s bytes."""
-    from tailgate.prereg.gitinfo import repo_root, work_tree_hidden
+    from tailgate.prereg.gitinfo import NOT_IN_HEAD, not_as_committed, repo_root
     from tailgate.prereg.gitreview import linked_registration
 
     prereg, lock = Path(prereg_path), Path(lock_path)
@@ -73,14 +73,10 @@ def uncommitted(prereg_path: str | Path, lock_path: str | Path) -> list[str]:
         return links
     if repo_root(prereg) is None:
         return [f"{prereg.parent}: not in a git repository"]
-    out = []
-    for p in (prereg, lock):
-        why = work_tree_hidden(p)
-        if why == "not in HEAD":
-            out.append(f"{p}: not committed (it is in no commit of HEAD)")
-        elif why is not None:
-            out.append(f"{p}: {why}")
-    return out
+    return [
+        f"{p}: not committed (it is in no commit of HEAD)" if why == NOT_IN_HEAD else f"{p}: {why}"
+        for p, why in not_as_committed(prereg, lock)
+    ]
 
 
 def require_committed(study: Any) -> None:

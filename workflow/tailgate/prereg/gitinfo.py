@@ -10,16 +10,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 __all__ = [
+    "NOT_IN_HEAD",
     "Version",
     "committed_versions",
     "ever_committed",
     "first_commit_time",
     "head_state",
     "is_shallow",
+    "not_as_committed",
     "path_state",
     "repo_root",
     "work_tree_hidden",
 ]
+
+#: :func:`work_tree_hidden` of a file in no commit of ``HEAD``
+NOT_IN_HEAD = "not in HEAD"
 
 
 def _git(cwd: Path, *args: str, text: bool = True) -> str | bytes | None:
@@ -200,7 +205,7 @@ def work_tree_hidden(path: str | Path) -> str | None:
     root, rel = found
     committed = _git(root, "rev-parse", "--verify", "-q", f"HEAD:{rel}")
     if not committed:
-        return "not in HEAD"
+        return NOT_IN_HEAD
     if Path(path).is_symlink():
         return "a link in the work tree"
     now = _git(root, "hash-object", "--path", rel, "--", str(Path(path).resolve()))
@@ -212,3 +217,15 @@ def work_tree_hidden(path: str | Path) -> str | None:
     if flags.islower():
         return "differs from HEAD, hidden from git status by 'git update-index --assume-unchanged'"
     return "differs from HEAD"
+
+
+def not_as_committed(*paths: str | Path) -> list[tuple[Path, str]]:
+    """``(path, why)`` for each of ``paths`` whose bytes are not ``HEAD``'s
+    (:func:`work_tree_hidden`; ``why`` is :data:`NOT_IN_HEAD` for a file in no commit of
+    ``HEAD``). The run's refusal and the audit's failure word the same finding each their way."""
+    out = []
+    for p in paths:
+        why = work_tree_hidden(p)
+        if why is not None:
+            out.append((Path(p), why))
+    return out

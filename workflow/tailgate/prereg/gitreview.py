@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tailgate.prereg.gitinfo import is_shallow, work_tree_hidden
+from tailgate.prereg.gitinfo import NOT_IN_HEAD, is_shallow, not_as_committed
 from tailgate.prereg.history import LockHistory, lock_history
 
 __all__ = ["COMMITTER_DATES", "GitReview", "linked_registration", "review"]
@@ -70,11 +70,10 @@ def review(prereg_path: Path, lock_path: Path, lock: Any | None) -> GitReview:
             "('git fetch --unshallow') and audit again"
         )
         return GitReview(fails, notes)
-    for p in (prereg_path, lock_path):
-        why = work_tree_hidden(p)
-        if why == "not in HEAD":
+    for p, why in not_as_committed(prereg_path, lock_path):
+        if why == NOT_IN_HEAD:
             fails.append(f"{p}: never committed (commit the registration before the data)")
-        elif why is not None:
+        else:
             fails.append(
                 f"{p}: differs from the committed version (uncommitted changes; {why}). Fix: "
                 "commit it, or restore it with 'git checkout HEAD -- <file>'"
