@@ -160,3 +160,37 @@ def test_a_forged_score_shard_passes_the_audit_and_fails_reproduce(study, tmp_pa
     assert f"{FORGED}: differs from its recomputation: column 'score'" in res.stdout
     assert "beyond the model tolerance" in res.stdout
     assert "later stages not re-run" in res.stdout  # they would start from forged scores
+
+
+GENERATIONS = f"results/{NAME}/generations/clean/shard-0.parquet"
+
+
+@pytest.mark.slow
+def test_generate_samples_again_and_catches_a_rewritten_completion(study, tmp_path):
+    """``--reproduce --generate`` samples every generation again from the registered seed and
+    models: with one completion rewritten (its record re-hashed) it fails naming that shard, and
+    nothing else differs, so every other file the run makes is reproduced byte for byte."""
+    from tailgate.prereg.canonical import sha256_file
+    from tailgate.provenance import record_path, rows_digest
+
+    root = tmp_path / "rewritten"
+    shutil.copytree(study.proj.root, root, symlinks=True)
+    results = root / "results" / NAME
+    shard = root / GENERATIONS
+    table = pq.read_table(shard)
+    column = table.schema.get_field_index("completion")
+    completions = table.column("completion").to_pylist()
+    completions[0] = completions[0] + " and"
+    pq.write_table(table.set_column(column, "completion", pa.array(completions)), shard)
+    rec_file = record_path(shard, results)
+    rec = json.loads(rec_file.read_text())
+    rec.update(sha256=sha256_file(shard), bytes=shard.stat().st_size)
+    rec["rows_digest"] = rows_digest(shard).to_json()
+    rec_file.write_text(json.dumps(rec))
+
+    res = _audit(root, study.offline, "--reproduce", "--generate", "--json")
+    assert res.returncode == 4, res.stdout[-4000:]
+    check = next(c for c in json.loads(res.stdout)["checks"] if c["name"] == "reproduce")
+    assert "prompts and generations re-made" in " ".join([check["detail"], *check["notes"]])
+    named = [f for f in check["failures"] if "differs" in f]
+    assert named and all(GENERATIONS in f for f in named), check["failures"]

@@ -369,11 +369,21 @@ def _run(
         f"within relative {MODEL_RTOL:g})",
         *(f"taken as recorded (cannot be recomputed here): {p}/" for p in sorted(taken.fallback)),
     ]
+    branch = len(_trees(study)) > 1  # the registered plan's branch has the same rules
+    sampled = 0.0
+    if generate:
+        # 0. the generations first: a job after one that runs is run too, so a stand-in
+        # (a file of a model that cannot be loaded here) would be re-made, not taken
+        until = ("generate", "registered_generate") if branch else ("generate",)
+        code, tail, sampled = _snakemake(root, cores, log, "--until", *until)
+        if code != 0:
+            return _failed(rd, code, tail, notes), taken.unproven
     # 1. recompute what the models compute from the generations, and compare
     until = ("score", "embed")
-    if len(_trees(study)) > 1:  # the registered plan's branch has the same two rules
+    if branch:
         until += ("registered_score", "registered_embed")
     code, tail, first = _snakemake(root, cores, log, "--until", *until)
+    first += sampled
     if code != 0:
         return _failed(rd, code, tail, notes), taken.unproven
     computed_fails, computed = _check_computed(study, rd, out, taken)
