@@ -56,11 +56,23 @@ rule all:
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
 from tailgate.ledger import finish_run
+from tailgate import forkserver
+
+# Local runs fork their jobs from one process that has imported the numerical stack
+# (tailgate/forkserver.py): same results, a fraction of the start-up cost per job.
+FORKSERVER = []
+FORKSERVER_WANTED = forkserver.claim()
+
+
+onstart:
+    FORKSERVER.append(forkserver.start(workflow, FORKSERVER_WANTED))
 
 
 onsuccess:
+    forkserver.stop(FORKSERVER.pop() if FORKSERVER else None)
     finish_run(STUDY, RESULTS, log, "success")
 
 
 onerror:
+    forkserver.stop(FORKSERVER.pop() if FORKSERVER else None)
     finish_run(STUDY, RESULTS, log, "error")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -49,10 +50,11 @@ class Project(StudyFiles):
     first_run: subprocess.CompletedProcess | None = None
 
     def snakemake(
-        self, *args: str, cores: int = 2, commit: bool = True
+        self, *args: str, cores: int = 2, commit: bool = True, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess:
         """``snakemake`` in the project, after committing its registration as a user does
-        (``commit=False``: as it is, to test the refusal of an uncommitted one)."""
+        (``commit=False``: as it is, to test the refusal of an uncommitted one); ``env``: added
+        to the environment."""
         if commit:
             from git_repo import commit_registration
 
@@ -61,7 +63,8 @@ class Project(StudyFiles):
             sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", str(cores), *args,
         ]  # fmt: skip
-        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+        environ = None if env is None else {**os.environ, **env}
+        return subprocess.run(cmd, capture_output=True, text=True, check=False, env=environ)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "tailgate.cli", *(str(a) for a in args)]

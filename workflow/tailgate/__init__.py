@@ -5,11 +5,21 @@ package is organised by the domain: ``prereg`` (the frozen contract), ``stats`` 
 ``protocol`` (gates and verdicts), ``generate`` and ``score`` (data), ``report``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("tailgate")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+source"
+from typing import Any
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """``__version__``, read from the installed metadata when first asked for: importlib.metadata
+    is not loaded by a job that does not record it (every job imports this package first)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'tailgate' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("tailgate")
+    except PackageNotFoundError:  # running from a source tree without installation
+        value = "0.0.0+source"
+    globals()["__version__"] = value
+    return value

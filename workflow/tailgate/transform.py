@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from scipy.special import logit
 
 from tailgate.atomic import write_json, write_parquet
+from tailgate.parquet import read_parquet
 
 __all__ = [
     "SCALES",
@@ -153,7 +153,7 @@ def write_severities(
     :class:`TransformSummary` as JSON. Both files are written atomically. ``source`` names the
     scores in messages (default: the file).
     """
-    table = scores if isinstance(scores, pa.Table) else pq.read_table(scores)
+    table = scores if isinstance(scores, pa.Table) else read_parquet(scores)
     source = source or str(scores if not isinstance(scores, pa.Table) else "scores")
     for column in ("prompt_id", score_column):
         if column not in table.column_names:

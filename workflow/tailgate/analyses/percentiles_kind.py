@@ -96,15 +96,14 @@ def score_shards(study: Study, layout: Mapping[str, str], scorer: str, condition
 
 
 def _read_tokens(shards: Sequence[str]) -> PC.TokenLosses:
-    import pyarrow.parquet as pq
-
+    from tailgate.parquet import read_parquet
     from tailgate.score import token_losses_path
 
     paths = [str(token_losses_path(s)) for s in shards]
     ids, losses = [], []
     for p in paths:
         try:
-            t = pq.read_table(p, columns=["prompt_id", "loss"])
+            t = read_parquet(p, columns=["prompt_id", "loss"])
         except (OSError, KeyError, ValueError) as exc:
             raise InputError(
                 f"{p}: cannot read per-token losses (columns prompt_id, loss): {exc}. Fix: "

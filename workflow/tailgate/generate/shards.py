@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from tailgate.atomic import write_parquet
+from tailgate.parquet import read_parquet
 
 __all__ = [
     "GENERATION_COLUMNS",
@@ -119,7 +119,7 @@ def read_table(path: str | os.PathLike[str], *, what: str, condition: str) -> pa
             "that writes it first (or fix the path given to this step)."
         )
     try:
-        return pq.read_table(p)
+        return read_parquet(p)
     except (OSError, pa.ArrowException) as exc:
         raise ShardInputError(
             f"The {what} file {str(p)!r} for condition {condition!r} is not a readable Parquet "
@@ -241,7 +241,7 @@ class ShardCheckpoint:
         if not self.partial_path.is_file():
             return CheckpointState(frozenset(), 0, False)
         try:
-            table = pq.read_table(self.partial_path)
+            table = read_parquet(self.partial_path)
             keys = set(table.column(_KEY).unique().to_pylist()) if table.num_rows else {self.key}
             stale = keys != {self.key} or not set(self.schema.names) <= set(table.column_names)
         except (OSError, KeyError, pa.ArrowException):

@@ -200,7 +200,7 @@ def generate_shard(
     completion_tokens (EOS excluded), finish_reason (``stop``: end-of-sequence sampled;
     ``length``: max_new_tokens reached), sorted by prompt_id.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     cond = condition_spec(study, condition)
     if cond.get("query") is not None:
@@ -345,7 +345,7 @@ def _generate_query_shard(
 ) -> None:
     """Shard ``shard`` of a query condition: its blocks of responses to the one ``query`` text
     (module docstring); the columns of :func:`generate_shard`, ``prompt_id`` the response index."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     condition = str(cond["name"])
     query = cond["query"]

@@ -187,9 +187,9 @@ def _read_table(path: Path) -> Any:
         return pa.Table.from_pandas(
             pd.read_csv(path, dtype=str, keep_default_na=False), preserve_index=False
         )
-    import pyarrow.parquet as pq
+    from tailgate.parquet import read_parquet
 
-    return pq.read_table(path)
+    return read_parquet(path)
 
 
 def _columns(recorded: Path, reproduced: Path, cmp: Comparison) -> Iterator[tuple[str, Any, Any]]:

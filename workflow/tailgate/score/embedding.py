@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
+from tailgate.parquet import read_parquet
 
 __all__ = ["embed_shard", "embed_stage", "embed_texts", "read_embeddings"]
 
@@ -80,7 +80,7 @@ def embed_shard(
     from tailgate.models import load_model, model_spec, resolve_device
 
     try:
-        table = pq.read_table(generations_path, columns=["prompt_id", "completion"])
+        table = read_parquet(generations_path, columns=["prompt_id", "completion"])
     except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
         raise InputError(
             f"{generations_path}: cannot read the columns prompt_id, completion ({exc}). Fix: "
@@ -117,7 +117,7 @@ def read_embeddings(paths: list[str]) -> tuple[np.ndarray, np.ndarray]:
     ids, parts = [], []
     for p in paths:
         try:
-            t = pq.read_table(p, columns=["prompt_id", "embedding"])
+            t = read_parquet(p, columns=["prompt_id", "embedding"])
         except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
             raise InputError(
                 f"{p}: cannot read response embeddings (columns prompt_id, embedding): {exc}. "

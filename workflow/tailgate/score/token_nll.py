@@ -53,7 +53,7 @@ def token_nll(
     progress: bool = False,
 ) -> TokenLosses:
     """Mean NLL of each completion's tokens given its prompt under the judge ``lm``."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     context = encode_prompts(lm, prompts)
     targets = [list(x) for x in lm.tokenizer(completions, add_special_tokens=False)["input_ids"]]

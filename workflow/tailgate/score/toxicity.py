@@ -74,7 +74,7 @@ def detoxify_scores(
     progress: bool = False,
 ) -> np.ndarray:
     """``label`` probabilities of ``texts``, batched (length-sorted, returned in input order)."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     head = spec_fields.get("head") or "original"
     label = spec_fields.get("label") or "toxicity"

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from tailgate.errors import InputError
+from tailgate.parquet import read_parquet
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.provenance import ProvenanceRecord, record
@@ -177,7 +177,7 @@ def read_json(path: str | os.PathLike[str], what: str) -> Any:
 def read_severities(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
     """(prompt_id, severity) of a ``severities/<scorer>/<scale>/<condition>.parquet`` file."""
     try:
-        table = pq.read_table(path, columns=["prompt_id", "severity"])
+        table = read_parquet(path, columns=["prompt_id", "severity"])
     except (OSError, KeyError, ValueError) as exc:
         raise InputError(
             f"{path}: cannot read the severities table (columns prompt_id, severity): {exc}. "

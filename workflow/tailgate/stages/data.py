@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from tailgate.errors import InputError, RefusalError
+from tailgate.parquet import read_parquet
 from tailgate.prereg.pins import pinned_files
 
 from .common import open_stage
@@ -106,7 +106,7 @@ def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) ->
     """Concatenate score shards (``prompt_id``, ``score``) by prompt id; refuse duplicates."""
     tables = []
     for path in shards:
-        t = pq.read_table(path)
+        t = read_parquet(path)
         for col in ("prompt_id", "score"):
             if col not in t.column_names:
                 raise InputError(

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from tailgate.atomic import write_json
 from tailgate.diagnostics import bounded_support_diagnostics, qq_data

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from tailgate.atomic import write_json
 from tailgate.errors import InputError
+from tailgate.parquet import read_parquet
 from tailgate.prereg.study import Study
 from tailgate.protocol.gates import ConditionSummary, GateSettings
 from tailgate.protocol.registered import family_pairs, registered_settings
@@ -135,7 +135,7 @@ def evaluate(
 
 def _replicates(path: str | os.PathLike[str], scale: str) -> tuple[np.ndarray, np.ndarray]:
     try:
-        t = pq.read_table(path, columns=[f"mean_{scale}", f"tvar_{scale}"])
+        t = read_parquet(path, columns=[f"mean_{scale}", f"tvar_{scale}"])
     except (OSError, KeyError, ValueError) as exc:
         raise InputError(
             f"{path}: cannot read bulk replicates for scale '{scale}' ({exc}). Fix: delete it "

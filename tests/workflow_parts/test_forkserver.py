@@ -1,0 +1,193 @@
+"""The fork server of local runs (tailgate.forkserver): a job it takes runs as a fork of the
+server with the job's own streams, folder, environment and exit status; a job of another
+environment runs in its own process; an inherited address never reaches a job."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from tailgate import forkserver
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server runs on Linux only")
+
+WORKFLOW = Path(forkserver.__file__).resolve().parents[1]
+
+#: a job script: hands itself over as every rule script does, then reports what it sees
+JOB = f"""\
+import os, sys, json, time
+sys.path.insert(0, {str(WORKFLOW)!r})
+from tailgate.forkserver import hand_over
+hand_over()
+print(json.dumps({{
+    "pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv,
+    "tmpdir": os.environ.get("TMPDIR"),
+    "address": os.environ.get("{forkserver.ENV}"), "numpy_loaded": "numpy" in sys.modules,
+    "tailgate_loaded": sorted(m for m in sys.modules if m.startswith("tailgate")),
+}}))
+print("a line on stderr", file=sys.stderr)
+code, pause = (sys.argv[1:] + ["0", "0"])[:2]  # the exit status or message, seconds to wait
+time.sleep(float(pause))
+sys.exit(int(code) if code.isdigit() else code)
+"""
+
+
+def _workflow(**over: object) -> SimpleNamespace:
+    settings = SimpleNamespace(deployment_method=over.pop("methods", set()))
+    return SimpleNamespace(
+        local_exec=over.pop("local_exec", True),
+        dryrun=over.pop("dryrun", False),
+        deployment_settings=settings,
+    )
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    """A running server as a local run starts it, with this process's environment."""
+    monkeypatch.delenv(forkserver.ENV, raising=False)
+    proc = forkserver.start(_workflow())
+    assert proc is not None
+    address = os.environ[forkserver.ENV]
+    yield proc, address, proc.pid
+    forkserver.stop(proc)
+    assert forkserver.ENV not in os.environ
+
+
+def _job_env(address: str, server_pid: int | None = None, **extra: str) -> dict[str, str]:
+    """A job's environment as Snakemake makes it: the run's (the server's, read from /proc:
+    pytest changes PYTEST_CURRENT_TEST between a fixture and its test), thread counts of one
+    and the job's own tmpdir."""
+    if server_pid is None:
+        env = {k: v for k, v in os.environ.items() if k != forkserver.ENV}
+    else:
+        raw = Path(f"/proc/{server_pid}/environ").read_bytes().split(b"\0")
+        env = dict(os.fsdecode(kv).split("=", 1) for kv in raw if kv)
+    env.update(dict.fromkeys(forkserver.THREAD_VARIABLES, "1"))
+    env[forkserver.ENV] = address
+    env.update(extra)
+    return env
+
+
+def _run(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=work, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def test_a_job_runs_as_a_fork_of_the_server_with_its_own_streams_folder_and_status(
+    server, tmp_path
+):
+    proc, address, pid = server
+    res = _run(tmp_path, _job_env(address, pid, TMPDIR=str(tmp_path)), "3")
+    assert res.returncode == 3, res.stderr
+    seen = json.loads(res.stdout)
+    assert seen["ppid"] == proc.pid  # forked by the server
+    assert seen["numpy_loaded"]  # preloaded there, never imported by this script
+    assert seen["cwd"] == str(tmp_path / "work")
+    assert seen["argv"] == [str(tmp_path / "job.py"), "3"]
+    assert seen["tmpdir"] == str(tmp_path)  # set per job by Snakemake (its tmpdir resource)
+    assert seen["address"] is None  # the job itself cannot hand over again
+    # the job loads tailgate from disk itself: the server holds none of it
+    assert seen["tailgate_loaded"] == ["tailgate", "tailgate.forkserver"]
+    assert res.stderr == "a line on stderr\n"
+
+
+def test_a_message_exit_and_an_exception_end_as_in_the_jobs_own_process(server, tmp_path):
+    _, address, pid = server
+    res = _run(tmp_path, _job_env(address, pid), "refused: the reason")
+    assert res.returncode == 1 and res.stderr.endswith("refused: the reason\n")
+    (tmp_path / "boom.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(WORKFLOW)!r})\n"
+        "from tailgate.forkserver import hand_over\nhand_over()\n"
+        "import os\nprint(os.getppid())\nraise ValueError('the bug')\n"
+    )
+    res = subprocess.run(
+        [sys.executable, str(tmp_path / "boom.py")],
+        env=_job_env(address, pid), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert res.returncode == 1
+    assert int(res.stdout) == server[0].pid
+    assert "Traceback" in res.stderr and "ValueError: the bug" in res.stderr
+
+
+def test_a_job_of_another_environment_runs_in_its_own_process(server, tmp_path):
+    _, address, pid = server
+    for env in (
+        _job_env(address, pid, EXTRA_SETTING="1"),  # a variable the server was not started with
+        _job_env(address, pid, OMP_NUM_THREADS="2"),  # a job of two threads: BLAS loads otherwise
+    ):
+        res = _run(tmp_path, env)
+        assert res.returncode == 0, res.stderr
+        seen = json.loads(res.stdout)
+        assert seen["ppid"] == os.getpid() and not seen["numpy_loaded"]
+
+
+def test_without_a_server_the_job_runs_in_its_own_process(tmp_path):
+    res = _run(tmp_path, _job_env(str(tmp_path / "no-such-socket")), "5")
+    assert res.returncode == 5, res.stderr
+    assert json.loads(res.stdout)["ppid"] == os.getpid()
+
+
+def test_a_signal_to_the_job_reaches_its_fork(server, tmp_path):
+    proc, address, pid = server
+    script = tmp_path / "job.py"
+    script.write_text(JOB)
+    job = subprocess.Popen(
+        [sys.executable, str(script), "0", "300"],
+        env=_job_env(address, pid), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    seen = json.loads(job.stdout.readline())
+    assert seen["ppid"] == proc.pid
+    job.send_signal(signal.SIGTERM)
+    assert job.wait(timeout=120) != 0
+    for _ in range(200):  # the fork is gone too
+        try:
+            os.kill(seen["pid"], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the job's fork outlived the job")
+
+
+def test_the_workflow_decides_where_a_server_runs(monkeypatch):
+    monkeypatch.setenv(forkserver.ENV, "/somewhere/else")
+    assert forkserver.claim() is True and forkserver.ENV not in os.environ
+    monkeypatch.setenv(forkserver.ENV, "off")
+    assert forkserver.claim() is False and forkserver.ENV not in os.environ
+    assert forkserver.start(_workflow(), wanted=False) is None
+    for workflow in (
+        _workflow(local_exec=False),  # a cluster executor: the jobs run elsewhere
+        _workflow(dryrun=True),
+        _workflow(methods={"CONDA"}),  # another interpreter per rule
+        _workflow(methods={"APPTAINER"}),
+    ):
+        monkeypatch.setenv(forkserver.ENV, "/somewhere/else")
+        assert forkserver.start(workflow) is None
+        assert forkserver.ENV not in os.environ  # an inherited address never reaches a job
+
+
+def test_stop_ends_the_server_and_removes_its_socket(monkeypatch):
+    monkeypatch.delenv(forkserver.ENV, raising=False)
+    proc = forkserver.start(_workflow())
+    address = Path(os.environ[forkserver.ENV])
+    for _ in range(600):
+        if address.exists():
+            break
+        time.sleep(0.05)
+    assert address.exists()
+    forkserver.stop(proc)
+    assert proc.returncode is not None
+    assert not address.parent.exists()

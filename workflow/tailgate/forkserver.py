@@ -1,0 +1,372 @@
+"""Warm start for local jobs: one process imports the numerical stack, each job is a fork of it.
+
+A rule script is a fresh Python process, and most of a small job's time is its imports: numpy,
+pyarrow (which loads pandas), scipy.special, scipy.optimize, yaml and jsonschema cost a fit job of
+the demo about 1.5 s of CPU before it computes anything, against 0.5 s for the rest of the job.
+For a run on this machine (Snakemake's local executor) the workflow therefore starts a **fork
+server** when the run starts and stops it when the run ends:
+
+* the server (this file, run as a script: ``python -P forkserver.py SOCKET``) imports
+  :data:`PRELOAD` — third-party modules only, never ``tailgate`` — and listens on a Unix socket in
+  a fresh private folder;
+* a job's script hands itself over first thing (:func:`hand_over`, called by the scripts'
+  ``_tailgate`` helper): it sends its standard streams, working directory, environment,
+  ``sys.path`` and script to the server, which forks a child that runs the script from the top;
+  the job waits for the child's exit status and exits with it, and passes on a signal it gets;
+* the server forks only for a job of the same interpreter and exactly the same environment
+  variables as its own, so the preloaded modules are what the job would have imported itself.
+  Anything else — another interpreter (a job's conda environment), a changed environment, no
+  server, a server that does not answer — and the job runs in its own process as before.
+
+The child imports ``tailgate`` from disk like any job, so the provenance record (code digest and
+runtime fingerprint of :mod:`tailgate.prereg.runtime`) is the same byte for byte, and so is every
+result. The address is set by the workflow itself for each run (an inherited
+``TAILGATE_FORKSERVER`` never reaches a job), so no job can be pointed at another process.
+``TAILGATE_FORKSERVER=off`` in the environment of ``snakemake`` turns the server off; it runs only
+on Linux (fork after the macOS system frameworks is unsafe) and never for cluster jobs.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ENV", "PRELOAD", "claim", "hand_over", "start", "stop"]
+
+#: the environment variable that carries the server's socket to the jobs of one run
+ENV = "TAILGATE_FORKSERVER"
+#: what the server imports before it forks (import-time only: no computation, no threads started)
+PRELOAD = (
+    "numpy",
+    "pyarrow",
+    "pyarrow.parquet",
+    "pandas",
+    "scipy.special",
+    "scipy.optimize",
+    "yaml",
+    "jsonschema",
+    "tqdm",
+    "importlib.metadata",
+    "snakemake.iocontainers",
+    "snakemake.logging",
+)
+#: what Snakemake sets for a job from its ``threads`` (numpy's BLAS reads them when it loads):
+#: the server has the values of a one-thread job, so it serves the jobs of one thread
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+#: set per job by Snakemake (its ``tmpdir`` resource) or by the shell it starts the job with, and
+#: read by no preloaded module when it loads: left out of the comparison (the child has the
+#: job's values, and ``tempfile`` forgets the server's folder)
+_PER_JOB = frozenset(
+    {"TMPDIR", "TMP", "TEMP", "TEMPDIR", "PWD", "OLDPWD", "SHLVL", "_", "PS1", "PS2", "PS4"}
+)
+_FDS = 3  # stdin, stdout, stderr
+_LEN = struct.Struct("!I")
+_PID = struct.Struct("!q")
+_CODE = struct.Struct("!i")
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        part = conn.recv(n - len(data))
+        if not part:
+            raise ConnectionError("the peer closed the connection")
+        data += part
+    return data
+
+
+def _identity() -> dict[str, Any]:
+    """What must be equal between a job and the server for a fork to be the job's own process."""
+    flags = {
+        name: getattr(sys.flags, name)
+        for name in dir(sys.flags)
+        if not name.startswith(("_", "n_")) and name not in ("count", "index", "safe_path")
+    }  # safe_path (-P) only decides the start-up sys.path, which the job sends
+    environ = {k: v for k, v in os.environ.items() if k != ENV and k not in _PER_JOB}
+    return {
+        "executable": sys.executable,
+        "version": sys.version,
+        "flags": flags,
+        "xoptions": {str(k): str(v) for k, v in sys._xoptions.items()},
+        "environ": environ,
+    }
+
+
+# -- the job's side ------------------------------------------------------------------------------
+
+
+def hand_over() -> None:
+    """Run this job's script in a fork of the run's server and exit with its status; return
+    without doing anything when there is no server or it does not take the job."""
+    address = os.environ.get(ENV)
+    main = sys.modules.get("__main__")
+    # Snakemake's preamble points __file__ at the rule's script and keeps the one it runs (the
+    # script with the preamble) in __real_file__
+    script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
+    if not address or address == "off" or script is None or not hasattr(socket, "AF_UNIX"):
+        return
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(address)
+        request = {
+            **_identity(),
+            "job_environ": dict(os.environ),
+            "script": os.path.abspath(script),
+            "argv": sys.argv,
+            "cwd": os.getcwd(),
+            "path": sys.path,
+            "umask": _umask(),
+        }
+        payload = json.dumps(request).encode()
+        socket.send_fds(conn, [_LEN.pack(len(payload))], [0, 1, 2])
+        conn.sendall(payload)
+        (pid,) = _PID.unpack(_recv_exact(conn, _PID.size))
+    except OSError:  # no server, or it did not take the job: run here
+        conn.close()
+        return
+    if pid <= 0:
+        conn.close()
+        return
+
+    def forward(signum: int, _frame: Any) -> None:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, forward)
+    try:
+        (code,) = _CODE.unpack(_recv_exact(conn, _CODE.size))
+    except OSError:  # the child died without a status (killed)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# -- the server ----------------------------------------------------------------------------------
+
+
+def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    """In the forked child: become the job, run its script, report its status. Never returns."""
+    code = 1
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.umask(int(request["umask"]))
+        os.environ.clear()
+        os.environ.update(request["job_environ"])
+        os.environ.pop(ENV, None)  # the job's own `_tailgate` must not hand over again
+        tempfile.tempdir = None  # found again from the job's TMPDIR
+        sys.argv = list(request["argv"])
+        sys.path[:] = list(request["path"])
+        conn.sendall(_PID.pack(os.getpid()))
+        code = _run_script(request["script"])
+        conn.sendall(_CODE.pack(code))
+    finally:
+        os._exit(code)
+
+
+def _run_script(script: str) -> int:
+    """Run ``script`` as ``python script`` would, ending as the interpreter ends; its status."""
+    import runpy
+    import threading
+    import traceback
+
+    try:
+        runpy.run_path(script, run_name="__main__")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if not isinstance(exc.code, int | None):
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # an uncaught exception: its traceback, status 1
+        traceback.print_exc()
+        code = 1
+    for thread in threading.enumerate():  # the interpreter waits for its non-daemon threads
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()  # and runs the exit functions (logging's flush among them)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    return code
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def serve(address: str) -> None:
+    """Bind ``address``, import :data:`PRELOAD`, then fork a child for each job that asks."""
+    parent = os.getppid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the jobs and the run, then this
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(64)  # jobs that arrive during the imports wait here
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    own = _identity()
+    stopping = False
+
+    def stop_serving(_signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop_serving)
+    listener.settimeout(0.5)
+    while not stopping and os.getppid() == parent:
+        _reap()
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            continue
+        except InterruptedError:
+            continue
+        conn.settimeout(60.0)  # a job sends its request at once
+        try:
+            head, fds, _flags, _addr = socket.recv_fds(conn, _LEN.size, _FDS)
+            head += _recv_exact(conn, _LEN.size - len(head))
+            request = json.loads(_recv_exact(conn, _LEN.unpack(head)[0]))
+        except (OSError, ValueError):
+            conn.close()
+            continue
+        same = all(request.get(k) == v for k, v in own.items())
+        if not same or len(fds) != _FDS:
+            for fd in fds:
+                os.close(fd)
+            try:
+                conn.sendall(_PID.pack(0))  # not taken: the job runs in its own process
+            finally:
+                conn.close()
+            continue
+        conn.settimeout(None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            listener.close()
+            # the job imports tailgate from disk itself (this server never imports it)
+            for name in [m for m in sys.modules if m == "tailgate" or m.startswith("tailgate.")]:
+                del sys.modules[name]
+            _child(conn, request, fds)
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+    listener.close()
+    while True:  # wait for the jobs still running (their status goes to their own jobs)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+
+
+# -- the workflow's side ---------------------------------------------------------------------------
+
+
+def claim() -> bool:
+    """Remove an inherited ``TAILGATE_FORKSERVER`` from this process's environment, so that only
+    a server this run starts can reach its jobs; False when it asked for no server (``off``)."""
+    return os.environ.pop(ENV, None) != "off"
+
+
+def start(workflow: Any, wanted: bool = True) -> subprocess.Popen[bytes] | None:
+    """Start the run's server and point this process's future jobs at it (None: not here).
+
+    ``workflow`` is Snakemake's: the server is for runs on this machine with the host's Python
+    (no cluster executor, no conda or container deployment)."""
+    os.environ.pop(ENV, None)
+    if not wanted or sys.platform != "linux":
+        return None
+    try:
+        local = bool(workflow.local_exec) and not workflow.dryrun
+        methods = {str(m).lower() for m in workflow.deployment_settings.deployment_method}
+    except AttributeError:
+        return None
+    if not local or any("conda" in m or "apptainer" in m for m in methods):
+        return None
+    folder = tempfile.mkdtemp(prefix="tailgate-fork-")
+    address = str(Path(folder) / "socket")
+    environ = {k: v for k, v in os.environ.items() if k != ENV}
+    environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    proc = subprocess.Popen(
+        [sys.executable, "-P", str(Path(__file__).resolve()), address],
+        stdin=subprocess.DEVNULL,
+        env=environ,
+    )
+    # the server binds before its imports: wait for that (a tenth of a second), so the first
+    # jobs find it and queue for it instead of starting on their own
+    deadline = time.monotonic() + 30
+    while not os.path.exists(address) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.environ[ENV] = address
+    proc.folder = folder  # type: ignore[attr-defined]
+    atexit.register(stop, proc)  # also when the run ends without its onsuccess/onerror
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes] | None) -> None:
+    """Stop the run's server (after its running jobs) and remove its folder."""
+    os.environ.pop(ENV, None)
+    if proc is None:
+        return
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    folder = Path(getattr(proc, "folder", ""))
+    for child in folder.glob("*") if folder.name else ():
+        child.unlink(missing_ok=True)
+    if folder.name:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
