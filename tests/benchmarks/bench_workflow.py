@@ -7,9 +7,11 @@ project:
 1. the study's DAG with ``snakemake --cores N``: wall time, job-seconds per rule (from Snakemake's
    own log: each job's start and finish), and the peak resident memory of the largest process
    (Snakemake or one job; ``getrusage(RUSAGE_CHILDREN)``);
-2. the floor: a Snakefile with the same number of ``script:`` jobs, each an empty Python script,
+2. the same DAG again with every job in its own process (``TAILGATE_FORKSERVER=off``: no fork
+   server, see ``tailgate/forkserver.py``), the peer of the warm start, with the ratio;
+3. the floor: a Snakefile with the same number of ``script:`` jobs, each an empty Python script,
    with the same cores, and the same jobs importing numpy, scipy.stats, pandas and pyarrow;
-3. the ratio of the study's wall time to each floor.
+4. the ratio of the study's wall time to each floor.
 
 Prints one table a study; nothing is asserted (timings depend on the machine).
 """
@@ -17,6 +19,7 @@ Prints one table a study; nothing is asserted (timings depend on the machine).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -41,10 +44,16 @@ RULE = re.compile(r"^(?:local)?rule (\w+):$")
 FINISH = re.compile(r"^Finished jobid: (\d+)")
 
 
-def _run(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (GB) of the largest descendant so far, combined output."""
     start = time.perf_counter()
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    environ = None if env is None else {**os.environ, **env}
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, env=environ)
     wall = time.perf_counter() - start
     if res.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed in {cwd}:\n{res.stdout[-3000:]}{res.stderr[-3000:]}")
@@ -99,22 +108,30 @@ def floor(jobs: int, cores: int, imports: str) -> float:
     return wall
 
 
+def run_study(study: str, cores: int, root: Path, env: dict[str, str] | None = None) -> tuple:
+    """Run ``study`` in a fresh copy at ``root``: wall, peak RSS, CPU seconds, its log."""
+    if root.exists():
+        shutil.rmtree(root)
+    copy_project(root)
+    (root / "config" / "config.yaml").write_text(f"study: {study}\nthreads: 1\n")
+    cpu = _cpu()
+    cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--printshellcmds"]
+    wall, peak, log = _run(cmd, root, env)
+    return wall, peak, _cpu() - cpu, log
+
+
 def bench(study: str, cores: int, keep: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        root = (keep or Path(tmp)) / study
-        if root.exists():
-            shutil.rmtree(root)
-        copy_project(root)
-        (root / "config" / "config.yaml").write_text(f"study: {study}\nthreads: 1\n")
-        wall, peak, log = _run(
-            [sys.executable, "-m", "snakemake", "--cores", str(cores), "--printshellcmds"], root
-        )
+        wall, peak, cpu, log = run_study(study, cores, (keep or Path(tmp)) / study)
+        own = run_study(study, cores, Path(tmp) / f"{study}-own", {"TAILGATE_FORKSERVER": "off"})
     seconds, count = job_seconds(log)
     jobs = sum(count.values())
     noop = floor(jobs, cores, "")
     heavy = floor(jobs, cores, "import numpy, scipy.stats, pandas, pyarrow.parquet")
     print(f"\n{study}: {jobs} jobs, --cores {cores}")
-    print(f"  wall {wall:.1f} s, peak RSS of one process {peak:.2f} GB")
+    print(f"  wall {wall:.1f} s, CPU {cpu:.0f} s, peak RSS of one process {peak:.2f} GB")
+    print(f"  every job in its own process (no fork server): wall {own[0]:.1f} s, CPU "
+          f"{own[2]:.0f} s (ratio {own[0] / wall:.2f}x wall, {own[2] / cpu:.2f}x CPU)")  # fmt: skip
     print(f"  floor: {jobs} no-op script jobs {noop:.1f} s (ratio {wall / noop:.1f}x); ")
     print(f"         the same importing numpy+scipy.stats+pandas+pyarrow {heavy:.1f} s "
           f"(ratio {wall / heavy:.1f}x)")  # fmt: skip

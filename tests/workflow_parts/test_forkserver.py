@@ -33,6 +33,8 @@ print(json.dumps({{
     "tailgate_loaded": sorted(m for m in sys.modules if m.startswith("tailgate")),
 }}))
 print("a line on stderr", file=sys.stderr)
+import atexit
+atexit.register(print, "the job's exit function ran")
 code, pause = (sys.argv[1:] + ["0", "0"])[:2]  # the exit status or message, seconds to wait
 time.sleep(float(pause))
 sys.exit(int(code) if code.isdigit() else code)
@@ -92,7 +94,9 @@ def test_a_job_runs_as_a_fork_of_the_server_with_its_own_streams_folder_and_stat
     proc, address, pid = server
     res = _run(tmp_path, _job_env(address, pid, TMPDIR=str(tmp_path)), "3")
     assert res.returncode == 3, res.stderr
-    seen = json.loads(res.stdout)
+    first, last = res.stdout.splitlines()
+    seen = json.loads(first)
+    assert last == "the job's exit function ran"  # as when a process ends
     assert seen["ppid"] == proc.pid  # forked by the server
     assert seen["numpy_loaded"]  # preloaded there, never imported by this script
     assert seen["cwd"] == str(tmp_path / "work")
@@ -130,14 +134,14 @@ def test_a_job_of_another_environment_runs_in_its_own_process(server, tmp_path):
     ):
         res = _run(tmp_path, env)
         assert res.returncode == 0, res.stderr
-        seen = json.loads(res.stdout)
+        seen = json.loads(res.stdout.splitlines()[0])
         assert seen["ppid"] == os.getpid() and not seen["numpy_loaded"]
 
 
 def test_without_a_server_the_job_runs_in_its_own_process(tmp_path):
     res = _run(tmp_path, _job_env(str(tmp_path / "no-such-socket")), "5")
     assert res.returncode == 5, res.stderr
-    assert json.loads(res.stdout)["ppid"] == os.getpid()
+    assert json.loads(res.stdout.splitlines()[0])["ppid"] == os.getpid()
 
 
 def test_a_signal_to_the_job_reaches_its_fork(server, tmp_path):

@@ -186,6 +186,10 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None
         os.environ.update(request["job_environ"])
         os.environ.pop(ENV, None)  # the job's own `_tailgate` must not hand over again
         tempfile.tempdir = None  # found again from the job's TMPDIR
+        # The exit functions the preloaded modules registered belong to the server: they may
+        # wait for its threads, which a fork does not have (pyarrow 14 joins its AWS event-loop
+        # thread at exit and hangs in the child). The job's own are run when it ends.
+        atexit._clear()
         sys.argv = list(request["argv"])
         sys.path[:] = list(request["path"])
         conn.sendall(_PID.pack(os.getpid()))
@@ -214,7 +218,9 @@ def _run_script(script: str) -> int:
     for thread in threading.enumerate():  # the interpreter waits for its non-daemon threads
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()
-    atexit._run_exitfuncs()  # and runs the exit functions (logging's flush among them)
+    atexit._run_exitfuncs()  # and runs the exit functions the job registered
+    if "logging" in sys.modules:  # logging's own (registered when the server imported it)
+        sys.modules["logging"].shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -18,7 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import special
+
+from tailgate.lazy import lazy_module
+
+# loaded on the first evaluation: the workflow's main process and the CLI import this module
+# (through the gates) without evaluating any of it
+special = lazy_module("scipy.special")
 
 __all__ = [
     "chi2_1_ppf",

@@ -19,12 +19,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr, ndtri  # norm.cdf and norm.ppf (scipy.stats' own kernels)
 
+from tailgate.lazy import lazy_module
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.gpd import RowFits
 from tailgate.stats.profile import STATUS_NO_CONVERGENCE, STATUS_OK, newton_rows
+
+# norm.cdf and norm.ppf are scipy.stats' own kernels special.ndtr and special.ndtri; loaded on
+# first use (the workflow's main process imports this module to plan the run)
+special = lazy_module("scipy.special")
 
 __all__ = [
     "PassRate",
@@ -58,7 +62,7 @@ def required_exceedances(
     _check(delta_xi, alpha, xi_bar)
     if not 0 < power < 1:
         raise ValueError(f"power must be in (0, 1), got {power!r}")
-    z = ndtri(1 - alpha / 2) + ndtri(power)
+    z = special.ndtri(1 - alpha / 2) + special.ndtri(power)
     n = 2 * z**2 * (1 + xi_bar) ** 2 / delta_xi**2
     # round away float noise before the ceiling (an exact integer bound must not gain one)
     return math.ceil(round(n, 9))
@@ -77,8 +81,8 @@ def achieved_power(
     if n_exc < 0:
         raise ValueError(f"n_exc must be >= 0, got {n_exc!r}")
     d = delta_xi * math.sqrt(n_exc / 2.0) / (1 + xi_bar)
-    z = ndtri(1 - alpha / 2)
-    return float(ndtr(d - z) + ndtr(-d - z))
+    z = special.ndtri(1 - alpha / 2)
+    return float(special.ndtr(d - z) + special.ndtr(-d - z))
 
 
 def prompts_required(
