@@ -195,3 +195,14 @@ def test_stop_ends_the_server_and_removes_its_socket(monkeypatch):
     forkserver.stop(proc)
     assert proc.returncode is not None
     assert not address.parent.exists()
+
+
+def test_a_server_that_cannot_start_leaves_the_jobs_to_start_on_their_own(monkeypatch, capsys):
+    def no_folder(**_kw: object) -> str:
+        raise PermissionError(13, "Permission denied", "/tmp")
+
+    monkeypatch.delenv(forkserver.ENV, raising=False)
+    monkeypatch.setattr(forkserver.tempfile, "mkdtemp", no_folder)
+    assert forkserver.start(_workflow()) is None
+    assert forkserver.ENV not in os.environ
+    assert "no warm start" in capsys.readouterr().err

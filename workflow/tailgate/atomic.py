@@ -16,17 +16,19 @@ from pathlib import Path
 from typing import Any
 
 
-def _current_umask() -> int:
+def current_umask() -> int:
+    """This process's umask (read by setting it and restoring it)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-_UMASK = _current_umask()
+_UMASK = current_umask()
 
 __all__ = [
     "atomic_output",
     "canonical_json_bytes",
+    "current_umask",
     "write_bytes",
     "write_json",
     "write_parquet",

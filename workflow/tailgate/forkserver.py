@@ -122,6 +122,8 @@ def hand_over() -> None:
     script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
     if not address or address == "off" or script is None or not hasattr(socket, "AF_UNIX"):
         return
+    from tailgate.atomic import current_umask  # the job's side runs inside the package
+
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(address)
@@ -132,7 +134,7 @@ def hand_over() -> None:
             "argv": sys.argv,
             "cwd": os.getcwd(),
             "path": sys.path,
-            "umask": _umask(),
+            "umask": current_umask(),
         }
         payload = json.dumps(request).encode()
         socket.send_fds(conn, [_LEN.pack(len(payload))], [0, 1, 2])
@@ -160,12 +162,6 @@ def hand_over() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 # -- the server ----------------------------------------------------------------------------------
@@ -332,15 +328,19 @@ def start(workflow: Any, wanted: bool = True) -> subprocess.Popen[bytes] | None:
         return None
     if not local or any("conda" in m or "apptainer" in m for m in methods):
         return None
-    folder = tempfile.mkdtemp(prefix="tailgate-fork-")
-    address = str(Path(folder) / "socket")
     environ = {k: v for k, v in os.environ.items() if k != ENV}
     environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
-    proc = subprocess.Popen(
-        [sys.executable, "-P", str(Path(__file__).resolve()), address],
-        stdin=subprocess.DEVNULL,
-        env=environ,
-    )
+    try:
+        folder = tempfile.mkdtemp(prefix="tailgate-fork-")
+        address = str(Path(folder) / "socket")
+        proc = subprocess.Popen(
+            [sys.executable, "-P", str(Path(__file__).resolve()), address],
+            stdin=subprocess.DEVNULL,
+            env=environ,
+        )
+    except OSError as exc:  # no temporary folder, no process: the jobs start on their own
+        print(f"tailgate: no warm start for this run's jobs ({exc})", file=sys.stderr)
+        return None
     # the server binds before its imports: wait for that (a tenth of a second), so the first
     # jobs find it and queue for it instead of starting on their own
     deadline = time.monotonic() + 30
