@@ -51,9 +51,12 @@ def _workflow(**over: object) -> SimpleNamespace:
 
 
 @pytest.fixture()
-def server(monkeypatch):
-    """A running server as a local run starts it, with this process's environment."""
+def server(monkeypatch, tmp_path):
+    """A running server as a local run starts it, with this process's environment, in the
+    jobs' folder ``tmp_path/work`` (a run's working folder)."""
     monkeypatch.delenv(forkserver.ENV, raising=False)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
     proc = forkserver.start(_workflow())
     assert proc is not None
     address = os.environ[forkserver.ENV]
@@ -77,10 +80,12 @@ def _job_env(address: str, server_pid: int | None = None, **extra: str) -> dict[
     return env
 
 
-def _run(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+def _run(
+    tmp_path: Path, env: dict[str, str], *args: str, folder: str = "work"
+) -> subprocess.CompletedProcess:
     script = tmp_path / "job.py"
     script.write_text(JOB)
-    work = tmp_path / "work"
+    work = tmp_path / folder
     work.mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, str(script), *args],
@@ -128,11 +133,12 @@ def test_a_message_exit_and_an_exception_end_as_in_the_jobs_own_process(server, 
 
 def test_a_job_of_another_environment_runs_in_its_own_process(server, tmp_path):
     _, address, pid = server
-    for env in (
-        _job_env(address, pid, EXTRA_SETTING="1"),  # a variable the server was not started with
-        _job_env(address, pid, OMP_NUM_THREADS="2"),  # a job of two threads: BLAS loads otherwise
+    for env, folder in (
+        (_job_env(address, pid, EXTRA_SETTING="1"), "work"),  # a variable the server lacks
+        (_job_env(address, pid, OMP_NUM_THREADS="2"), "work"),  # two threads: BLAS loads otherwise
+        (_job_env(address, pid), "elsewhere"),  # another folder: matplotlib reads ./matplotlibrc
     ):
-        res = _run(tmp_path, env)
+        res = _run(tmp_path, env, folder=folder)
         assert res.returncode == 0, res.stderr
         seen = json.loads(res.stdout.splitlines()[0])
         assert seen["ppid"] == os.getpid() and not seen["numpy_loaded"]
