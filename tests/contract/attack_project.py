@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cli_call import tailgate
 from git_repo import GIT_ENV, commit_registration, git, git_commit
 from project_files import StudyFiles
 
@@ -124,11 +125,7 @@ class Project(StudyFiles):
 
     def cli(self, *args: str | Path) -> tuple[int, str]:
         """``tailgate ARGS`` from the project folder: (exit code, stdout + stderr)."""
-        cmd = [sys.executable, "-m", "tailgate.cli", *(str(a) for a in args)]
-        res = subprocess.run(
-            cmd, capture_output=True, text=True, check=False, cwd=self.root,
-            env={**os.environ, **GIT_ENV},  # --tag commits
-        )  # fmt: skip
+        res = tailgate(*args, cwd=self.root, env=GIT_ENV)  # GIT_ENV: --tag commits
         return res.returncode, res.stdout + res.stderr
 
     def audit(self, *args: str) -> tuple[int, str]:

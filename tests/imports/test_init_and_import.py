@@ -59,8 +59,9 @@ def write_csv(path: Path, rows: dict[str, int] = ROWS, seed: int = 7) -> pd.Data
 
 
 def tailgate(root: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "tailgate.cli", *map(str, args)]
-    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+    from cli_call import tailgate as run
+
+    return run(*args, cwd=root)
 
 
 def project(root: Path, name: str) -> Project:

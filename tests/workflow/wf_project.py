@@ -67,8 +67,9 @@ class Project(StudyFiles):
         return subprocess.run(cmd, capture_output=True, text=True, check=False, env=environ)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, "-m", "tailgate.cli", *(str(a) for a in args)]
-        return subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=self.root)
+        from cli_call import tailgate
+
+        return tailgate(*args, cwd=self.root)
 
 
 def job_counts(log: str) -> dict[str, int]:
