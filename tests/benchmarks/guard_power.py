@@ -13,7 +13,6 @@ unguarded test is known to be anti-conservative (``tests/analyses/test_dominance
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
+from size_table import _rate
 from tailgate.analyses.dominance import (
     CALIBRATIONS,
     _pair_seed,
@@ -33,11 +33,6 @@ from tailgate.analyses.dominance import (
 
 K = 3
 ALPHA = 0.05
-
-
-def _rate(hits: int, reps: int) -> str:
-    p = hits / reps
-    return f"{p:.3f} ± {math.sqrt(max(p * (1 - p), 1e-12) / reps):.3f}"
 
 
 def main() -> None:
