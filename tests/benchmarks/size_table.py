@@ -21,7 +21,8 @@ prints the rejection rate with its Monte Carlo standard error, beside the nomina
    of "N(0.5, 2) dominates N(0, 1)" with ε₀ the population ratio (0.1677 first order, 0.4447
    second), n = 500 and 2,000, and the relative test of "N(0, 1) R-FSD-dominates N(0, 2)"
    (Δε = 0); each with a power column: the first sample shifted by +0.3·√(500/n) (absolute) or
-   +0.2·√(500/n) (relative), a local alternative, so that power is not 1 at n = 2,000 either.
+   +0.2·√(500/n) (relative), a local alternative, so that power is not 1 at n = 2,000 either;
+   ``--only boundary``: the sizes of the absolute tests alone (5a), cheap enough for M = 1,000.
 """
 
 from __future__ import annotations
@@ -162,11 +163,27 @@ def dominance_rows(reps: int, resamples: int, level: float) -> None:
                   f"{_rate(power[(o, 'logit_percentile')], reps):>16}")  # fmt: skip
 
 
+def boundary_size_rows(reps: int, resamples: int, level: float) -> None:
+    """Size only of the absolute ε₀-tests at the boundary (row 5 without its power and relative
+    columns): cheap enough for M = 1,000 data sets a cell."""
+    print(f"\n5a. Absolute ε₀-tests at the boundary, α/k² = {level:g}, B = {resamples}: size")
+    print(f"{'test':>22} {'n':>5} | {'size normal':>14} {'size calibrated':>15}")
+    for n in (500, 2000):
+        size = _dominance_cell(reps, resamples, n, 0.0, False, level)
+        for o in (1, 2):
+            print(f"{f'absolute, order {o}':>22} {n:>5} | {_rate(size[(o, 'normal')], reps):>14} "
+                  f"{_rate(size[(o, 'logit_percentile')], reps):>15}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=1000, help="data sets per cell (M)")
     parser.add_argument("--resamples", type=int, default=200, help="B of the dominance rows")
-    parser.add_argument("--only", choices=("dominance",), help="only the dominance rows (5)")
+    parser.add_argument(
+        "--only",
+        choices=("dominance", "boundary"),
+        help="only the dominance rows (5), or only the sizes of its absolute tests (5a)",
+    )
     parser.add_argument("--level", type=float, default=0.05, help="α/k² of the dominance rows")
     args = parser.parse_args()
     start = time.perf_counter()
@@ -174,7 +191,10 @@ def main() -> None:
         guard_rows(args.reps)
         energy_rows(args.reps)
         lr_rows(args.reps)
-    dominance_rows(args.reps, args.resamples, args.level)
+    if args.only == "boundary":
+        boundary_size_rows(args.reps, args.resamples, args.level)
+    else:
+        dominance_rows(args.reps, args.resamples, args.level)
     print(f"\n({time.perf_counter() - start:.0f} s, M = {args.reps})")
 
 
