@@ -4,7 +4,6 @@ results/) built in tmp_path, with helpers to edit, freeze, add data and run the 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -70,18 +69,12 @@ class Project(StudyFiles):
         write_placeholder(self.prereg, out, n=50)
         return out
 
-    def cli(self, *args: str, capsys) -> tuple[int, str, str]:
-        """Run ``tailgate`` in-process from the project root."""
-        from tailgate.cli import main
+    def cli(self, *args: str | Path) -> tuple[int, str, str]:
+        """``tailgate ARGS`` from the project root (:mod:`cli_call`): exit code, stdout, stderr."""
+        from cli_call import tailgate
 
-        old = os.getcwd()
-        os.chdir(self.root)
-        try:
-            code = main([str(a) for a in args])
-        finally:
-            os.chdir(old)
-        out = capsys.readouterr()
-        return code, out.out, out.err
+        res = tailgate(*args, cwd=self.root)
+        return res.returncode, res.stdout, res.stderr
 
     def commit(self, message: str = "register", *paths: str) -> None:
         """Commit ``paths`` (default: the registration and its lock), creating the repository

@@ -27,36 +27,36 @@ def _with_analysis(study_text: str, condition: str) -> str:
 
 
 def test_a_criterion_naming_an_unknown_condition_is_refused_by_design_and_freeze(
-    project, study_text, capsys
+    project, study_text
 ):
     proj = project
     proj.write(_with_analysis(study_text, "claen").replace("study: NAME", "study: study"))
     for verb in ("design", "freeze"):
-        code, out, err = proj.cli(verb, proj.prereg, capsys=capsys)
+        code, out, err = proj.cli(verb, proj.prereg)
         assert code == 2, (verb, out, err)
         assert "claen" in err and "analyses.ranking.criteria[0].statistic" in err, err
         assert "Traceback" not in out + err
     assert not proj.lock.exists()
     # the same registration with the right name is accepted by both
     proj.write(_with_analysis(study_text, "clean").replace("study: NAME", "study: study"))
-    code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
+    code, out, err = proj.cli("freeze", proj.prereg)
     assert code == 0, err
     assert proj.lock.exists()
 
 
-def test_design_exits_2_whenever_freeze_would_refuse_the_cap(project, study_text, capsys):
+def test_design_exits_2_whenever_freeze_would_refuse_the_cap(project, study_text):
     small = study_text.replace("sample_cap: 40000", "sample_cap: 2000")
     proj = project
     proj.write(small.replace("study: NAME", "study: study"))
-    code, out, err = proj.cli("design", proj.prereg, capsys=capsys)
+    code, out, err = proj.cli("design", proj.prereg)
     assert code == 2, out
     assert "cap check: FAILS" in out
     assert "freeze would refuse" in err and "accepted_power" in err
-    code, out, err = proj.cli("design", proj.prereg, "--json", capsys=capsys)
+    code, out, err = proj.cli("design", proj.prereg, "--json")
     assert code == 2
     doc = json.loads(out)
     assert doc["freeze_refusals"] and "accepted_power" in doc["freeze_refusals"][0]
-    code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
+    code, out, err = proj.cli("freeze", proj.prereg)
     assert code == 2 and "accepted_power" in err
     assert not proj.lock.exists()
     # the fix the message names makes both pass
@@ -66,7 +66,7 @@ def test_design_exits_2_whenever_freeze_would_refuse_the_cap(project, study_text
             "accepted_power: null", f"accepted_power: {int(achieved * 1000) / 1000:.3f}"
         )
     )
-    code, out, err = proj.cli("design", proj.prereg, capsys=capsys)
+    code, out, err = proj.cli("design", proj.prereg)
     assert code == 0, err
-    code, out, err = proj.cli("freeze", proj.prereg, capsys=capsys)
+    code, out, err = proj.cli("freeze", proj.prereg)
     assert code == 0, err

@@ -44,22 +44,22 @@ def test_demo_records_its_lower_power(demo_study):
     assert not d.cap_meets_bound and d.power_accepted
 
 
-def test_freeze_refuses_a_cap_below_the_bound_unless_power_is_accepted(project, capsys):
+def test_freeze_refuses_a_cap_below_the_bound_unless_power_is_accepted(project):
     project.replace("sample_cap: 40000", "sample_cap: 30000")
-    code, _, err = project.cli("freeze", project.prereg, capsys=capsys)
+    code, _, err = project.cli("freeze", project.prereg)
     assert code == 2
     assert "field 'accepted_power'" in err and "31400" in err
     assert not project.lock.exists()
     project.replace("accepted_power: null", "accepted_power: 0.79")  # more than achieved
-    code, _, err = project.cli("freeze", project.prereg, capsys=capsys)
+    code, _, err = project.cli("freeze", project.prereg)
     assert code == 2 and "achieves only 0.782" in err
     project.replace("accepted_power: 0.79", "accepted_power: 0.78")
-    code, _out, _ = project.cli("freeze", project.prereg, capsys=capsys)
+    code, _out, _ = project.cli("freeze", project.prereg)
     assert code == 0 and project.lock.exists()
 
 
-def test_design_prints_the_derived_values(project, capsys):
-    code, out, _ = project.cli("design", project.prereg, capsys=capsys)
+def test_design_prints_the_derived_values(project):
+    code, out, _ = project.cli("design", project.prereg)
     assert code == 0
     assert "n_exc* = 1570" in out and "31400 per condition" in out
     assert "cap check: OK" in out

@@ -107,7 +107,7 @@ EDITS = {
 
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
-def test_semantic_edit_after_data_is_refused_everywhere(with_data, capsys, edit):
+def test_semantic_edit_after_data_is_refused_everywhere(with_data, edit):
     old, new, field, cls = EDITS[edit]
     lock_before = with_data.lock.read_bytes()
     with_data.replace(old, new)
@@ -121,11 +121,11 @@ def test_semantic_edit_after_data_is_refused_everywhere(with_data, capsys, edit)
 
     # the CLI: verify exits 3 with the field and class; freeze refuses to re-freeze (the
     # registration was committed before the data, and a committed lock is never replaced)
-    code, _, err = with_data.cli("verify", with_data.prereg, capsys=capsys)
+    code, _, err = with_data.cli("verify", with_data.prereg)
     assert code == 3
     assert field in err and f"[{cls}" in err
     assert "tailgate amend" in err and "restore the registered file" in err
-    code, _out, err = with_data.cli("freeze", with_data.prereg, capsys=capsys)
+    code, _out, err = with_data.cli("freeze", with_data.prereg)
     assert code == 3
     assert field in err and "a committed registration is never replaced" in err
     assert with_data.lock.read_bytes() == lock_before
@@ -137,31 +137,29 @@ def test_semantic_edit_after_data_is_refused_everywhere(with_data, capsys, edit)
     assert not (with_data.results / "x.parquet").exists()
 
 
-def test_diff_shows_old_and_new_values(with_data, capsys):
+def test_diff_shows_old_and_new_values(with_data):
     with_data.replace("mean: 0.10", "mean: 0.2")
-    code, _, err = with_data.cli("verify", with_data.prereg, capsys=capsys)
+    code, _, err = with_data.cli("verify", with_data.prereg)
     assert code == 3
     assert "protocol.tolerances.mean: 0.1 → 0.2  [loosening, decision rule]" in err
 
 
-def test_no_lock_is_refused(project, capsys):
-    code, _, err = project.cli("verify", project.prereg, capsys=capsys)
+def test_no_lock_is_refused(project):
+    code, _, err = project.cli("verify", project.prereg)
     assert code == 3 and "not frozen" in err and "tailgate freeze" in err
 
 
-def test_refreeze_before_data_is_allowed(frozen, capsys):
+def test_refreeze_before_data_is_allowed(frozen):
     frozen.replace("mean: 0.10", "mean: 0.20")
-    code, out, _ = frozen.cli("freeze", frozen.prereg, capsys=capsys)
+    code, out, _ = frozen.cli("freeze", frozen.prereg)
     assert code == 0 and "re-frozen" in out
-    assert frozen.cli("verify", frozen.prereg, capsys=capsys)[0] == 0
+    assert frozen.cli("verify", frozen.prereg)[0] == 0
 
 
-def test_amendment_is_chained_and_lets_the_study_proceed(with_data, capsys):
+def test_amendment_is_chained_and_lets_the_study_proceed(with_data):
     first = json.loads(with_data.lock.read_text())
     with_data.replace("mean: 0.10", "mean: 0.20")
-    code, out, err = with_data.cli(
-        "amend", with_data.prereg, "--reason", "tolerance too strict", capsys=capsys
-    )
+    code, out, err = with_data.cli("amend", with_data.prereg, "--reason", "tolerance too strict")
     assert code == 0, err
     assert "data already existed" in out
     # the receipt dates an amendment made after the data, not a plan made before it
@@ -188,22 +186,22 @@ def test_amendment_is_chained_and_lets_the_study_proceed(with_data, capsys):
     study = require_frozen(with_data.prereg)
     assert e1["canonical_hash"] == study.canonical_hash
     with_data.add_data()  # the study proceeds under the new head
-    assert with_data.cli("audit", with_data.results, "--no-git", capsys=capsys)[0] == 0
+    assert with_data.cli("audit", with_data.results, "--no-git")[0] == 0
 
 
-def test_amend_refuses_bad_requests(frozen, project, capsys):
-    code, _, err = frozen.cli("amend", frozen.prereg, "--reason", "nothing", capsys=capsys)
+def test_amend_refuses_bad_requests(frozen, project):
+    code, _, err = frozen.cli("amend", frozen.prereg, "--reason", "nothing")
     assert code == 2 and "nothing to amend" in err
     frozen.replace("seed: 12345", "seed: 1")
-    code, _, err = frozen.cli("amend", frozen.prereg, "--reason", "  ", capsys=capsys)
+    code, _, err = frozen.cli("amend", frozen.prereg, "--reason", "  ")
     assert code == 2 and "--reason" in err
-    code, _, err = frozen.cli("amend", frozen.prereg, capsys=capsys)
+    code, _, err = frozen.cli("amend", frozen.prereg)
     assert code == 2
 
 
-def test_a_broken_lock_is_refused(with_data, capsys):
+def test_a_broken_lock_is_refused(with_data):
     lock = json.loads(with_data.lock.read_text())
     lock["chain"][0]["prereg"]["protocol"]["alpha"] = 0.5  # rewrite history in place
     with_data.lock.write_text(json.dumps(lock))
-    code, _, err = with_data.cli("verify", with_data.prereg, capsys=capsys)
+    code, _, err = with_data.cli("verify", with_data.prereg)
     assert code == 3 and "does not verify" in err

@@ -63,22 +63,22 @@ def light(project):
     return project
 
 
-def test_run_then_amend_then_run_again(light, capsys):
+def test_run_then_amend_then_run_again(light):
     """The honest path in git: commit the registration, run, audit; amend after data, commit
     the amendment, run, audit — it passes and shows the amendment as after data."""
     frozen = light
     frozen.commit("Pre-register study")
     res = frozen.snakemake()
     assert res.returncode == 0, res.stderr
-    code, out, _ = frozen.cli("audit", frozen.results, capsys=capsys)
+    code, out, _ = frozen.cli("audit", frozen.results)
     assert code == 0, out
     frozen.replace("mean: 0.10", "mean: 0.20")
     assert_refused(frozen.snakemake("-n"), "protocol.tolerances.mean")
-    code, _, _ = frozen.cli("amend", frozen.prereg, "--reason", "why", capsys=capsys)
+    code, _, _ = frozen.cli("amend", frozen.prereg, "--reason", "why")
     assert code == 0
     frozen.commit("Amend study")
     res = frozen.snakemake()  # the decision stages re-run under the new head
     assert res.returncode == 0, res.stderr
-    code, out, _ = frozen.cli("audit", frozen.results, capsys=capsys)
+    code, out, _ = frozen.cli("audit", frozen.results)
     assert code == 0, out
     assert "amendment 1" in out and "after data existed" in out

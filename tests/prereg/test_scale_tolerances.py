@@ -69,10 +69,10 @@ def test_an_empty_or_unknown_entry_is_refused(project) -> None:
         _with(project, PER_SCALE.replace("{mean: 0.30}", "{mean: 0.30, level: 1}"))
 
 
-def test_design_refuses_it_with_exit_2_and_names_the_field(project, capsys) -> None:
+def test_design_refuses_it_with_exit_2_and_names_the_field(project) -> None:
     text = project.text().replace(COMMON + "\n", PER_SCALE + "      identity: {mean: 1}\n", 1)
     project.write(text)
-    code, _, err = project.cli("design", project.prereg, capsys=capsys)
+    code, _, err = project.cli("design", project.prereg)
     assert code == 2 and "protocol.tolerances.scales.identity" in err and "Traceback" not in err
 
 

@@ -27,7 +27,8 @@ from tailgate.stats.gpd import RowFits
 from tailgate.stats.profile import STATUS_NO_CONVERGENCE, STATUS_OK, newton_rows
 
 # norm.cdf and norm.ppf are scipy.stats' own kernels special.ndtr and special.ndtri; loaded on
-# first use (the workflow's main process imports this module to plan the run)
+# first use, so that importing this module (the gates, the CLI) loads no scipy; planning a run
+# that evaluates the Eq. 2 bound still loads it
 special = lazy_module("scipy.special")
 
 __all__ = [
