@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from tailgate.prereg import load
 from tailgate.prereg.design import operating_characteristics
+from tailgate.protocol.gates import GateSettings
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.power import simulate_pass_rate
@@ -42,7 +43,8 @@ def per_trial_loop(delta_xi: float, n: int, trials: int, resamples: int, level: 
 def bench_pass_rate() -> None:
     args = (0.15, 1500)
     t = time.perf_counter()
-    fast = simulate_pass_rate(*args, level=0.995, trials=80, resamples=80, seed=1, workers=1)
+    settings = GateSettings(alpha=0.005)  # P1 at 0.995
+    fast = simulate_pass_rate(*args, settings, trials=80, resamples=80, seed=1, workers=1)
     ours = time.perf_counter() - t
     t = time.perf_counter()
     slow = per_trial_loop(*args, 80, 80, 0.995)

@@ -10,13 +10,16 @@ decision through the whole registered procedure of the demo on common data.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from tailgate.prereg.design import operating_characteristics
+from tailgate.protocol.gates import GateSettings
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.operating import _normal_cis
-from tailgate.stats.power import percentile_cis
+from tailgate.stats.power import simulate_pass_rate
+from tailgate.stats.simulated_p1 import normal_cis, percentile_cis
 
 LEVEL, REGISTERED_B = 0.995, 10_000
 
@@ -31,7 +34,7 @@ def test_stand_in_interval_matches_the_registered_percentile_interval() -> None:
         y = np.stack([sample_gpd(rng, xi, 1.0, 1500) for _ in range(6)])
         rows = np.arange(y.shape[0])
         fits = gpd.fit_rows(y)
-        stand_in = _normal_cis(y, fits, rows, LEVEL)
+        stand_in = normal_cis(y, fits, rows, LEVEL)
         rngs = [np.random.default_rng([7, i]) for i in rows]
         _, full = percentile_cis(y, REGISTERED_B, [LEVEL], rngs, workers=2)
         _, few = percentile_cis(y, 100, [LEVEL], rngs, workers=2)
@@ -60,3 +63,45 @@ def test_procedure_decisions_match_a_direct_simulation_at_the_registered_resampl
     b = set(stand_in.scenarios[0].passed_trials["any"])
     assert len(a) >= 2, "the truth must give the bootstrap something to pass"
     assert abs(len(a) - len(b)) <= 2 and len(a ^ b) <= 3, (sorted(a), sorted(b))
+
+
+@pytest.mark.slow
+def test_recovery_grid_decisions_match_a_direct_simulation_at_the_registered_resamples() -> None:
+    """The App. E cell at the demo's design point (1,500 exceedances, Δξ = 1.5 × Δfloor, P1 at
+    0.995 under Bonferroni over 10 pairs), 16 trials on common data: the stand-in's PASS
+    decisions against P1's percentile bootstrap at the registered 10,000 resamples. Measured at
+    40 trials: 16 and 17 passes, 1 disagreement (at the floor 6 and 5, 1); 80 resamples, App. E's
+    own B: 28 passes, 11 disagreements (10 and 5 at the floor), all of them extra passes."""
+    settings = GateSettings(multiplicity="bonferroni", n_pairs=10)
+    assert settings.ci_level == LEVEL
+    runs = {
+        b: simulate_pass_rate(0.15, 1500, settings, trials=16, resamples=b, seed=3, workers=2)
+        for b in (REGISTERED_B, None, 80)
+    }
+    registered, stand_in, few = (set(runs[b].passed) for b in (REGISTERED_B, None, 80))
+    assert "observed-information" in runs[None].p1 and runs[None].resamples is None
+    assert len(registered) >= 2, "the truth must give the bootstrap something to pass"
+    assert abs(len(registered) - len(stand_in)) <= 2 and len(registered ^ stand_in) <= 3
+    assert len(few) >= len(registered)  # too few resamples: too narrow, never more careful
+
+
+@pytest.mark.parametrize("method", ["profile", "lr_test"])
+def test_recovery_grid_applies_the_registered_p1_method(method: str) -> None:
+    """P1 by the registered likelihood method in the App. E grid, on common data with the
+    percentile interval's stand-in: non-overlap of profile-likelihood intervals decides as the
+    normal intervals do in most trials (asymptotically the same rule); the likelihood-ratio test
+    at α is the more powerful rule (non-overlap of two 95 % intervals is a test at about 0.006),
+    so it passes nearly every trial the intervals pass, and more. The grid records how P1 was
+    computed and carries no bootstrap size."""
+    base = GateSettings()
+    other = dataclasses.replace(base, p1_method=method)
+    a = simulate_pass_rate(0.25, 600, base, trials=30, resamples=None, seed=9)
+    b = simulate_pass_rate(0.25, 600, other, trials=30, resamples=None, seed=9)
+    assert b.resamples is None and "as registered" in b.p1
+    assert 5 <= len(a.passed) <= 27
+    if method == "profile":
+        assert len(set(a.passed) ^ set(b.passed)) <= 4, (a.passed, b.passed)
+    else:
+        assert len(set(a.passed) - set(b.passed)) <= 1 < len(set(b.passed) - set(a.passed))
+    null = simulate_pass_rate(0.0, 600, other, trials=30, resamples=None, seed=9)
+    assert null.passes <= 2  # P2's floor and P1's level both hold at the null

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tailgate.protocol.gates import GateSettings
 from tailgate.stats.power import (
     achieved_power,
     prompts_required,
@@ -43,7 +44,7 @@ APP_E = [
 @pytest.mark.parametrize(("delta", "n_exc", "low", "high"), APP_E)
 def test_app_e_operating_characteristics(delta: float, n_exc: int, low: float, high: float) -> None:
     r = simulate_pass_rate(
-        delta, n_exc, delta_floor=0.10, level=0.95, trials=160, resamples=80, seed=2026
+        delta, n_exc, GateSettings(delta_floor=0.10), trials=160, resamples=80, seed=2026
     )
     assert low <= r.rate <= high, (r.rate, r.mc_se)
 

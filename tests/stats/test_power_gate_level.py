@@ -15,9 +15,7 @@ from tailgate.stats.power import achieved_power, required_exceedances, simulate_
 def test_simulated_power_at_the_adjusted_level_matches_the_gate_code() -> None:
     settings = GateSettings(multiplicity="bonferroni", n_pairs=10)
     level, n, dxi, trials, resamples = settings.ci_level, 500, 0.3, 150, 100
-    fast = simulate_pass_rate(
-        dxi, n, level=level, trials=trials, resamples=resamples, seed=1, delta_floor=0.1
-    )
+    fast = simulate_pass_rate(dxi, n, settings, trials=trials, resamples=resamples, seed=1)
     rng = np.random.default_rng(2)
     bulk = BulkEquivalence(
         EquivalenceResult("mean", 0, -0.01, 0.01, 0.1, level, 1, False),
@@ -44,7 +42,7 @@ def test_simulated_power_at_the_adjusted_level_matches_the_gate_code() -> None:
     assert abs(fast.rate - direct) < 3 * se + 1e-9
     # and the adjusted level costs power against the unadjusted one
     loose = simulate_pass_rate(
-        dxi, n, level=0.95, trials=trials, resamples=resamples, seed=1, delta_floor=0.1
+        dxi, n, GateSettings(delta_floor=0.1), trials=trials, resamples=resamples, seed=1
     )
     assert loose.rate >= fast.rate
 

@@ -127,14 +127,16 @@ def derived_design(study: Any) -> Design:
 
 def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[str, Any]]]:
     """``design`` with the simulated P1∧P2 pass rate filled in, lines saying how, and the rates
-    as numbers (``delta_xi``, ``rate``, ``mc_se``, ``trials``, ``resamples``, ``level``).
+    as numbers (``delta_xi``, ``rate``, ``mc_se``, ``trials``, ``resamples``, ``level``,
+    ``p1_interval``).
 
     Uses ``tailgate.stats.power.simulate_pass_rate`` (App. E of Zhou (2026)) at Δξ_true = Δfloor
     and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's 80 % power), the
-    planned exceedances, P1's CI level as the gates apply it (1 − α/m under Bonferroni when P1
-    is adjusted, printed) and the ``protocol.power_simulation`` trials and resamples, each with a
-    stream derived from the study seed; every rate is shown with its Monte Carlo standard
-    error. ``Design.simulated_power`` holds the rate at the floor.
+    planned exceedances, P1 as the gates apply it (registered method, 1 − α/m under Bonferroni
+    when P1 is adjusted, printed) and the ``protocol.power_simulation`` trials and resamples
+    (absent: the percentile interval's validated stand-in), each with a stream derived from the
+    study seed; every rate is shown with its Monte Carlo standard error.
+    ``Design.simulated_power`` holds the rate at the floor.
     """
     try:
         from tailgate.stats.power import simulate_pass_rate
@@ -144,20 +146,21 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
 
     proto = study.data["protocol"]
     sim = proto["power_simulation"]
+    resamples = None if sim.get("resamples") is None else int(sim["resamples"])
     lines: list[str] = []
     rates: list[dict[str, Any]] = []
     at_floor = None
-    level = registered_settings(study).ci_level
+    settings = registered_settings(study)
+    level = settings.ci_level
     for factor in (1.0, 1.5):
         delta_xi = factor * design.delta_floor
         try:
             res = simulate_pass_rate(
                 delta_xi,
                 design.n_exc_planned,
-                delta_floor=design.delta_floor,
-                level=level,
+                settings,
                 trials=int(sim["trials"]),
-                resamples=int(sim["resamples"]),
+                resamples=resamples,
                 seed=derive_seed(study.seed, "design", "simulated_power", factor),
                 xi_a=design.xi_bar,
             )
@@ -173,23 +176,24 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
                 "trials": res.trials,
                 "resamples": res.resamples,
                 "level": level,
+                "p1_interval": res.p1,
             }
         )
         lines.append(
             f"simulated power of P1∧P2 at Δξ = {factor:g} × Δfloor = {delta_xi:g} and "
             f"{design.n_exc_planned} exceedances, P1 at CI level {level:.4g}: {res.rate:.3f} ± "
-            f"{res.mc_se:.3f} (Monte Carlo s.e., {sim['trials']} trials, {sim['resamples']} "
-            "resamples)"
+            f"{res.mc_se:.3f} (Monte Carlo s.e., {sim['trials']} trials)"
         )
+    lines.append(f"(P1 by {rates[0]['p1_interval']})")
     lines.append(
         "(App. E of Zhou (2026): the operative rule is conservative at the floor and reaches its "
         "power near 1.5 × Δfloor)"
     )
-    if int(sim["resamples"]) < 1000 and level > 0.99:
+    if settings.p1_method == "percentile" and resamples is not None and resamples < 1000:
         lines.append(
-            f"(percentile CIs at level {level:.4g} from {sim['resamples']} resamples are too "
-            "narrow, so these rates run high; the operating characteristics below are at the "
-            "registered resolution)"
+            f"(percentile CIs at level {level:.4g} from {resamples} resamples are too narrow, "
+            "so these rates run high; leave power_simulation.resamples out to simulate P1 at "
+            "the registered resolution)"
         )
     return dataclasses.replace(design, simulated_power=at_floor), "\n".join(lines), rates
 

@@ -369,6 +369,22 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
             if frozenset((a, b)) in done:
                 fail(("protocol", "pairs", i), f"pair [{a}, {b}] is listed twice", "list it once")
             done.add(frozenset((a, b)))
+    method = proto.get("p1_method", "percentile")
+    for block in ("power_simulation", "operating_characteristics"):
+        if method != "percentile" and "resamples" in (proto.get(block) or {}):
+            fail(
+                ("protocol", block, "resamples"),
+                f"protocol.{block}.resamples sizes P1's percentile bootstrap, but p1_method is "
+                f"{method}: the simulation would ignore it",
+                f"remove protocol.{block}.resamples, or register p1_method: percentile",
+            )
+    if "lr_calibration" in proto and method != "lr_test":
+        fail(
+            ("protocol", "lr_calibration"),
+            f"protocol.lr_calibration calibrates P1's likelihood-ratio test, but p1_method is "
+            f"{method}: no gate would use it",
+            "remove protocol.lr_calibration, or register p1_method: lr_test",
+        )
     ap = data["accepted_power"]
     if ap is not None and ap >= proto["power"]:
         fail(

@@ -38,6 +38,8 @@ __all__ = [
     "GateSettings",
     "PairVerdict",
     "evaluate_pair",
+    "p1_gate",
+    "p2_gate",
 ]
 
 GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
@@ -341,7 +343,8 @@ def _g5(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult
     )
 
 
-def _p1(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
+def p1_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
+    """P1 of Zhou (2026), Section 3, by the registered ``p1_method`` at P1's level."""
     fits_ok = a.fit_status == "ok" and b.fit_status == "ok"
     level = s.level_of("P1")
     if s.p1_method == "lr_test":
@@ -413,14 +416,19 @@ def evaluate_pair(
         f"AD p {a.ad_pvalue:.4g}, {b.ad_pvalue:.4g}",
     )
     g5 = _g5(a, b, s)
-    p1 = _p1(a, b, s)
+    return PairVerdict(
+        a.condition, b.condition, a.q, (g1, g2, g3, g4, g5, p1_gate(a, b, s), p2_gate(a, b, s))
+    )
+
+
+def p2_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
+    """P2 of Zhou (2026), Section 3: both fits interior and |ξ̂_A − ξ̂_B| above Δfloor."""
     fits_ok = a.fit_status == "ok" and b.fit_status == "ok"
     dxi = abs(a.xi - b.xi)
-    p2 = GateResult(
+    return GateResult(
         "P2",
         bool(fits_ok and dxi > s.delta_floor),
         dxi,
         f"|xi_A - xi_B| > {s.delta_floor:g}",
         f"fits {a.fit_status}, {b.fit_status}",
     )
-    return PairVerdict(a.condition, b.condition, a.q, (g1, g2, g3, g4, g5, p1, p2))

@@ -20,7 +20,7 @@ where they key a JSON object they are written with ``format(q, "g")`` ("0.95").
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "GATE_ORDER",
@@ -228,7 +228,10 @@ class PowerGrid(TypedDict):
     n_exc: list[int]
     pass_rate: list[list[float]]
     trials: int
-    bootstrap: int
+    #: bootstrap resamples per fit of P1's percentile interval (null: ``p1_interval`` says how)
+    bootstrap: int | None
+    #: how P1 was computed (method, stand-in or resamples)
+    p1_interval: NotRequired[str]
     alpha: float
     power: float
     xi_bar: float

@@ -41,6 +41,8 @@ def _power_settings(study: Any) -> Any:
         "family": s.family,
         "adjusted_gates": list(s.adjusted_gates),
         "multiplicity": s.multiplicity,
+        "p1_method": s.p1_method,
+        "lr_calibration": s.lr_calibration,
         "n_exc_planned": int(derived_design(study).n_exc_planned),
     }
 

@@ -1,9 +1,11 @@
 """Power stage: the synthetic-recovery grid of App. E of Zhou (2026) for the registered design.
 
 ``power`` runs :func:`tailgate.stats.power.recovery_grid` over the registered
-``protocol.power_simulation`` grid (Δξ_true × n_exc, trials, bootstrap resamples) with the
-registered Δfloor, ξ̄ and P1's level and α as the gates apply them (1 − α/m under Bonferroni,
-recorded as ``level``/``alpha`` beside ``registered_alpha``), and writes ``power.json``
+``protocol.power_simulation`` grid (Δξ_true × n_exc, trials, and bootstrap resamples when
+registered) with the registered Δfloor, ξ̄, P1 method and P1's level and α as the gates apply
+them (1 − α/m under Bonferroni, recorded as ``level``/``alpha`` beside ``registered_alpha``;
+without registered resamples the percentile interval is its validated stand-in,
+:mod:`tailgate.stats.simulated_p1`, recorded as ``p1_interval``), and writes ``power.json``
 (:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
 at the headline threshold; each cell carries its Monte Carlo standard error.
 
@@ -38,15 +40,14 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
     sim = p["power_simulation"]
     design = derived_design(study)
     settings = registered_settings(study)
+    resamples = sim.get("resamples")
     grid = recovery_grid(
         [float(d) for d in sim["delta_xi"]],
         [int(n) for n in sim["n_exc"]],
-        delta_floor=float(p["delta_floor"]),
-        level=settings.ci_level,
+        settings,
         trials=int(sim["trials"]),
-        resamples=int(sim["resamples"]),
+        resamples=None if resamples is None else int(resamples),
         seed=seed_sequence(study.seed, "power"),
-        alpha=settings.alpha_of("P1"),
         power=float(p["power"]),
         xi_bar=float(p["xi_bar"]),
         workers=workers,
@@ -58,7 +59,9 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
         "pass_rate": rates,
         "mc_se": [[c.mc_se for c in grid.cells if c.delta_xi == d] for d in grid.delta_xis],
         "trials": int(sim["trials"]),
-        "bootstrap": int(sim["resamples"]),
+        "bootstrap": grid.cells[0].resamples,
+        "p1_interval": grid.cells[0].p1,
+        "p1_method": settings.p1_method,
         "level": settings.ci_level,
         "alpha": settings.alpha_of("P1"),
         "registered_alpha": float(p["alpha"]),

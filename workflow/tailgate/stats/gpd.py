@@ -62,6 +62,7 @@ __all__ = [
     "log_survival",
     "percentile_interval",
     "seed_sequence_of",
+    "status_name",
 ]
 
 #: fewest exceedances for which a fit is attempted
@@ -73,6 +74,11 @@ SeedLike = int | np.random.SeedSequence | np.random.Generator
 
 _STATUS_NAMES = {STATUS_OK: "ok", STATUS_BOUNDARY: "boundary", STATUS_NO_CONVERGENCE: "failed"}
 _STATUS_CODES = {v: k for k, v in _STATUS_NAMES.items()}
+
+
+def status_name(code: int) -> str:
+    """The fit status (``ok``, ``boundary``, ``failed``) of a :class:`RowFits` status code."""
+    return _STATUS_NAMES.get(int(code), "failed")
 
 
 class Interval(NamedTuple):

@@ -19,18 +19,11 @@ synthetic pairs with known truth and counts how often it passes:
 * the gates are then evaluated by :func:`tailgate.protocol.gates.evaluate_pair` — the same code
   the workflow runs — and combined by every band rule.
 
-P1's interval. The profile-likelihood interval and the likelihood-ratio test are computed as
-the analysis computes them. The registered percentile bootstrap is the expensive one: at
-P1's level (0.995 under Bonferroni over 10 pairs) its endpoints are the 0.25 % and 99.75 %
-quantiles of the replicates, and a small number of replicates puts them too far in (100
-resamples: mean width 0.131 against 0.147 at 1,000 for 1,500 exceedances, and about twice the
-power at the floor). With ``resamples`` given, the simulation bootstraps each needed cell that
-many times, as the analysis does; with ``resamples=None`` it uses the Wald interval
-ξ̂ ± z·se(ξ̂) with the observed-information s.e. (Smith (1987)), which costs no refits. Its
-endpoints differ from the 10,000-resample percentile endpoints by less than 0.01 at 600–1,500
-exceedances, in the same direction for both conditions of a pair, so that the gap P1 reads is
-unbiased; the test suite checks the PASS decisions of both on common data at the registered
-resamples (``tests/stats/test_operating_resolution.py``).
+P1's statistics come from :mod:`tailgate.stats.simulated_p1`: the profile-likelihood interval and
+the likelihood-ratio test as the analysis computes them; the registered percentile bootstrap
+either at ``resamples`` replicates per cell or, with ``resamples=None``, by its validated
+observed-information stand-in (the registered 10,000 per fit are out of reach here, and a
+hundred put P1's 0.25 % endpoints too far in: about twice the power at the floor).
 
 Under Δξ = 0 (the null: equal tails, matched bulk) and Δξ = Δfloor/2 (a real but sub-floor
 difference) a PASS is false; its rate is the rule's false-PASS rate. Δξ = Δfloor and 1.5 × Δfloor
@@ -39,8 +32,9 @@ m times the pair's rate (union bound; pairs that share a condition are dependent
 
 Speed: condition A is shared across the truths (common random numbers), and all trials'
 bootstrap replicates at a threshold are refitted in one vectorised Newton call
-(:func:`tailgate.stats.power.percentile_cis`). Determinism: trial t of A draws from child (0, t)
-of the seed, of B under truth s from child (1 + s, t); bootstraps from their own children.
+(:func:`tailgate.stats.simulated_p1.percentile_cis`). Determinism: trial t of A draws from child
+(0, t) of the seed, of B under truth s from child (1 + s, t); bootstraps from their own
+children.
 """
 
 from __future__ import annotations
@@ -57,8 +51,8 @@ from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
-from tailgate.stats.power import percentile_cis
 from tailgate.stats.profile import STATUS_OK
+from tailgate.stats.simulated_p1 import p1_interval, p1_rows
 
 __all__ = ["OCScenario", "OperatingCharacteristics", "Sampler", "simulate_procedure"]
 
@@ -227,22 +221,6 @@ def _ad_pvalues(y: np.ndarray, xi: np.ndarray, sigma: np.ndarray, ok: np.ndarray
     )
 
 
-def _normal_cis(y: np.ndarray, f: gpd.RowFits, rows: np.ndarray, level: float) -> np.ndarray:
-    """ξ̂ ± z·se at ``level`` for the ``rows`` of ``y``, se from the observed information
-    (:func:`tailgate.stats.inference.observed_information`); NaN where the fit is not interior.
-
-    The stand-in for the registered percentile interval (module docstring: its validation)."""
-    z = float(norm_ppf(0.5 + level / 2.0))
-    out = np.full((rows.size, 2), math.nan)
-    for i, t in enumerate(rows):
-        if f.status[t] != STATUS_OK:
-            continue
-        one = gpd.GPDFit(float(f.xi[t]), float(f.sigma[t]), y.shape[1], "ok", float(f.loglik[t]))
-        se = inference.observed_information(y[t], one).se_xi
-        out[i] = (one.xi - z * se, one.xi + z * se)
-    return out
-
-
 class _Condition:
     """One condition's statistics at every band threshold, for every trial.
 
@@ -307,35 +285,24 @@ class _Condition:
             rows = np.flatnonzero(todo[:, j])
             if rows.size == 0:
                 continue
-            f = self.fits[j]
-            if s.p1_method == "percentile" and self.resamples is None:
-                self.ci[rows, j] = _normal_cis(self.y[j], f, rows, s.ci_level)
-            elif s.p1_method == "percentile":
-                rngs = [
-                    np.random.Generator(
-                        np.random.PCG64(
-                            np.random.SeedSequence(
-                                self.ss.entropy, spawn_key=(*self.ss.spawn_key, j, int(t))
-                            )
+            rngs = [
+                np.random.Generator(
+                    np.random.PCG64(
+                        np.random.SeedSequence(
+                            self.ss.entropy, spawn_key=(*self.ss.spawn_key, j, int(t))
                         )
                     )
-                    for t in rows
-                ]
-                _, cis = percentile_cis(
-                    self.y[j][rows], self.resamples, [s.ci_level], rngs, workers=self.workers
                 )
-                self.ci[rows, j] = cis[:, 0, :]
-            for t in rows if s.p1_method != "percentile" else ():
-                if f.status[t] != STATUS_OK:
-                    continue
-                one = gpd.GPDFit(
-                    float(f.xi[t]), float(f.sigma[t]), self.n_exc[j], "ok", float(f.loglik[t])
-                )
-                if s.p1_method == "profile":
-                    p = inference.profile_ci(self.y[j][t], s.ci_level, one)
-                    self.profile_ci[t, j] = (p.low, p.high)
-                else:
-                    self.profiles[(int(t), j)] = inference.profile_grid(self.y[j][t], one)
+                for t in rows
+            ]
+            stats = p1_rows(
+                self.y[j], self.fits[j], rows, s, self.resamples, rngs, workers=self.workers
+            )
+            self.ci[rows, j] = stats.ci
+            self.profile_ci[rows, j] = stats.profile_ci
+            for t, grid in zip(rows, stats.profiles, strict=True):
+                if grid is not None:
+                    self.profiles[(int(t), j)] = grid
         self.done |= todo
 
     def summary(self, name: str, t: int, j: int) -> ConditionSummary:
@@ -348,7 +315,7 @@ class _Condition:
             n_exc=self.n_exc[j],
             xi=float(f.xi[t]),
             sigma=float(f.sigma[t]),
-            fit_status={0: "ok", 1: "boundary"}.get(int(f.status[t]), "failed"),
+            fit_status=gpd.status_name(int(f.status[t])),
             xi_ci_low=float(self.ci[t, j, 0]),
             xi_ci_high=float(self.ci[t, j, 1]),
             ci_level=self.settings.ci_level,
@@ -461,15 +428,6 @@ def simulate_procedure(
         "G1/G2 use the asymptotic normal CIs of the mean and TVaR differences (the bulk "
         "bootstrap's percentile CIs at these sample sizes)",
     )
-    if settings.p1_method != "percentile":
-        p1_interval = f"{settings.p1_method}, as registered"
-    elif resamples is None:
-        p1_interval = (
-            "normal interval with observed-information s.e., the stand-in for the registered "
-            "percentile bootstrap (validated against it at the registered resamples)"
-        )
-    else:
-        p1_interval = f"percentile bootstrap, {resamples} resamples per fit"
     return OperatingCharacteristics(
         band_rule,
         float(settings.delta_floor),
@@ -480,5 +438,5 @@ def simulate_procedure(
         settings.ci_level,
         tuple(scenarios),
         notes,
-        p1_interval,
+        p1_interval(settings, resamples),
     )

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tailgate.lazy import lazy_module
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.gpd import RowFits
-from tailgate.stats.profile import STATUS_NO_CONVERGENCE, STATUS_OK, newton_rows
+
+if TYPE_CHECKING:
+    from tailgate.protocol.gates import GateSettings
 
 # norm.cdf and norm.ppf are scipy.stats' own kernels special.ndtr and special.ndtri; loaded on
 # first use, so that importing this module (the gates, the CLI) loads no scipy; planning a run
@@ -35,7 +35,6 @@ __all__ = [
     "PassRate",
     "RecoveryGrid",
     "achieved_power",
-    "percentile_cis",
     "prompts_required",
     "recovery_grid",
     "required_exceedances",
@@ -116,10 +115,15 @@ class PassRate:
     n_exc: int
     passes: int
     trials: int
-    resamples: int
+    #: bootstrap resamples per fit (None: P1 by its stand-in or a likelihood method)
+    resamples: int | None
     level: float
     delta_floor: float
     xi_a: float
+    #: how P1 was computed (:func:`tailgate.stats.simulated_p1.p1_interval`)
+    p1: str = "percentile bootstrap"
+    #: the trials that passed (for paired comparisons; not serialised)
+    passed: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def rate(self) -> float:
@@ -132,95 +136,44 @@ class PassRate:
         return math.sqrt(p * (1.0 - p) / self.trials)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "rate": self.rate, "mc_se": self.mc_se}
+        d = {**asdict(self), "rate": self.rate, "mc_se": self.mc_se}
+        del d["passed"]
+        return d
 
 
 def _child(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
 
 
-def percentile_cis(
-    samples: np.ndarray,
-    resamples: int,
-    levels: Sequence[float],
-    rngs: Sequence[np.random.Generator],
-    *,
-    workers: int = 1,
-) -> tuple[RowFits, np.ndarray]:
-    """Fits of every row of ``samples`` (r, n) and their percentile-bootstrap CIs for ξ.
-
-    Row i resamples ``resamples`` times from ``rngs[i]``; the replicates of a chunk of rows are
-    refitted in one vectorised Newton call, warm-started at each row's own fit, with boundary
-    replicates at ξ = −1 as in :meth:`tailgate.stats.gpd.GPDBootstrap.ci`. ``workers`` threads
-    process the chunks (numpy releases the GIL; the result does not depend on it). Returns the
-    fits and ``ci[i, j] = (low, high)`` at ``levels[j]`` (NaN where the row has no interior fit).
-    """
-    r, n = samples.shape
-    fits = gpd.fit_rows(samples)
-    ci = np.full((r, len(levels), 2), math.nan)
-    q = []
-    for lvl in levels:
-        a = (1.0 - float(lvl)) / 2.0
-        q += [a, 1.0 - a]
-    chunk = max(1, _CHUNK_ELEMENTS // (resamples * n))
-    t_row = np.where(fits.status == STATUS_OK, fits.xi / fits.sigma, 0.0)
-
-    def run(lo: int) -> None:
-        hi = min(lo + chunk, r)
-        x = np.concatenate(
-            [
-                np.take(samples[i], rngs[i].integers(0, n, size=(resamples, n)))
-                for i in range(lo, hi)
-            ]
-        )
-        ymax = x.max(axis=1)
-        res = newton_rows(x, np.repeat(t_row[lo:hi], resamples), ymax=ymax)
-        boot = gpd._finish_rows(x, ymax, res)
-        xi = boot.xi.reshape(hi - lo, resamples)
-        xi = np.where(boot.status.reshape(hi - lo, resamples) == STATUS_NO_CONVERGENCE, np.nan, xi)
-        with np.errstate(all="ignore"):
-            qs = np.nanquantile(xi, q, axis=1).T  # (rows, 2·levels)
-        ci[lo:hi] = qs.reshape(hi - lo, len(levels), 2)
-
-    starts = range(0, r, chunk)
-    if workers <= 1 or len(starts) == 1:
-        for lo in starts:
-            run(lo)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(run, starts))
-    ci[fits.status != STATUS_OK] = math.nan
-    return fits, ci
-
-
-#: elements of one stacked bootstrap matrix (bounds memory at ~25 MB per thread)
-_CHUNK_ELEMENTS = 3_000_000
-
-
 def simulate_pass_rate(
     delta_xi: float,
     n_exc: int,
+    settings: GateSettings | None = None,
     *,
-    delta_floor: float = 0.10,
-    level: float = 0.95,
     trials: int = 80,
-    resamples: int = 80,
+    resamples: int | None = 80,
     seed: gpd.SeedLike = 0,
     xi_a: float = 0.0,
     workers: int | None = None,
 ) -> PassRate:
     """PASS rate of P1 ∧ P2 on synthetic GPD pairs with known Δξ (App. E of Zhou (2026)).
 
-    Each trial draws y_A ~ GPD(ξ_A, 1) and y_B ~ GPD(ξ_A + Δξ, 1) of size ``n_exc``, fits both,
-    builds ``level`` percentile-bootstrap CIs from ``resamples`` resamples, and passes iff the CIs
-    do not overlap (P1) and |ξ̂_A − ξ̂_B| > ``delta_floor`` (P2). ``level`` must be P1's level
-    as the gates apply it (1 − α/m under Bonferroni). Trial m uses child m of ``seed``; all
-    trials' replicates are refitted together (:func:`percentile_cis`, ``workers`` threads; the
-    result does not depend on it).
+    Each trial draws y_A ~ GPD(ξ_A, 1) and y_B ~ GPD(ξ_A + Δξ, 1) of size ``n_exc``, fits both
+    and applies P1 and P2 as the gates do (:func:`tailgate.protocol.gates.p1_gate`,
+    :func:`~tailgate.protocol.gates.p2_gate`) under ``settings`` (default: the paper's design,
+    P1 at 95 %): P1 by the registered ``p1_method`` at P1's level, the percentile bootstrap
+    from ``resamples`` resamples per fit (App. E: 80) or, with ``resamples=None``, by its
+    validated stand-in (:mod:`tailgate.stats.simulated_p1`); P2 at Δfloor. Trial m uses child m
+    of ``seed``; all trials' replicates are refitted together (``workers`` threads; the result
+    does not depend on it).
     """
-    if n_exc < gpd.MIN_EXCEEDANCES or trials < 1 or resamples < 2:
+    from tailgate.protocol.gates import ConditionSummary, GateSettings, p1_gate, p2_gate
+    from tailgate.stats.simulated_p1 import p1_interval, p1_rows
+
+    s = settings or GateSettings()
+    if n_exc < gpd.MIN_EXCEEDANCES or trials < 1 or (resamples is not None and resamples < 2):
         raise ValueError(
-            f"need n_exc >= {gpd.MIN_EXCEEDANCES}, trials >= 1 and resamples >= 2, "
+            f"need n_exc >= {gpd.MIN_EXCEEDANCES}, trials >= 1 and resamples >= 2 (or None), "
             f"got n_exc={n_exc}, trials={trials}, resamples={resamples}"
         )
     ss = gpd.seed_sequence_of(seed)
@@ -228,21 +181,50 @@ def simulate_pass_rate(
     ya = np.stack([sample_gpd(g, xi_a, 1.0, n_exc) for g in rngs])
     yb = np.stack([sample_gpd(g, xi_a + delta_xi, 1.0, n_exc) for g in rngs])
     w = max(1, int(workers or 1))
-    fa, ca = percentile_cis(ya, resamples, [level], rngs, workers=w)
-    fb, cb = percentile_cis(yb, resamples, [level], rngs, workers=w)
-    ok = (fa.status == STATUS_OK) & (fb.status == STATUS_OK)
-    p1 = (ca[:, 0, 1] < cb[:, 0, 0]) | (cb[:, 0, 1] < ca[:, 0, 0])
-    p2 = np.abs(fa.xi - fb.xi) > delta_floor
-    results = ok & p1 & p2
+    rows = np.arange(trials)
+    summaries = []
+    for name, y in (("A", ya), ("B", yb)):
+        fits = gpd.fit_rows(y)
+        p1 = p1_rows(y, fits, rows, s, resamples, rngs, workers=w)
+        summaries.append(
+            [
+                ConditionSummary(
+                    condition=name,
+                    q=0.0,
+                    u=0.0,
+                    n_exc=int(n_exc),
+                    xi=float(fits.xi[t]),
+                    sigma=float(fits.sigma[t]),
+                    fit_status=gpd.status_name(int(fits.status[t])),
+                    xi_ci_low=float(p1.ci[t, 0]),
+                    xi_ci_high=float(p1.ci[t, 1]),
+                    ci_level=s.ci_level,
+                    ad_pvalue=math.nan,
+                    xi_minus=None,
+                    xi_plus=None,
+                    profile_ci_low=float(p1.profile_ci[t, 0]),
+                    profile_ci_high=float(p1.profile_ci[t, 1]),
+                    profile=p1.profiles[t],
+                )
+                for t in rows
+            ]
+        )
+    passed = tuple(
+        t
+        for t, (a, b) in enumerate(zip(*summaries, strict=True))
+        if p1_gate(a, b, s).passed and p2_gate(a, b, s).passed
+    )
     return PassRate(
         float(delta_xi),
         int(n_exc),
-        int(np.count_nonzero(results)),
+        len(passed),
         int(trials),
-        int(resamples),
-        float(level),
-        float(delta_floor),
+        None if resamples is None or s.p1_method != "percentile" else int(resamples),
+        float(s.ci_level),
+        float(s.delta_floor),
         float(xi_a),
+        p1_interval(s, resamples),
+        passed,
     )
 
 
@@ -273,30 +255,31 @@ class RecoveryGrid:
 def recovery_grid(
     delta_xis: Sequence[float] = (0.0, 0.05, 0.10, 0.15, 0.20),
     n_excs: Sequence[int] = (200, 500, 1000, 1500, 2000, 3000),
+    settings: GateSettings | None = None,
     *,
-    delta_floor: float = 0.10,
-    level: float = 0.95,
     trials: int = 80,
-    resamples: int = 80,
+    resamples: int | None = 80,
     seed: gpd.SeedLike = 0,
-    alpha: float = 0.05,
     power: float = 0.80,
     xi_bar: float = 0.0,
     workers: int | None = None,
 ) -> RecoveryGrid:
     """The synthetic-recovery grid of App. E of Zhou (2026) with the Eq. 2 frontier.
 
-    Condition A has ξ_A = ``xi_bar`` (the registered ξ̄), B has ξ̄ + Δξ; ``level`` and ``alpha``
-    should be P1's level and α as the gates apply them, so the frontier and the rates are at
-    the same level. Cell (i, j) uses child (i, j) of ``seed``.
+    Condition A has ξ_A = ``xi_bar`` (the registered ξ̄), B has ξ̄ + Δξ; P1 and P2 follow
+    ``settings`` as in :func:`simulate_pass_rate`, and the frontier is at P1's α as the gates
+    apply it, so that the frontier and the rates are at the same level. Cell (i, j) uses child
+    (i, j) of ``seed``.
     """
+    from tailgate.protocol.gates import GateSettings
+
+    s = settings or GateSettings()
     ss = gpd.seed_sequence_of(seed)
     cells = tuple(
         simulate_pass_rate(
             d,
             n,
-            delta_floor=delta_floor,
-            level=level,
+            s,
             trials=trials,
             resamples=resamples,
             seed=_child(ss, i, j),
@@ -306,6 +289,7 @@ def recovery_grid(
         for i, d in enumerate(delta_xis)
         for j, n in enumerate(n_excs)
     )
+    alpha = s.alpha_of("P1")
     frontier = {float(d): required_exceedances(d, alpha, power, xi_bar) for d in delta_xis if d > 0}
     return RecoveryGrid(
         cells, tuple(float(d) for d in delta_xis), tuple(int(n) for n in n_excs), frontier
