@@ -175,6 +175,7 @@ def inputs():
         "pass_rate": [[0.02, 0.03, 0.02], [0.2, 0.35, 0.45], [0.3, 0.6, 0.94]],
         "trials": 80,
         "bootstrap": 80,
+        "p1_interval": "percentile bootstrap, 80 resamples per fit",
         "alpha": 0.05,
         "power": 0.8,
         "xi_bar": 0.0,

@@ -20,7 +20,7 @@ where they key a JSON object they are written with ``format(q, "g")`` ("0.95").
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, TypedDict
 
 __all__ = [
     "GATE_ORDER",
@@ -231,7 +231,7 @@ class PowerGrid(TypedDict):
     #: bootstrap resamples per fit of P1's percentile interval (null: ``p1_interval`` says how)
     bootstrap: int | None
     #: how P1 was computed (method, stand-in or resamples)
-    p1_interval: NotRequired[str]
+    p1_interval: str
     alpha: float
     power: float
     xi_bar: float

@@ -493,13 +493,6 @@ def sensitivity_table(sens: SensitivityFile) -> Table:
     )
 
 
-def _p1_interval(power: PowerGrid) -> str:
-    """How the grid computed P1 (documents before it was recorded: the bootstrap size alone)."""
-    return str(
-        power.get("p1_interval") or f"percentile bootstrap, {power['bootstrap']} resamples per fit"
-    )
-
-
 def power_table(power: PowerGrid) -> Table:
     """Empirical P1∧P2 PASS rate per (Δξ, n_exc) with the Eq. 2 n_exc* (App. E of Zhou (2026))."""
     star = {qkey(p["delta_xi"]): p["n_exc_star"] for p in power["frontier"]}
@@ -515,7 +508,7 @@ def power_table(power: PowerGrid) -> Table:
         "Synthetic recovery: P1∧P2 PASS rate",
         ("Δξ true", *(f"n_exc = {n}" for n in power["n_exc"]), "Eq. 2 n_exc*"),
         rows,
-        f"{power['trials']} trials per cell; P1 by {_p1_interval(power)} at CI "
+        f"{power['trials']} trials per cell; P1 by {power['p1_interval']} at CI "
         f"level {fmt(power.get('level'), 4)} and Eq. 2 at α = {fmt(power['alpha'], 4)} (the level "
         f"the gates apply; registered α {fmt(power.get('registered_alpha', power['alpha']), 2)}"
         f", {power.get('multiplicity', 'none')} over {power.get('family_size', 1)} pairs), power "
