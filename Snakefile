@@ -57,6 +57,7 @@ rule all:
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
 from tailgate.ledger import finish_run
 from tailgate import forkserver
+from tailgate.stages.model_jobs import study_loads_models
 
 # Local runs fork their jobs from one process that has imported the numerical stack
 # (tailgate/forkserver.py): same results, a fraction of the start-up cost per job.
@@ -65,7 +66,11 @@ FORKSERVER_WANTED = forkserver.claim()
 
 
 onstart:
-    FORKSERVER.append(forkserver.start(workflow, FORKSERVER_WANTED))
+    FORKSERVER.append(
+        forkserver.start(
+            workflow, FORKSERVER_WANTED, models=study_loads_models(STUDY)
+        )
+    )
 
 
 onsuccess:

@@ -176,12 +176,20 @@ def test_rule_generations_equal_the_backend_with_the_registered_noise(llm_run):
 
 
 def test_cores_1_and_2_write_identical_bytes(llm_run, tmp_path, assets):
-    """Generation is where the random streams are: a serial run writes the same bytes."""
+    """Generation is where the random streams are: a serial run writes the same bytes, and so
+    does a run whose jobs each start in their own process (no fork servers: the model jobs of
+    ``llm_run`` were forks of the model server), provenance records included."""
     proj = _new_project(tmp_path / "serial", assets)
-    targets = _generations()
-    res = proj.snakemake(*targets, cores=1)
+    targets = [*_generations(), *score_shards(NAME, SCORERS, SCORED, SHARDS)]
+    res = proj.snakemake(*targets, cores=1, env={"TAILGATE_FORKSERVER": "off"})
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    for rel in [f"results/{NAME}/prompts.parquet", *targets]:
+    files = sorted(
+        p.relative_to(llm_run.root).as_posix()
+        for p in (llm_run.root / "results" / NAME).rglob("*")
+        if p.is_file() and "/logs/" not in p.as_posix() and p.name != "runs.jsonl"
+    )
+    assert any("provenance/scores__nll" in f for f in files) and len(files) >= 15, files
+    for rel in files:
         assert (proj.root / rel).read_bytes() == (llm_run.root / rel).read_bytes(), rel
 
 

@@ -212,3 +212,67 @@ def test_a_server_that_cannot_start_leaves_the_jobs_to_start_on_their_own(monkey
     assert forkserver.start(_workflow()) is None
     assert forkserver.ENV not in os.environ
     assert "no warm start" in capsys.readouterr().err
+
+
+#: a job the plan marks (or not) as loading a model, that imports the model stack (or not)
+MODEL_JOB = f"""\
+import json, os, sys
+from types import SimpleNamespace
+sys.path.insert(0, {str(WORKFLOW)!r})
+snakemake = SimpleNamespace(resources=SimpleNamespace(models=int(sys.argv[1])))
+from tailgate.forkserver import hand_over
+hand_over()
+seen = {{"ppid": os.getppid(), "torch_before": "torch" in sys.modules}}
+if sys.argv[2] == "import":
+    import transformers.modeling_utils
+    from tailgate.environment import current
+    seen["versions"] = sorted(current())
+    seen["torch_ok"] = bool(sys.modules["torch"].ones(2).sum() == 2)
+else:
+    import glob, statistics  # modules the model preload also loaded: fresh from disk here
+    from tailgate.environment import current
+    seen["versions"] = sorted(current())
+seen["model_modules"] = sorted(
+    m for m in ("torch", "transformers", "tokenizers", "safetensors") if m in sys.modules
+)
+print(json.dumps(seen))
+"""
+
+
+def test_the_model_server_takes_the_marked_jobs_and_shows_the_model_stack_only_on_import(
+    monkeypatch, tmp_path
+):
+    """A run of a study with model jobs starts a second server with PyTorch and transformers
+    imported; a job the plan marks is its fork. A marked job that imports no model package has
+    none in ``sys.modules`` and records none (as in its own process); one that imports
+    transformers gets the preloaded stack, tokenizers and safetensors included."""
+    pytest.importorskip("torch")
+    monkeypatch.delenv(forkserver.ENV, raising=False)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    proc = forkserver.start(_workflow(), models=True)
+    try:
+        assert proc is not None and proc.models is not None
+        address, models = os.environ[forkserver.ENV], os.environ[forkserver.ENV_MODELS]
+        env = _job_env(address, proc.pid, **{forkserver.ENV_MODELS: models})
+        script = tmp_path / "model_job.py"
+        script.write_text(MODEL_JOB)
+        runs = {}
+        for marked, what in (("1", "none"), ("1", "import"), ("0", "none")):
+            res = subprocess.run(
+                [sys.executable, str(script), marked, what],
+                cwd=tmp_path / "work", env=env, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            assert res.returncode == 0, res.stderr
+            runs[marked, what] = json.loads(res.stdout.splitlines()[-1])
+        plain = runs["1", "none"]
+        assert plain["ppid"] == proc.models.pid and not plain["torch_before"]
+        assert plain["model_modules"] == [] and "torch" not in plain["versions"]
+        loaded = runs["1", "import"]
+        assert loaded["ppid"] == proc.models.pid and loaded["torch_ok"]
+        assert loaded["model_modules"] == ["safetensors", "tokenizers", "torch", "transformers"]
+        assert {"torch", "transformers"} <= set(loaded["versions"])
+        assert runs["0", "none"]["ppid"] == proc.pid  # unmarked: the base server
+    finally:
+        forkserver.stop(proc)
+    assert forkserver.ENV_MODELS not in os.environ and proc.models.returncode is not None

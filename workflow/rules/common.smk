@@ -80,6 +80,14 @@ def options(section):
     return dict(config.get(section, {}) or {})
 
 
+def models_of(stage):
+    """The ``models`` resource: 1 for a job that loads a registered model (a local run forks it
+    from the model server, tailgate/forkserver.py), else 0."""
+    from tailgate.stages.model_jobs import loads_model
+
+    return lambda wc: int(loads_model(STUDY, stage, wc.get("scorer")))
+
+
 def gpus(section):
     """GPUs a job of this kind asks for (config `<section>.gpus`, default 0)."""
     return int((config.get(section, {}) or {}).get("gpus", 0))

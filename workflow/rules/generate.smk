@@ -16,6 +16,7 @@ rule generate:
         "../../envs/llm.yaml"
     resources:
         gpu=gpus("generation"),
+        models=models_of("generate"),
     params:
         **COMMON,
         registered=lambda wc: registered("generate", condition=wc.condition),

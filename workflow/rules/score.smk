@@ -16,6 +16,7 @@ rule score:
         "../../envs/llm.yaml"
     resources:
         gpu=gpus("scoring"),
+        models=models_of("score"),
     params:
         **COMMON,
         registered=lambda wc: registered("score", scorer=wc.scorer),
@@ -45,6 +46,7 @@ rule embed:
         "../../envs/llm.yaml"
     resources:
         gpu=gpus("scoring"),
+        models=models_of("embed"),
     params:
         **COMMON,
         registered=lambda wc: registered("embed", embedder=wc.embedder),

@@ -19,6 +19,16 @@ server** when the run starts and stops it when the run ends:
   Anything else — another interpreter (a job's conda environment), a changed environment, no
   server, a server that does not answer — and the job runs in its own process as before.
 
+A study whose jobs load registered models (:mod:`tailgate.stages.model_jobs`) gets a second
+server that has also imported :data:`MODEL_PRELOAD` (PyTorch and transformers: 4–7 s of CPU in
+every such job). The plan marks those jobs (the ``models`` resource of the ``generate``,
+``score`` and ``embed`` rules) and they hand themselves over to it. Its children see none of
+the model modules until the job imports ``torch`` or ``transformers``: the server takes every
+module the model preload added out of ``sys.modules`` and a finder puts them all back at the
+job's first such import (with the environment variables those imports set), so a job that loads
+no model (a scorer without one, a shard without text) has what it would have had in its own
+process, and its provenance names no model package.
+
 The child imports ``tailgate`` from disk like any job, so the provenance record (code digest and
 runtime fingerprint of :mod:`tailgate.prereg.runtime`) is the same byte for byte, and so is every
 result. The address is set by the workflow itself for each run (an inherited
@@ -42,10 +52,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV", "PRELOAD", "claim", "hand_over", "start", "stop"]
+__all__ = ["ENV", "ENV_MODELS", "MODEL_PRELOAD", "PRELOAD", "claim", "hand_over", "start", "stop"]
 
 #: the environment variable that carries the server's socket to the jobs of one run
 ENV = "TAILGATE_FORKSERVER"
+#: and the model server's, for the jobs the plan marks as loading a model
+ENV_MODELS = "TAILGATE_FORKSERVER_MODELS"
 #: what the server imports before it forks (import-time only: no computation, no threads started)
 PRELOAD = (
     "numpy",
@@ -66,6 +78,17 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
     "matplotlib.image",
 )
+#: what the model server imports on top of :data:`PRELOAD` (what :mod:`tailgate.models` and the
+#: scorers load: the auto classes and ``modeling_utils`` pull in tokenizers and safetensors)
+MODEL_PRELOAD = (
+    "torch",
+    "transformers",
+    "transformers.modeling_utils",
+    "transformers.models.auto.modeling_auto",
+    "transformers.models.auto.tokenization_auto",
+)
+#: a job's import of one of these packages gives it every module the model preload added
+_MODEL_TRIGGERS = frozenset({"torch", "transformers"})
 #: what Snakemake sets for a job from its ``threads`` (numpy's BLAS reads them when it loads):
 #: the server has the values of a one-thread job, so it serves the jobs of one thread
 THREAD_VARIABLES = (
@@ -105,7 +128,9 @@ def _identity() -> dict[str, Any]:
         for name in dir(sys.flags)
         if not name.startswith(("_", "n_")) and name not in ("count", "index", "safe_path")
     }  # safe_path (-P) only decides the start-up sys.path, which the job sends
-    environ = {k: v for k, v in os.environ.items() if k != ENV and k not in _PER_JOB}
+    environ = {
+        k: v for k, v in os.environ.items() if k not in (ENV, ENV_MODELS) and k not in _PER_JOB
+    }
     return {
         "executable": sys.executable,
         "version": sys.version,
@@ -119,11 +144,22 @@ def _identity() -> dict[str, Any]:
 # -- the job's side ------------------------------------------------------------------------------
 
 
+def _marked_for_models(main: Any) -> bool:
+    """Whether the plan marked this job as one that loads a model (its ``models`` resource)."""
+    resources = getattr(getattr(main, "snakemake", None), "resources", None)
+    try:
+        return bool(int(getattr(resources, "models", 0) or 0))
+    except (TypeError, ValueError):
+        return False
+
+
 def hand_over() -> None:
     """Run this job's script in a fork of the run's server and exit with its status; return
     without doing anything when there is no server or it does not take the job."""
-    address = os.environ.get(ENV)
     main = sys.modules.get("__main__")
+    address = os.environ.get(ENV)
+    if _marked_for_models(main) and os.environ.get(ENV_MODELS):
+        address = os.environ[ENV_MODELS]
     # Snakemake's preamble points __file__ at the rule's script and keeps the one it runs (the
     # script with the preamble) in __real_file__
     script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
@@ -173,6 +209,47 @@ def hand_over() -> None:
 # -- the server ----------------------------------------------------------------------------------
 
 
+class _StashedModules:
+    """A meta-path finder of the model server's children: the modules the model preload added,
+    out of ``sys.modules`` until the job imports ``torch`` or ``transformers``; then all of them
+    go back (those the job has not loaded itself by then) and the import gets the preloaded
+    module. An import of any other stashed name loads it from disk as in the job's own process.
+    """
+
+    def __init__(self, stash: dict[str, Any], environ: dict[str, str]) -> None:
+        self.stash = stash
+        #: variables the preload's imports set (PyTorch: TORCHINDUCTOR_CACHE_DIR), set for the
+        #: job when it imports them, unless it has its own
+        self.environ = environ
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name.partition(".")[0] not in _MODEL_TRIGGERS or name not in self.stash:
+            return None
+        import importlib.machinery
+
+        module = self.stash[name]
+        return importlib.machinery.ModuleSpec(
+            name,
+            self,
+            origin=getattr(module, "__file__", None),
+            is_package=hasattr(module, "__path__"),
+        )
+
+    def create_module(self, spec: Any) -> Any:
+        # every stashed module but this one goes back now (the import system registers this one)
+        for key, value in self.environ.items():
+            os.environ.setdefault(key, value)
+        for name, module in self.stash.items():
+            if name != spec.name:
+                sys.modules.setdefault(name, module)
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        return self.stash[spec.name]
+
+    def exec_module(self, module: Any) -> None:
+        """The module ran in the server."""
+
+
 def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
     """In the forked child: become the job, run its script, report its status. Never returns."""
     code = 1
@@ -187,6 +264,7 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None
         os.environ.clear()
         os.environ.update(request["job_environ"])
         os.environ.pop(ENV, None)  # the job's own `_tailgate` must not hand over again
+        os.environ.pop(ENV_MODELS, None)
         tempfile.tempdir = None  # found again from the job's TMPDIR
         # The exit functions the preloaded modules registered belong to the server: they may
         # wait for its threads, which a fork does not have (pyarrow 14 joins its AWS event-loop
@@ -241,8 +319,9 @@ def _reap() -> None:
             return
 
 
-def serve(address: str) -> None:
-    """Bind ``address``, import :data:`PRELOAD`, then fork a child for each job that asks."""
+def serve(address: str, models: bool = False) -> None:
+    """Bind ``address``, import :data:`PRELOAD` (and with ``models`` :data:`MODEL_PRELOAD`,
+    stashed: :class:`_StashedModules`), then fork a child for each job that asks."""
     parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the jobs and the run, then this
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -255,7 +334,19 @@ def serve(address: str) -> None:
             importlib.import_module(name)
         except ImportError:
             pass
-    own = _identity()
+    own = _identity()  # the environment a job must have (before the model preload sets any)
+    stash: _StashedModules | None = None
+    if models:
+        before, environ = set(sys.modules), dict(os.environ)
+        for name in MODEL_PRELOAD:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        stash = _StashedModules(
+            {name: sys.modules.pop(name) for name in set(sys.modules) - before},
+            {k: v for k, v in os.environ.items() if environ.get(k) != v},
+        )
     stopping = False
 
     def stop_serving(_signum: int, _frame: Any) -> None:
@@ -298,6 +389,8 @@ def serve(address: str) -> None:
             # the job imports tailgate from disk itself (this server never imports it)
             for name in [m for m in sys.modules if m == "tailgate" or m.startswith("tailgate.")]:
                 del sys.modules[name]
+            if stash is not None:
+                sys.meta_path.insert(0, stash)
             _child(conn, request, fds)
         for fd in fds:
             os.close(fd)
@@ -314,17 +407,24 @@ def serve(address: str) -> None:
 
 
 def claim() -> bool:
-    """Remove an inherited ``TAILGATE_FORKSERVER`` from this process's environment, so that only
-    a server this run starts can reach its jobs; False when it asked for no server (``off``)."""
+    """Remove an inherited ``TAILGATE_FORKSERVER`` (and model server address) from this
+    process's environment, so that only a server this run starts can reach its jobs; False when
+    it asked for no server (``off``)."""
+    os.environ.pop(ENV_MODELS, None)
     return os.environ.pop(ENV, None) != "off"
 
 
-def start(workflow: Any, wanted: bool = True) -> subprocess.Popen[bytes] | None:
-    """Start the run's server and point this process's future jobs at it (None: not here).
+def start(
+    workflow: Any, wanted: bool = True, *, models: bool = False
+) -> subprocess.Popen[bytes] | None:
+    """Start the run's server and point this process's future jobs at it (None: not here); with
+    ``models`` (a study with jobs that load a model) also the model server, as ``.models`` of
+    the returned process.
 
     ``workflow`` is Snakemake's: the server is for runs on this machine with the host's Python
     (no cluster executor, no conda or container deployment)."""
     os.environ.pop(ENV, None)
+    os.environ.pop(ENV_MODELS, None)
     if not wanted or sys.platform != "linux":
         return None
     try:
@@ -334,42 +434,60 @@ def start(workflow: Any, wanted: bool = True) -> subprocess.Popen[bytes] | None:
         return None
     if not local or any("conda" in m or "apptainer" in m for m in methods):
         return None
-    environ = {k: v for k, v in os.environ.items() if k != ENV}
+    environ = {k: v for k, v in os.environ.items() if k not in (ENV, ENV_MODELS)}
     environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
     try:
         folder = tempfile.mkdtemp(prefix="tailgate-fork-")
         address = str(Path(folder) / "socket")
-        proc = subprocess.Popen(
-            [sys.executable, "-P", str(Path(__file__).resolve()), address],
-            stdin=subprocess.DEVNULL,
-            env=environ,
-        )
+        model_address = str(Path(folder) / "models")
+        proc = _launch(address, environ)
+        model_proc = _launch(model_address, environ, "--models") if models else None
     except OSError as exc:  # no temporary folder, no process: the jobs start on their own
         print(f"tailgate: no warm start for this run's jobs ({exc})", file=sys.stderr)
         return None
-    # the server binds before its imports: wait for that (a tenth of a second), so the first
+    # a server binds before its imports: wait for that (a tenth of a second), so the first
     # jobs find it and queue for it instead of starting on their own
     deadline = time.monotonic() + 30
-    while not os.path.exists(address) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    for server, where in ((proc, address), (model_proc, model_address)):
+        while (
+            server is not None
+            and not os.path.exists(where)
+            and server.poll() is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.01)
     os.environ[ENV] = address
+    if model_proc is not None:
+        os.environ[ENV_MODELS] = model_address
     proc.folder = folder  # type: ignore[attr-defined]
+    proc.models = model_proc  # type: ignore[attr-defined]
     atexit.register(stop, proc)  # also when the run ends without its onsuccess/onerror
     return proc
 
 
+def _launch(address: str, environ: dict[str, str], *flags: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-P", str(Path(__file__).resolve()), address, *flags],
+        stdin=subprocess.DEVNULL,
+        env=environ,
+    )
+
+
 def stop(proc: subprocess.Popen[bytes] | None) -> None:
-    """Stop the run's server (after its running jobs) and remove its folder."""
+    """Stop the run's servers (after their running jobs) and remove their folder."""
     os.environ.pop(ENV, None)
+    os.environ.pop(ENV_MODELS, None)
     if proc is None:
         return
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+    for server in (proc, getattr(proc, "models", None)):
+        if server is None or server.poll() is not None:
+            continue
+        server.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=600)
+            server.wait(timeout=600)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            server.kill()
+            server.wait()
     folder = Path(getattr(proc, "folder", ""))
     for child in folder.glob("*") if folder.name else ():
         child.unlink(missing_ok=True)
@@ -381,4 +499,4 @@ def stop(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], models="--models" in sys.argv[2:])
