@@ -9,7 +9,8 @@ Run by path: ``python tests/benchmarks/bench_scale.py [ROWS ...] [--cores N] [--
 ``sigmoid(logistic(-4, 1))`` per condition, one row per prompt.
 
 Memory is sampled every 0.2 s over the process tree of each job (``psutil``), so a job shorter
-than that may be missed; job-seconds are each job process's lifetime.
+than that may be missed; job-seconds are each job process's lifetime. The run starts no fork
+server (``TAILGATE_FORKSERVER=off``): a forked job's work happens outside its own process tree.
 """
 
 from __future__ import annotations
@@ -126,7 +127,12 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
             "--cores", str(cores), "--quiet", "rules",
         ]  # fmt: skip
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # every job in its own process (no fork server): a forked job's memory is not in the
+        # job's process tree, and at these sizes the jobs' imports are a small part of the run
+        env = {**os.environ, "TAILGATE_FORKSERVER": "off"}
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
         sampler = Sampler(proc.pid)
         sampler.start()
         log, _ = proc.communicate()
