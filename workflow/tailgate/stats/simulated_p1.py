@@ -22,6 +22,7 @@ the code the workflow runs; this module gives them its inputs:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,17 +49,19 @@ def percentile_cis(
     rngs: Sequence[np.random.Generator],
     *,
     workers: int = 1,
+    fits: RowFits | None = None,
 ) -> tuple[RowFits, np.ndarray]:
     """Fits of every row of ``samples`` (r, n) and their percentile-bootstrap CIs for ξ.
 
     Row i resamples ``resamples`` times from ``rngs[i]``; the replicates of a chunk of rows are
     refitted in one vectorised Newton call, warm-started at each row's own fit, with boundary
     replicates at ξ = −1 as in :meth:`tailgate.stats.gpd.GPDBootstrap.ci`. ``workers`` threads
-    process the chunks (numpy releases the GIL; the result does not depend on it). Returns the
+    process the chunks (numpy releases the GIL; the result does not depend on it); ``fits``: the
+    rows' fits when the caller has them (not fitted again). Returns the
     fits and ``ci[i, j] = (low, high)`` at ``levels[j]`` (NaN where the row has no interior fit).
     """
     r, n = samples.shape
-    fits = gpd.fit_rows(samples)
+    fits = gpd.fit_rows(samples) if fits is None else fits
     ci = np.full((r, len(levels), 2), math.nan)
     q = []
     for lvl in levels:
@@ -154,7 +157,8 @@ def p1_rows(
     if method == "percentile":
         if rngs is None or len(rngs) != rows.size:
             raise ValueError("the percentile bootstrap needs one generator per row")
-        _, cis = percentile_cis(y[rows], int(resamples), [level], rngs, workers=workers)
+        own = RowFits(*(np.asarray(a)[rows] for a in dataclasses.astuple(fits)))
+        _, cis = percentile_cis(y[rows], int(resamples), [level], rngs, workers=workers, fits=own)
         out.ci = cis[:, 0, :]
         return out
     for i, t in enumerate(rows):
