@@ -95,20 +95,47 @@ def write_lm_eval_tasks(folder: Path, n: int, seed: int = 11) -> Path:
     return folder
 
 
-def run_lm_eval(model: Path, tasks: str, include: Path, out: Path) -> subprocess.CompletedProcess:
-    """lm-evaluation-harness's command line with ``--log_samples`` on a local model (CPU)."""
-    cmd = [
-        sys.executable, "-m", "lm_eval",
-        "--model", "hf",
-        "--model_args", f"pretrained={model},dtype=float32",
-        "--tasks", tasks,
-        "--include_path", str(include),
-        "--device", "cpu",
-        "--batch_size", "64",
-        "--output_path", str(out),
-        "--log_samples",
-        "--seed", "0",
-    ]  # fmt: skip
+LM_EVAL_RUNS = """\
+import sys
+
+from lm_eval import simple_evaluate
+from lm_eval.loggers import EvaluationTracker
+from lm_eval.tasks import TaskManager
+
+tasks, include, out, *models = sys.argv[1:]
+# the local tasks only: indexing the harness's thousands of built-in task files costs 25 s a run
+manager = TaskManager(include_path=include, include_defaults=False)
+for model in models:  # what `lm_eval run ... --log_samples --seed 0` does, once per model
+    tracker = EvaluationTracker(output_path=out)
+    results = simple_evaluate(
+        model="hf",
+        model_args=f"pretrained={model},dtype=float32",
+        tasks=tasks.split(","),
+        device="cpu",
+        batch_size=64,
+        log_samples=True,
+        evaluation_tracker=tracker,
+        task_manager=manager,
+        bootstrap_iters=0,  # the aggregate's standard error (11 s a run) is not imported
+        random_seed=0,
+        numpy_random_seed=0,
+        torch_random_seed=0,
+        fewshot_random_seed=0,
+    )
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task in results["configs"]:
+        tracker.save_results_samples(task_name=task, samples=samples[task])
+"""
+
+
+def run_lm_eval(
+    models: list[Path], tasks: str, include: Path, out: Path
+) -> subprocess.CompletedProcess:
+    """lm-evaluation-harness on local models (CPU), one run per entry of ``models``, with the
+    samples logged as its ``--log_samples`` writes them. The runs share one process and index
+    only the local tasks; the harness's own evaluation and writers do the work."""
+    cmd = [sys.executable, "-c", LM_EVAL_RUNS, tasks, str(include), str(out), *map(str, models)]
     res = subprocess.run(
         cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE}
     )
@@ -171,22 +198,37 @@ def write_inspect_task(folder: Path, n: int, seed: int = 12) -> Path:
     return task
 
 
-def run_inspect(model: Path, task: Path, log_dir: Path, seed: int) -> subprocess.CompletedProcess:
-    """Inspect's command line on a local model through its Hugging Face provider."""
-    cmd = [
-        sys.executable, "-m", "inspect_ai", "eval", task.name,
-        "--model", f"hf/{model}",
-        "--log-dir", str(log_dir),
-        "--max-tokens", "6",
-        "--temperature", "1.0",
-        "--logprobs",
-        "--seed", str(seed),
-        "--display", "none",
-        "--max-connections", "32",
-        "-M", "device=cpu",
-    ]  # fmt: skip
+INSPECT_RUNS = """\
+import sys
+
+from inspect_ai import eval as inspect_eval
+
+task, model, logs, *seeds = sys.argv[1:]
+for seed in seeds:  # what `inspect eval TASK --model hf/MODEL --seed SEED ...` does, per seed
+    inspect_eval(
+        task,
+        model=f"hf/{model}",
+        log_dir=logs,
+        max_tokens=6,
+        temperature=1.0,
+        logprobs=True,
+        seed=int(seed),
+        display="none",
+        max_connections=32,
+        model_args={"device": "cpu"},
+    )
+"""
+
+
+def run_inspect(
+    model: Path, task: Path, log_dir: Path, seeds: list[int]
+) -> subprocess.CompletedProcess:
+    """Inspect on a local model through its Hugging Face provider, one run (one log) per seed,
+    the runs in one process (Inspect's start-up is paid once)."""
+    cmd = [sys.executable, "-c", INSPECT_RUNS, task.name, str(model), str(log_dir)]
     res = subprocess.run(
-        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE},
+        [*cmd, *map(str, seeds)], capture_output=True, text=True, check=False,
+        env={**os.environ, **OFFLINE},
         cwd=task.parent,  # Inspect takes the task file relative to the working folder
     )  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]

@@ -77,8 +77,7 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
     proj = project(tmp_path / "proj", "from-lm-eval")
     tasks = write_lm_eval_tasks(tmp_path / "tasks", DOCS)
     out = proj.root / "harness" / "lm-eval"
-    for model in tiny_pair:
-        run_lm_eval(model, "tiny_ll", tasks, out)
+    run_lm_eval(list(tiny_pair), "tiny_ll", tasks, out)
     _, design_out = run_study(proj, "harness/lm-eval")
 
     data = load(proj.prereg).data
@@ -129,8 +128,7 @@ def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_
     (root / "preregistrations").mkdir(parents=True)
     tasks = write_lm_eval_tasks(tmp_path / "tasks", 40)
     out = root / "harness"
-    for _ in range(2):  # two runs of one model
-        run_lm_eval(tiny_pair[0], "tiny_ll,tiny_mc", tasks, out)
+    run_lm_eval([tiny_pair[0]] * 2, "tiny_ll,tiny_mc", tasks, out)  # two runs of one model
     res = tailgate(root, "init", "tasks", "--from-import", "harness")
     assert res.returncode == 0, res.stdout + res.stderr
     data = load(root / "preregistrations" / "tasks.yaml").data
@@ -159,8 +157,7 @@ def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
     proj = project(tmp_path / "proj", "from-inspect")
     task = write_inspect_task(tmp_path / "task", SAMPLES)
     logs = proj.root / "harness" / "inspect"
-    for seed in (1, 2):  # two runs of one model
-        run_inspect(tiny_pair[0], task, logs, seed)
+    run_inspect(tiny_pair[0], task, logs, [1, 2])  # two runs of one model
     init_out, _ = run_study(proj, "harness/inspect")
 
     from inspect_ai.log import read_eval_log
