@@ -43,12 +43,18 @@ sys.exit(int(code) if code.isdigit() else code)
 
 
 def _workflow(**over: object) -> SimpleNamespace:
+    """What :func:`forkserver.start` reads of Snakemake's workflow; ``jobs``: the ``models``
+    resource of each job the run will run (no plan to read without it)."""
     settings = SimpleNamespace(deployment_method=over.pop("methods", set()))
-    return SimpleNamespace(
+    flow = SimpleNamespace(
         local_exec=over.pop("local_exec", True),
         dryrun=over.pop("dryrun", False),
         deployment_settings=settings,
     )
+    if "jobs" in over:
+        jobs = [SimpleNamespace(resources=SimpleNamespace(models=m)) for m in over.pop("jobs")]
+        flow.dag = SimpleNamespace(needrun_jobs=lambda: iter(jobs))
+    return flow
 
 
 @pytest.fixture()
@@ -278,3 +284,18 @@ def test_the_model_server_takes_the_marked_jobs_and_shows_the_model_stack_only_o
     finally:
         forkserver.stop(proc)
     assert forkserver.ENV_MODELS not in os.environ and proc.models.returncode is not None
+
+
+def test_a_run_without_model_jobs_to_run_starts_no_model_server(monkeypatch, tmp_path):
+    """A study with model jobs whose run has none left to run (later stages only, as the
+    second part of ``audit --reproduce``) starts the base server alone."""
+    monkeypatch.delenv(forkserver.ENV, raising=False)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    proc = forkserver.start(_workflow(jobs=[0, 0, 0]), models=True)
+    try:
+        assert proc is not None and proc.models is None
+        assert forkserver.ENV in os.environ and forkserver.ENV_MODELS not in os.environ
+    finally:
+        forkserver.stop(proc)
+    assert proc.returncode is not None

@@ -436,6 +436,7 @@ def start(
         return None
     environ = {k: v for k, v in os.environ.items() if k not in (ENV, ENV_MODELS)}
     environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    models = models and _schedules_model_jobs(workflow)
     try:
         folder = tempfile.mkdtemp(prefix="tailgate-fork-")
         address = str(Path(folder) / "socket")
@@ -463,6 +464,19 @@ def start(
     proc.models = model_proc  # type: ignore[attr-defined]
     atexit.register(stop, proc)  # also when the run ends without its onsuccess/onerror
     return proc
+
+
+def _schedules_model_jobs(workflow: Any) -> bool:
+    """Whether this run will run a job marked with the ``models`` resource. A run of the later
+    stages only (all generation and scoring done; ``audit --reproduce`` re-runs them so) starts
+    no model server: its preload costs 4–7 CPU-seconds. True where Snakemake's plan cannot be
+    read, as before."""
+    try:
+        return any(
+            int(getattr(job.resources, "models", 0) or 0) for job in workflow.dag.needrun_jobs()
+        )
+    except (AttributeError, TypeError, ValueError):
+        return True
 
 
 def _launch(address: str, environ: dict[str, str], *flags: str) -> subprocess.Popen[bytes]:
