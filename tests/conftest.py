@@ -54,12 +54,17 @@ class _GroupedIds:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Load numba's LLVM first in every test process. Tests load torch in-process too, and a
-    numba compilation after torch has loaded its own LLVM aborts the process (numba issue
-    9996: the other order works); the workers then crashed at the first ``import dcor``."""
-    import numba
+    """Load numba's LLVM, and compile (or load from numba's cache) the dominance kernels the
+    tests call in-process, before any test loads PyTorch. A numba compilation after PyTorch has
+    loaded its own copy of LLVM can abort the process (numba issue 9996; the other order works),
+    and a dead worker ends the run. ``dcor``, which compiles at import, is only imported in a
+    fresh interpreter (``dcor_reference.py``)."""
+    import numpy as np
+    from tailgate.analyses.dominance import bootstrap_ratios
 
-    numba.njit(lambda x: x + 1)(1)
+    rng = np.random.default_rng(0)
+    for sizes in ((20, 20), (20, 30)):  # equal sizes and unequal sizes: one kernel each
+        bootstrap_ratios([rng.normal(size=n) for n in sizes], 2, 0)
     config.pluginmanager.register(_GroupedIds(), "tailgate-grouped-ids")
 
 
