@@ -144,18 +144,22 @@ class RowSampler:
         self.top_p = float(top_p)
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        logits = scores.to(torch.float64).cpu() / self.temperature
+        # on the logits' own device: sorting a batch of vocabulary-wide rows on the CPU each
+        # step made a 3B model's batch of 32 on a GPU 5.7 times slower than the same model's
+        # own sampling; only the uniforms come from the rows' CPU generators
+        logits = scores.to(torch.float64) / self.temperature
         probs = torch.softmax(logits, dim=-1)
         sorted_p, order = torch.sort(probs, dim=-1, descending=True, stable=True)
         before = torch.cumsum(sorted_p, dim=-1) - sorted_p
         sorted_p = torch.where(before < self.top_p, sorted_p, torch.zeros_like(sorted_p))
         cdf = torch.cumsum(sorted_p, dim=-1)
         u = torch.stack([torch.rand((), generator=g, dtype=torch.float64) for g in self.generators])
+        u = u.to(cdf.device)
         pick = torch.searchsorted(cdf, (u * cdf[:, -1]).unsqueeze(1), right=True)
         pick = pick.clamp(max=cdf.shape[1] - 1)
         token = order.gather(1, pick)
         out = torch.full_like(scores, float("-inf"))
-        out.scatter_(1, token.to(scores.device), 0.0)
+        out.scatter_(1, token, 0.0)
         return out
 
 
