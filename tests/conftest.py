@@ -59,12 +59,19 @@ def pytest_configure(config: pytest.Config) -> None:
     loaded its own copy of LLVM can abort the process (numba issue 9996; the other order works),
     and a dead worker ends the run. ``dcor``, which compiles at import, is only imported in a
     fresh interpreter (``dcor_reference.py``)."""
+    import fcntl
+    import tempfile
+
     import numpy as np
     from tailgate.analyses.dominance import bootstrap_ratios
 
     rng = np.random.default_rng(0)
-    for sizes in ((20, 20), (20, 30)):  # equal sizes and unequal sizes: one kernel each
-        bootstrap_ratios([rng.normal(size=n) for n in sizes], 2, 0)
+    # one process at a time: the workers start together, and two processes writing numba's
+    # on-disk cache of a kernel at once can leave one loading the other's half-written file
+    with open(Path(tempfile.gettempdir()) / "tailgate-numba-kernels.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for sizes in ((20, 20), (20, 30)):  # equal sizes and unequal sizes: one kernel each
+            bootstrap_ratios([rng.normal(size=n) for n in sizes], 2, 0)
     config.pluginmanager.register(_GroupedIds(), "tailgate-grouped-ids")
 
 

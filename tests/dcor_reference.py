@@ -4,12 +4,15 @@
 PyTorch (the model tests build and run tiny models in-process) a numba compilation can abort the
 whole process: PyTorch and llvmlite each bring a copy of LLVM (numba issue 9996), and a test
 worker that dies takes its scheduled tests with it. The reference therefore runs in its own
-interpreter, which loads numpy and dcor only.
+interpreter, which loads numpy and dcor only, with a numba cache of its own: two of them
+writing dcor's shared cache at once (two test workers, a clean installation) left one reading
+the other's half-written kernels ("LLVM ERROR: Symbol not found").
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,6 +51,7 @@ def energy_tests(
             capture_output=True,
             text=True,
             check=False,
+            env={**os.environ, "NUMBA_CACHE_DIR": tmp},  # see the module docstring
         )
     if done.returncode != 0:
         raise AssertionError(f"the dcor reference failed:\n{done.stderr}")
