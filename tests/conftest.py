@@ -60,6 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
     and a dead worker ends the run. ``dcor``, which compiles at import, is only imported in a
     fresh interpreter (``dcor_reference.py``)."""
     import fcntl
+    import os
     import tempfile
 
     import numpy as np
@@ -68,7 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
     rng = np.random.default_rng(0)
     # one process at a time: the workers start together, and two processes writing numba's
     # on-disk cache of a kernel at once can leave one loading the other's half-written file
-    with open(Path(tempfile.gettempdir()) / "tailgate-numba-kernels.lock", "w") as lock:
+    # (a lock file another user owns: this user's test processes are locked out of nothing)
+    user = Path(tempfile.gettempdir()) / f"tailgate-numba-kernels-{os.getuid()}.lock"
+    with open(user, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for sizes in ((20, 20), (20, 30)):  # equal sizes and unequal sizes: one kernel each
             bootstrap_ratios([rng.normal(size=n) for n in sizes], 2, 0)
