@@ -136,3 +136,23 @@ def test_likelihood_p1_methods_run_through_the_procedure(method: str) -> None:
     )
     assert oc.at(0.3).rate("any") > oc.at(0.0).rate("any")
     assert oc.at(0.0).rate("any") <= 0.15
+
+
+def test_trials_drawn_in_parts_give_the_same_procedure(monkeypatch) -> None:
+    # the samples are drawn a few trials at a time and only their top order statistics kept
+    # (bounded memory): every trial must pass or fail exactly as with one draw of all trials
+    from tailgate.stats import operating
+
+    def run() -> list[dict[str, tuple[int, ...]]]:
+        res = simulate_procedure(
+            SETTINGS, band=BAND, headline_q=BAND[1], band_rule="any", n_prompts=N,
+            sample=sample, delta_xis=[0.0, 0.15], trials=40, resamples=None,
+            min_side_exceedances=SIDE_MIN, seed=7,
+        )  # fmt: skip
+        return [s.passed_trials for s in res.scenarios]
+
+    whole = run()
+    monkeypatch.setattr(operating, "DRAW_ELEMENTS", 3 * N)
+    monkeypatch.setattr(gpd, "CHUNK_ELEMENTS", 5 * 600)
+    assert run() == whole
+    assert sum(len(t) for s in whole for t in s.values()) > 0

@@ -91,6 +91,23 @@ def test_bulk_bootstrap_is_reproducible_and_prefix_stable() -> None:
     np.testing.assert_array_equal(a.tvar[:192], longer.tvar[:192])
 
 
+@pytest.mark.parametrize("n_boot", [3, 9, 17, 300])
+def test_counts_in_sub_blocks_give_the_same_replicates(monkeypatch, n_boot) -> None:
+    # a block's counts are held a few rows at a time (bounded memory); the replicates must be
+    # the same bits as with whole blocks (one BLAS thread, as a bulk job runs: a threaded
+    # matrix-vector product splits its rows by the thread count)
+    from threadpoolctl import threadpool_limits
+
+    x = np.random.default_rng(12).logistic(size=30_001)
+    with threadpool_limits(limits=1, user_api="blas"):
+        monkeypatch.setattr(risk, "SUB_ROWS", risk.BLOCK)
+        whole = bulk_bootstrap(x, n_boot, seed=2)
+        monkeypatch.setattr(risk, "SUB_ROWS", 4)
+        parts = bulk_bootstrap(x, n_boot, seed=2)
+    np.testing.assert_array_equal(whole.mean, parts.mean)
+    np.testing.assert_array_equal(whole.tvar, parts.tvar)
+
+
 @pytest.mark.parametrize(
     ("scales", "n_boot", "match"),
     [

@@ -51,6 +51,7 @@ from tailgate.stats.profile import (
 
 __all__ = [
     "BLOCK",
+    "CHUNK_ELEMENTS",
     "MIN_EXCEEDANCES",
     "GPDBootstrap",
     "GPDFit",
@@ -69,6 +70,11 @@ __all__ = [
 MIN_EXCEEDANCES = 10
 #: bootstrap replicates per block (each block has its own random stream)
 BLOCK = 128
+#: values (rows × exceedances) refitted at once. A block's rows are fitted in chunks of about
+#: this size, so a job's memory stays bounded whatever the number of exceedances (at 750,000
+#: exceedances a whole block's working arrays took 3 GB a thread). Every row is fitted on its
+#: own (row-wise sums, per-row Newton state), so the replicates do not depend on the chunking.
+CHUNK_ELEMENTS = 1 << 20
 
 SeedLike = int | np.random.SeedSequence | np.random.Generator
 
@@ -282,8 +288,18 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
         with np.errstate(divide="ignore", invalid="ignore"):  # v = 0: a start at the clip bound
             xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.4)
             t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
-    res = newton_rows(x, np.asarray(t0, dtype=np.float64), ymax=ymax)
-    return _finish_rows(x, ymax, res)
+    t0 = np.asarray(t0, dtype=np.float64)
+    chunk = max(1, CHUNK_ELEMENTS // max(x.shape[1], 1))
+    if x.shape[0] <= chunk:
+        return _finish_rows(x, ymax, newton_rows(x, t0, ymax=ymax))
+    # rows in chunks (each row is fitted on its own: the same numbers, bounded memory)
+    parts = [
+        _finish_rows(x[a:b], ymax[a:b], newton_rows(x[a:b], t0[a:b], ymax=ymax[a:b]))
+        for a, b in ((a, min(a + chunk, x.shape[0])) for a in range(0, x.shape[0], chunk))
+    ]
+    return RowFits(
+        *(np.concatenate([getattr(p, k) for p in parts]) for k in ("xi", "sigma", "status", "loglik"))
+    )
 
 
 def _finish_rows(x: np.ndarray, ymax: np.ndarray, res) -> RowFits:
@@ -314,6 +330,12 @@ def seed_sequence_of(seed: SeedLike) -> np.random.SeedSequence:
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
         return np.random.SeedSequence(int(seed))
     raise TypeError(f"seed must be a non-negative int, SeedSequence or Generator, got {seed!r}")
+
+
+def _index_dtype(n: int) -> type[np.integer]:
+    """Resample indices below ``n`` as int32 where they fit: numpy draws bounded integers below
+    2**32 from the same 32-bit stream for int32 and int64, so the values are the same."""
+    return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
 def _block_rng(ss: np.random.SeedSequence, block: int) -> np.random.Generator:
@@ -396,14 +418,20 @@ def bootstrap(
     t_start = full.theta if full.converged else 0.0
     n_blocks = -(-n_boot // BLOCK)
 
+    # rows of a block refitted at once: their working arrays stay near CHUNK_ELEMENTS values
+    chunk = max(1, min(BLOCK, CHUNK_ELEMENTS // n))
+
     def run(b: int) -> None:
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
-        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n))[: hi - lo]
-        x = np.take(y, idx)
-        ymax = x.max(axis=1)
-        res = newton_rows(x, np.full(hi - lo, t_start), ymax=ymax)
-        rows = _finish_rows(x, ymax, res)
-        xi[lo:hi], sigma[lo:hi], status[lo:hi] = rows.xi, rows.sigma, rows.status
+        # the block's indices in one draw (its stream), as int32: the same values as int64
+        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
+        for c0 in range(lo, hi, chunk):
+            c1 = min(c0 + chunk, hi)
+            x = np.take(y, idx[c0 - lo : c1 - lo])
+            ymax = x.max(axis=1)
+            res = newton_rows(x, np.full(c1 - c0, t_start), ymax=ymax)
+            rows = _finish_rows(x, ymax, res)
+            xi[c0:c1], sigma[c0:c1], status[c0:c1] = rows.xi, rows.sigma, rows.status
 
     if workers is None:
         workers = os.cpu_count() or 1

@@ -56,7 +56,11 @@ from tailgate.stats.simulated_p1 import p1_interval, p1_rows
 
 __all__ = ["OCScenario", "OperatingCharacteristics", "Sampler", "simulate_procedure"]
 
-#: sampler(rng, delta_xi, shape) -> severities on the headline scale
+#: values drawn at once by :func:`simulate_procedure` (trials × prompts)
+DRAW_ELEMENTS = 1 << 22
+
+#: sampler(rng, delta_xi, shape) -> severities on the headline scale; it fills the array in
+#: order (row by row from its generator), so drawing the trials in parts gives the same trials
 Sampler = Callable[[np.random.Generator, float, tuple[int, int]], np.ndarray]
 
 
@@ -170,21 +174,35 @@ class OperatingCharacteristics:
         return lines
 
 
+@dataclass(frozen=True, eq=False)
+class _Sorted:
+    """What the procedure reads of each trial's sample: its order statistics from ``k0`` up
+    (sorted, one row per trial) and its mean and variance. The rest of a sample is never
+    kept, so memory grows with the share of the sample above the lowest threshold read, not
+    with the whole sample (200 trials × 2.5·10⁶ prompts are 4 GB a condition)."""
+
+    top: np.ndarray
+    n: int
+    k0: int
+    mean: np.ndarray
+    var: np.ndarray
+
+
 def _bulk_cis(
-    xa: np.ndarray, xb: np.ndarray, level_mean: float, level_tvar: float, tvar_level: float
+    xa: _Sorted, xb: _Sorted, level_mean: float, level_tvar: float, tvar_level: float
 ) -> tuple[np.ndarray, ...]:
-    """Asymptotic normal CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B) per sorted row.
+    """Asymptotic normal CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B) per trial.
 
     TVaR_p variance: [Var(X | X > VaR) + p (TVaR − VaR)²] / (N (1 − p)) (Manistre & Hancock
     2005), the large-N limit of the bulk bootstrap's percentile CI.
     """
-    n = xa.shape[1]
+    n = xa.n
 
-    def stats(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    def stats(x: _Sorted) -> tuple[np.ndarray, ...]:
         var_p, tail, k = _top(x, tvar_level)  # tail: values above VaR minus VaR
         tv = var_p + tail.mean(axis=1)
         tvar_var = (tail.var(axis=1) + tvar_level * (tv - var_p) ** 2) / k
-        return x.mean(axis=1), x.var(axis=1) / n, tv, tvar_var
+        return x.mean, x.var / n, tv, tvar_var
 
     ma, va, ta, wa = stats(xa)
     mb, vb, tb, wb = stats(xb)
@@ -195,18 +213,22 @@ def _bulk_cis(
     return dm, dm - zm * sm, dm + zm * sm, dt, dt - zt * st, dt + zt * st
 
 
-def _quantile_sorted(xs: np.ndarray, q: float) -> np.ndarray:
-    """numpy's default ("linear", type 7) q-quantile of every sorted row."""
-    h = (xs.shape[1] - 1) * q
+def _quantile_sorted(xs: _Sorted, q: float) -> np.ndarray:
+    """numpy's default ("linear", type 7) q-quantile of every trial's sample."""
+    h = (xs.n - 1) * q
     lo = math.floor(h)
-    hi = min(lo + 1, xs.shape[1] - 1)
-    return xs[:, lo] + (h - lo) * (xs[:, hi] - xs[:, lo])
+    hi = min(lo + 1, xs.n - 1)
+    if lo < xs.k0:
+        raise ValueError(f"quantile {q} lies below the order statistics kept")
+    a, b = xs.top[:, lo - xs.k0], xs.top[:, hi - xs.k0]
+    return a + (h - lo) * (b - a)
 
 
-def _top(xs: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray, int]:
+def _top(xs: _Sorted, q: float) -> tuple[np.ndarray, np.ndarray, int]:
     u = _quantile_sorted(xs, q)
-    n_exc = int(np.count_nonzero(xs[0] > u[0]))
-    return u, xs[:, xs.shape[1] - n_exc :] - u[:, None], n_exc
+    # the values below k0 are at most the k0-th order statistic, so never above u
+    n_exc = int(np.count_nonzero(xs.top[0] > u[0]))
+    return u, xs.top[:, xs.top.shape[1] - n_exc :] - u[:, None], n_exc
 
 
 def _ad_pvalues(y: np.ndarray, xi: np.ndarray, sigma: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -233,7 +255,7 @@ class _Condition:
 
     def __init__(
         self,
-        xs: np.ndarray,
+        xs: _Sorted,
         band: Sequence[float],
         settings: GateSettings,
         resamples: int | None,
@@ -243,8 +265,8 @@ class _Condition:
     ) -> None:
         self.settings, self.resamples, self.ss, self.workers = settings, resamples, ss, workers
         self.band = list(band)
-        trials = xs.shape[0]
-        self.trials = trials
+        trials = xs.top.shape[0]
+        self.trials, self.xs = trials, xs
         sides: dict[float, tuple[np.ndarray | None, int | None]] = {}
 
         def side(qs: float) -> tuple[np.ndarray | None, int | None]:
@@ -262,11 +284,10 @@ class _Condition:
             return sides[qs]
 
         delta = settings.stability_delta
-        self.y, self.u, self.n_exc, self.fits, self.ad_p, self.sides = [], [], [], [], [], []
+        self.u, self.n_exc, self.fits, self.ad_p, self.sides = [], [], [], [], []
         for q in self.band:
             u, y, n_exc = _top(xs, q)
             f = gpd.fit_rows(y)
-            self.y.append(y)
             self.u.append(u)
             self.n_exc.append(n_exc)
             self.fits.append(f)
@@ -295,9 +316,9 @@ class _Condition:
                 )
                 for t in rows
             ]
-            stats = p1_rows(
-                self.y[j], self.fits[j], rows, s, self.resamples, rngs, workers=self.workers
-            )
+            # the exceedances again, as the fits had them (not kept: they are most of the memory)
+            y = _top(self.xs, self.band[j])[1]
+            stats = p1_rows(y, self.fits[j], rows, s, self.resamples, rngs, workers=self.workers)
             self.ci[rows, j] = stats.ci
             self.profile_ci[rows, j] = stats.profile_ci
             for t, grid in zip(rows, stats.profiles, strict=True):
@@ -365,11 +386,20 @@ def simulate_procedure(
     lowest = min(min(band) - settings.stability_delta, settings.tvar_level)
     k0 = max(0, math.floor((shape[1] - 1) * lowest) - 1)
 
-    def draw(gen: np.random.Generator, dxi: float) -> np.ndarray:
+    # trials drawn at once: about DRAW_ELEMENTS values (a sampler fills its array in order, so
+    # the trials are the same whatever their number per draw)
+    per_draw = max(1, min(shape[0], DRAW_ELEMENTS // shape[1]))
+
+    def draw(gen: np.random.Generator, dxi: float) -> _Sorted:
         # order statistics from k0 up are all the procedure reads (the mean ignores the order)
-        x = np.partition(sample(gen, dxi, shape), k0, axis=1)
-        x[:, k0:] = np.sort(x[:, k0:], axis=1)
-        return x
+        top = np.empty((shape[0], shape[1] - k0))
+        mean, var = np.empty(shape[0]), np.empty(shape[0])
+        for t0 in range(0, shape[0], per_draw):
+            t1 = min(t0 + per_draw, shape[0])
+            x = np.partition(sample(gen, dxi, (t1 - t0, shape[1])), k0, axis=1)
+            x[:, k0:] = np.sort(x[:, k0:], axis=1)
+            top[t0:t1], mean[t0:t1], var[t0:t1] = x[:, k0:], x.mean(axis=1), x.var(axis=1)
+        return _Sorted(top, shape[1], k0, mean, var)
 
     args = (band, settings, resamples, min_side_exceedances)
     xa = draw(np.random.Generator(np.random.PCG64(child(0))), 0.0)

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats.gpd import SeedLike, _block_rng, seed_sequence_of
+from tailgate.stats.gpd import SeedLike, _block_rng, _index_dtype, seed_sequence_of
 
 __all__ = [
     "TIE_RULES",
@@ -63,6 +63,11 @@ __all__ = [
 BLOCK = 64
 #: rows of a block counted at once (keeps the counts of a chunk in the CPU cache)
 CHUNK_ROWS = 4
+#: rows of a block held as counts over the whole sample at once (their means are one
+#: matrix-vector product); the TVaR sums need only the counts above the window's start, which
+#: are kept for the whole block. A job's memory is then about BLOCK × n indices (int32) plus
+#: SUB_ROWS × n counts: 0.8 GB at 2.5·10⁶ prompts, against 2.6 GB with whole blocks of counts.
+SUB_ROWS = 8
 #: the TVaR window starts this many binomial standard deviations below the quantile rank
 WINDOW_SDS = 8.0
 
@@ -220,30 +225,48 @@ def bulk_bootstrap_scales(
     lo = max(0, int(k0 - WINDOW_SDS * spread))
     means = [np.empty(n_boot) for _ in names]
     tvars = [np.empty(n_boot) for _ in names]
-    counts = np.empty((min(BLOCK, n_boot), n))  # each replicate's counts over the sorted order
-    chunk = np.empty((min(CHUNK_ROWS, counts.shape[0]), n), dtype=np.int64)
+    rows_max = min(BLOCK, n_boot)
+    counts = np.empty((min(SUB_ROWS + 3, rows_max), n))  # one sub-block's counts
+    window = np.empty((rows_max, n - lo))  # the block's counts over the ranks lo..n-1
+    chunk = np.empty((min(CHUNK_ROWS, rows_max), n), dtype=np.int64)
     offsets = (np.arange(chunk.shape[0]) * n)[:, None]
-    for b in range(-(-n_boot // BLOCK)):
-        first, last = b * BLOCK, min((b + 1) * BLOCK, n_boot)
-        rows = last - first
-        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n))
-        w = counts[:rows]
-        for c0 in range(0, rows, chunk.shape[0]):
-            c1 = min(c0 + chunk.shape[0], rows)
+
+    def count(idx: np.ndarray, s0: int, s1: int) -> np.ndarray:
+        """Counts over the sorted order of the block's rows s0..s1-1, CHUNK_ROWS at a time."""
+        w = counts[: s1 - s0]
+        for c0 in range(s0, s1, chunk.shape[0]):
+            c1 = min(c0 + chunk.shape[0], s1)
             r = chunk[: c1 - c0]
             np.take(rank, idx[c0:c1], out=r)
             r += offsets[: c1 - c0]
-            w[c0:c1] = np.bincount(r.ravel(), minlength=(c1 - c0) * n).reshape(c1 - c0, n)
-        window = w[:, lo:]
-        base = n - window.sum(axis=1)  # exact: integer-valued sums far below 2**53
-        j0, j1 = _quantile_ranks(window, base, k0, k1, lo, n)
-        full = bool(np.any(base > k0))  # a quantile below the window: use every rank
-        if full:
-            window = w
-            j0, j1 = _quantile_ranks(w, np.zeros(rows), k0, k1, 0, n)
-        for i, xs in enumerate(sorted_):
-            means[i][first:last] = (w @ xs) / n
-            tvars[i][first:last] = _tvar_rows(window, xs, j0, j1, frac, 0 if full else lo)
+            w[c0 - s0 : c1 - s0] = np.bincount(r.ravel(), minlength=(c1 - c0) * n).reshape(
+                c1 - c0, n
+            )
+        return w
+
+    for b in range(-(-n_boot // BLOCK)):
+        first, last = b * BLOCK, min((b + 1) * BLOCK, n_boot)
+        rows = last - first
+        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
+        subs = _sub_blocks(rows)
+        for s0, s1 in subs:
+            w = count(idx, s0, s1)
+            for i, xs in enumerate(sorted_):
+                means[i][first + s0 : first + s1] = (w @ xs) / n
+            window[s0:s1] = w[:, lo:]
+        win = window[:rows]
+        base = n - win.sum(axis=1)  # exact: integer-valued sums far below 2**53
+        if not np.any(base > k0):
+            j0, j1 = _quantile_ranks(win, base, k0, k1, lo, n)
+            for i, xs in enumerate(sorted_):
+                tvars[i][first:last] = _tvar_rows(win, xs, j0, j1, frac, lo)
+            continue
+        # a quantile below the window: count again and use every rank
+        for s0, s1 in subs:
+            w = count(idx, s0, s1)
+            j0, j1 = _quantile_ranks(w, np.zeros(s1 - s0), k0, k1, 0, n)
+            for i, xs in enumerate(sorted_):
+                tvars[i][first + s0 : first + s1] = _tvar_rows(w, xs, j0, j1, frac, 0)
     return {
         k: BulkBootstrap(
             mean=means[i],
@@ -254,6 +277,16 @@ def bulk_bootstrap_scales(
         )
         for i, k in enumerate(names)
     }
+
+
+def _sub_blocks(rows: int) -> list[tuple[int, int]]:
+    """The block's rows in sub-blocks of SUB_ROWS, a short last one (< 4 rows) joined to the
+    one before: a matrix-vector product of fewer than 4 rows takes another BLAS path, whose
+    sums differ in the last bits from the same rows within a longer product."""
+    subs = [(s, min(s + SUB_ROWS, rows)) for s in range(0, rows, SUB_ROWS)]
+    if len(subs) > 1 and subs[-1][1] - subs[-1][0] < 4:
+        subs[-2:] = [(subs[-2][0], rows)]
+    return subs
 
 
 def _quantile_ranks(
