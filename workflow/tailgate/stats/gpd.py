@@ -298,7 +298,10 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
         for a, b in ((a, min(a + chunk, x.shape[0])) for a in range(0, x.shape[0], chunk))
     ]
     return RowFits(
-        *(np.concatenate([getattr(p, k) for p in parts]) for k in ("xi", "sigma", "status", "loglik"))
+        *(
+            np.concatenate([getattr(p, k) for p in parts])
+            for k in ("xi", "sigma", "status", "loglik")
+        )
     )
 
 
