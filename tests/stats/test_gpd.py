@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -160,3 +161,18 @@ def test_boundary_replicates_enter_the_ci_at_minus_one() -> None:
     assert b.n_boundary > 0
     assert np.all(b.xi[b.status == 1] == -1.0)
     assert b.ci(0.95).low == -1.0
+
+
+@pytest.mark.parametrize(
+    ("rows", "size", "multiple"), [(17, 8, 4), (9, 8, 4), (203, 34, 4), (5, 2, 1)]
+)
+def test_row_parts_cover_the_rows_in_blas_groups(rows, size, multiple) -> None:
+    from tailgate.stats.parts import row_parts
+
+    parts = row_parts(rows, size, multiple)
+    assert parts[0][0] == 0 and parts[-1][1] == rows
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
+    # every part starts on a group boundary; only the last holds the rows left over
+    assert all(a % multiple == 0 for a, _ in parts)
+    assert all((b - a) % multiple == 0 for a, b in parts[:-1])
+    assert parts[-1][1] - parts[-1][0] >= min(multiple, rows)

@@ -44,7 +44,8 @@ sys.exit(int(code) if code.isdigit() else code)
 
 def _workflow(**over: object) -> SimpleNamespace:
     """What :func:`forkserver.start` reads of Snakemake's workflow; ``jobs``: the ``models``
-    resource of each job the run will run (no plan to read without it)."""
+    resource of each script job the run will run, None for a job without a script (no plan to
+    read without it)."""
     settings = SimpleNamespace(deployment_method=over.pop("methods", set()))
     flow = SimpleNamespace(
         local_exec=over.pop("local_exec", True),
@@ -52,7 +53,13 @@ def _workflow(**over: object) -> SimpleNamespace:
         deployment_settings=settings,
     )
     if "jobs" in over:
-        jobs = [SimpleNamespace(resources=SimpleNamespace(models=m)) for m in over.pop("jobs")]
+        jobs = [
+            SimpleNamespace(
+                resources=SimpleNamespace(models=m or 0),
+                rule=SimpleNamespace(script=None if m is None else "workflow/scripts/stage.py"),
+            )
+            for m in over.pop("jobs")
+        ]
         flow.dag = SimpleNamespace(needrun_jobs=lambda: iter(jobs))
     return flow
 
@@ -299,3 +306,18 @@ def test_a_run_without_model_jobs_to_run_starts_no_model_server(monkeypatch, tmp
     finally:
         forkserver.stop(proc)
     assert proc.returncode is not None
+
+
+def test_a_run_of_fewer_than_two_jobs_starts_no_server(monkeypatch):
+    """A server pays for its preload from its second job: a run with one script job left (the
+    target rule has no script) starts none, and a model server needs two marked jobs."""
+    monkeypatch.delenv(forkserver.ENV, raising=False)
+    assert forkserver.start(_workflow(jobs=[0, None])) is None
+    assert forkserver.start(_workflow(jobs=[None])) is None
+    assert forkserver.ENV not in os.environ
+    for jobs, models in (([0, 0, 1], False), ([1, 1], True)):
+        proc = forkserver.start(_workflow(jobs=jobs), models=True)
+        try:
+            assert proc is not None and (proc.models is not None) is models
+        finally:
+            forkserver.stop(proc)

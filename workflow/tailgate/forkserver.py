@@ -56,6 +56,8 @@ __all__ = ["ENV", "ENV_MODELS", "MODEL_PRELOAD", "PRELOAD", "claim", "hand_over"
 
 #: the environment variable that carries the server's socket to the jobs of one run
 ENV = "TAILGATE_FORKSERVER"
+#: fewest jobs of a run for which a server starts (its preload costs about one job's imports)
+MIN_JOBS = 2
 #: and the model server's, for the jobs the plan marks as loading a model
 ENV_MODELS = "TAILGATE_FORKSERVER_MODELS"
 #: what the server imports before it forks (import-time only: no computation, no threads started)
@@ -436,7 +438,10 @@ def start(
         return None
     environ = {k: v for k, v in os.environ.items() if k not in (ENV, ENV_MODELS)}
     environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
-    models = models and _schedules_model_jobs(workflow)
+    plain, marked = _scheduled_jobs(workflow)
+    models = models and marked >= MIN_JOBS
+    if plain < MIN_JOBS and not models:
+        return None
     try:
         folder = tempfile.mkdtemp(prefix="tailgate-fork-")
         address = str(Path(folder) / "socket")
@@ -466,17 +471,19 @@ def start(
     return proc
 
 
-def _schedules_model_jobs(workflow: Any) -> bool:
-    """Whether this run will run a job marked with the ``models`` resource. A run of the later
-    stages only (all generation and scoring done; ``audit --reproduce`` re-runs them so) starts
-    no model server: its preload costs 4–7 CPU-seconds. True where Snakemake's plan cannot be
+def _scheduled_jobs(workflow: Any) -> tuple[int, int]:
+    """The script jobs this run will run: those not marked with the ``models`` resource and
+    those marked. A server pays for its preload (2 CPU-seconds; 4–7 with the models) from its
+    second job on, so a run of fewer jobs starts none: the later-stage re-run of
+    ``audit --reproduce`` (every generation and scoring job done) starts no model server, a
+    re-run of one stale job no server at all. Many of each where Snakemake's plan cannot be
     read, as before."""
     try:
-        return any(
-            int(getattr(job.resources, "models", 0) or 0) for job in workflow.dag.needrun_jobs()
-        )
+        jobs = [job for job in workflow.dag.needrun_jobs() if job.rule.script]
+        marked = sum(1 for job in jobs if int(getattr(job.resources, "models", 0) or 0))
     except (AttributeError, TypeError, ValueError):
-        return True
+        return MIN_JOBS, MIN_JOBS
+    return len(jobs) - marked, marked
 
 
 def _launch(address: str, environ: dict[str, str], *flags: str) -> subprocess.Popen[bytes]:

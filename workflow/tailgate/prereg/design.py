@@ -29,6 +29,7 @@ __all__ = [
     "derived_design",
     "exceedances_at",
     "operating_characteristics",
+    "planned_prompts",
     "prompts_for",
     "simulated_power",
 ]
@@ -89,6 +90,13 @@ class Design:
         }
 
 
+def planned_prompts(study: Any) -> int:
+    """The smallest registered prompts per condition, pilots left out (unless all are pilots)."""
+    conditions = study.data["conditions"]
+    confirmatory = [c for c in conditions if not c.get("pilot", False)]
+    return min(int(c["prompts"]) for c in (confirmatory or conditions))
+
+
 def derived_design(study: Any) -> Design:
     """The Eq. 2 design of ``study`` (a :class:`tailgate.prereg.Study`)."""
     data = study.data
@@ -97,8 +105,7 @@ def derived_design(study: Any) -> Design:
     alpha, power, xi_bar = float(proto["alpha"]), float(proto["power"]), float(proto["xi_bar"])
     delta = float(proto["delta_floor"])
     n_req = required_exceedances(delta, alpha=alpha, power=power, xi_bar=xi_bar)
-    confirmatory = [c for c in data["conditions"] if not c.get("pilot", False)]
-    min_prompts = min(int(c["prompts"]) for c in (confirmatory or data["conditions"]))
+    min_prompts = planned_prompts(study)
     n_plan = exceedances_at(min_prompts, q)
     ap = data.get("accepted_power")
     alpha_p1 = registered_settings(study).alpha_of("P1")

@@ -30,7 +30,9 @@ def _gate_level(study: Any) -> Any:
 
 
 def _power_settings(study: Any) -> Any:
-    from tailgate.prereg.design import derived_design
+    # the planned exceedances without the rest of the Eq. 2 design: Snakemake evaluates this
+    # when it builds the plan, and the design's normal quantiles would load scipy there
+    from tailgate.prereg.design import exceedances_at, planned_prompts
     from tailgate.protocol.registered import registered_settings
 
     s = registered_settings(study)
@@ -43,7 +45,9 @@ def _power_settings(study: Any) -> Any:
         "multiplicity": s.multiplicity,
         "p1_method": s.p1_method,
         "lr_calibration": s.lr_calibration,
-        "n_exc_planned": int(derived_design(study).n_exc_planned),
+        "n_exc_planned": exceedances_at(
+            planned_prompts(study), float(study.data["protocol"]["thresholds"]["headline"])
+        ),
     }
 
 

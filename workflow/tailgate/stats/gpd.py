@@ -18,7 +18,8 @@ a Zhang–Stephens (2009) start, checks the answer against a coarse scan of the 
 
 :func:`bootstrap` refits the GPD on ``n_boot`` resamples, vectorised over replicates and
 warm-started at the full-sample fit, in fixed blocks of :data:`BLOCK` replicates processed by a
-thread pool.
+thread pool; a block's rows are refitted in chunks of about :data:`CHUNK_ELEMENTS` values, so
+memory does not grow with the number of exceedances beyond the block's indices (int32).
 
 Determinism: block b draws its resample indices from its own stream, the child ``b`` of the seed's
 SeedSequence, so replicate r depends only on (seed, r) — not on ``n_boot``, the number of worker
@@ -41,6 +42,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tailgate.stats.parts import row_parts
 from tailgate.stats.profile import (
     STATUS_BOUNDARY,
     STATUS_NO_CONVERGENCE,
@@ -177,11 +179,24 @@ def _zhang_stephens_theta(y: np.ndarray) -> float:
     # their b = −θ; b_j < 1/max(y) keeps every candidate feasible
     b = 1.0 / ys[-1] + (1.0 - np.sqrt(m / (j - 0.5))) / (3.0 * x_star)
     theta = -b
-    rows = np.broadcast_to(ys, (m, n)).copy()
-    _, f, _, _, _ = profile_rows(rows, theta, np.full(m, ys[-1]))
+    _, f = _profile_at(ys, theta)
     ll = n * f
     w = np.exp(ll - ll.max())
     return float(np.sum(theta * w) / w.sum())
+
+
+def _profile_at(y: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ξ(θ) and the profile f(θ) of one sample at several θ, a few θ at a time: each row of
+    :func:`profile_rows` is computed on its own, so the values do not depend on the chunking,
+    and memory stays near :data:`CHUNK_ELEMENTS` values (a Zhang–Stephens start at 750,000
+    exceedances evaluates 886 values of θ: 16 GB at once)."""
+    ymax = float(y.max())
+    chunk = max(1, CHUNK_ELEMENTS // max(y.size, 1))
+    xi, f = np.empty(thetas.size), np.empty(thetas.size)
+    for a, b in row_parts(thetas.size, chunk):
+        rows = np.broadcast_to(y, (b - a, y.size)).copy()
+        xi[a:b], f[a:b], _, _, _ = profile_rows(rows, thetas[a:b], np.full(b - a, ymax))
+    return xi, f
 
 
 def _loglik(y: np.ndarray, xi: float, sigma: float) -> float:
@@ -237,8 +252,7 @@ def fit(y: np.ndarray) -> GPDFit:
     iterations = int(res.iterations[0])
     # scan η = log1p(θ·max y) over the whole feasible range: a better interior point restarts Newton
     eta = np.arange(-12.0, 25.01, 1.0)
-    grid = np.broadcast_to(y, (eta.size, n)).copy()
-    xi_g, f_g, _, _, _ = profile_rows(grid, np.expm1(eta) / ymax, np.full(eta.size, ymax))
+    xi_g, f_g = _profile_at(y, np.expm1(eta) / ymax)
     admissible = (xi_g > -1.0) & np.isfinite(f_g)
     if admissible.any():
         k = int(np.flatnonzero(admissible)[np.argmax(f_g[admissible])])
@@ -290,12 +304,10 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
             t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
     t0 = np.asarray(t0, dtype=np.float64)
     chunk = max(1, CHUNK_ELEMENTS // max(x.shape[1], 1))
-    if x.shape[0] <= chunk:
-        return _finish_rows(x, ymax, newton_rows(x, t0, ymax=ymax))
     # rows in chunks (each row is fitted on its own: the same numbers, bounded memory)
     parts = [
         _finish_rows(x[a:b], ymax[a:b], newton_rows(x[a:b], t0[a:b], ymax=ymax[a:b]))
-        for a, b in ((a, min(a + chunk, x.shape[0])) for a in range(0, x.shape[0], chunk))
+        for a, b in row_parts(x.shape[0], chunk) or [(0, 0)]
     ]
     return RowFits(
         *(
@@ -428,9 +440,9 @@ def bootstrap(
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         # the block's indices in one draw (its stream), as int32: the same values as int64
         idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        for c0 in range(lo, hi, chunk):
-            c1 = min(c0 + chunk, hi)
-            x = np.take(y, idx[c0 - lo : c1 - lo])
+        for a, b in row_parts(hi - lo, chunk):
+            c0, c1 = lo + a, lo + b
+            x = np.take(y, idx[a:b])
             ymax = x.max(axis=1)
             res = newton_rows(x, np.full(c1 - c0, t_start), ymax=ymax)
             rows = _finish_rows(x, ymax, res)

@@ -32,7 +32,10 @@ m times the pair's rate (union bound; pairs that share a condition are dependent
 
 Speed: condition A is shared across the truths (common random numbers), and all trials'
 bootstrap replicates at a threshold are refitted in one vectorised Newton call
-(:func:`tailgate.stats.simulated_p1.percentile_cis`). Determinism: trial t of A draws from child
+(:func:`tailgate.stats.simulated_p1.percentile_cis`). Memory: the trials are drawn a few at a
+time and only their order statistics above the lowest threshold read are kept (with each
+sample's mean and variance), and the exceedances are cut from them again where P1 needs them.
+Determinism: trial t of A draws from child
 (0, t) of the seed, of B under truth s from child (1 + s, t); bootstraps from their own
 children.
 """
@@ -51,6 +54,7 @@ from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
+from tailgate.stats.parts import BLAS_ROWS, row_parts
 from tailgate.stats.profile import STATUS_OK
 from tailgate.stats.simulated_p1 import p1_interval, p1_rows
 
@@ -233,7 +237,16 @@ def _top(xs: _Sorted, q: float) -> tuple[np.ndarray, np.ndarray, int]:
 
 def _ad_pvalues(y: np.ndarray, xi: np.ndarray, sigma: np.ndarray, ok: np.ndarray) -> np.ndarray:
     table = gof.load_table()
-    a2 = gof.ad_statistic_rows(y, np.where(ok, xi, 0.0), np.where(ok, sigma, 1.0))
+    xi, sigma = np.where(ok, xi, 0.0), np.where(ok, sigma, 1.0)
+    # A² a few trials at a time: its temporaries are five arrays of the exceedances' size (1 GB
+    # at 200 trials × 125,000), in parts that keep the matrix-vector product's sums (.parts)
+    size = gpd.CHUNK_ELEMENTS // max(y.shape[1], 1)
+    a2 = np.concatenate(
+        [
+            gof.ad_statistic_rows(y[a:b], xi[a:b], sigma[a:b])
+            for a, b in row_parts(y.shape[0], size, BLAS_ROWS)
+        ]
+    )
     lo, hi = float(table.xi[0]), float(table.xi[-1])
     return np.array(
         [

@@ -23,13 +23,18 @@ scales from one set of draws, as the bulk stage does for G1/G2.
 
 How the replicates are computed (the numbers are fixed by the seed; only the speed is a choice):
 the draws of a block become counts over the sample's sorted order, counted in chunks of
-:data:`CHUNK_ROWS` rows so that the counting stays in cache, into one reused ``(rows, n)`` buffer;
-the means are one matrix-vector product per block. The TVaR quantile of a replicate lies, with
+:data:`CHUNK_ROWS` rows so that the counting stays in cache, :data:`SUB_ROWS` rows at a time
+into one reused buffer (memory: the block's indices as int32 plus a sub-block's counts, not the
+whole block's counts: 1.7 GB instead of 3.8 GB at 2.5·10⁶ prompts, two scales); the means are one
+matrix-vector product per sub-block. The TVaR quantile of a replicate lies, with
 overwhelming probability, within a few binomial standard deviations of the sample's own quantile
 rank, so the TVaR sums run over the ranks above ``k_low``, :data:`WINDOW_SDS` standard deviations
-below it; a block with a replicate whose quantile falls below ``k_low`` is recomputed over all
-ranks, so the answer never depends on the shortcut. Every product keeps one fixed shape per block
-(BLAS sums depend on the shape of the call), so the replicates are bit-for-bit reproducible.
+below it (the block's counts above ``k_low`` are kept); a block with a replicate whose quantile
+falls below ``k_low`` is counted again and recomputed over all ranks, so the answer never depends
+on the shortcut. Every product keeps one fixed shape (BLAS sums depend on the shape of the call
+and, in a threaded BLAS, on the thread count: a bulk job runs one thread), so the replicates are
+bit-for-bit reproducible; sub-blocks in multiples of 4 rows give the bits of whole blocks
+(:mod:`tailgate.stats.parts`).
 Measured on the demo study (B = 10,000, two scales, one core): 2.5 s at n = 30,000 and 4.6 s at
 n = 60,000, against 3.1 s / 6.3 s counting whole blocks at once and ~9 s / ~19 s resampling
 explicitly with ``np.quantile`` (``tests/benchmarks/bench_demo.py``); about a third of the time
@@ -46,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.stats.gpd import SeedLike, _block_rng, _index_dtype, seed_sequence_of
+from tailgate.stats.parts import BLAS_ROWS, row_parts
 
 __all__ = [
     "TIE_RULES",
@@ -66,7 +72,7 @@ CHUNK_ROWS = 4
 #: rows of a block held as counts over the whole sample at once (their means are one
 #: matrix-vector product); the TVaR sums need only the counts above the window's start, which
 #: are kept for the whole block. A job's memory is then about BLOCK × n indices (int32) plus
-#: SUB_ROWS × n counts: 0.8 GB at 2.5·10⁶ prompts, against 2.6 GB with whole blocks of counts.
+#: SUB_ROWS × n counts (a multiple of 4: module docstring).
 SUB_ROWS = 8
 #: the TVaR window starts this many binomial standard deviations below the quantile rank
 WINDOW_SDS = 8.0
@@ -248,7 +254,7 @@ def bulk_bootstrap_scales(
         first, last = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         rows = last - first
         idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        subs = _sub_blocks(rows)
+        subs = row_parts(rows, SUB_ROWS, BLAS_ROWS)
         for s0, s1 in subs:
             w = count(idx, s0, s1)
             for i, xs in enumerate(sorted_):
@@ -277,16 +283,6 @@ def bulk_bootstrap_scales(
         )
         for i, k in enumerate(names)
     }
-
-
-def _sub_blocks(rows: int) -> list[tuple[int, int]]:
-    """The block's rows in sub-blocks of SUB_ROWS, a short last one (< 4 rows) joined to the
-    one before: a matrix-vector product of fewer than 4 rows takes another BLAS path, whose
-    sums differ in the last bits from the same rows within a longer product."""
-    subs = [(s, min(s + SUB_ROWS, rows)) for s in range(0, rows, SUB_ROWS)]
-    if len(subs) > 1 and subs[-1][1] - subs[-1][0] < 4:
-        subs[-2:] = [(subs[-2][0], rows)]
-    return subs
 
 
 def _quantile_ranks(
