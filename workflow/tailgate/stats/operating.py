@@ -203,9 +203,14 @@ def _bulk_cis(
     n = xa.n
 
     def stats(x: _Sorted) -> tuple[np.ndarray, ...]:
-        var_p, tail, k = _top(x, tvar_level)  # tail: values above VaR minus VaR
-        tv = var_p + tail.mean(axis=1)
-        tvar_var = (tail.var(axis=1) + tvar_level * (tv - var_p) ** 2) / k
+        var_p = _quantile_sorted(x, tvar_level)
+        k = int(np.count_nonzero(x.top[0] > var_p[0]))
+        tv, tvar_var = np.empty_like(var_p), np.empty_like(var_p)
+        # a few trials at a time (row-wise sums: the same values; bounded memory)
+        for a, b in row_parts(var_p.size, gpd.CHUNK_ELEMENTS // max(k, 1)):
+            tail = x.top[a:b, x.top.shape[1] - k :] - var_p[a:b, None]  # values above VaR − VaR
+            tv[a:b] = var_p[a:b] + tail.mean(axis=1)
+            tvar_var[a:b] = (tail.var(axis=1) + tvar_level * (tv[a:b] - var_p[a:b]) ** 2) / k
         return x.mean, x.var / n, tv, tvar_var
 
     ma, va, ta, wa = stats(xa)
@@ -467,6 +472,8 @@ def simulate_procedure(
                 {r: tuple(ts) for r, ts in passed.items()},
             )
         )
+        # this truth's sample goes before the next one is drawn (two would be held at once)
+        del xb, cond_b, bulks, verdicts
     notes = (
         "G1/G2 use the asymptotic normal CIs of the mean and TVaR differences (the bulk "
         "bootstrap's percentile CIs at these sample sizes)",
