@@ -440,9 +440,9 @@ def bootstrap(
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         # the block's indices in one draw (its stream), as int32: the same values as int64
         idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        for a, b in row_parts(hi - lo, chunk):
-            c0, c1 = lo + a, lo + b
-            x = np.take(y, idx[a:b])
+        for r0, r1 in row_parts(hi - lo, chunk):
+            c0, c1 = lo + r0, lo + r1
+            x = np.take(y, idx[r0:r1])
             ymax = x.max(axis=1)
             res = newton_rows(x, np.full(c1 - c0, t_start), ymax=ymax)
             rows = _finish_rows(x, ymax, res)
