@@ -7,7 +7,7 @@ process, and its peak resident memory is the process's (``getrusage``):
 * ``scan``: the GPD bootstrap of the stability scan's lowest threshold (q = 0.70, the most
   exceedances of a fit job: 30 % of the rows), at the default 200 resamples, two threads;
 * ``band``: the GPD bootstrap at the headline q = 0.95 (5 % of the rows), at ``--resamples``
-  (default 1,280 of the registered 10,000; memory is per block, time grows linearly);
+  (default 640 of the registered 10,000; memory is per block, time grows linearly);
 * ``bulk``: the bulk bootstrap of one condition on two scales (probability, logit), at
   ``--resamples`` replicates;
 * ``operating``: the whole-procedure simulation of an import study's defaults (band
@@ -88,7 +88,7 @@ def measure(kind: str, rows: int, resamples: int, workflow: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="*", type=int, default=[2_500_000])
-    parser.add_argument("--resamples", type=int, default=1280)
+    parser.add_argument("--resamples", type=int, default=640)
     parser.add_argument("--baseline", help="a revision to run beside this code")
     parser.add_argument("--only", nargs="*", default=["scan", "band", "bulk", "operating"])
     args = parser.parse_args()
