@@ -81,7 +81,10 @@ def measure(kind: str, rows: int, resamples: int, workflow: Path) -> dict:
         check=False,
     )
     if out.returncode != 0:
-        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "?"}
+        last = out.stderr.strip().splitlines()[-1:] or [f"ended by signal {-out.returncode}"]
+        if out.returncode == -9:
+            last = ["killed (out of memory?)"]
+        return {"error": last[0]}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

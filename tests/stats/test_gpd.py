@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 import scipy.stats as st
-from tailgate.stats import gpd
+from tailgate.stats import gpd, parts
 from tailgate.stats.gof import sample_gpd
+from tailgate.stats.parts import row_parts
 
 
 def _reference_xi(y: np.ndarray) -> tuple[float, float, float]:
@@ -124,10 +125,10 @@ def test_chunked_rows_give_the_same_replicates_and_fits(monkeypatch) -> None:
     y = sample_gpd(np.random.default_rng(5), -0.9, 1.0, 60)
     x = sample_gpd(np.random.default_rng(6), np.linspace(-0.9, 1.0, 37)[:, None], 1.0, (37, 60))
     whole = gpd.bootstrap(y, 300, seed=3, workers=2), gpd.fit_rows(x)
-    monkeypatch.setattr(gpd, "CHUNK_ELEMENTS", 7 * 60 - 1)
-    parts = gpd.bootstrap(y, 300, seed=3, workers=2), gpd.fit_rows(x)
+    monkeypatch.setattr(parts, "PART_ELEMENTS", 7 * 60 - 1)
+    in_parts = gpd.bootstrap(y, 300, seed=3, workers=2), gpd.fit_rows(x)
     assert whole[0].n_boundary > 0 and np.count_nonzero(whole[1].status != 0) > 0
-    for a, b in zip(whole, parts, strict=True):
+    for a, b in zip(whole, in_parts, strict=True):
         for k in ("xi", "sigma", "status"):
             np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
 
@@ -167,12 +168,10 @@ def test_boundary_replicates_enter_the_ci_at_minus_one() -> None:
     ("rows", "size", "multiple"), [(17, 8, 4), (9, 8, 4), (203, 34, 4), (5, 2, 1)]
 )
 def test_row_parts_cover_the_rows_in_blas_groups(rows, size, multiple) -> None:
-    from tailgate.stats.parts import row_parts
-
-    parts = row_parts(rows, size, multiple)
-    assert parts[0][0] == 0 and parts[-1][1] == rows
-    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
+    cut = row_parts(rows, size, multiple)
+    assert cut[0][0] == 0 and cut[-1][1] == rows
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(cut))
     # every part starts on a group boundary; only the last holds the rows left over
-    assert all(a % multiple == 0 for a, _ in parts)
-    assert all((b - a) % multiple == 0 for a, b in parts[:-1])
-    assert parts[-1][1] - parts[-1][0] >= min(multiple, rows)
+    assert all(a % multiple == 0 for a, _ in cut)
+    assert all((b - a) % multiple == 0 for a, b in cut[:-1])
+    assert cut[-1][1] - cut[-1][0] >= min(multiple, rows)

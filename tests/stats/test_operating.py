@@ -142,7 +142,7 @@ def test_trials_drawn_in_parts_give_the_same_procedure(monkeypatch) -> None:
     # the samples are drawn a few trials at a time, only their top order statistics kept, and
     # the fits and A² computed a few trials at a time (bounded memory): every trial must pass
     # or fail exactly as with all trials at once
-    from tailgate.stats import operating
+    from tailgate.stats import operating, parts
 
     def run() -> list[dict[str, tuple[int, ...]]]:
         res = simulate_procedure(
@@ -157,6 +157,6 @@ def test_trials_drawn_in_parts_give_the_same_procedure(monkeypatch) -> None:
     with threadpool_limits(limits=1, user_api="blas"):  # as the job runs (the A² products)
         whole = run()
         monkeypatch.setattr(operating, "DRAW_ELEMENTS", 3 * N)
-        monkeypatch.setattr(gpd, "CHUNK_ELEMENTS", 5 * 600)
+        monkeypatch.setattr(parts, "PART_ELEMENTS", 5 * 600)
         assert run() == whole
     assert sum(len(t) for s in whole for t in s.values()) > 0

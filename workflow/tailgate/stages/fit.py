@@ -225,9 +225,11 @@ def fit_condition(
     x = np.asarray(x, dtype=np.float64)
     level = float(p["bootstrap"]["level"])
     grid = _scan_quantiles(study)
+    # the scan's display bootstraps are about half of a fit job's time on large samples
+    scanned = tqdm(grid, desc=f"scan {scorer}/{scale}/{condition}", disable=not progress)
     scan = stability_scan(
         x,
-        grid,
+        scanned,
         min_exceedances=int(p["stability"]["min_exceedances"]),
         n_boot=int(p["stability"]["resamples"]),
         level=level,

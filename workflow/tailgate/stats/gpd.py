@@ -18,7 +18,7 @@ a Zhang–Stephens (2009) start, checks the answer against a coarse scan of the 
 
 :func:`bootstrap` refits the GPD on ``n_boot`` resamples, vectorised over replicates and
 warm-started at the full-sample fit, in fixed blocks of :data:`BLOCK` replicates processed by a
-thread pool; a block's rows are refitted in chunks of about :data:`CHUNK_ELEMENTS` values, so
+thread pool; a block's rows are refitted a part at a time (:mod:`tailgate.stats.parts`), so
 memory does not grow with the number of exceedances beyond the block's indices (int32).
 
 Determinism: block b draws its resample indices from its own stream, the child ``b`` of the seed's
@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tailgate.stats.parts import row_parts
+from tailgate.stats.parts import parts_within
 from tailgate.stats.profile import (
     STATUS_BOUNDARY,
     STATUS_NO_CONVERGENCE,
@@ -53,7 +53,6 @@ from tailgate.stats.profile import (
 
 __all__ = [
     "BLOCK",
-    "CHUNK_ELEMENTS",
     "MIN_EXCEEDANCES",
     "GPDBootstrap",
     "GPDFit",
@@ -72,11 +71,6 @@ __all__ = [
 MIN_EXCEEDANCES = 10
 #: bootstrap replicates per block (each block has its own random stream)
 BLOCK = 128
-#: values (rows × exceedances) refitted at once. A block's rows are fitted in chunks of about
-#: this size, so a job's memory stays bounded whatever the number of exceedances (at 750,000
-#: exceedances a whole block's working arrays took 3 GB a thread). Every row is fitted on its
-#: own (row-wise sums, per-row Newton state), so the replicates do not depend on the chunking.
-CHUNK_ELEMENTS = 1 << 20
 
 SeedLike = int | np.random.SeedSequence | np.random.Generator
 
@@ -188,12 +182,11 @@ def _zhang_stephens_theta(y: np.ndarray) -> float:
 def _profile_at(y: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ξ(θ) and the profile f(θ) of one sample at several θ, a few θ at a time: each row of
     :func:`profile_rows` is computed on its own, so the values do not depend on the chunking,
-    and memory stays near :data:`CHUNK_ELEMENTS` values (a Zhang–Stephens start at 750,000
-    exceedances evaluates 886 values of θ: 16 GB at once)."""
+    and memory stays bounded (a Zhang–Stephens start at 750,000 exceedances evaluates 886
+    values of θ: 16 GB at once)."""
     ymax = float(y.max())
-    chunk = max(1, CHUNK_ELEMENTS // max(y.size, 1))
     xi, f = np.empty(thetas.size), np.empty(thetas.size)
-    for a, b in row_parts(thetas.size, chunk):
+    for a, b in parts_within(thetas.size, y.size):
         rows = np.broadcast_to(y, (b - a, y.size)).copy()
         xi[a:b], f[a:b], _, _, _ = profile_rows(rows, thetas[a:b], np.full(b - a, ymax))
     return xi, f
@@ -303,11 +296,10 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
             xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.4)
             t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
     t0 = np.asarray(t0, dtype=np.float64)
-    chunk = max(1, CHUNK_ELEMENTS // max(x.shape[1], 1))
-    # rows in chunks (each row is fitted on its own: the same numbers, bounded memory)
+    # rows in parts (each row is fitted on its own: the same numbers, bounded memory)
     parts = [
         _finish_rows(x[a:b], ymax[a:b], newton_rows(x[a:b], t0[a:b], ymax=ymax[a:b]))
-        for a, b in row_parts(x.shape[0], chunk) or [(0, 0)]
+        for a, b in parts_within(x.shape[0], x.shape[1]) or [(0, 0)]
     ]
     return RowFits(
         *(
@@ -433,14 +425,12 @@ def bootstrap(
     t_start = full.theta if full.converged else 0.0
     n_blocks = -(-n_boot // BLOCK)
 
-    # rows of a block refitted at once: their working arrays stay near CHUNK_ELEMENTS values
-    chunk = max(1, min(BLOCK, CHUNK_ELEMENTS // n))
-
     def run(b: int) -> None:
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         # the block's indices in one draw (its stream), as int32: the same values as int64
         idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        for r0, r1 in row_parts(hi - lo, chunk):
+        # refitted a part at a time: every row on its own, so the same bits, bounded memory
+        for r0, r1 in parts_within(hi - lo, n):
             c0, c1 = lo + r0, lo + r1
             x = np.take(y, idx[r0:r1])
             ymax = x.max(axis=1)

@@ -54,7 +54,7 @@ from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
-from tailgate.stats.parts import BLAS_ROWS, row_parts
+from tailgate.stats.parts import BLAS_ROWS, parts_within
 from tailgate.stats.profile import STATUS_OK
 from tailgate.stats.simulated_p1 import p1_interval, p1_rows
 
@@ -204,10 +204,10 @@ def _bulk_cis(
 
     def stats(x: _Sorted) -> tuple[np.ndarray, ...]:
         var_p = _quantile_sorted(x, tvar_level)
-        k = int(np.count_nonzero(x.top[0] > var_p[0]))
+        k = _count_above(x, var_p)
         tv, tvar_var = np.empty_like(var_p), np.empty_like(var_p)
         # a few trials at a time (row-wise sums: the same values; bounded memory)
-        for a, b in row_parts(var_p.size, gpd.CHUNK_ELEMENTS // max(k, 1)):
+        for a, b in parts_within(var_p.size, k):
             tail = x.top[a:b, x.top.shape[1] - k :] - var_p[a:b, None]  # values above VaR − VaR
             tv[a:b] = var_p[a:b] + tail.mean(axis=1)
             tvar_var[a:b] = (tail.var(axis=1) + tvar_level * (tv[a:b] - var_p[a:b]) ** 2) / k
@@ -233,10 +233,15 @@ def _quantile_sorted(xs: _Sorted, q: float) -> np.ndarray:
     return a + (h - lo) * (b - a)
 
 
+def _count_above(xs: _Sorted, u: np.ndarray) -> int:
+    """Exceedances of the thresholds ``u`` (every trial has as many as the first; the values
+    below k0 are at most the k0-th order statistic, so never above u)."""
+    return int(np.count_nonzero(xs.top[0] > u[0]))
+
+
 def _top(xs: _Sorted, q: float) -> tuple[np.ndarray, np.ndarray, int]:
     u = _quantile_sorted(xs, q)
-    # the values below k0 are at most the k0-th order statistic, so never above u
-    n_exc = int(np.count_nonzero(xs.top[0] > u[0]))
+    n_exc = _count_above(xs, u)
     return u, xs.top[:, xs.top.shape[1] - n_exc :] - u[:, None], n_exc
 
 
@@ -245,11 +250,10 @@ def _ad_pvalues(y: np.ndarray, xi: np.ndarray, sigma: np.ndarray, ok: np.ndarray
     xi, sigma = np.where(ok, xi, 0.0), np.where(ok, sigma, 1.0)
     # A² a few trials at a time: its temporaries are five arrays of the exceedances' size (1 GB
     # at 200 trials × 125,000), in parts that keep the matrix-vector product's sums (.parts)
-    size = gpd.CHUNK_ELEMENTS // max(y.shape[1], 1)
     a2 = np.concatenate(
         [
             gof.ad_statistic_rows(y[a:b], xi[a:b], sigma[a:b])
-            for a, b in row_parts(y.shape[0], size, BLAS_ROWS)
+            for a, b in parts_within(y.shape[0], y.shape[1], BLAS_ROWS)
         ]
     )
     lo, hi = float(table.xi[0]), float(table.xi[-1])

@@ -232,7 +232,8 @@ def bulk_bootstrap_scales(
     means = [np.empty(n_boot) for _ in names]
     tvars = [np.empty(n_boot) for _ in names]
     rows_max = min(BLOCK, n_boot)
-    counts = np.empty((min(SUB_ROWS + 3, rows_max), n))  # one sub-block's counts
+    # one sub-block's counts (a last one holds up to BLAS_ROWS - 1 rows more)
+    counts = np.empty((min(SUB_ROWS + BLAS_ROWS - 1, rows_max), n))
     window = np.empty((rows_max, n - lo))  # the block's counts over the ranks lo..n-1
     chunk = np.empty((min(CHUNK_ROWS, rows_max), n), dtype=np.int64)
     offsets = (np.arange(chunk.shape[0]) * n)[:, None]
