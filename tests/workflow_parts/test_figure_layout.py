@@ -326,3 +326,75 @@ def test_a_figure_that_plots_the_same_is_rasterised_once(monkeypatch) -> None:
     assert first == again and other != first and len(drawn) == 2
     figures.png_bytes(figures.stability_figure(scans, band=BAND))  # outside the block: drawn
     assert len(drawn) == 3
+
+
+_FORKED_BATCH = """
+import os, sys
+from pathlib import Path
+from test_figure_layout import _all_figures
+from tailgate.report import raster
+
+log = Path(sys.argv[1])
+one = [raster.png(f) for f in _all_figures().values()]
+assert raster._can_fork(), "a fresh interpreter has one thread"
+draw = raster.png
+
+def logged(fig):
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    return draw(fig)
+
+raster.png = logged
+assert raster.rasterise(list(_all_figures().values()), 3) == one, "the same bytes"
+drawers = set(log.read_text().split())
+parent = os.getpid()
+
+def failing(fig):  # every child fails: this process draws the batch itself
+    if os.getpid() != parent:
+        raise RuntimeError("a child that fails")
+    return draw(fig)
+
+raster.png = failing
+assert raster.rasterise(list(_all_figures().values()), 3) == one, "drawn here instead"
+print(len(one), len(drawers))
+"""
+
+
+def test_a_batch_drawn_by_forked_processes_is_the_same_bytes(tmp_path) -> None:
+    """A batch of every figure kind split between three processes (a fresh interpreter: a
+    process with other threads never forks) gives the bytes of drawing them one by one, and
+    every child that fails leaves the batch to this process."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED_BATCH, str(tmp_path / "drawers.log")],
+        capture_output=True, text=True, check=False, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures_drawn, processes = (int(v) for v in done.stdout.split())
+    assert figures_drawn == len(_all_figures()) and processes == 3
+
+
+def test_a_process_with_other_threads_draws_its_batch_itself(monkeypatch) -> None:
+    """Forking from a process that runs other threads could leave a lock held in the child:
+    such a process (this test's, under xdist, or with a helper thread) never forks."""
+    import os
+    import threading
+
+    from tailgate.report import raster
+
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked with another thread"))
+        figs = list(_all_figures().values())[:2]
+        assert raster.rasterise(figs, 2) == [raster.png(f) for f in _all_figures().values()][:2]
+    finally:
+        stop.set()
+        helper.join()

@@ -10,7 +10,6 @@ No pyplot state is used, so figures can be drawn from any thread or process.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -23,12 +22,12 @@ from typing import Any, TypedDict
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.image import imsave
 
 from tailgate.atomic import write_bytes, write_json
 
 from .content import content_of, plots, sidecar
 from .model import PowerGrid, QQRecord, StabilityScan
+from .raster import rasterise
 
 __all__ = [
     "CAPTIONS",
@@ -37,10 +36,12 @@ __all__ = [
     "REPORT_WIDTH_PX",
     "FishingPoint",
     "ForestRow",
+    "drawing_processes",
     "empty_note",
     "forest_figure",
     "legend_outside",
     "new_figure",
+    "png_all",
     "png_bytes",
     "power_figure",
     "qq_figure",
@@ -208,29 +209,46 @@ def _same_figure(fig: Figure) -> str | None:
 
 
 def png_bytes(fig: Figure) -> bytes:
-    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs).
+    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs;
+    :func:`tailgate.report.raster.png`)."""
+    return png_all([fig])[0]
 
-    One draw lays the figure out and rasterises it, and the pixels are written as ``savefig``
-    writes them (the same bytes): ``savefig`` would first draw every artist once more, without
-    output, only to run the layout engine."""
+
+#: processes that rasterise a batch of figures (:func:`drawing_processes`)
+_PROCESSES: ContextVar[int] = ContextVar("tailgate_processes", default=1)
+
+
+@contextmanager
+def drawing_processes(n: int) -> Iterator[None]:
+    """Within the block :func:`png_all` draws a batch with up to ``n`` processes (the same
+    bytes: :mod:`tailgate.report.raster`)."""
+    token = _PROCESSES.set(max(1, int(n)))
+    try:
+        yield
+    finally:
+        _PROCESSES.reset(token)
+
+
+def png_all(figs: Sequence[Figure]) -> list[bytes]:
+    """:func:`png_bytes` of every figure of ``figs``, in order: within :func:`rendered_once` a
+    figure that plots what an earlier one plotted is drawn once, and the batch is split
+    between :func:`drawing_processes` processes."""
     if not _PIXELS.get():
-        return b""
-    seen, key = _RENDERED.get(), None
-    if seen is not None:
-        key = _same_figure(fig)
-        if key is not None and key in seen:
-            return seen[key]
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    buffer = io.BytesIO()
-    imsave(
-        buffer, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
-        metadata={"Software": None},
-    )  # fmt: skip
-    data = buffer.getvalue()
-    if seen is not None and key is not None:
-        seen[key] = data
-    return data
+        return [b"" for _ in figs]
+    seen = _RENDERED.get()
+    keys = [None if seen is None else _same_figure(f) for f in figs]
+    first: dict[str, int] = {}
+    draw = []
+    for i, key in enumerate(keys):
+        if key is None or (key not in first and key not in (seen or {})):
+            draw.append(i)
+            if key is not None:
+                first[key] = i
+    drawn = dict(zip(draw, rasterise([figs[i] for i in draw], _PROCESSES.get()), strict=True))
+    for i, data in drawn.items():
+        if seen is not None and keys[i] is not None:
+            seen[keys[i]] = data
+    return [drawn[i] if i in drawn else seen[keys[i]] for i in range(len(figs))]  # type: ignore[index]
 
 
 def write_png(fig: Figure, path: str | os.PathLike[str]) -> None:

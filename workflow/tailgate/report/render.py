@@ -101,6 +101,9 @@ class _Doc:
         self.n_figures = 0
         self.n_tables = 0
         self.sections: list[tuple[str, str]] = []
+        #: figures whose images are still to be drawn: (index in ``html``, figure, the HTML
+        #: before and after the image's data)
+        self._figures: list[tuple[int, Any, str, str]] = []
 
     def heading(self, text: str, level: int = 2) -> None:
         text = cite(text)
@@ -137,17 +140,24 @@ class _Doc:
         self.n_tables += 1
 
     def figure(self, fig: Any, caption: str, alt: str) -> None:
+        """A figure; its image is drawn by :meth:`draw_figures`, with all the others."""
         caption = cite(caption)
-        data = base64.b64encode(figures.png_bytes(fig)).decode("ascii")
         content = content_of(fig)
         plotted = "" if content is None else f"data-content='{digest(content)}' "
-        self.html.append(
-            f"<figure><img alt='{html.escape(alt, quote=True)}' {plotted}"
-            f"src='data:image/png;base64,{data}'/>"
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
-        )
+        head = f"<figure><img alt='{html.escape(alt, quote=True)}' {plotted}"
+        tail = f"'/><figcaption>{html.escape(caption)}</figcaption></figure>"
+        self._figures.append((len(self.html), fig, head, tail))
+        self.html.append("")  # the figure's place, filled by draw_figures
         self.md.append(f"*Figure ({alt}), embedded in report.html: {caption}*\n")
         self.n_figures += 1
+
+    def draw_figures(self) -> None:
+        """Put every figure's PNG into the HTML: drawn as one batch (:func:`figures.png_all`)."""
+        images = figures.png_all([fig for _, fig, _, _ in self._figures])
+        for (at, _, head, tail), data in zip(self._figures, images, strict=True):
+            encoded = base64.b64encode(data).decode("ascii")
+            self.html[at] = f"{head}src='data:image/png;base64,{encoded}{tail}"
+        self._figures = []
 
     def open_details(self, summary: str, is_open: bool = False) -> None:
         """A collapsible block (HTML ``<details>``); in Markdown a bold line."""
@@ -693,6 +703,7 @@ def render(
         procedure.procedure_sections(doc, v, fits)
     _analyses_sections(doc, analyses)
     _glossary_section(doc, protocol)
+    doc.draw_figures()
     title = f"tailgate report: {v['study']}"
     header = (
         f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. "
