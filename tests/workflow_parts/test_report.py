@@ -682,19 +682,28 @@ def test_glossary_names_the_papers_and_defines_the_references(inputs, tmp_path):
     assert "## Glossary" in md and "- **Zhou 2026**: L. Zhou, Tail-Shape" in md
 
 
-def test_report_renders_byte_identically_twice(inputs, tmp_path):
+def test_report_renders_byte_identically_twice(inputs, tmp_path, monkeypatch):
+    """Twice the same bytes, and again with its figures drawn two at a time (a report holds
+    at most ``FIGURE_BATCH`` undrawn)."""
+    import importlib
+
     from tailgate.stages.registered_plan import registered_plan_verdicts
+
+    rendering = importlib.import_module("tailgate.report.render")  # the module, not render()
 
     verdict, fits, power = inputs
     amended, chain, doc, _ = _amended_case(_study(**{"tolerances.mean": 0.05}))
     reg = registered_plan_verdicts(amended, chain, [doc])
     out = []
-    for name in ("a", "b"):
+    for name in ("a", "b", "batches of 2"):
+        if name == "batches of 2":
+            monkeypatch.setattr(rendering, "FIGURE_BATCH", 2)
         d = tmp_path / name
         d.mkdir()
-        render(verdict, fits, power, d / "r.html", d / "r.md", registered_plan=reg)
+        result = render(verdict, fits, power, d / "r.html", d / "r.md", registered_plan=reg)
         out.append(((d / "r.html").read_bytes(), (d / "r.md").read_bytes()))
-    assert out[0] == out[1]
+    assert result.n_figures > 2
+    assert out[0] == out[1] == out[2]
     # no time of rendering: the only time in the report is the amendment's, from the lock
     for text in out[0]:
         assert set(re.findall(rb"\d{4}-\d\d-\d\dT[\d:.]+Z", text)) == {b"2026-06-20T10:00:00Z"}

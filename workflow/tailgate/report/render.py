@@ -92,6 +92,11 @@ def _anchor(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+#: figures a report holds undrawn at most: they are drawn as a batch, split between processes
+#: (:func:`figures.png_all`), and then let go
+FIGURE_BATCH = 32
+
+
 class _Doc:
     """Parallel HTML and Markdown bodies; every text passes through :func:`cite`."""
 
@@ -150,6 +155,8 @@ class _Doc:
         self.html.append("")  # the figure's place, filled by draw_figures
         self.md.append(f"*Figure ({alt}), embedded in report.html: {caption}*\n")
         self.n_figures += 1
+        if len(self._figures) >= FIGURE_BATCH:  # a study of many conditions: bounded memory
+            self.draw_figures()
 
     def draw_figures(self) -> None:
         """Put every figure's PNG into the HTML: drawn as one batch (:func:`figures.png_all`)."""
