@@ -236,19 +236,21 @@ def png_all(figs: Sequence[Figure]) -> list[bytes]:
     if not _PIXELS.get():
         return [b"" for _ in figs]
     seen = _RENDERED.get()
-    keys = [None if seen is None else _same_figure(f) for f in figs]
-    first: dict[str, int] = {}
-    draw = []
+    if seen is None:  # every figure is drawn
+        return rasterise(figs, _PROCESSES.get())
+    keys = [_same_figure(f) for f in figs]
+    drawing: set[str] = set()
+    draw = []  # a figure without a recorded content, or the first of its content not yet seen
     for i, key in enumerate(keys):
-        if key is None or (key not in first and key not in (seen or {})):
+        if key is None or (key not in seen and key not in drawing):
             draw.append(i)
             if key is not None:
-                first[key] = i
-    drawn = dict(zip(draw, rasterise([figs[i] for i in draw], _PROCESSES.get()), strict=True))
-    for i, data in drawn.items():
-        if seen is not None and keys[i] is not None:
+                drawing.add(key)
+    images = dict(zip(draw, rasterise([figs[i] for i in draw], _PROCESSES.get()), strict=True))
+    for i, data in images.items():
+        if keys[i] is not None:
             seen[keys[i]] = data
-    return [drawn[i] if i in drawn else seen[keys[i]] for i in range(len(figs))]  # type: ignore[index]
+    return [images[i] if i in images else seen[key] for i, key in enumerate(keys)]
 
 
 def write_png(fig: Figure, path: str | os.PathLike[str]) -> None:

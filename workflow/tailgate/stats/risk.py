@@ -231,14 +231,14 @@ def bulk_bootstrap_scales(
     # one sub-block's counts (a last one holds up to BLAS_ROWS - 1 rows more)
     counts = np.empty((min(SUB_ROWS + BLAS_ROWS - 1, rows_max), n))
     window = np.empty((rows_max, n - lo))  # the block's counts over the ranks lo..n-1
-    by_prompt = np.empty(n, dtype=np.int64)
+    sorted_counts = np.empty(n, dtype=np.int64)  # one row's counts, in the sorted order
 
     def count(idx: np.ndarray, s0: int, s1: int) -> np.ndarray:
         """Counts over the sorted order of the block's rows s0..s1-1: each row's counts by
         prompt, then taken in the sorted order (the same integers as counting the ranks)."""
         w = counts[: s1 - s0]
         for i in range(s0, s1):
-            w[i - s0] = np.take(np.bincount(idx[i], minlength=n), order, out=by_prompt)
+            w[i - s0] = np.take(np.bincount(idx[i], minlength=n), order, out=sorted_counts)
         return w
 
     for b in range(-(-n_boot // BLOCK)):
