@@ -48,9 +48,10 @@ def audit_once(workflow: Path, results: Path, extra: list[str]) -> tuple[float, 
 
 def checkout_workflow(rev: str, dest: Path) -> Path:
     """The ``workflow/`` folder (package and rule scripts) of git revision ``rev`` under
-    ``dest``."""
+    ``dest``, with its ``Snakefile`` and ``envs/`` beside it (``--reproduce`` runs the DAG of
+    the code it audits with)."""
     data = subprocess.run(
-        ["git", "archive", "--format=tar", rev, "workflow"],
+        ["git", "archive", "--format=tar", rev, "workflow", "Snakefile", "envs"],
         cwd=REPO, capture_output=True, check=True,
     ).stdout  # fmt: skip
     with tarfile.open(fileobj=BytesIO(data)) as tar:

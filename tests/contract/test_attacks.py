@@ -326,10 +326,17 @@ def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj):
     assert proj.verdict()["h1"]["verdict"] == "PASS"
     code, out = proj.audit()
     assert code == 0, out  # consistent forgery of stored statistics: only a re-run sees it
+    # the re-run leaves the report to the report check, but a report file must be there
+    from tailgate.provenance import record_path
+
+    md = proj.results / "report.md"
+    record_path(md, proj.results).unlink()
+    md.unlink()
     code, out = proj.audit("--reproduce")
     assert code == AUDIT_FAILED
     assert f"{rel(proj, proj.results / rel_)}: differs from its reproduction" in out
     assert "verdict.json: differs from its reproduction" in out
+    assert f"{rel(proj, md)}: missing from the results (the report rule makes it)" in out
 
 
 # 7. the code

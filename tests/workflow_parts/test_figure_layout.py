@@ -336,7 +336,7 @@ from tailgate.report import raster
 
 log = Path(sys.argv[1])
 one = [raster.png(f) for f in _all_figures().values()]
-assert raster._can_fork(), "a fresh interpreter has one thread"
+assert raster.can_fork(), "a fresh interpreter has one thread"
 draw = raster.png
 
 def logged(fig):

@@ -329,17 +329,25 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
-    report = audit(
-        args.results_dir,
-        prereg=args.prereg,
-        expected_hash=args.expected_hash,
-        no_git=args.no_git,
-        tsa_cert=args.tsa_cert,
-    )
+    options = {
+        "prereg": args.prereg,
+        "expected_hash": args.expected_hash,
+        "no_git": args.no_git,
+        "tsa_cert": args.tsa_cert,
+    }
     if args.reproduce:
-        from tailgate.prereg.reproduce import reproduce
+        from tailgate.forked import Forked
+        from tailgate.prereg.reproduce import reproduce, with_reproduction
 
-        report = reproduce(report, cores=args.cores, keep=args.keep, generate=args.generate)
+        # the plain audit reads the stored files only: it runs beside the re-run, which
+        # writes nothing but its scratch project
+        with Forked(lambda: audit(args.results_dir, **options)) as plain:
+            check, unproven = reproduce(
+                args.results_dir, cores=args.cores, keep=args.keep, generate=args.generate
+            )
+            report = with_reproduction(plain.result(), check, unproven)
+    else:
+        report = audit(args.results_dir, **options)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -29,8 +29,11 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
   CPU-sized model re-generates in seconds to minutes; another device may round a logit
   differently and sample another token, which then fails as a differing generation.
 
-Every file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times differ
-by nature) is then compared with its reproduction (:mod:`tailgate.prereg.compare`): byte for byte
+The re-run stops before the report: the plain audit's report check renders the report from the
+stored statistics and compares it with the stored one, and the re-run shows those statistics to
+be what the data give (rendering the report again would prove nothing more; it must be there).
+Every other file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times
+differ by nature) is compared with its reproduction (:mod:`tailgate.prereg.compare`): byte for byte
 when the versions recorded with the file are the auditor's (runs are byte-identical across cores
 and reruns, so any difference means the stored results were not made by this code from this data
 under this registration); by decoded value otherwise — tables and statistics with floats within
@@ -249,17 +252,28 @@ def _check_computed(study: Any, rd: Path, out: Path, taken: Taken) -> tuple[list
 
 
 def _snakemake(root: Path, cores: int, log: Path, *extra: str) -> tuple[int, str, float]:
-    """Run the auditor's workflow in ``root``; return the exit status, the log's last lines and
-    the seconds it took."""
+    """Run the auditor's workflow in ``root`` (to the end: up to the verdict, as
+    :data:`REPORT_RULE` is left to the report check); return the exit status, the log's last
+    lines and the seconds it took."""
+    # Snakemake 9 runs every job of the DAG when --omit-from comes with --until
+    omit = () if "--until" in extra else ("--omit-from", REPORT_RULE)
     cmd = [
         sys.executable, "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
-        "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules", *extra,
+        "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules", *omit, *extra,
     ]  # fmt: skip
     started = time.perf_counter()
     with open(log, "a", encoding="utf-8") as fh:
         res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, cwd=root)
     wall = time.perf_counter() - started
     return res.returncode, log.read_text(encoding="utf-8", errors="replace")[-1500:], wall
+
+
+#: the rule that renders the report from the verdict and the statistics. The re-run stops
+#: before it: the plain audit's report check renders the report from the stored statistics and
+#: compares it with the stored one, and the re-run shows those statistics to be what the data
+#: give, so the stored report is the re-run's too; rendering it a second time (a serial job at
+#: the end of the DAG, most of it drawing figures) would prove nothing more.
+REPORT_RULE = "report"
 
 
 def _write_config(prereg: Path, dest: Path, name: str) -> None:
@@ -273,26 +287,31 @@ def _write_config(prereg: Path, dest: Path, name: str) -> None:
 
 
 def reproduce(
-    report: AuditReport,
+    results_dir: Path,
     *,
     cores: int = 2,
     keep: str | Path | None = None,
     generate: bool = False,
-) -> AuditReport:
-    """``report`` plus a ``reproduce`` check (module docstring); ``generate``: re-generate a
-    transformers study's prompts and generations too, instead of starting from them."""
-    rd = report.results_dir
+) -> tuple[Check, list[str]]:
+    """The ``reproduce`` check of ``results_dir`` and what it could not prove (module
+    docstring); ``generate``: re-generate a transformers study's prompts and generations too,
+    instead of starting from them."""
+    rd = Path(results_dir)
     prereg = _prereg_of(rd)
     try:
         study = load(prereg)
     except TailgateError as exc:
-        return replace(report, checks=[*report.checks, Check("reproduce", "not run", [str(exc)])])
+        return Check("reproduce", "not run", [str(exc)]), []
     scratch = Path(keep) if keep is not None else Path(tempfile.mkdtemp(prefix="tailgate-repro-"))
     try:
-        check, unproven = _run(rd, study, prereg, scratch, cores, generate)
+        return _run(rd, study, prereg, scratch, cores, generate)
     finally:
         if keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def with_reproduction(report: AuditReport, check: Check, unproven: list[str]) -> AuditReport:
+    """``report`` with the ``reproduce`` check after its own and what that could not prove."""
     return replace(
         report,
         checks=[*report.checks, check],
@@ -349,7 +368,7 @@ def _run(
         code, tail, wall = _snakemake(root, cores, log)
         if code != 0:
             return _failed(rd, code, tail, notes), []
-        return _compare_all(rd, out, notes, wall, cores, []), []
+        return _compare_all(rd, out, study, notes, wall, cores, []), []
     home = project_root(prereg)
     if generate and (missing := _generating_models(study, home)):
         fails = [f"{rd}: cannot re-generate here: {m}" for m in missing]
@@ -402,21 +421,33 @@ def _run(
     code, tail, then = _snakemake(root, cores, log)
     if code != 0:
         return _failed(rd, code, tail, notes), taken.unproven
-    check = _compare_all(rd, out, notes, first + then, cores, copy_fails)
+    check = _compare_all(rd, out, study, notes, first + then, cores, copy_fails)
     return check, taken.unproven
 
 
 def _compare_all(
-    rd: Path, out: Path, notes: list[str], wall: float, cores: int, fails: list[str]
+    rd: Path, out: Path, study: Any, notes: list[str], wall: float, cores: int, fails: list[str]
 ) -> Check:
-    """Compare every file of the study with the scratch project's ``out`` (module docstring)."""
+    """Compare every file of the study with the scratch project's ``out`` (module docstring);
+    the report's files are the report check's (:data:`REPORT_RULE`), and must be there."""
+    from tailgate.stages.report import rerendered
+
     own = {LEDGER}  # each run keeps its own history
     mine, theirs = set(_files(rd)) - own, set(_files(out)) - own
-    for rel in sorted(mine | theirs):
-        if rel not in theirs:
+    report = set(rerendered(study).values())
+    for rel in sorted(mine | theirs | report):
+        if rel in report:
+            if rel not in mine:
+                fails.append(f"{rd / rel}: missing from the results (the report rule makes it)")
+        elif rel not in theirs:
             fails.append(f"{rd / rel}: not produced when the workflow is re-run")
         elif rel not in mine:
             fails.append(f"{rd / rel}: missing from the results (the re-run produces it)")
+    if report & mine:
+        notes.append(
+            "the report: re-rendered from the stored statistics by the report check, which "
+            "this re-run reproduced"
+        )
     both = sorted(mine & theirs)
     found = compare_made(
         rd, [(rel, out / rel) for rel in both], "differs from its reproduction", rerun=True
@@ -424,7 +455,7 @@ def _compare_all(
     notes.append(f"re-run took {wall:.0f} s on {cores} core(s)")
     return Check(
         "reproduce",
-        f"{len(mine)} file(s) compared with a re-run from the data, {found.mode}",
+        f"{len(both)} file(s) compared with a re-run from the data, {found.mode}",
         [*fails, *found.failures],
         notes,
     )

@@ -7,9 +7,8 @@ PNG bytes of a figure do not depend on the process that draws it (the same code,
 inputs, no state shared between figures), so a report is the same bytes whatever the number of
 processes; the tests compare both ways.
 
-:func:`rasterise` forks only where that is safe: on Linux (a fork after the macOS system
-frameworks is not), from a process with no other Python thread (a lock another thread holds at
-the fork would stay held in the child). Anywhere else, and when a child fails, the figures are
+:func:`rasterise` forks only where that is safe (:func:`tailgate.forked.can_fork`: on Linux,
+from a process with no other Python thread). Anywhere else, and when a child fails, the figures are
 drawn one after another in this process, which is what a child does too.
 """
 
@@ -18,15 +17,15 @@ from __future__ import annotations
 import io
 import os
 import signal
-import sys
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from typing import IO
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import imsave
+
+from tailgate.forked import can_fork, fork_child
 
 __all__ = ["MAX_PROCESSES", "available_processes", "png", "rasterise"]
 
@@ -63,17 +62,13 @@ def available_processes() -> int:
     return max(1, min(cpus, MAX_PROCESSES))
 
 
-def _can_fork() -> bool:
-    return sys.platform.startswith("linux") and threading.active_count() == 1
-
-
 def rasterise(figs: Sequence[Figure], processes: int = 1) -> list[bytes]:
     """:func:`png` of every figure, drawn by up to ``processes`` processes (this one and forked
     children, each a share of the figures); the same bytes as drawing them one by one. A
     figure is drawn once in this process or never (a second draw of a figure with constrained
     layout may lay it out again): the share of a child that fails is drawn here."""
     n = min(int(processes), len(figs))
-    forks = n > 1 and len(figs) <= _MAX_QUEUED and _can_fork()
+    forks = n > 1 and len(figs) <= _MAX_QUEUED and can_fork()
     drawn = _forked(figs, n) if forks else [None] * len(figs)
     return [png(f) if data is None else data for f, data in zip(figs, drawn, strict=True)]
 
@@ -88,27 +83,19 @@ def _forked(figs: Sequence[Figure], n: int) -> list[bytes | None]:
     os.write(queue_w, b"".join(i.to_bytes(_INDEX, "little") for i in range(len(figs))))
     os.close(queue_w)
     children: list[tuple[int, IO[bytes]]] = []
-    sys.stdout.flush()  # nothing buffered here is written again by a child
-    sys.stderr.flush()
+
+    def draw_share(sink: IO[bytes]) -> None:  # a child: draw what it takes, write it
+        for i in _taken(queue_r):
+            data = png(figs[i])
+            sink.write(i.to_bytes(_INDEX, "little") + len(data).to_bytes(8, "little"))
+            sink.write(data)
+        sink.flush()
+
     try:
         for _ in range(n - 1):
             # a file, not a pipe: a child never waits for this process to read what it drew
             sink = tempfile.TemporaryFile()
-            pid = os.fork()
-            if pid == 0:  # the child: draw what it takes, write it, leave without cleanup
-                code = 1
-                try:
-                    for i in _taken(queue_r):
-                        data = png(figs[i])
-                        sink.write(i.to_bytes(_INDEX, "little") + len(data).to_bytes(8, "little"))
-                        sink.write(data)
-                    sink.flush()
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    code = 0
-                finally:
-                    os._exit(code)
-            children.append((pid, sink))
+            children.append((fork_child(lambda sink=sink: draw_share(sink)), sink))
         for i in _taken(queue_r):
             out[i] = png(figs[i])
         while children:
