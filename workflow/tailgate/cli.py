@@ -695,7 +695,8 @@ def build_parser() -> argparse.ArgumentParser:
         "registration's input files, that one code made every artifact, the realised design and "
         "its deviations, every recorded verdict (re-derived from stored statistics) and the "
         "report (re-rendered). --reproduce also re-runs every derived stage from the data with "
-        "your code and compares every file. Exit 0 if all checks pass, 4 otherwise.\n\n"
+        "your code, up to the verdict, and compares every file (the report's are the report "
+        "check's). Exit 0 if all checks pass, 4 otherwise.\n\n"
         "example: tailgate audit results/mystudy --expected-hash <published entry hash>",
     )
     p.add_argument("results_dir", metavar="RESULTS_DIR", help="results/<study>")
