@@ -14,10 +14,13 @@ condition (the pairs of paired resampling), and each imported score's range.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tailgate.prereg.design import exceedances_at
 from tailgate.prereg.pins import project_root
+
+if TYPE_CHECKING:
+    from tailgate.generate.importer import ImportedRows
 
 __all__ = ["import_findings", "tie_findings"]
 
@@ -79,9 +82,7 @@ def import_findings(study: Any) -> list[str]:
     return lines
 
 
-def tie_findings(
-    study: Any, rows: list[dict[str, Any]], columns: list[tuple[str, str]]
-) -> list[str]:
+def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]]) -> list[str]:
     """Ties at the band's quantiles in the imported scores (lattice data such as 0–4 grades),
     found before the freeze: with the registered threshold rule ``strict`` the values tied at the
     threshold are dropped and ξ̂ is biased, so the line suggests ``ties: half_step``
@@ -97,7 +98,7 @@ def tie_findings(
     for scorer, column in columns:
         hits = []
         for cond in study.conditions():
-            x = np.asarray([r[column] for r in rows if r["condition"] == cond["name"]], dtype=float)
+            x = rows.scores[column][rows.of(cond["name"])]
             if x.size < 2:
                 continue
             for q in band:
