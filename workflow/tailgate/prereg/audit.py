@@ -215,10 +215,70 @@ def audit(
     # the report is re-rendered beside the other checks, which do not read what it computes
     # (most of the audit's time: its figures); it is still listed last
     with Forked(_report_checks, rd, study) as report:
-        return _audit_rest(
-            rd, prereg_path, lock_path, lock, study, expected_hash, no_git, tsa_cert, checks,
-            report,
-        )  # fmt: skip
+        if expected_hash is not None:
+            checks.append(
+                _guarded(
+                    checks,
+                    "published hash",
+                    lock_path,
+                    _check_published,
+                    expected_hash,
+                    lock,
+                    lock_path,
+                )
+            )
+
+        records = _guarded(checks, "artifacts", rd / "provenance", _records, rd, checks)
+        environment = _guarded(checks, "environment", rd, _check_environment, records)
+        first = _guarded(checks, "artifacts", rd / "provenance", _first_artifact, records)
+
+        # 4. git
+        checks.append(
+            _guarded(
+                checks, "git", lock_path, _check_git, prereg_path, lock_path, lock, first, no_git
+            )
+        )
+
+        if lock is not None and (tsa_cert is not None or lock.timestamps):
+            checks.append(
+                _guarded(
+                    checks,
+                    "trusted timestamps",
+                    lock_path,
+                    _check_timestamps,
+                    lock,
+                    tsa_cert,
+                    first,
+                )
+            )
+
+        # 5-8. files, inputs, production head, code
+        if records is not None:
+            checks.extend(
+                _guarded(
+                    checks, "artifacts", rd, _check_artifacts, rd, records, lock, lock_path, first
+                )
+                or []
+            )
+            checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
+            checks.append(_guarded(checks, "runtime", rd / "provenance", _check_runtime, records))
+            checks.append(
+                _guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd, lock)
+            )
+            checks.append(_guarded(checks, "confirmatory", rd, _check_confirmatory, rd, records))
+
+        # 9-11. realised design, verdicts, report
+        if study is not None:
+            checks.append(
+                _guarded(
+                    checks, "realised design", rd / "verdict.json", _check_realised, rd, study, lock
+                )
+            )
+        checks.extend(
+            _guarded(checks, "verdicts", rd, _check_verdicts, rd, study, prereg_path) or []
+        )
+        checks.extend(report.result())
+        return AuditReport(rd, [c for c in (environment, *checks) if c is not None])
 
 
 def _report_checks(rd: Path, study: Study | None) -> list[Check]:
@@ -228,71 +288,6 @@ def _report_checks(rd: Path, study: Study | None) -> list[Check]:
     checks: list[Check] = []
     check = _guarded(checks, "report", rd / "report.html", _check_report, rd, study)
     return [*checks, *([check] if check is not None else [])]
-
-
-def _audit_rest(
-    rd: Path,
-    prereg_path: Path,
-    lock_path: Path,
-    lock: Lock | None,
-    study: Study | None,
-    expected_hash: str | None,
-    no_git: bool,
-    tsa_cert: str | Path | None,
-    checks: list[Check],
-    report: Forked[list[Check]],
-) -> AuditReport:
-    """The checks after the pre-registration's (:func:`audit`), the report's last."""
-    if expected_hash is not None:
-        checks.append(
-            _guarded(
-                checks,
-                "published hash",
-                lock_path,
-                _check_published,
-                expected_hash,
-                lock,
-                lock_path,
-            )
-        )
-
-    records = _guarded(checks, "artifacts", rd / "provenance", _records, rd, checks)
-    environment = _guarded(checks, "environment", rd, _check_environment, records)
-    first = _guarded(checks, "artifacts", rd / "provenance", _first_artifact, records)
-
-    # 4. git
-    checks.append(
-        _guarded(checks, "git", lock_path, _check_git, prereg_path, lock_path, lock, first, no_git)
-    )
-
-    if lock is not None and (tsa_cert is not None or lock.timestamps):
-        checks.append(
-            _guarded(
-                checks, "trusted timestamps", lock_path, _check_timestamps, lock, tsa_cert, first
-            )
-        )
-
-    # 5-8. files, inputs, production head, code
-    if records is not None:
-        checks.extend(
-            _guarded(checks, "artifacts", rd, _check_artifacts, rd, records, lock, lock_path, first)
-            or []
-        )
-        checks.append(_guarded(checks, "code", rd / "provenance", _check_code, records))
-        checks.append(_guarded(checks, "runtime", rd / "provenance", _check_runtime, records))
-        checks.append(_guarded(checks, "run ledger", rd / "runs.jsonl", _check_ledger, rd, lock))
-        checks.append(_guarded(checks, "confirmatory", rd, _check_confirmatory, rd, records))
-
-    # 9-11. realised design, verdicts, report
-    if study is not None:
-        checks.append(
-            _guarded(
-                checks, "realised design", rd / "verdict.json", _check_realised, rd, study, lock
-            )
-        )
-    checks.extend(_guarded(checks, "verdicts", rd, _check_verdicts, rd, study, prereg_path) or [])
-    checks.extend(report.result())
-    return AuditReport(rd, [c for c in (environment, *checks) if c is not None])
 
 
 #: what a damaged file can raise while a check reads it
