@@ -120,19 +120,41 @@ def test_json_values_compare_by_path() -> None:
     assert not compare_values({"a": 1}, {"b": 1}, exact=False).same
 
 
-def test_the_report_is_compared_without_its_pixels_but_with_what_they_plot(
+def _png(shift: int = 0, text: str = "") -> str:
+    """A small plot-like picture (base64): a line, moved ``shift`` pixels, and ``text``."""
+    import base64
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (200, 100), "white")
+    draw = ImageDraw.Draw(img)
+    draw.line([(10 + shift, 90), (190 + shift, 10)], fill="black", width=2)
+    if text:
+        draw.text((40, 30), text, fill="green", font=ImageFont.load_default(size=30))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def test_the_report_is_compared_by_text_what_its_figures_plot_and_their_pixels(
     tmp_path: Path,
 ) -> None:
+    """Under other versions an embedded picture drawn a pixel apart passes, one that reads
+    something else fails; under the same versions it must be the same bytes."""
     page = "<p>KILL</p><img alt='power' data-content='{d}' src='data:image/png;base64,{b}'/>"
     a = tmp_path / "a.html"
     b = tmp_path / "b.html"
-    a.write_text(page.format(d="1" * 64, b="iVBORw0KGgoAAA="))
-    b.write_text(page.format(d="1" * 64, b="iVBORw0KGgoBBB="))
+    a.write_text(page.format(d="1" * 64, b=_png()))
+    b.write_text(page.format(d="1" * 64, b=_png(shift=1)))
     assert report_text(a.read_text()) == report_text(b.read_text())
     assert compare_files(a, b, exact=False).same
     (diff,) = compare_files(a, b, exact=True).differences  # same versions: the pixels too
     assert diff == "same values, different embedded images under the same versions"
-    b.write_text(page.format(d="2" * 64, b="iVBORw0KGgoAAA="))
+    b.write_text(page.format(d="1" * 64, b=_png(text="H1 PASS")))
+    (diff,) = compare_files(a, b, exact=False).differences
+    assert diff.startswith("embedded picture 1: ") and "of its pixels differ" in diff
+    b.write_text(page.format(d="2" * 64, b=_png()))
     (diff,) = compare_files(a, b, exact=False).differences
     assert diff.startswith("text line 1:") and "1111" in diff and "2222" in diff
 
@@ -140,10 +162,11 @@ def test_the_report_is_compared_without_its_pixels_but_with_what_they_plot(
 def test_a_rerun_under_other_versions_compares_plotted_floats_not_their_digests(
     tmp_path: Path,
 ) -> None:
-    page = "<p>KILL</p><img alt='xi' data-content='{d}' src='data:image/png;base64,AAA='/>"
+    picture = _png()
+    page = "<p>KILL</p><img alt='xi' data-content='{d}' src='data:image/png;base64,{b}'/>"
     a, b = tmp_path / "a.html", tmp_path / "b.html"
-    a.write_text(page.format(d="1" * 64))
-    b.write_text(page.format(d="2" * 64))
+    a.write_text(page.format(d="1" * 64, b=picture))
+    b.write_text(page.format(d="2" * 64, b=picture))
     assert compare_files(a, b, exact=False, rerun=True).same
     assert not compare_files(a, b, exact=False).same  # re-rendered from the same statistics
     xi = 0.3109078980568384

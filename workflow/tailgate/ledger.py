@@ -209,6 +209,17 @@ def run_environments(results: Path, since: str | None) -> list[dict[str, str]]:
     return sorted(found, key=lambda e: json.dumps(e, sort_keys=True))
 
 
+def _environments(results: Path, since: str | None) -> list[dict[str, str]]:
+    """:func:`run_environments`, or this process's where a damaged record stops it (the audit
+    then names that record)."""
+    from tailgate.environment import current
+
+    try:
+        return run_environments(results, since)
+    except Exception:  # the run's line is kept whatever a record holds
+        return [current()]
+
+
 def _time_of(line: str) -> str | None:
     """The time a ledger line records (None where it is damaged)."""
     try:
@@ -276,7 +287,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "failed": failed,
         **(run_summary(verdict) if outcome == "success" else {"answer": None, "verdicts": None}),
         # the environments its jobs ran in: the audit's comparison mode is the run's
-        "environments": run_environments(results, since),
+        "environments": _environments(results, since),
         "snakemake_log": str(log) if log else None,
     }
     line = json.dumps(run, sort_keys=True, ensure_ascii=True, separators=(",", ":"))

@@ -20,9 +20,9 @@ What is re-made, in the rules' order (``workflow/rules/``):
   the re-made ``verdict.json`` as :mod:`tailgate.ledger` writes them.
 
 A file a rule makes that is missing fails, naming the rule (once the outcome exists: a results
-folder that holds a verdict, a report or a successful run). Re-fitting, re-scoring and
-re-generating, which the stored statistics stand for here, are ``--reproduce``'s job
-(:mod:`tailgate.audit.reproduce`).
+folder that holds a verdict or a report, or whose ledger recorded a run's answer).
+Re-fitting, re-scoring and re-generating, which the stored statistics stand for here, are
+``--reproduce``'s job (:mod:`tailgate.audit.reproduce`).
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ class Remade:
 
 
 def outcome_exists(rd: Path) -> bool:
-    """Whether the results folder holds the outcome: a verdict, a report, or a ledger run
-    that succeeded (then every file the outcome's rules make must be there)."""
+    """Whether the results folder holds the outcome: a verdict or a report, or a ledger run
+    that recorded an answer (then every file the outcome's rules make must be there). A run
+    of part of the workflow (its fits, say) has no outcome yet."""
     from tailgate.ledger import LEDGER
 
     if any((rd / name).exists() for name in _OUTCOME_FILES):
@@ -83,7 +84,7 @@ def outcome_exists(rd: Path) -> bool:
             run = json.loads(line)
         except ValueError:
             continue
-        if isinstance(run, dict) and run.get("outcome") == "success":
+        if isinstance(run, dict) and (run.get("answer") or run.get("verdicts")):
             return True
     return False
 
@@ -214,9 +215,9 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool
 
 
 def _replicates(bulk: dict[str, Path], scale: str) -> dict[str, Any]:
-    from tailgate.stages.gates import _replicates as read
+    from tailgate.stages.gates import bulk_replicates
 
-    return {c: read(p, scale) for c, p in bulk.items()}
+    return {c: bulk_replicates(p, scale) for c, p in bulk.items()}
 
 
 def _render(

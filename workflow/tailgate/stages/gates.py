@@ -30,6 +30,7 @@ from .common import band, open_stage, qkey, read_json
 
 __all__ = [
     "bulk_equivalences",
+    "bulk_replicates",
     "evaluate",
     "gates_stage",
     "summaries_from_fits",
@@ -133,7 +134,8 @@ def evaluate(
     )
 
 
-def _replicates(path: str | os.PathLike[str], scale: str) -> tuple[np.ndarray, np.ndarray]:
+def bulk_replicates(path: str | os.PathLike[str], scale: str) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and TVaR bootstrap replicates of one condition on ``scale``."""
     try:
         t = read_parquet(path, columns=[f"mean_{scale}", f"tvar_{scale}"])
     except (OSError, KeyError, ValueError) as exc:
@@ -220,7 +222,7 @@ def gates_stage(
     ctx = open_stage(prereg, results, plan)
     names = ctx.study.protocol_conditions()
     docs = {c: read_json(fits[c], "fits") for c in names}
-    reps = {c: _replicates(bulk[c], scale) for c in names}
+    reps = {c: bulk_replicates(bulk[c], scale) for c in names}
     doc = gates_document(ctx.study, scorer, scale, docs, reps)
     write_json(out, doc)
     ctx.record(out, inputs=[*(fits[c] for c in names), *(bulk[c] for c in names)])
