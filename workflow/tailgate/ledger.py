@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_text
+from tailgate.errors import DamagedFileError
 from tailgate.joblog import jobs_from_log
+from tailgate.safe_read import load_json, loads_json, read_text
 
 __all__ = [
     "LEDGER",
@@ -44,21 +46,32 @@ def _line_hash(line: str) -> str:
     return hashlib.sha256(line.encode()).hexdigest()
 
 
+def ledger_text(results: str | Path) -> str:
+    """The ledger's text ("" when there is none), read as a regular file of bounded size
+    (:mod:`tailgate.safe_read`: a pipe or a device is a damaged ledger, never a wait)."""
+    path = Path(results) / LEDGER
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return ""
+
+
+def _parse(line: str, path: Path, i: int) -> Any:
+    """One ledger line as JSON (None when it is not JSON or nested too deep)."""
+    try:
+        return loads_json(line, f"{path}, line {i}")
+    except DamagedFileError:
+        return None
+
+
 def read_ledger(results: str | Path) -> list[dict[str, Any]]:
     """The ledger's runs, oldest first ([] when there is none)."""
-    from tailgate.errors import DamagedFileError
-
     path = Path(results) / LEDGER
-    if not path.is_file():
-        return []
     runs = []
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
+    for i, line in enumerate(ledger_text(results).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            run = json.loads(line)
-        except json.JSONDecodeError:
-            run = None
+        run = _parse(line, path, i)
         if not isinstance(run, dict) or not {"run", "time", "outcome"} <= run.keys():
             raise DamagedFileError(
                 f"{path}, line {i}: damaged run ledger line (not a run record). Fix: restore "
@@ -71,10 +84,7 @@ def read_ledger(results: str | Path) -> list[dict[str, Any]]:
 def ledger_head(results: str | Path) -> dict[str, Any] | None:
     """The ledger's last line as ``{"runs": n, "line_sha256": …}`` (None without a ledger):
     what an amendment records, so that runs removed or rewritten after it are found."""
-    path = Path(results) / LEDGER
-    if not path.is_file():
-        return None
-    lines = [x for x in path.read_text().splitlines() if x.strip()]
+    lines = [x for x in ledger_text(results).splitlines() if x.strip()]
     if not lines:
         return None
     return {"runs": len(lines), "line_sha256": _line_hash(lines[-1])}
@@ -84,8 +94,7 @@ def missing_heads(results: str | Path, chain: list[dict[str, Any]]) -> list[str]
     """Each lock entry whose recorded ledger head (:func:`ledger_head`) is not a line of the
     ledger as it is now: the runs seen by that amendment were removed or rewritten since."""
     path = Path(results) / LEDGER
-    lines = path.read_text().splitlines() if path.is_file() else []
-    lines = [x for x in lines if x.strip()]
+    lines = [x for x in ledger_text(results).splitlines() if x.strip()]
     out = []
     for e in chain:
         head = e.get("ledger_head") if isinstance(e, dict) else None
@@ -105,14 +114,11 @@ def missing_heads(results: str | Path, chain: list[dict[str, Any]]) -> list[str]
 def verify_ledger(results: str | Path) -> list[str]:
     """Problems of the ledger's chain: each line names the hash of the line before it."""
     path = Path(results) / LEDGER
-    if not path.is_file():
-        return []
     problems, previous = [], None
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
-        try:
-            run = json.loads(line)
-        except json.JSONDecodeError:
-            problems.append(f"{LEDGER} line {i}: not JSON")
+    for i, line in enumerate(ledger_text(results).splitlines(), start=1):
+        run = _parse(line, path, i)
+        if run is None:
+            problems.append(f"{LEDGER} line {i}: not JSON (or nested too deep)")
             break
         if not isinstance(run, dict):
             problems.append(f"{LEDGER} line {i}: damaged (a JSON {type(run).__name__}, not a run)")
@@ -133,8 +139,10 @@ def _git_state(path: Path) -> dict[str, Any] | None:
 
 
 def _verdict(results: Path) -> dict[str, Any] | None:
-    path = results / "verdict.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    try:
+        return load_json(results / "verdict.json")
+    except FileNotFoundError:
+        return None
 
 
 def _verdicts(verdict: dict[str, Any] | None) -> list[dict[str, Any]] | None:
@@ -204,7 +212,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
     if not (records.is_dir() and any(records.glob("*.json"))):
         return None  # nothing was made: no history to keep, and no evidence of data
     path = results / LEDGER
-    old = path.read_text() if path.is_file() else ""
+    old = ledger_text(results)
     lines = [line for line in old.splitlines() if line.strip()]
     jobs, failed = jobs_from_log(log)
     head = verify_study(study)
