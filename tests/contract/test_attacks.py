@@ -567,7 +567,7 @@ def test_own_records_relabelled_as_derived_do_not_move_the_first_artifact(proj):
         times.append((doc["created"], doc["path"]))
         doc["kind"] = "derived"
         rec.write_text(json.dumps(doc))
-    from tailgate.prereg.audit import audit
+    from tailgate.audit import audit
 
     report = audit(proj.results)
     first = next(c for c in report.checks if c.name == "first artifact")

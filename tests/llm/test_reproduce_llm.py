@@ -123,7 +123,7 @@ def test_an_unloadable_judge_is_taken_as_recorded_and_listed_as_unproven(honest)
     assert "taken as they are" in item and "scores/hubnll/" in item
     check = next(c for c in honest.doc["checks"] if c["name"] == "reproduce")
     assert any("scores/hubnll/" in n for n in check["notes"])
-    from tailgate.prereg.audit import AuditReport
+    from tailgate.audit.findings import AuditReport
 
     text = AuditReport(Path("r"), [], cannot_prove=[item]).lines()
     assert text[-2:] == ["What this audit in particular cannot prove:", f"    - {item}"]

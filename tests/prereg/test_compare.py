@@ -1,4 +1,4 @@
-"""Comparison by content (tailgate.prereg.compare), figure content records and the environment."""
+"""Comparison by content (tailgate.audit.compare), figure content records, the environment."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tailgate.environment import numeric_differences, requirements, same_numerics
-from tailgate.prereg.compare import (
+from tailgate.audit.compare import (
     ULP_TOLERANCE,
     compare_files,
     compare_tables,
@@ -20,6 +19,7 @@ from tailgate.prereg.compare import (
     report_text,
     ulps,
 )
+from tailgate.environment import numeric_differences, requirements, same_numerics
 from tailgate.report.content import content_of, digest
 from tailgate.report.figures import power_figure, sidecar_path, write_power
 

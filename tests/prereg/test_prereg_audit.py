@@ -8,7 +8,6 @@ import json
 import pandas as pd
 import pytest
 from tailgate.atomic import write_parquet
-from tailgate.prereg import audit as audit_mod
 from tailgate.prereg import load
 from tailgate.prereg.evidence import data_evidence
 from tailgate.provenance import record, record_path
@@ -124,19 +123,22 @@ def test_expected_hash(with_data):
     assert code == 4 and "published hash" in out
 
 
-def test_registered_verdict_checks_run(with_data, monkeypatch):
-    import tailgate.prereg.verdict_checks as checks_mod
+def test_listed_verdict_checks_run(with_data, monkeypatch):
+    import tailgate.audit.verdicts as verdicts
 
-    monkeypatch.setattr(checks_mod, "_VERDICT_CHECKS", {})
     seen = []
 
     def ok(results_dir, study):
         seen.append((results_dir.name, study.name))
         return []
 
-    audit_mod.register_verdict_check("h1", ok)
+    monkeypatch.setattr(verdicts, "VERDICT_CHECKS", [("h1", ok)])
     assert run_audit(with_data)[0] == 0 and seen == [("study", "study")]
-    audit_mod.register_verdict_check("gates", lambda rd, s: [f"{rd}/gates.json: G1 differs"])
+    monkeypatch.setattr(
+        verdicts,
+        "VERDICT_CHECKS",
+        [("h1", ok), ("gates", lambda rd, s: [f"{rd}/gates.json: G1 differs"])],
+    )
     code, out = run_audit(with_data)
     assert code == 4 and "gates.json: G1 differs" in out
 

@@ -202,7 +202,7 @@ def test_under_other_versions_the_audit_rasterises_nothing_and_reads_what_figure
     """Pixels are compared only when the recorded versions are the auditor's: under another
     matplotlib no figure is drawn, and a plotted number changed in a sidecar still fails."""
     import tailgate.environment as environment
-    from tailgate.prereg.audit import audit
+    from tailgate.audit import audit
     from tailgate.report import figures
 
     mine = environment.current

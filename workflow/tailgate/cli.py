@@ -320,7 +320,7 @@ def _print_receipt(lock: Any, tagged: Any, *, after_data: bool = False) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from tailgate.prereg.audit import audit
+    from tailgate.audit import audit
 
     if args.generate and not args.reproduce:
         print(
@@ -336,8 +336,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         "tsa_cert": args.tsa_cert,
     }
     if args.reproduce:
+        from tailgate.audit.reproduce import reproduce, with_reproduction
         from tailgate.forked import Forked
-        from tailgate.prereg.reproduce import reproduce, with_reproduction
 
         # the plain audit reads the stored files only: it runs beside the re-run, which
         # writes nothing but its scratch project

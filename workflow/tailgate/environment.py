@@ -27,7 +27,6 @@ __all__ = [
     "current",
     "describe",
     "differences",
-    "environment_check",
     "environment_notes",
     "mode_line",
     "numeric_differences",
@@ -163,14 +162,6 @@ def mode_line(recorded_env: Mapping[str, str]) -> str:
         "statistics are compared as values (floats within the ULP tolerance), the report by "
         "its text and what its figures plot, and images against their own records"
     )
-
-
-def environment_check(records: Iterable[Any]) -> Any:
-    """The audit's first check: the recorded environment against the auditor's (notes only)."""
-    from tailgate.prereg.audit import Check
-
-    env = recorded(records)
-    return Check("environment", mode_line(env), notes=environment_notes(env))
 
 
 def describe(diffs: Iterable[tuple[str, str | None, str | None]]) -> str:

@@ -236,9 +236,8 @@ def export_mlflow(
     results: str | Path, *, tracking_uri: str | None = None, experiment: str | None = None
 ) -> ExportResult:
     """Log every ledger run of ``results`` (``results/<study>``) that the store lacks."""
-    from tailgate.prereg.audit import _prereg_of
     from tailgate.prereg.lock import read_lock
-    from tailgate.prereg.study import lock_path_for
+    from tailgate.prereg.study import lock_path_for, prereg_for
 
     client_cls = _mlflow()
     results = Path(results)
@@ -254,7 +253,7 @@ def export_mlflow(
             f"run to export. Fix: run the study with Snakemake first."
         )
     study = results.name
-    lock = read_lock(lock_path_for(_prereg_of(results)))
+    lock = read_lock(lock_path_for(prereg_for(results)))
     uri = tracking_uri or default_tracking_uri(results)
     if uri.startswith("file:") or "://" not in uri:
         # MLflow keeps its file store in maintenance mode behind this opt-in; a file store is

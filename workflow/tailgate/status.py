@@ -120,7 +120,7 @@ def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, An
         "audit": None,
     }
     if run_audit and lock is not None and results.is_dir():
-        from tailgate.prereg.audit import audit
+        from tailgate.audit import audit
 
         rep = audit(results, prereg=study.path)
         doc["audit"] = {

@@ -42,7 +42,7 @@ criteria outcomes — with provenance. ``verdict.json`` lists every criterion of
 2026's H1 included when the protocol is registered) in ``criteria`` and leads with the study's
 registered ``answer`` (:mod:`tailgate.prereg.answer`: H1, or named criteria of the analyses); the
 report draws the answer, the criteria table, a section per analysis and, with the protocol, the
-per-condition cards; the audit check ``analyses`` (:mod:`tailgate.analyses.audit`)
+per-condition cards; the audit check ``analyses`` (:mod:`tailgate.audit.criteria`)
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
 a module of this package, add it to ``KINDS`` and its parameter schema to
 ``$defs/analysis_<kind>`` of ``workflow/schemas/prereg.v1.schema.json`` (no ``default``

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tailgate.prereg.study import Study
+from tailgate.prereg.validated import Study
 
 from .criteria import Criterion, CriterionOutcome, StatisticRef, evaluate, parse_statistic
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import PreregError
-from tailgate.prereg.study import Study
+from tailgate.prereg.validated import Study
 
 from .base import AnalysisKind, Problem
 

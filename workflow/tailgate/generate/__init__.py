@@ -18,42 +18,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .spec import BACKENDS, DataInputError, condition_spec, shard_count
+
 __all__ = ["BACKENDS", "DataInputError", "condition_spec", "generate_shard", "shard_count"]
-
-BACKENDS = ("simulate", "import", "transformers")
-
-
-class DataInputError(ValueError):
-    """Bad user input for a data backend (a registration field or an imported file).
-
-    The message is one paragraph that names the file, the field or row, what is wrong and how
-    to fix it; command-line entry points print it without a traceback and exit with code 2.
-    """
-
-
-def condition_spec(study: Any, condition: str) -> dict[str, Any]:
-    """The registered entry of ``condition`` in ``study.data["conditions"]``."""
-    conditions = study.data.get("conditions") or []
-    for entry in conditions:
-        if entry.get("name") == condition:
-            return entry
-    names = ", ".join(repr(c.get("name")) for c in conditions) or "none"
-    raise DataInputError(
-        f"Condition {condition!r} is not registered in the pre-registration of study "
-        f"{study.name!r} (field `conditions[].name`; registered: {names}). Fix: use one of the "
-        f"registered names, or add the condition to the pre-registration and amend it."
-    )
-
-
-def shard_count(study: Any) -> int:
-    """Number of shards per condition (``generation.shards``, default 1)."""
-    shards = (study.data.get("generation") or {}).get("shards", 1)
-    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
-        raise DataInputError(
-            f"Field `generation.shards` of study {study.name!r} must be a positive integer, got "
-            f"{shards!r}. Fix: set `generation: {{shards: 4}}` (any integer >= 1)."
-        )
-    return shards
 
 
 def generate_shard(

@@ -61,10 +61,10 @@ import pyarrow as pa
 from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
 
-from . import DataInputError, condition_spec, shard_count
 from .harness import FORMATS as HARNESS_FORMATS
 from .harness import detect_format, read_harness
 from .shards import shard_indices
+from .spec import DataInputError, condition_spec, shard_count
 
 __all__ = [
     "FORMATS",
@@ -750,7 +750,7 @@ def generate_shard(
     ``preregistrations/``), exactly as its pin does; no operational setting in ``options`` can
     point the job at another file.
     """
-    from tailgate.prereg.pins import project_root
+    from tailgate.prereg.study import project_root
 
     cond_spec = condition_spec(study, condition)
     shards = shard_count(study)

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 from tailgate.errors import InputError
-from tailgate.generate import DataInputError
+from tailgate.generate.spec import DataInputError
 
 
 class ShardInputError(InputError, DataInputError):

@@ -73,8 +73,8 @@ from tailgate.stats.distributions import (
     norm_ppf,
 )
 
-from . import DataInputError, condition_spec, shard_count
 from .shards import shard_indices
+from .spec import DataInputError, condition_spec, shard_count
 
 __all__ = [
     "BULK_FAMILIES",

@@ -1,5 +1,5 @@
 """The pre-registration contract: schema, strict loading, canonical hash, lock, amendment chain,
-refusal guard and audit (DESIGN: "The pre-registration contract").
+refusal guard (DESIGN: "The pre-registration contract").
 
 Public entry points::
 
@@ -7,7 +7,6 @@ Public entry points::
     study = load("preregistrations/protocol-demo.yaml")  # validated, defaults applied, hashed
     from tailgate.prereg.guard import require_frozen     # refuse unless it matches its lock
     from tailgate.prereg.design import derived_design    # Eq. 2 of Zhou (2026)
-    from tailgate.prereg.verdict_checks import register_verdict_check
 """
 
 from tailgate.errors import PreregError, RefusalError

@@ -21,6 +21,7 @@ from typing import Any
 
 from tailgate.errors import PreregError
 from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.study import project_root
 
 __all__ = [
     "describe_pin",
@@ -32,16 +33,6 @@ __all__ = [
     "project_root",
     "registered_paths",
 ]
-
-
-def project_root(prereg_path: str | Path) -> Path:
-    """``<project>`` of ``<project>/preregistrations/<stem>.yaml``; relative paths resolve here.
-
-    The one root of a project for pins, the import job and the audit alike: the folder that
-    holds ``preregistrations/`` as named, never the place a link there points to, so that a
-    linked ``preregistrations/`` cannot make the pins be checked in another folder than the
-    one the data is read from."""
-    return Path(os.path.abspath(prereg_path)).parent.parent
 
 
 def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
@@ -203,8 +194,8 @@ def _missing_pinned(study: Any, field: str, pin_: dict[str, Any], path: Path) ->
 
 def _import_rows(study: Any, root: Path) -> dict[str, int]:
     """Rows per registered condition in the import file (the realised design's first fact)."""
-    from tailgate.generate import DataInputError
     from tailgate.generate.importer import import_spec, read_rows
+    from tailgate.generate.spec import DataInputError
 
     names = [c["name"] for c in study.data["conditions"]]
     try:

@@ -275,7 +275,7 @@ class RegisteredBranch:
         H1 verdict (empty: re-derived from them; otherwise the branch computes them)."""
         from tailgate.protocol.registered import registered_settings
 
-        from .registered_plan import statistics_changes
+        from .reads import statistics_changes
 
         reg, head = self.registered, self.head
         if not reg.has_protocol:
@@ -313,7 +313,7 @@ class RegisteredBranch:
     def analysis_reasons(self, name: str) -> list[str]:
         """Why the amended plan's stored statistics of analysis ``name`` are not entry 0's
         (empty: its registered criteria are re-derived from them)."""
-        from .registered_plan import analysis_reads
+        from .reads import analysis_reads
 
         first = self.registered.data.get("analyses") or {}
         now = self.head.data.get("analyses") or {}

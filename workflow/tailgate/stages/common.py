@@ -34,6 +34,7 @@ __all__ = [
     "StageContext",
     "band",
     "gate_settings",
+    "headline_of",
     "open_stage",
     "qkey",
     "read_json",
@@ -194,3 +195,15 @@ def scales_for(study: Study, scorer: str) -> list[str]:
     if study.scorer(scorer).get("bounded", True):
         return [str(s) for s in study.data["transform"]["scales"]]
     return ["identity"]
+
+
+def headline_of(study: Study) -> dict[str, Any]:
+    """The headline analysis: first registered scorer, registered headline scale and q."""
+    scorer = study.scorers()[0]["name"]
+    scales = scales_for(study, scorer)
+    scale = study.protocol["headline_scale"]
+    return {
+        "scorer": scorer,
+        "scale": scale if scale in scales else scales[0],
+        "q": float(study.protocol["thresholds"]["headline"]),
+    }

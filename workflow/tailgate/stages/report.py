@@ -46,7 +46,7 @@ def render_report(
     After an amendment the report shows the outcome under the registered plan beside the amended
     one, as ``verdict.json`` records it (``registered_plan``). The report stage records
     what this writes; ``tailgate audit`` calls it into a scratch folder and compares the content
-    with the recorded report (:mod:`tailgate.prereg.compare`: a report edited by hand cannot
+    with the recorded report (:mod:`tailgate.audit.compare`: a report edited by hand cannot
     pass).
     """
     del study  # everything the report shows is in the files it reads

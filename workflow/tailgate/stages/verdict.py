@@ -35,21 +35,9 @@ from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
 from .analyses import criteria_rows, h1_row, read_analyses
-from .common import open_stage, read_json, scales_for
+from .common import headline_of, open_stage, read_json
 
 __all__ = ["amendments_of", "headline_of", "verdict_bytes", "verdict_document", "verdict_stage"]
-
-
-def headline_of(study: Study) -> dict[str, Any]:
-    """The headline analysis: first registered scorer, registered headline scale and q."""
-    scorer = study.scorers()[0]["name"]
-    scales = scales_for(study, scorer)
-    scale = study.protocol["headline_scale"]
-    return {
-        "scorer": scorer,
-        "scale": scale if scale in scales else scales[0],
-        "q": float(study.protocol["thresholds"]["headline"]),
-    }
 
 
 def amendments_of(study: Study) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

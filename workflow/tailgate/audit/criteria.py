@@ -1,7 +1,7 @@
 """Audit check ``analyses``: re-derive every analysis criterion from its stored statistics.
 
-Registered with :func:`tailgate.prereg.verdict_checks.register_verdict_check` when this module is
-imported. For every registered analysis it reads ``analyses/<name>/statistics.json``, checks that
+Listed in :data:`tailgate.audit.verdicts.VERDICT_CHECKS`. For every registered analysis it
+reads ``analyses/<name>/statistics.json``, checks that
 the statistics were computed under the registered spec, re-derives each criterion's outcome with
 the kind's :meth:`~tailgate.analyses.base.AnalysisKind.criteria` and compares it with the outcome
 recorded there and in ``verdict.json``'s criteria table (whose H1 row must match its H1 verdict,
@@ -15,13 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tailgate.analyses.registry import kind_of, registered
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.study import Study
-from tailgate.prereg.verdict_checks import register_verdict_check
 
-from .registry import kind_of, registered
-
-__all__ = ["analyses_check"]
+__all__ = ["analyses_check", "compare_criteria"]
 
 
 def _load(path: Path, fails: list[str]) -> Any:
@@ -32,7 +30,9 @@ def _load(path: Path, fails: list[str]) -> Any:
         return None
 
 
-def _compare(where: str, recorded: list[dict], derived: list[dict], fails: list[str]) -> None:
+def compare_criteria(
+    where: str, recorded: list[dict], derived: list[dict], fails: list[str]
+) -> None:
     rec = {r.get("name"): r for r in recorded}
     for d in derived:
         r = rec.pop(d["name"], None)
@@ -66,7 +66,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
             fails.append(f"{path}: computed under a spec that is not the registered one")
         derived = [o.to_dict() for o in kind_of(spec).criteria(spec, doc.get("statistics", {}))]
         derived_all[name] = derived
-        _compare(str(path), doc.get("criteria", []), derived, fails)
+        compare_criteria(str(path), doc.get("criteria", []), derived, fails)
     verdict_path = rd / "verdict.json"
     if not verdict_path.is_file():
         return fails
@@ -94,11 +94,8 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
         )
     for name, derived in derived_all.items():
         recorded = [r for r in rows if r.get("analysis") == name]
-        _compare(f"{verdict_path} (analysis '{name}')", recorded, derived, fails)
+        compare_criteria(f"{verdict_path} (analysis '{name}')", recorded, derived, fails)
     extra = {r.get("analysis") for r in rows} - {"protocol", *registered(study)}
     for name in sorted(map(str, extra)):
         fails.append(f"{verdict_path}: criteria of unregistered analysis '{name}'")
     return fails
-
-
-register_verdict_check("analyses", analyses_check)

@@ -1,6 +1,6 @@
-"""Audit check: re-derive every gate and the H1 verdict from stored statistics.
+"""Audit check ``protocol``: re-derive every gate and the H1 verdict from stored statistics.
 
-Registered as ``"protocol"`` (:mod:`tailgate.prereg.verdict_checks`) when the audit runs. For
+Listed in :data:`tailgate.audit.verdicts.VERDICT_CHECKS`. For
 every ``gates/<scorer>/<scale>.json`` it rebuilds the per-condition summaries from the stored
 ``fits/…json`` (not from the gates file's own copy), takes
 the stored bulk-equivalence CIs, re-evaluates G1–G5, P1, P2 at every band threshold and the H1
@@ -34,9 +34,9 @@ def _check_gates(
 ) -> dict | None:
     """Re-derive one gates document from the fits it read (``fits_of(scorer, scale,
     condition)``: their paths; absent, ``rd/fits/…``)."""
-    from .common import band, gate_settings
-    from .gates import evaluate, summaries_from_fits
-    from .sensitivity import stored_inputs
+    from tailgate.stages.common import band, gate_settings
+    from tailgate.stages.gates import evaluate, summaries_from_fits
+    from tailgate.stages.sensitivity import stored_inputs
 
     doc = _load(path, fails)
     if doc is None:
@@ -101,7 +101,7 @@ def _check_gates(
 
 
 def _check_sensitivity(rd: Path, study: Study, gates: dict, fails: list[str]) -> None:
-    from .sensitivity import sensitivity_document
+    from tailgate.stages.sensitivity import sensitivity_document
 
     path = rd / "sensitivity" / str(gates["scorer"]) / f"{gates['scale']}.json"
     if not path.is_file():
@@ -224,14 +224,14 @@ def _differences(where: Path, recorded: Any, derived: dict[str, Any]) -> list[st
 def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     """Failures where the registered-plan branch or ``verdict.json``'s ``registered_plan``
     disagrees with its re-derivation under entry 0 of the lock (module docstring)."""
-    from tailgate.analyses.audit import _compare
     from tailgate.analyses.registry import kind_of
     from tailgate.prereg.lock import read_lock
+    from tailgate.stages.branch import registered_branch
+    from tailgate.stages.common import scales_for
+    from tailgate.stages.plan import BRANCH_DIR
+    from tailgate.stages.registered_plan import registered_plan_document
 
-    from .branch import registered_branch
-    from .common import scales_for
-    from .plan import BRANCH_DIR
-    from .registered_plan import registered_plan_document
+    from .criteria import compare_criteria
 
     rd = Path(results_dir)
     fails: list[str] = []
@@ -284,7 +284,7 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
         if doc.get("spec") != spec or doc.get("kind") != spec["kind"]:
             fails.append(f"{p}: computed under a spec that is not entry 0's")
         derived = [o.to_dict() for o in kind_of(spec).criteria(spec, doc.get("statistics", {}))]
-        _compare(str(p), doc.get("criteria", []), derived, fails)
+        compare_criteria(str(p), doc.get("criteria", []), derived, fails)
         analysis_docs.append(doc)
     if not isinstance(verdict, dict):
         return fails

@@ -13,7 +13,7 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
   them, the plain audit checks). The DAG then runs in two steps. First, up to the ``score`` and
   ``embed`` rules: every score, per-token loss, judge grade and embedding is recomputed from
   the generations with the registered models and compared with the recorded file — what a
-  model computed within :data:`~tailgate.prereg.compare.MODEL_RTOL` (float32 model arithmetic
+  model computed within :data:`~tailgate.audit.compare.MODEL_RTOL` (float32 model arithmetic
   rounds differently with the batch shapes and the device, which the registration leaves
   free), any other scorer's output like every file below; a difference is a failure naming
   the file and row, and the later stages are then not re-run. Else the recorded score and
@@ -22,7 +22,7 @@ enters it as follows, and then the project's own Snakemake DAG (the auditor's ``
   A scorer or embedder whose model cannot be loaded here (:mod:`tailgate.prereg.loadable`: a
   hub id with no local copy while offline, a missing package) is not a failure: its recorded
   files are taken as they are, and the audit lists it, naming the scorer and the model, under
-  what it cannot prove (:attr:`~tailgate.prereg.audit.AuditReport.cannot_prove`).
+  what it cannot prove (:attr:`~tailgate.audit.findings.AuditReport.cannot_prove`).
   With ``generate`` (``--generate``) the prompts and generations are made again too, from the
   registered prompt source, seed and models: every row is sampled from its own seeded stream,
   so on the same kind of device and versions the generations come out byte-identical and a
@@ -33,7 +33,7 @@ The re-run stops before the report: the plain audit's report check renders the r
 stored statistics and compares it with the stored one, and the re-run shows those statistics to
 be what the data give (rendering the report again would prove nothing more; it must be there).
 Every other file of the study (``logs/``, ``provenance/`` and the run ledger aside, whose times
-differ by nature) is compared with its reproduction (:mod:`tailgate.prereg.compare`): byte for byte
+differ by nature) is compared with its reproduction (:mod:`tailgate.audit.compare`): byte for byte
 when the versions recorded with the file are the auditor's (runs are byte-identical across cores
 and reruns, so any difference means the stored results were not made by this code from this data
 under this registration); by decoded value otherwise — tables and statistics with floats within
@@ -59,13 +59,15 @@ from typing import Any
 
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
-from tailgate.prereg.audit import AuditReport, Check, _files, _prereg_of
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import commit_registration
-from tailgate.prereg.compare import MODEL_RTOL, compare_made, compare_model_output
 from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
-from tailgate.prereg.study import load, lock_path_for
+from tailgate.prereg.study import load, lock_path_for, prereg_for
+
+from .artifacts import result_files
+from .compare import MODEL_RTOL, compare_made, compare_model_output
+from .findings import AuditReport, Check
 
 __all__ = ["reproduce", "snakefile"]
 
@@ -205,7 +207,7 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
             "so the reproduction cannot prove they are what that model computes from the "
             "generations (audit where it loads to check them)"
         )
-    rels = _files(rd)
+    rels = result_files(rd)
     data = [] if generate else [r for r in rels if _branch(r)[1] in _PROMPTS
                                 or _branch(_first(r))[1] == _GENERATIONS]  # fmt: skip
     stand_in = [r for r in rels if _first(r) in fallback]
@@ -231,10 +233,10 @@ def _needs(study: Any, prefix: str) -> list[Any]:
 def _check_computed(study: Any, rd: Path, out: Path, taken: Taken) -> tuple[list[str], list[str]]:
     """Compare every recorded score, per-token loss, judge grade and embedding file (but the
     stand-ins) with its recomputation in ``out``: a model's output within the model tolerance
-    (:func:`tailgate.prereg.compare.compare_model_output`), any other scorer's like every file
-    (:func:`tailgate.prereg.compare.compare_made`). Returns the failures and the files
+    (:func:`tailgate.audit.compare.compare_model_output`), any other scorer's like every file
+    (:func:`tailgate.audit.compare.compare_made`). Returns the failures and the files
     compared."""
-    rels = [r for r in _files(rd) if _computed(r)]
+    rels = [r for r in result_files(rd) if _computed(r)]
     rels = [r for r in rels if _first(r) not in taken.fallback]
     fails = [
         f"{rd / r}: not produced when the scores are recomputed"
@@ -297,7 +299,7 @@ def reproduce(
     docstring); ``generate``: re-generate a transformers study's prompts and generations too,
     instead of starting from them."""
     rd = Path(results_dir)
-    prereg = _prereg_of(rd)
+    prereg = prereg_for(rd)
     try:
         study = load(prereg)
     except TailgateError as exc:
@@ -433,7 +435,7 @@ def _compare_all(
     from tailgate.stages.report import rerendered
 
     own = {LEDGER}  # each run keeps its own history
-    mine, theirs = set(_files(rd)) - own, set(_files(out)) - own
+    mine, theirs = set(result_files(rd)) - own, set(result_files(out)) - own
     report = set(rerendered(study).values())
     for rel in sorted(mine | theirs | report):
         if rel in report:

@@ -1,0 +1,63 @@
+"""The audit: ``tailgate audit`` re-verifies a study's results folder (DESIGN: "Provenance").
+
+The audit is the top layer of the package below the command line: it reads the
+pre-registration contract (:mod:`tailgate.prereg`) and re-runs the statistics
+(:mod:`tailgate.protocol`, :mod:`tailgate.analyses`), the stages (:mod:`tailgate.stages`) and
+the report (:mod:`tailgate.report`); nothing below imports it. Its modules, one job each:
+:mod:`~tailgate.audit.plain` (the plain audit, its checks as one list),
+:mod:`~tailgate.audit.findings`, :mod:`~tailgate.audit.registration`,
+:mod:`~tailgate.audit.artifacts`, :mod:`~tailgate.audit.runs`,
+:mod:`~tailgate.audit.realised`, :mod:`~tailgate.audit.verdicts` (with
+:mod:`~tailgate.audit.gates` and :mod:`~tailgate.audit.criteria`),
+:mod:`~tailgate.audit.report`, :mod:`~tailgate.audit.compare`,
+:mod:`~tailgate.audit.environment` and :mod:`~tailgate.audit.reproduce`.
+
+The audit checks, and reports each check by name (any failure: exit 4):
+
+1. **results folder** — it is ``<project>/results/<study>``, a real folder, with no link inside;
+2. **lock chain** — entry hashes, links, recorded length and head;
+3. **pre-registration** — the file and the input files it pins against the chain head, and
+   optionally one published hash (``expected_hash``: any entry's ``entry_hash`` or
+   ``canonical_hash``; that entry and every one before it are checked);
+4. **git** (skipped only with ``no_git``, and then timing is reported as unverified), read as a
+   skeptical reviewer (:mod:`tailgate.prereg.gitreview`) — no links at the registration, no
+   shallow clone, the pre-registration and lock committed as they are (compared by blob hash);
+   every committed version of the lock on any branch extends the one before (append-only);
+   every entry is in some commit; the commit that first holds entry 0 predates the first data
+   artifact; an amendment committed or made after data says so (``data_existed``). Commit dates
+   are the committer's; ``tsa_cert`` verifies trusted timestamps (:mod:`tailgate.prereg.timestamp`);
+5. **files and records** — every file has a record and every record a file, with the recorded
+   SHA-256 (tables: which rows changed); every other file fails, except the rules' ``*.log``
+   files under ``logs/`` (anything else there fails too);
+6. **inputs** — inputs recorded inside the folder still have the recorded hashes; pinned input
+   files were the pinned ones;
+7. **chain head at production** — each record's lock entry existed and was the head at the time;
+8. **code** — every record of the study was made by the same code (digest of the tailgate
+   package and workflow); a digest other than the auditor's is a note; **runtime** — no record
+   was made with an import hook whose content is not what a packaging tool writes
+   (:mod:`tailgate.prereg.startup`), compiled code that is not its source, or a tailgate module
+   from elsewhere (:mod:`tailgate.prereg.runtime`);
+9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
+   deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
+10. **verdicts** — every recorded outcome re-derived by the checks of
+    :data:`tailgate.audit.verdicts.VERDICT_CHECKS` (the protocol's gates and H1, the registered
+    plan after an amendment, and each analysis);
+11. **report** — ``report.html``, ``report.md``, the figures and what they plot re-rendered from
+    the stored statistics and compared by content (:mod:`tailgate.audit.compare`: byte for byte
+    when the recorded versions are the auditor's).
+
+Before them, **environment**: how the auditor's Python and package versions differ from those
+recorded with the results (:mod:`tailgate.audit.environment`); a difference is a note, never a
+failure.
+
+``tailgate audit --reproduce`` (:mod:`tailgate.audit.reproduce`) goes further: it re-runs every
+derived stage from the data with the auditor's code and compares every file (a transformers
+study's scores, per-token losses, judge grades and embeddings recomputed from its generations
+with the registered models); what it could not recompute here is listed in
+:attr:`tailgate.audit.findings.AuditReport.cannot_prove`.
+"""
+
+from tailgate.audit.findings import CANNOT_PROVE, AuditReport, Check
+from tailgate.audit.plain import audit
+
+__all__ = ["CANNOT_PROVE", "AuditReport", "Check", "audit"]

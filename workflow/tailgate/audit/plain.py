@@ -1,0 +1,142 @@
+"""The plain audit (``tailgate audit`` without ``--reproduce``): every check of the package
+docstring (:mod:`tailgate.audit`), run in order as one list, each guarded so that a damaged
+input is a failed check naming the file, never a crashed audit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tailgate.forked import Forked
+from tailgate.prereg.study import NAME_RE, lock_path_for, prereg_for, results_dir_for
+
+from .artifacts import check_artifacts, read_records
+from .environment import environment_check
+from .findings import AuditReport, Check, guarded
+from .realised import check_realised
+from .registration import (
+    check_git,
+    check_lock,
+    check_prereg,
+    check_published,
+    check_timestamps,
+    first_artifact,
+)
+from .report import report_checks
+from .runs import check_code, check_confirmatory, check_ledger, check_runtime
+from .verdicts import check_verdicts
+
+
+def audit(
+    results_dir: str | Path,
+    *,
+    prereg: str | Path | None = None,
+    expected_hash: str | None = None,
+    no_git: bool = False,
+    tsa_cert: str | Path | None = None,
+) -> AuditReport:
+    """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock."""
+    from tailgate.prereg.guard import links_in
+
+    rd = Path(results_dir)
+    # 1. the results folder itself
+    if rd.is_symlink():
+        return AuditReport(
+            rd,
+            [
+                Check(
+                    "results folder",
+                    str(rd),
+                    [
+                        f"{rd}: the results folder is a link to {os.readlink(rd)}; audit the "
+                        "real folder inside the project that registered it"
+                    ],
+                )
+            ],
+        )
+    if not rd.is_dir():
+        return AuditReport(rd, [Check("results folder", str(rd), [f"{rd}: no such folder"])])
+    if prereg is None and not NAME_RE.match(rd.name):
+        return AuditReport(
+            rd, [Check("results folder", str(rd), [f"{rd}: not a results/<study> folder"])]
+        )
+    prereg_path = Path(prereg) if prereg is not None else prereg_for(rd)
+    fails = [f"{link}: links are not allowed in a results folder" for link in links_in(rd)]
+    if os.path.realpath(results_dir_for(prereg_path)) != os.path.realpath(rd):
+        fails.append(
+            f"{rd}: not the results folder of {prereg_path} (that is "
+            f"{results_dir_for(prereg_path)})"
+        )
+    checks = [Check("results folder", f"{rd} (no links)", fails)]
+
+    # 2. lock chain
+    lock_path = lock_path_for(prereg_path)
+    lock = guarded(checks, "lock", lock_path, check_lock, lock_path, checks)
+
+    # 3. pre-registration, pins, published hash
+    study = guarded(
+        checks, "pre-registration", prereg_path, check_prereg, prereg_path, lock, checks
+    )
+    # the report is re-rendered beside the other checks, which do not read what it computes
+    # (most of the audit's time: its figures); it is still listed last
+    with Forked(report_checks, rd, study) as report:
+        if expected_hash is not None:
+            checks.append(
+                guarded(
+                    checks,
+                    "published hash",
+                    lock_path,
+                    check_published,
+                    expected_hash,
+                    lock,
+                    lock_path,
+                )
+            )
+
+        records = guarded(checks, "artifacts", rd / "provenance", read_records, rd, checks)
+        environment = guarded(checks, "environment", rd, environment_check, records)
+        first = guarded(checks, "artifacts", rd / "provenance", first_artifact, records)
+
+        # 4. git
+        checks.append(
+            guarded(
+                checks, "git", lock_path, check_git, prereg_path, lock_path, lock, first, no_git
+            )
+        )
+
+        if lock is not None and (tsa_cert is not None or lock.timestamps):
+            checks.append(
+                guarded(
+                    checks,
+                    "trusted timestamps",
+                    lock_path,
+                    check_timestamps,
+                    lock,
+                    tsa_cert,
+                    first,
+                )
+            )
+
+        # 5-8. files, inputs, production head, code
+        if records is not None:
+            checks.extend(
+                guarded(
+                    checks, "artifacts", rd, check_artifacts, rd, records, lock, lock_path, first
+                )
+                or []
+            )
+            checks.append(guarded(checks, "code", rd / "provenance", check_code, records))
+            checks.append(guarded(checks, "runtime", rd / "provenance", check_runtime, records))
+            checks.append(guarded(checks, "run ledger", rd / "runs.jsonl", check_ledger, rd, lock))
+            checks.append(guarded(checks, "confirmatory", rd, check_confirmatory, rd, records))
+
+        # 9-11. realised design, verdicts, report
+        if study is not None:
+            checks.append(
+                guarded(
+                    checks, "realised design", rd / "verdict.json", check_realised, rd, study, lock
+                )
+            )
+        checks.extend(guarded(checks, "verdicts", rd, check_verdicts, rd, study, prereg_path) or [])
+        checks.extend(report.result())
+        return AuditReport(rd, [c for c in (environment, *checks) if c is not None])
