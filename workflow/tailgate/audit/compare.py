@@ -24,7 +24,6 @@ document) and both numbers; the caller adds the versions.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.prereg.canonical import sha256_file
+from tailgate.safe_read import load_json, read_text
 
 __all__ = [
     "ABS_TOLERANCE",
@@ -324,8 +324,8 @@ def _first_difference(a: str, b: str) -> str:
 def compare_report(recorded: Path, rerendered: Path, *, digests: bool = True) -> Comparison:
     """Compare two renderings of the report by text (images by content digest, or not at all
     without ``digests``)."""
-    a = report_text(recorded.read_text(encoding="utf-8"), digests=digests)
-    b = report_text(rerendered.read_text(encoding="utf-8"), digests=digests)
+    a = report_text(read_text(recorded), digests=digests)
+    b = report_text(read_text(rerendered), digests=digests)
     cmp = Comparison()
     if a != b:
         cmp.differences.append(f"text {_first_difference(a, b)}")
@@ -333,7 +333,7 @@ def compare_report(recorded: Path, rerendered: Path, *, digests: bool = True) ->
 
 
 def _json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_json(path)
 
 
 def compare_files(
