@@ -332,6 +332,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     options = {
         "prereg": args.prereg,
         "expected_hash": args.expected_hash,
+        "expected_runs": args.expected_run or (),
         "no_git": args.no_git,
         "tsa_cert": args.tsa_cert,
     }
@@ -706,6 +707,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="a receipt's hash published elsewhere (entry_hash or canonical_hash of any chain "
         "entry): that entry and every one before it must be in the chain",
+    )
+    p.add_argument(
+        "--expected-run",
+        metavar="RECEIPT",
+        action="append",
+        default=None,
+        help="a run receipt published with the results (printed when the run ended: the SHA-256 "
+        "of its ledger line): the ledger must still hold that run; repeat for several runs",
     )
     p.add_argument(
         "--tsa-cert",

@@ -29,7 +29,9 @@ from tailgate.safe_read import load_json, loads_json, read_text
 
 __all__ = [
     "LEDGER",
+    "find_run",
     "finish_run",
+    "git_history",
     "ledger_head",
     "missing_heads",
     "read_ledger",
@@ -109,6 +111,62 @@ def missing_heads(results: str | Path, chain: list[dict[str, Any]]) -> list[str]
                 "were removed or rewritten after that amendment"
             )
     return out
+
+
+def _line_hashes(results: str | Path) -> list[str]:
+    return [_line_hash(x) for x in ledger_text(results).splitlines() if x.strip()]
+
+
+def find_run(results: str | Path, receipt: str) -> int | None:
+    """The run whose ledger line has the SHA-256 ``receipt`` (a run receipt, printed when the
+    run ended; a prefix of at least 12 hex digits will do), None when the ledger holds no such
+    line."""
+    want = receipt.strip().lower()
+    if len(want) < 12:
+        return None
+    for i, h in enumerate(_line_hashes(results), start=1):
+        if h == want or (len(want) < 64 and h.startswith(want)):
+            return i
+    return None
+
+
+def git_history(results: str | Path) -> dict[str, Any]:
+    """Where the ledger and its history in git part (read from every committed version of
+    ``runs.jsonl``, :func:`tailgate.prereg.gitinfo.committed_versions`): ``committed`` (whether
+    any commit holds it), ``lost`` (one line per committed run the ledger now lacks or holds
+    rewritten: commit, run number, line hash) and ``uncommitted`` (runs of the ledger that no
+    commit holds)."""
+    from tailgate.prereg.gitinfo import committed_versions
+
+    path = Path(results) / LEDGER
+    current = _line_hashes(results)
+    versions = committed_versions(path)
+    lost: dict[int, str] = {}
+    seen: set[str] = set()
+    for v in versions:
+        if v.content is None or v.link:
+            continue
+        text = v.content.decode("utf-8", errors="replace")
+        for i, line in enumerate((x for x in text.splitlines() if x.strip()), start=1):
+            h = _line_hash(line)
+            seen.add(h)
+            if i in lost:
+                continue
+            if i > len(current):
+                lost[i] = (
+                    f"run {i} ({h[:12]}…), committed in {v.commit[:12]}, is no longer in the "
+                    "ledger (removed)"
+                )
+            elif current[i - 1] != h:
+                lost[i] = (
+                    f"run {i} ({h[:12]}…), committed in {v.commit[:12]}, is another line in the "
+                    f"ledger now ({current[i - 1][:12]}…: rewritten)"
+                )
+    return {
+        "committed": any(v.content is not None for v in versions),
+        "lost": [lost[i] for i in sorted(lost)],
+        "uncommitted": [i for i, h in enumerate(current, start=1) if h not in seen],
+    }
 
 
 def verify_ledger(results: str | Path) -> list[str]:
@@ -196,8 +254,16 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
     except Exception as exc:  # a hook must not turn a finished run into a crash
         print(f"tailgate: the run ledger was not updated: {exc}", file=sys.stderr)
         appended = None
+    head = ledger_head(results) if appended is not None else None
     try:
-        print_summary(study, results, outcome=outcome, run=appended, log=log)
+        print_summary(
+            study,
+            results,
+            outcome=outcome,
+            run=appended,
+            log=log,
+            receipt=head["line_sha256"] if head else None,
+        )
     except Exception as exc:  # as above
         print(f"tailgate: no summary of this run: {exc}", file=sys.stderr)
 
