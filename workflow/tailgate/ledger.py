@@ -1,11 +1,14 @@
 """The run ledger: one line per workflow run in ``results/<study>/runs.jsonl``.
 
 Snakemake calls :func:`finish_run` when a run ends (the Snakefile's ``onsuccess``/``onerror``):
-it appends the run — UTC time, outcome, git commit, code digest, lock head, jobs per rule (from
-Snakemake's own log), failed jobs and their logs, the study's answer and H1 verdicts — and
-re-records the ledger like any artifact (its provenance record holds its SHA-256; ``tailgate
-audit`` checks it and the chain of line hashes). Then it prints the run's answer on the
-terminal (:mod:`tailgate.summary`).
+it appends the run — UTC start (read from the name of Snakemake's log) and end time, outcome,
+git commit, code digest, lock head, jobs per rule (from Snakemake's own log), failed jobs and
+their logs, the study's answer and H1 verdicts — and re-records the ledger like any artifact
+(its provenance record holds its SHA-256; ``tailgate audit`` checks it and the chain of line
+hashes). Then it prints the run's answer on the
+terminal (:mod:`tailgate.summary`), ending with the **run receipt**: the SHA-256 of the run's
+line, to publish with the results (:func:`find_run`, ``tailgate audit --expected-run``), so that
+a run removed or rewritten later is found even though the chain itself can be rebuilt.
 
 A run that failed before anything was recorded leaves no ledger line (the results folder would
 otherwise say that data exists). The ledger is the study's experiment-tracking view
@@ -233,6 +236,18 @@ def _answer(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: answer[k] for k in ("items", "outcome", "summary")}
 
 
+def _started(log: str | None) -> str | None:
+    """When the run started (UTC), from the name Snakemake gives its log
+    (``.snakemake/log/<local time %Y-%m-%dT%H%M%S.%f>.snakemake.log``); None without one."""
+    if not log:
+        return None
+    try:
+        local = datetime.strptime(Path(log).name.split(".snakemake")[0], "%Y-%m-%dT%H%M%S.%f")
+    except ValueError:
+        return None
+    return local.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def snakemake_log(log: Any) -> str | None:
     """Snakemake's log file from what a handler receives (a path, or a list of paths)."""
     if isinstance(log, (list, tuple)):
@@ -287,6 +302,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "ledger_version": LEDGER_VERSION,
         "run": len(lines) + 1,
         "previous": _line_hash(lines[-1]) if lines else None,
+        "started": _started(log),
         "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "outcome": outcome,
         "mode": run_mode(),
