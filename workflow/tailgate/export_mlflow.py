@@ -101,7 +101,7 @@ def _mlflow() -> Any:
 
 def ledger_lines(results: Path) -> list[tuple[dict[str, Any], str]]:
     """The ledger's runs with the SHA-256 of each line (refused when the chain is broken)."""
-    from tailgate.ledger import LEDGER, read_ledger, verify_ledger
+    from tailgate.ledger import LEDGER, ledger_text, read_ledger, verify_ledger
 
     runs = read_ledger(results)  # raises on a damaged line
     problems = verify_ledger(results)
@@ -110,7 +110,7 @@ def ledger_lines(results: Path) -> list[tuple[dict[str, Any], str]]:
             f"{results / LEDGER}: the run ledger's chain is broken ({'; '.join(problems)}). Fix: "
             f"restore the ledger; 'tailgate audit {results}' reports what changed."
         )
-    lines = [x for x in (results / LEDGER).read_text().splitlines() if x.strip()]
+    lines = [x for x in ledger_text(results).splitlines() if x.strip()]
     return [
         (run, hashlib.sha256(line.encode()).hexdigest())
         for run, line in zip(runs, lines, strict=True)
