@@ -1,7 +1,8 @@
 """Hostile results folders: a JSON file nested 100,000 levels deep (``verdict.json``, a
 provenance record, the lock, a ledger line) and a named pipe (FIFO) at a recorded path under
 ``fits/`` or ``provenance/``. The audit fails (exit 4) naming the file; ``status`` and
-``verify`` exit cleanly (no internal error, no traceback); nothing waits for a writer.
+``verify`` exit cleanly (no internal error, no traceback), ``export`` is refused (exit 4, nothing
+logged); nothing waits for a writer.
 
 Every command runs in a thread joined with a generous bound, so a hang fails the test instead of
 stopping the suite; a reader left blocked on a pipe is released by opening the pipe for writing.
@@ -157,3 +158,10 @@ def test_hostile_files_fail_the_audit_and_never_hang(proj: Project, hostile: str
         code, out = bounded(lambda: proj.cli("verify", proj.prereg), fifos)
         _clean(code, out)
         assert name in out, out[-3000:]
+    else:  # the export audits first: refused, nothing logged
+        store = proj.root / "store"
+        export = ("export", "mlflow", proj.results, "--no-git", "--tracking-uri", store.as_uri())
+        code, out = bounded(lambda: proj.cli(*export), fifos)
+        # refused by the audit, or earlier by the ledger reader: either way exit 4, named
+        assert code == 4 and name in out, out[-3000:]
+        assert "Traceback" not in out and not store.exists(), out[-3000:]
