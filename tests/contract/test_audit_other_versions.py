@@ -108,7 +108,12 @@ def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(tmp_path
     lines = out.splitlines()
     assert lines[1].startswith("[ok] environment: tolerant"), lines[:3]  # printed first
     assert f"numpy {mine} → {theirs}" in out
-    assert "[ok] report: re-rendered from stored statistics, compared by content" in out
+    assert "[ok] outcome: 3 document(s) (gates, sensitivity, verdict.json) and the run" in out
+    assert (
+        "[ok] report: re-rendered from the re-made verdict and stored statistics, compared by"
+        in out
+    )
+    assert "pictures by their pixels" in out  # every picture drawn again and compared
 
     scratch = tmp_path / "reproduction"  # kept: the forged copy below is compared with it too
     code, out = _audit(python, proj, "--reproduce", "--keep", str(scratch))

@@ -38,6 +38,8 @@ __all__ = [
     "ledger_head",
     "missing_heads",
     "read_ledger",
+    "run_environments",
+    "run_summary",
     "snakemake_log",
     "verify_ledger",
 ]
@@ -248,6 +250,55 @@ def _started(log: str | None) -> str | None:
     return local.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def run_summary(verdict: dict[str, Any] | None) -> dict[str, Any]:
+    """What a successful run's line says of its outcome: the study's ``answer`` and the H1
+    ``verdicts`` per scorer and scale (the audit re-makes both from the stored statistics)."""
+    return {"answer": _answer(verdict), "verdicts": _verdicts(verdict)}
+
+
+def run_environments(results: Path, since: str | None) -> list[dict[str, str]]:
+    """The environments the run's jobs ran in: each distinct ``versions`` of the provenance
+    records created since the previous run ended (``since``, its ledger time; None: every
+    record), or this process's where the run made nothing. One, unless rules ran in
+    environments of their own; the audit decides its comparison mode from them."""
+    from tailgate.environment import current
+    from tailgate.prereg.lock import parse_time
+    from tailgate.provenance import iter_records
+
+    try:
+        start = parse_time(since) if since else None
+    except ValueError:
+        start = None
+    found: list[dict[str, str]] = []
+    for rec in iter_records(results):
+        if str(rec.path) == LEDGER:
+            continue
+        versions = rec.content.get("versions")
+        if not isinstance(versions, dict):
+            continue
+        try:
+            created = parse_time(str(rec.content.get("created")))
+        except ValueError:
+            continue
+        if start is not None and created < start:
+            continue
+        env = {str(k): str(v) for k, v in versions.items()}
+        if env not in found:
+            found.append(env)
+    if not found:
+        found.append(current())
+    return sorted(found, key=lambda e: json.dumps(e, sort_keys=True))
+
+
+def _time_of(line: str) -> str | None:
+    """The time a ledger line records (None where it is damaged)."""
+    try:
+        run = loads_json(line, LEDGER)
+    except DamagedFileError:
+        return None
+    return str(run["time"]) if isinstance(run, dict) and "time" in run else None
+
+
 def snakemake_log(log: Any) -> str | None:
     """Snakemake's log file from what a handler receives (a path, or a list of paths)."""
     if isinstance(log, (list, tuple)):
@@ -298,6 +349,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
     jobs, failed = jobs_from_log(log)
     head = verify_study(study)
     verdict = _verdict(results)
+    since = _time_of(lines[-1]) if lines else None
     run = {
         "ledger_version": LEDGER_VERSION,
         "run": len(lines) + 1,
@@ -312,8 +364,9 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "jobs": jobs,
         "jobs_total": sum(v for k, v in jobs.items() if k != "all"),
         "failed": failed,
-        "answer": _answer(verdict) if outcome == "success" else None,
-        "verdicts": _verdicts(verdict) if outcome == "success" else None,
+        **(run_summary(verdict) if outcome == "success" else {"answer": None, "verdicts": None}),
+        # the environments its jobs ran in: the audit's comparison mode is the run's
+        "environments": run_environments(results, since),
         "snakemake_log": str(log) if log else None,
     }
     line = json.dumps(run, sort_keys=True, ensure_ascii=True, separators=(",", ":"))

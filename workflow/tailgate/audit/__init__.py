@@ -9,8 +9,49 @@ the report (:mod:`tailgate.report`); nothing below imports it. Its modules, one 
 :mod:`~tailgate.audit.artifacts`, :mod:`~tailgate.audit.runs`,
 :mod:`~tailgate.audit.realised`, :mod:`~tailgate.audit.verdicts` (with
 :mod:`~tailgate.audit.gates` and :mod:`~tailgate.audit.criteria`),
-:mod:`~tailgate.audit.report`, :mod:`~tailgate.audit.compare`,
-:mod:`~tailgate.audit.environment` and :mod:`~tailgate.audit.reproduce`.
+:mod:`~tailgate.audit.outcome` and :mod:`~tailgate.audit.report` (the outcome re-made),
+:mod:`~tailgate.audit.compare` and :mod:`~tailgate.audit.pictures` (how files are compared),
+:mod:`~tailgate.audit.environment` (the mode each file is compared in) and
+:mod:`~tailgate.audit.reproduce`.
+
+**The rule of the plain audit**: what is downstream of the stored statistics is re-made, never
+read. The stored statistics — the fits, the bulk bootstrap replicates, the analyses'
+statistics, the registered-plan branch's documents — are taken as recorded (checked against
+their records, their realised design and, for gates and criteria, by re-deriving each outcome);
+everything made from them is made again from them and the lock with the rules' own stage code
+and compared *whole* with the stored file:
+
+=====================================  =========================================================
+re-made                                from
+=====================================  =========================================================
+``gates/<scorer>/<scale>.json``        the fits and bulk replicates
+                                       (:func:`tailgate.stages.gates.gates_document`)
+``sensitivity/<scorer>/<scale>.json``  the re-made gates
+``verdict.json``, every value          the re-made gates and sensitivity, the fits, the analyses'
+                                       statistics, the generation shards' row counts, the lock
+                                       and the registered-plan branch
+                                       (:func:`tailgate.stages.verdict.verdict_document`)
+the run summary                        the re-made verdict: the answer and H1 verdicts of the
+                                       ledger's last successful run
+``report.html``, ``report.md``,        the re-made verdict and the stored statistics
+``figures/*.png`` and sidecars         (:func:`tailgate.stages.report.render_report`)
+=====================================  =========================================================
+
+A file one of these rules makes that is missing fails, naming the rule, once the study has an
+outcome (a verdict, a report or a successful run). Re-fitting, re-scoring and re-generating the
+stored statistics is ``--reproduce``'s job, and the audit's output says so once.
+
+**How files are compared** (:mod:`tailgate.audit.compare`). The mode is decided once per run,
+from the run ledger (:mod:`tailgate.audit.environment`): each run's line (hash-chained) records
+the environments its jobs ran in, a record whose versions are not its run's fails, and a file is
+compared in the **exact** mode — the same bytes, pictures included — when the run that made it
+ran in the auditor's versions of every package that can change a number or a pixel; else in the
+**tolerant** mode: JSON documents and tables as values (floats within
+:data:`~tailgate.audit.compare.ULP_TOLERANCE` units in the last place), the report by its text
+and the digests of what its figures plot, and every picture by its pixels within the picture
+tolerance (:mod:`tailgate.audit.pictures`: measured between the lowest matplotlib allowed and
+the locked one; a doctored picture differs many times more). The environment line says
+"tolerant" whenever any file was compared tolerantly.
 
 The audit checks, and reports each check by name (any failure: exit 4):
 
@@ -42,13 +83,14 @@ The audit checks, and reports each check by name (any failure: exit 4):
 10. **verdicts** — every recorded outcome re-derived by the checks of
     :data:`tailgate.audit.verdicts.VERDICT_CHECKS` (the protocol's gates and H1, the registered
     plan after an amendment, and each analysis);
-11. **report** — ``report.html``, ``report.md``, the figures and what they plot re-rendered from
-    the stored statistics and compared by content (:mod:`tailgate.audit.compare`: byte for byte
-    when the recorded versions are the auditor's).
+11. **outcome** — the gates, sensitivity, ``verdict.json`` and the run summary re-made and
+    compared whole (above);
+12. **report** — ``report.html``, ``report.md``, the figures and their sidecars re-rendered from
+    the re-made verdict and compared whole (above).
 
-Before them, **environment**: how the auditor's Python and package versions differ from those
-recorded with the results (:mod:`tailgate.audit.environment`); a difference is a note, never a
-failure.
+Before them, **environment**: the run's environment against the auditor's, the mode the files
+were compared in, and each record whose versions are not its run's (a failure); a version
+difference alone is a note.
 
 ``tailgate audit --reproduce`` (:mod:`tailgate.audit.reproduce`) goes further: it re-runs every
 derived stage from the data with the auditor's code and compares every file (a transformers

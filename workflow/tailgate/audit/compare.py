@@ -11,21 +11,25 @@ audit therefore compares what a file *says*:
   (or :data:`ABS_TOLERANCE` absolutely);
 * **JSON documents** (statistics, verdicts, figure content) as decoded values, by the same rules;
 * **the report** (``.html``, ``.md``) as text, with every embedded image replaced by the digest of
-  what it plots (:func:`report_text`; :mod:`tailgate.report.content`);
+  what it plots (:func:`report_text`; :mod:`tailgate.report.content`), and each embedded picture
+  by its pixels like a figure;
+* **pictures** (``.png``, and those embedded in the report) by their pixels, within the picture
+  tolerance (:mod:`tailgate.audit.pictures`);
 * any other file byte for byte.
 
-In the **exact** mode — the environment recorded with the result is the auditor's
-(:func:`tailgate.environment.same_numerics`) — every file must be the same bytes and every float
+In the **exact** mode — the environment of the run that made the result is the auditor's
+(:mod:`tailgate.audit.environment`) — every file must be the same bytes and every float
 the same float; a difference is then decoded to name the value. In the **tolerant** mode (other
 versions) a float may differ by at most :data:`ULP_TOLERANCE` ULP, and the largest difference seen
-is reported. Each difference names the file, the value (column and row, or the path inside a JSON
-document) and both numbers; the caller adds the versions.
+is reported; a picture may differ within the picture tolerance, and the largest share of
+differing pixels is reported. Each difference names the file, the value (column and row, or the
+path inside a JSON document) and both numbers; the caller adds the versions.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +49,6 @@ __all__ = [
     "compare_model_output",
     "compare_tables",
     "compare_values",
-    "compared_exactly",
     "report_text",
     "ulps",
 ]
@@ -81,6 +84,9 @@ class Comparison:
     differences: list[str] = field(default_factory=list)
     largest_ulps: int = 0
     largest_where: str = ""
+    #: the largest share of differing pixels of a picture compared within the tolerance
+    largest_pixels: float = 0.0
+    largest_pixels_where: str = ""
 
     @property
     def same(self) -> bool:
@@ -332,6 +338,40 @@ def compare_report(recorded: Path, rerendered: Path, *, digests: bool = True) ->
     return cmp
 
 
+def compare_pictures(recorded: bytes, reproduced: bytes, where: str) -> Comparison:
+    """Compare two pictures by their pixels within the tolerance (:mod:`tailgate.audit.
+    pictures`); ``where`` names the picture inside its file (empty for a PNG file)."""
+    from .pictures import pixel_difference
+
+    cmp = Comparison()
+    try:
+        diff = pixel_difference(recorded, reproduced)
+    except ValueError as exc:
+        cmp.differences.append(f"{where}{exc}")
+        return cmp
+    cmp.largest_pixels, cmp.largest_pixels_where = diff.share, where.rstrip(": ")
+    if not diff.within:
+        cmp.differences.append(f"{where}{diff.describe()}")
+    return cmp
+
+
+def _compare_embedded(recorded: Path, reproduced: Path, cmp: Comparison) -> None:
+    """The report's embedded pictures, one by one, by their pixels (tolerant mode)."""
+    from .pictures import embedded_pictures
+
+    a = embedded_pictures(recorded.read_text(encoding="utf-8"))
+    b = embedded_pictures(reproduced.read_text(encoding="utf-8"))
+    if len(a) != len(b):
+        cmp.differences.append(f"{len(a)} embedded picture(s) recorded, {len(b)} re-made")
+        return
+    for i, (x, y) in enumerate(zip(a, b, strict=True), start=1):
+        found = compare_pictures(x, y, f"embedded picture {i}: ")
+        cmp.differences += found.differences
+        if found.largest_pixels > cmp.largest_pixels:
+            cmp.largest_pixels = found.largest_pixels
+            cmp.largest_pixels_where = found.largest_pixels_where
+
+
 def _json(path: Path) -> Any:
     return load_json(path)
 
@@ -359,8 +399,10 @@ def compare_files(
             cmp = compare_values(a, b, exact=exact)
         elif suffix in (".html", ".md"):
             cmp = compare_report(recorded, reproduced, digests=not loose)
+            if suffix == ".html" and not exact:
+                _compare_embedded(recorded, reproduced, cmp)
         elif suffix == ".png" and not exact:
-            return Comparison()
+            return compare_pictures(recorded.read_bytes(), reproduced.read_bytes(), "")
         else:
             return Comparison(["the bytes differ"])
     except (OSError, ValueError, TypeError) as exc:
@@ -374,27 +416,36 @@ def compare_files(
 @dataclass
 class Outcome:
     """What :func:`compare_made` found: failures, whether every file was compared in the exact
-    mode, and the largest tolerated float difference (ULP, where)."""
+    mode, and the largest tolerated float and picture differences (and where)."""
 
     failures: list[str]
     exact: bool
     largest_ulps: int = 0
     largest_where: str = ""
+    largest_pixels: float = 0.0
+    largest_pixels_where: str = ""
 
     @property
     def mode(self) -> str:
         """The comparison made, in words, for the check's detail line."""
         if self.exact:
-            return "byte for byte (exact mode: the recorded versions are the auditor's)"
+            return "byte for byte (exact mode: the run's versions are the auditor's)"
+        from .pictures import PIXEL_TOLERANCE
+
         largest = (
             f"; largest float difference {self.largest_ulps} ULP at {self.largest_where}"
             if self.largest_ulps
             else "; every float the same"
         )
+        if self.largest_pixels_where:
+            largest += (
+                f"; largest picture difference {self.largest_pixels:.2%} of the pixels at "
+                f"{self.largest_pixels_where}"
+            )
         return (
-            "by content (tolerant mode: other versions than recorded; tables and statistics as "
+            "by content (tolerant mode: other versions than the run's; tables and statistics as "
             f"values, floats within {ULP_TOLERANCE} ULP, the report by its text and what its "
-            f"figures plot, images against their own records{largest})"
+            f"figures plot, pictures by their pixels within {PIXEL_TOLERANCE:.1%}{largest})"
         )
 
 
@@ -408,34 +459,42 @@ def _recorded_versions(rd: Path, rel: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
 
 
-def compared_exactly(rd: Path, rel: str) -> bool:
-    """Whether :func:`compare_made` compares ``rd / rel`` byte for byte: its record names the
-    auditor's versions (:func:`tailgate.environment.same_numerics`)."""
-    from tailgate.environment import same_numerics
-
-    return same_numerics(_recorded_versions(rd, rel))
-
-
 def compare_made(
-    rd: Path, made: list[tuple[str, Path]], verb: str, *, rerun: bool = False
+    rd: Path,
+    made: list[tuple[str, Path]],
+    verb: str,
+    *,
+    rerun: bool = False,
+    exact: Callable[[str], bool] | None = None,
+    missing: Callable[[str], str] | None = None,
 ) -> Outcome:
-    """Compare each recorded ``rd / rel`` with its re-derivation ``path``, in the exact mode when
-    the file's record names the auditor's versions (:func:`tailgate.environment.same_numerics`),
-    else in the tolerant mode; each failure is ``"<file>: <verb>: <what differs> (<versions>)"``."""
+    """Compare each recorded ``rd / rel`` with its re-derivation ``path``; each failure is
+    ``"<file>: <verb>: <what differs> (<versions>)"``. ``exact(rel)`` says whether a file is
+    compared in the exact mode (the plain audit: the mode of the run that made it,
+    :mod:`tailgate.audit.environment`); without it, whether its own record names the auditor's
+    versions. ``missing(rel)``: why a missing file fails (default: the workflow writes it)."""
     from tailgate.environment import describe, numeric_differences
 
     out = Outcome([], exact=True)
     for rel, path in made:
         mine = rd / rel
         if not mine.is_file():
-            out.failures.append(f"{mine}: missing (the workflow writes it)")
+            why = missing(rel) if missing is not None else "the workflow writes it"
+            out.failures.append(f"{mine}: missing ({why})")
             continue
         diffs = numeric_differences(_recorded_versions(rd, rel))
-        out.exact = out.exact and not diffs
-        cmp = compare_files(mine, path, exact=not diffs, rerun=rerun)
+        same = exact(rel) if exact is not None else not diffs
+        out.exact = out.exact and same
+        cmp = compare_files(mine, path, exact=same, rerun=rerun)
         if cmp.largest_ulps > out.largest_ulps:
             out.largest_ulps, out.largest_where = cmp.largest_ulps, f"{rel} {cmp.largest_where}"
+        if cmp.largest_pixels_where is not None and cmp.largest_pixels >= out.largest_pixels:
+            if not same and rel.endswith((".png", ".html")):
+                out.largest_pixels = cmp.largest_pixels
+                out.largest_pixels_where = f"{rel} {cmp.largest_pixels_where}".rstrip()
         if not cmp.same:
             said = f"recorded → here: {describe(diffs)}" if diffs else "the same versions"
+            if not same and not diffs:
+                said = "other versions than here in the run that made it"
             out.failures.append(f"{mine}: {verb}: {'; '.join(cmp.differences)} ({said})")
     return out

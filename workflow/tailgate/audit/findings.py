@@ -21,6 +21,15 @@ CANNOT_PROVE = (
 )
 
 
+#: what the plain audit takes as stored, said once in its output (``--reproduce`` goes further)
+TAKEN_AS_STORED = (
+    "What the plain audit takes as stored: the fits, bulk replicates and analysis statistics "
+    "(everything downstream of them is re-made with the rules' own code and compared whole); "
+    "re-fitting, re-scoring and re-generating them from the data is 'tailgate audit "
+    "--reproduce''s job."
+)
+
+
 @dataclass(frozen=True)
 class Check:
     """One audit check: its name, what was examined, and the failures (file-naming strings)."""
@@ -61,6 +70,8 @@ class AuditReport:
             out.extend(f"    FAILED: {f}" for f in c.failures)
             out.extend(f"    note: {n}" for n in c.notes)
         out.append("audit passed" if self.ok else f"audit FAILED: {len(self.failures)} problem(s)")
+        if not any(c.name == "reproduce" for c in self.checks):
+            out.append(TAKEN_AS_STORED)
         out.append(CANNOT_PROVE)
         if self.cannot_prove:
             out.append("What this audit in particular cannot prove:")

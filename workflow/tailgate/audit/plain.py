@@ -12,7 +12,7 @@ from tailgate.forked import Forked
 from tailgate.prereg.study import NAME_RE, lock_path_for, prereg_for, results_dir_for
 
 from .artifacts import check_artifacts, read_records
-from .environment import environment_check
+from .environment import environment_check, run_environments
 from .findings import AuditReport, Check, guarded
 from .realised import check_realised
 from .receipts import check_expected_runs
@@ -24,7 +24,7 @@ from .registration import (
     check_timestamps,
     first_artifact,
 )
-from .report import report_checks
+from .report import outcome_checks
 from .runs import check_code, check_confirmatory, check_ledger, check_runtime
 from .verdicts import check_verdicts
 
@@ -81,9 +81,14 @@ def audit(
     study = guarded(
         checks, "pre-registration", prereg_path, check_prereg, prereg_path, lock, checks
     )
-    # the report is re-rendered beside the other checks, which do not read what it computes
-    # (most of the audit's time: its figures); it is still listed last
-    with Forked(report_checks, rd, study) as report:
+    # the run's environments decide how the outcome is compared (exact or tolerant)
+    early: list[Check] = []
+    records = guarded(early, "artifacts", rd / "provenance", read_records, rd, early)
+    envs = guarded(early, "environment", rd / "runs.jsonl", run_environments, rd, records or [])
+    exact = envs.exact_for if envs is not None else None
+    # the outcome is re-made beside the other checks, which do not read what it computes
+    # (most of the audit's time: the report's figures); it is still listed last
+    with Forked(outcome_checks, rd, study, exact) as outcome:
         if expected_hash is not None:
             checks.append(
                 guarded(
@@ -108,8 +113,7 @@ def audit(
                     expected_runs,
                 )
             )
-        records = guarded(checks, "artifacts", rd / "provenance", read_records, rd, checks)
-        environment = guarded(checks, "environment", rd, environment_check, records)
+        checks.extend(early)
         first = guarded(checks, "artifacts", rd / "provenance", first_artifact, records)
 
         # 4. git
@@ -153,5 +157,7 @@ def audit(
                 )
             )
         checks.extend(guarded(checks, "verdicts", rd, check_verdicts, rd, study, prereg_path) or [])
-        checks.extend(report.result())
+        remade, tolerant = outcome.result()
+        checks.extend(remade)
+        environment = environment_check(envs, tolerant)
         return AuditReport(rd, [c for c in (environment, *checks) if c is not None])

@@ -1,0 +1,269 @@
+"""The outcome re-made: every file downstream of the stored statistics, made again with the
+rules' own stage code from the lock and the stored fits, bulk replicates, analysis statistics
+and the registered-plan branch, and compared whole with the stored file.
+
+What is re-made, in the rules' order (``workflow/rules/``):
+
+- ``gates/<scorer>/<scale>.json`` (rule ``gates``): from the stored ``fits/…json`` and
+  ``bulk/<scorer>/<condition>.parquet`` with :func:`tailgate.stages.gates.gates_document`;
+- ``sensitivity/<scorer>/<scale>.json`` (rule ``sensitivity``): from the re-made gates with
+  :func:`tailgate.stages.sensitivity.sensitivity_document`;
+- ``verdict.json`` (rule ``verdict``): from the re-made gates and sensitivity, the stored fits
+  and analysis statistics, the generation shards' row counts, the lock and the registered-plan
+  branch with :func:`tailgate.stages.verdict.verdict_document` — every value: the headline
+  scorer and scale as registered, the band rule, gate values, Δξ, every gates file, the answer,
+  the criteria and the registered-plan block;
+- ``report.html``, ``report.md``, ``figures/*.png`` and their sidecars (rule ``report``): from
+  the re-made ``verdict.json`` (never the stored one) with
+  :func:`tailgate.stages.report.render_report`;
+- the run summary: the ``answer`` and ``verdicts`` of the ledger's last successful run, from
+  the re-made ``verdict.json`` as :mod:`tailgate.ledger` writes them.
+
+A file a rule makes that is missing fails, naming the rule (once the outcome exists: a results
+folder that holds a verdict, a report or a successful run). Re-fitting, re-scoring and
+re-generating, which the stored statistics stand for here, are ``--reproduce``'s job
+(:mod:`tailgate.audit.reproduce`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tailgate.atomic import write_bytes, write_json
+from tailgate.prereg.study import Study
+
+__all__ = ["OUTCOME_RULES", "Remade", "outcome_exists", "remake_outcome", "run_summary_failures"]
+
+#: the rule that makes each outcome file (by the path's first part, or the whole path)
+OUTCOME_RULES: dict[str, str] = {
+    "gates": "gates",
+    "sensitivity": "sensitivity",
+    "verdict.json": "verdict",
+    "report.html": "report",
+    "report.md": "report",
+    "figures": "report",
+}
+
+#: what, beside ``verdict.json`` and the report, says the outcome was made
+_OUTCOME_FILES = ("verdict.json", "report.html", "report.md")
+
+
+def rule_of(rel: str) -> str:
+    """The rule that makes ``rel`` (a path of :data:`OUTCOME_RULES`)."""
+    return OUTCOME_RULES.get(rel, OUTCOME_RULES.get(rel.split("/")[0], "?"))
+
+
+@dataclass
+class Remade:
+    """What :func:`remake_outcome` made: (path relative to the results folder, the re-made
+    file), in the rules' order, and the failures of reading what it was made from."""
+
+    made: list[tuple[str, Path]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+
+
+def outcome_exists(rd: Path) -> bool:
+    """Whether the results folder holds the outcome: a verdict, a report, or a ledger run
+    that succeeded (then every file the outcome's rules make must be there)."""
+    from tailgate.ledger import LEDGER
+
+    if any((rd / name).exists() for name in _OUTCOME_FILES):
+        return True
+    try:
+        lines = (rd / LEDGER).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    for line in lines:
+        try:
+            run = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(run, dict) and run.get("outcome") == "success":
+            return True
+    return False
+
+
+def _read(path: Path, what: str, fails: list[str]) -> Any:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        fails.append(f"{path}: missing ({what})")
+        return None
+    except (OSError, ValueError) as exc:
+        fails.append(f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+        return None
+    if not isinstance(doc, dict):
+        fails.append(f"{path}: damaged (a JSON {type(doc).__name__}, not a {what} document)")
+        return None
+    return doc
+
+
+def _guard(fails: list[str], where: Path, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; stored statistics the stage code cannot use fail, naming the file."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the stage code's own refusal of a damaged input
+        fails.append(
+            f"{where}: cannot be re-made from the stored statistics ({type(exc).__name__}: {exc})"
+        )
+        return None
+
+
+def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool = True) -> Remade:
+    """Re-make the outcome of ``rd`` under ``out`` (module docstring); ``mode``: the run mode
+    the verdict was made in (its deviations name an exploratory run); without ``pixels`` the
+    figures are not rasterised (what they plot is still there)."""
+    from tailgate.prereg.deviations import generated_rows
+    from tailgate.stages.analyses import read_analyses
+    from tailgate.stages.branch import registered_branch
+    from tailgate.stages.common import scales_for
+    from tailgate.stages.gates import gates_document
+    from tailgate.stages.report import render_report, report_inputs
+    from tailgate.stages.sensitivity import sensitivity_document
+    from tailgate.stages.verdict import verdict_bytes, verdict_document
+
+    found = Remade()
+    fails = found.failures
+    names = study.protocol_conditions()
+    pairs = [(s["name"], sc) for s in study.scorers() for sc in scales_for(study, s["name"])]
+    if not study.has_protocol:
+        pairs = []
+    gates_docs, sens_docs, fits_docs = [], [], []
+    for scorer, scale in pairs:
+        fits = {c: _read(rd / "fits" / scorer / scale / f"{c}.json", "fit", fails) for c in names}
+        if any(d is None for d in fits.values()):
+            continue
+        fits_docs += [fits[c] for c in names]
+        rel = f"gates/{scorer}/{scale}.json"
+        bulk = {c: rd / "bulk" / scorer / f"{c}.parquet" for c in names}
+        reps = _guard(fails, rd / rel, _replicates, bulk, scale)
+        if reps is None:
+            continue
+        doc = _guard(fails, rd / rel, gates_document, study, scorer, scale, fits, reps)
+        if doc is None:
+            continue
+        write_json(out / rel, doc)
+        found.made.append((rel, out / rel))
+        gates_docs.append(doc)
+        srel = f"sensitivity/{scorer}/{scale}.json"
+        sens = _guard(fails, rd / srel, sensitivity_document, study, doc)
+        if sens is not None:
+            write_json(out / srel, sens)
+            found.made.append((srel, out / srel))
+            sens_docs.append(sens)
+    inputs = report_inputs(rd, study)
+    analyses = _guard(fails, rd / "analyses", read_analyses, inputs["analyses"])
+    shards = [
+        rd / "generations" / c["name"] / f"shard-{k}.parquet"
+        for c in study.conditions()
+        for k in range(int(study.data["generation"]["shards"]))
+    ]
+    present = [s for s in shards if s.is_file()]
+    generated = _guard(fails, rd / "generations", generated_rows, present) if present else None
+    branch = _guard(fails, study.lock_path, registered_branch, study, rd.as_posix())
+    reg_gates: list[Any] = []
+    reg_analyses: list[Any] = []
+    if branch is not None:
+        reg_gates = [_read(Path(p), "registered-plan gates", fails) for p in branch.gates_targets()]
+        reg_analyses = _guard(fails, rd, read_analyses, branch.analysis_targets()) or []
+    if fails or analyses is None or len(gates_docs) != len(pairs):
+        return found
+    verdict = _guard(
+        fails,
+        rd / "verdict.json",
+        verdict_document,
+        study,
+        gates_docs,
+        sens_docs,
+        fits_docs,
+        analyses,
+        generated,
+        mode,
+        reg_gates,
+        reg_analyses,
+    )
+    if verdict is None:
+        return found
+    found.verdict = json.loads(json.dumps(verdict))
+    write_bytes(out / "verdict.json", verdict_bytes(verdict))
+    found.made.append(("verdict.json", out / "verdict.json"))
+    figures = {}
+    if study.has_protocol:
+        figures = {"power": out / "figures/power.png", "stability": out / "figures/stability.png"}
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+    written = _guard(
+        fails,
+        rd / "report.html",
+        _render,
+        render_report,
+        out / "verdict.json",
+        inputs,
+        out,
+        figures,
+        study,
+        pixels,
+    )
+    if written is not None:
+        found.made += [(Path(p).relative_to(out).as_posix(), Path(p)) for p, _ in written]
+    return found
+
+
+def _replicates(bulk: dict[str, Path], scale: str) -> dict[str, Any]:
+    from tailgate.stages.gates import _replicates as read
+
+    return {c: read(p, scale) for c, p in bulk.items()}
+
+
+def _render(
+    render_report: Callable[..., Any],
+    verdict: Path,
+    inputs: dict[str, Any],
+    out: Path,
+    figure_paths: dict[str, Path],
+    study: Study,
+    pixels: bool,
+) -> Any:
+    from contextlib import nullcontext
+
+    from tailgate.report import figures
+    from tailgate.report.raster import available_processes
+
+    with (
+        figures.without_pixels() if not pixels else nullcontext(),
+        figures.drawing_processes(available_processes()),
+    ):
+        return render_report(
+            verdict,
+            inputs["fits"],
+            inputs["power"],
+            out / "report.html",
+            out / "report.md",
+            figure_paths,
+            inputs["analyses"],
+            study=study,
+        )
+
+
+def run_summary_failures(rd: Path, verdict: dict[str, Any]) -> list[str]:
+    """Where the ledger's last successful run does not show the re-made verdict's answer and
+    H1 verdicts (:func:`tailgate.ledger.run_summary`)."""
+    from tailgate.ledger import LEDGER, read_ledger, run_summary
+
+    runs = [r for r in read_ledger(rd) if r.get("outcome") == "success"]
+    if not runs:
+        return []
+    last = runs[-1]
+    want = run_summary(verdict)
+    fails = []
+    for key, value in want.items():
+        if last.get(key) != value:
+            fails.append(
+                f"{rd / LEDGER}: run {last.get('run')} records {key} {last.get(key)!r:.160}, "
+                f"but the verdict re-made from the stored statistics gives {value!r:.160}"
+            )
+    return fails
