@@ -106,3 +106,28 @@ def demo_study(demo_prereg_path):
     from tailgate.prereg import load
 
     return load(demo_prereg_path)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _the_test_runner_is_not_foreign_code():
+    """Records written in the test process itself (a test calling the library, as
+    ``tests/prereg`` does) would list the test runner and the suite's own modules as loaded from
+    outside the project (:mod:`tailgate.prereg.interpreter`): this process is not a job. They are
+    vouched for here, and only here; the jobs the suite runs through Snakemake are separate
+    processes and are judged as any job (``tests/contract/test_interpreter_startup.py``)."""
+    import sys
+
+    from tailgate.prereg import interpreter
+
+    project = interpreter._project
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    runner = {str(p.resolve()) for p in Path(REPO_ROOT / "tests").rglob("*.py")}
+    runner |= {str(Path(main).resolve())} if main else set()
+
+    def with_runner() -> tuple[frozenset[str], tuple[bytes, ...]]:
+        files, scripts = project()
+        return files | runner, scripts
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(interpreter, "_project", with_runner)
+        yield

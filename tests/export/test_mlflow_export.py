@@ -23,6 +23,7 @@ for helper in (TESTS, TESTS / "workflow"):
         sys.path.insert(0, str(helper))
 
 from git_repo import git_commit  # noqa: E402
+from tailgate.export_mlflow import _millis, results_digest  # noqa: E402
 from wf_project import Project, make_project  # noqa: E402
 
 IDENTITY = "tailgate.ledger_line_sha256"
@@ -168,7 +169,18 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
             assert tags[f"verdict.{key}"] == v["verdict"]
             assert run.data.metrics[f"h1/{key}"] == float(v["verdict"] == "PASS")
         assert run.data.metrics["jobs_total"] == record["jobs_total"]
+        # the audit's outcome, the results it describes, the run's own times, no empty tag
+        assert tags["tailgate.audit"] == "passed"
+        assert tags["tailgate.results"] == results_digest(proj.results)
+        assert "None" not in tags.values() and "" not in tags.values()
+        assert run.info.end_time == _millis(record["time"])
+        assert run.info.start_time == _millis(record["started"]) <= run.info.end_time
+        note = tags["mlflow.note.content"]
+        assert note.startswith("# small") and record["answer"]["outcome"] in note
     first, second = runs
+    assert first.data.tags["tailgate.previous_line_sha256"] == "first run of the ledger"
+    assert first.data.tags["tailgate.describes"] == "ledger line"
+    assert second.data.tags["tailgate.describes"] == "results"
     assert tvar == 0.25 and params["lock.seq"] == "1"
     amendment = json.loads(second.data.tags["amendment.1"])
     assert amendment["reason"] == "tighter TVaR tolerance" and amendment["data_existed"] is True
@@ -193,7 +205,10 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
     assert gate_values > 10
     assert second.data.tags["h1"] == verdict["h1"]["verdict"]
     names = {a.path for a in client.list_artifacts(second.info.run_id)}
-    assert {"verdict.json", "report.html", "runs.jsonl"} <= names
+    assert {"verdict.json", "report.html", "runs.jsonl", "figures"} <= names
+    figures = {Path(a.path).name for a in client.list_artifacts(second.info.run_id, "figures")}
+    on_disk = {f.name for f in (proj.results / "figures").iterdir() if f.is_file()}
+    assert figures == on_disk and any(f.endswith(".png") for f in figures)
     got = client.download_artifacts(second.info.run_id, "verdict.json", str(tmp_path))
     assert Path(got).read_bytes() == (proj.results / "verdict.json").read_bytes()
     assert not client.list_artifacts(first.info.run_id)
@@ -261,3 +276,106 @@ def test_export_needs_the_extra(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"pip install 'tailgate\[mlflow\]'") as info:
         export_mlflow(tmp_path)
     assert info.value.exit_code == 2
+
+
+def _copy(finished: Project, tmp_path: Path) -> Project:
+    import shutil
+
+    root = tmp_path / "proj"
+    shutil.copytree(finished.root, root, symlinks=True, ignore=shutil.ignore_patterns("mlruns"))
+    return Project(root, finished.name)
+
+
+def _cli(proj: Project, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tailgate.cli", *args],
+        capture_output=True, text=True, check=False, cwd=proj.root,
+        env={**os.environ, "MLFLOW_ALLOW_FILE_STORE": "true"},
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_export_of_a_doctored_verdict_is_refused_and_logs_nothing(finished, tmp_path):
+    """The attack: export while ``verdict.json`` says PASS (its record re-hashed), then restore
+    the honest file. The audit that comes first fails, so the tracker never holds the PASS."""
+    from tailgate.prereg.canonical import sha256_file
+    from tailgate.provenance import record_path
+
+    proj = _copy(finished, tmp_path)
+    verdict_path = proj.results / "verdict.json"
+    honest = verdict_path.read_bytes()
+    verdict = json.loads(honest)
+    verdict["h1"]["verdict"] = "KILL" if verdict["h1"]["verdict"] == "PASS" else "PASS"
+    verdict_path.write_text(json.dumps(verdict, indent=2))
+    rec_file = record_path(verdict_path, proj.results)
+    rec = json.loads(rec_file.read_text())
+    rec["sha256"], rec["bytes"] = sha256_file(verdict_path), verdict_path.stat().st_size
+    rec_file.write_text(json.dumps(rec))
+    store = tmp_path / "store"
+    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store.as_uri())
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "refused: the audit of" in res.stderr and "[FAILED] verdicts" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert not store.exists(), "nothing logged"
+    # the honest file back: the export goes through, and says what the results are
+    verdict_path.write_bytes(honest)
+    rec["sha256"], rec["bytes"] = sha256_file(verdict_path), verdict_path.stat().st_size
+    rec_file.write_text(json.dumps(rec))
+    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store.as_uri())
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"results digest {results_digest(proj.results)[:12]}" in res.stdout
+
+
+@pytest.mark.slow
+def test_export_after_the_results_changed_marks_the_earlier_run_superseded(
+    finished, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
+    proj = _copy(finished, tmp_path)
+    store = (tmp_path / "store").as_uri()
+    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
+    assert res.returncode == 0, res.stdout + res.stderr
+    before = {int(r.data.tags["tailgate.run"]): r for r in runs_of(store, proj.name)}
+    old_digest = results_digest(proj.results)
+    rerun = proj.snakemake("--forcerun", "verdict")
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    assert results_digest(proj.results) != old_digest
+    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "run 3: logged" in res.stdout and res.stdout.count("already there") == 2
+    after = {r.info.run_id: r for r in runs_of(store, proj.name)}
+    earlier = after[before[2].info.run_id].data.tags
+    latest = next(r for r in after.values() if r.data.tags["tailgate.run"] == "3")
+    assert earlier["tailgate.superseded"] == "true"
+    assert earlier["tailgate.superseded_by"] == latest.info.run_id
+    assert f"superseded: {before[2].info.run_id}" in res.stdout
+    assert "tailgate.superseded" not in latest.data.tags
+    assert latest.data.tags["tailgate.results"] == results_digest(proj.results)
+    assert "tailgate.superseded" not in after[before[1].info.run_id].data.tags  # a ledger line
+    again = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
+    assert "0 run(s) logged" in again.stdout and "superseded:" not in again.stdout
+
+
+def test_pinned_import_files_are_logged_as_dataset_inputs(tmp_path, monkeypatch):
+    """The registration's ``data.*`` pins become MLflow dataset inputs with their SHA-256."""
+    from mlflow.tracking import MlflowClient
+    from tailgate.export_mlflow import _datasets
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    sha = "ab" * 32
+    entry = {
+        "pins": {
+            "data.import.path": {"path": "data/scores.csv", "sha256": sha, "bytes": 10, "rows": 3},
+            "scorers.0.model": {"path": "models/judge", "sha256": "cd" * 32, "bytes": 5},
+        }
+    }
+    client = MlflowClient(tracking_uri=(tmp_path / "store").as_uri())
+    exp = client.create_experiment("datasets")
+    run = client.create_run(exp)
+    client.log_inputs(run.info.run_id, datasets=_datasets(entry))
+    inputs = client.get_run(run.info.run_id).inputs.dataset_inputs
+    assert len(inputs) == 1
+    dataset, tags = inputs[0].dataset, {t.key: t.value for t in inputs[0].tags}
+    assert dataset.name == "scores.csv" and dataset.source == "data/scores.csv"
+    assert sha.startswith(dataset.digest) and tags["tailgate.sha256"] == sha
+    assert json.loads(dataset.profile) == {"bytes": 10, "rows": 3}

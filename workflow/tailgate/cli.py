@@ -168,9 +168,17 @@ def _cmd_init(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from tailgate.export_mlflow import export_mlflow
 
-    res = export_mlflow(args.results, tracking_uri=args.tracking_uri, experiment=args.experiment)
+    res = export_mlflow(
+        args.results,
+        tracking_uri=args.tracking_uri,
+        experiment=args.experiment,
+        no_git=args.no_git,
+    )
+    print(f"audit of {args.results}: passed (results digest {res.results_digest[:12]}…)")
     for number, run_id in sorted({**res.created, **res.existing}.items()):
         print(f"run {number}: {'logged' if number in res.created else 'already there'} {run_id}")
+    for run_id in res.superseded:
+        print(f"superseded: {run_id} (it described results that changed since)")
     print(
         f"{len(res.created)} run(s) logged to experiment {res.experiment!r} at {res.tracking_uri}"
     )
@@ -332,6 +340,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     options = {
         "prereg": args.prereg,
         "expected_hash": args.expected_hash,
+        "expected_runs": args.expected_run or (),
         "no_git": args.no_git,
         "tsa_cert": args.tsa_cert,
     }
@@ -566,10 +575,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = verb(
         "export",
         "log every run of a study's ledger to an experiment tracker (MLflow)",
-        "Log each run of RESULTS/runs.jsonl as an MLflow run: the lock entry, its hashes and the "
+        "Audit RESULTS first (the plain audit; exit 4 and nothing logged when it fails), then "
+        "log each run of RESULTS/runs.jsonl as an MLflow run: the lock entry, its hashes and the "
         "registered decision fields as params; verdicts, gate and criterion values as metrics "
         "and tags; amendments and deviations as tags; verdict.json and report.html as artifacts. "
-        "A run already exported (same ledger line hash) is not logged again. Needs the mlflow "
+        "Each run carries the audit's outcome and the digest of the results it describes; a run "
+        "that described results changed since is tagged superseded. A run already exported "
+        "(same ledger line hash and results) is not logged again. Needs the mlflow "
         "extra.\n\nexample: tailgate export mlflow results/mystudy --tracking-uri "
         "http://127.0.0.1:5000",
     )
@@ -583,6 +595,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--experiment", metavar="NAME", default=None, help="experiment name (default: study)"
+    )
+    p.add_argument(
+        "--no-git",
+        action="store_true",
+        help="run the audit that comes first without git, as 'tailgate audit --no-git'",
     )
 
     p = verb(
@@ -706,6 +723,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="a receipt's hash published elsewhere (entry_hash or canonical_hash of any chain "
         "entry): that entry and every one before it must be in the chain",
+    )
+    p.add_argument(
+        "--expected-run",
+        metavar="RECEIPT",
+        action="append",
+        default=None,
+        help="a run receipt published with the results (printed when the run ended: the SHA-256 "
+        "of its ledger line): the ledger must still hold that run; repeat for several runs",
     )
     p.add_argument(
         "--tsa-cert",

@@ -16,9 +16,25 @@ experiment (default: the study's name):
   deviations;
 * **artifacts**: ``verdict.json``, ``report.html`` and the ledger, on the latest run.
 
+**Only what audits is exported.** The plain audit (:func:`tailgate.audit.audit`) runs first; when
+it fails, the export is refused (exit 4, the failing checks listed) and nothing is logged, so a
+tracker never holds a verdict that the files under audit could not back. Each exported run
+carries the audit's outcome (``tailgate.audit``), the **results digest** (``tailgate.results``:
+the SHA-256 over every recorded artifact's path and SHA-256, the ledger included) of the results
+it describes, a description (the registered title and hypotheses, the answer, the run's outcome),
+its start and end as the run's own (the ledger line's; the start from Snakemake's log name), the
+figures under ``figures/`` as artifacts, and the registration's pinned data files (``data.*``
+pins: the import files) as MLflow dataset inputs with their SHA-256 digests. Outcomes are the
+verdict's own words (``PASS``/``KILL`` for H1, the criteria's ``PASS``/``FAIL``); a tag without a
+value is left out rather than written as ``None``.
+
 Export is idempotent: a run's identity is the SHA-256 of its ledger line (the hash the next
 line names), kept in the tag ``tailgate.ledger_line_sha256``; a run that already carries it is
-left alone (one left unfinished by an interrupted export is deleted and made again). The default
+left alone (one left unfinished by an interrupted export is deleted and made again). The run that
+carries the files (``tailgate.describes`` = ``results``) describes the results as they were:
+exporting again after the results changed logs the latest run again with the new digest and tags
+every earlier run that described other results ``tailgate.superseded`` = ``true`` (with
+``tailgate.superseded_by``, the run that describes the results now). The default
 tracking store is the file store ``results/mlruns`` beside the study's results (MLflow keeps file
 stores in maintenance mode behind ``MLFLOW_ALLOW_FILE_STORE``, which the export sets for a file
 store unless it is set already; the file store needs no database package); any MLflow tracking
@@ -37,15 +53,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tailgate.errors import InputError
+from tailgate.errors import EXIT_AUDIT_FAILED, InputError, TailgateError
 
-__all__ = ["ExportResult", "export_mlflow", "flatten", "ledger_lines"]
+__all__ = ["ExportRefused", "ExportResult", "export_mlflow", "flatten", "ledger_lines"]
 
 IDENTITY_TAG = "tailgate.ledger_line_sha256"
+RESULTS_TAG = "tailgate.results"
+DESCRIBES_TAG = "tailgate.describes"
+SUPERSEDED_TAG = "tailgate.superseded"
 EXTRA = "mlflow"
 _PARAM_MAX = 6000  # MLflow's longest param value
 _BATCH = 100  # params, tags or metrics per log_batch call (MLflow's limits: 100, 100, 1000)
 _BAD_KEY = re.compile(r"[^A-Za-z0-9_\-. /:]")
+
+
+class ExportRefused(TailgateError):
+    """The plain audit failed: nothing is exported (exit 4, the audit's code)."""
+
+    exit_code = EXIT_AUDIT_FAILED
 
 
 @dataclass(frozen=True)
@@ -57,6 +82,9 @@ class ExportResult:
     experiment: str
     created: dict[int, str]
     existing: dict[int, str]
+    #: the results digest the export describes, and the MLflow runs it marked superseded
+    results_digest: str = ""
+    superseded: tuple[str, ...] = ()
 
 
 def _mlflow() -> Any:
@@ -73,7 +101,7 @@ def _mlflow() -> Any:
 
 def ledger_lines(results: Path) -> list[tuple[dict[str, Any], str]]:
     """The ledger's runs with the SHA-256 of each line (refused when the chain is broken)."""
-    from tailgate.ledger import LEDGER, read_ledger, verify_ledger
+    from tailgate.ledger import LEDGER, ledger_text, read_ledger, verify_ledger
 
     runs = read_ledger(results)  # raises on a damaged line
     problems = verify_ledger(results)
@@ -82,7 +110,7 @@ def ledger_lines(results: Path) -> list[tuple[dict[str, Any], str]]:
             f"{results / LEDGER}: the run ledger's chain is broken ({'; '.join(problems)}). Fix: "
             f"restore the ledger; 'tailgate audit {results}' reports what changed."
         )
-    lines = [x for x in (results / LEDGER).read_text().splitlines() if x.strip()]
+    lines = [x for x in ledger_text(results).splitlines() if x.strip()]
     return [
         (run, hashlib.sha256(line.encode()).hexdigest())
         for run, line in zip(runs, lines, strict=True)
@@ -136,12 +164,16 @@ def _number(value: Any) -> float | None:
 def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
     """Gate and criterion values as metrics, their outcomes as metrics and tags."""
     metrics: dict[str, float] = {}
-    tags: dict[str, str] = {"h1": str((verdict.get("h1") or {}).get("verdict", ""))}
+    tags: dict[str, str] = {}
+    h1 = (verdict.get("h1") or {}).get("verdict")
+    if h1:
+        tags["h1"] = str(h1)
     for g in verdict.get("gates") or []:
         where = f"{g.get('scorer')}/{g.get('scale')}"
         for pair in g.get("pairs") or []:
             at = f"{where}/{pair.get('a')} vs {pair.get('b')}"
-            tags[f"pair.{at}"] = str(pair.get("verdict"))
+            if pair.get("verdict") is not None:
+                tags[f"pair.{at}"] = str(pair.get("verdict"))
             for t in pair.get("thresholds") or []:
                 q = f"gate/{at}/q{t.get('q')}"
                 metrics[f"{q}/passed"] = float(bool(t.get("passed")))
@@ -160,7 +192,8 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
         if value is not None:
             metrics[f"criterion/{name}"] = value
         metrics[f"criterion/{name}.pass"] = float(c.get("outcome") == "PASS")
-        tags[f"criterion.{name}"] = str(c.get("outcome"))
+        if c.get("outcome") is not None:
+            tags[f"criterion.{name}"] = str(c.get("outcome"))
     for i, d in enumerate(verdict.get("deviations") or []):
         tags[f"deviation.{i}"] = json.dumps(d, sort_keys=True, default=str)
     return metrics, tags
@@ -176,18 +209,23 @@ def _run_payload(
     entry = lock.entry_by_hash(str(head.get("entry_hash"))) if lock is not None else None
     params = _params(entry) if entry is not None else {}
     git = run.get("git") or {}
+    answer = run.get("answer") or {}
     tags = {
         IDENTITY_TAG: line_hash,
         "tailgate.study": study,
         "tailgate.run": str(run.get("run")),
-        "tailgate.time": str(run.get("time")),
-        "tailgate.outcome": str(run.get("outcome")),
-        "tailgate.lock_seq": str(head.get("seq")),
-        "tailgate.lock_entry_hash": str(head.get("entry_hash")),
-        "tailgate.code_digest": str(run.get("code_digest")),
-        "tailgate.git_commit": str(git.get("commit", "")),
-        "tailgate.previous_line_sha256": str(run.get("previous")),
-        "tailgate.jobs_total": str(run.get("jobs_total")),
+        "tailgate.time": run.get("time"),
+        "tailgate.started": run.get("started"),
+        "tailgate.outcome": run.get("outcome"),
+        "tailgate.mode": run.get("mode"),
+        "tailgate.answer": answer.get("outcome"),
+        "tailgate.lock_seq": None if head.get("seq") is None else str(head.get("seq")),
+        "tailgate.lock_entry_hash": head.get("entry_hash"),
+        "tailgate.code_digest": run.get("code_digest"),
+        "tailgate.git_commit": git.get("commit") or "not in a git repository",
+        "tailgate.git_dirty": None if not git else str(bool(git.get("dirty"))).lower(),
+        "tailgate.previous_line_sha256": run.get("previous") or "first run of the ledger",
+        "tailgate.jobs_total": None if run.get("jobs_total") is None else str(run["jobs_total"]),
     }
     if entry is None:
         tags["tailgate.lock_entry"] = "not in the lock (the lock was replaced since this run)"
@@ -211,7 +249,7 @@ def _run_payload(
         )
     for i, d in enumerate(x for x in deviations if x["amendment"] in {a["seq"] for a in upto}):
         tags[f"deviation.amendment.{i}"] = str(d["what"])
-    return params, metrics, tags
+    return params, metrics, {k: str(v) for k, v in tags.items() if v is not None and v != ""}
 
 
 def _log_batches(client: Any, run_id: str, params: dict, metrics: dict, tags: dict) -> None:
@@ -232,10 +270,52 @@ def default_tracking_uri(results: Path) -> str:
     return (results.resolve().parent / "mlruns").as_uri()
 
 
+def results_digest(results: Path) -> str:
+    """SHA-256 over every recorded artifact's path and SHA-256 (the ledger included), in path
+    order: which results an exported run describes."""
+    from tailgate.provenance import iter_records
+
+    h = hashlib.sha256()
+    for r in sorted(iter_records(results), key=lambda r: r.path):
+        h.update(f"{r.path}\0{r.sha256}\n".encode())
+    return h.hexdigest()
+
+
+def _audited(results: Path, prereg: Path, no_git: bool) -> Any:
+    """The plain audit's report; :class:`ExportRefused` (listing the failing checks) when it
+    fails."""
+    from tailgate.audit import audit
+
+    report = audit(results, prereg=prereg, no_git=no_git)
+    if not report.ok:
+        failed = [c for c in report.checks if not c.ok]
+        lines = [
+            f"tailgate export mlflow: refused: the audit of {results} fails "
+            f"({len(report.failures)} problem(s) in {len(failed)} check(s)), so its results are "
+            "not exported and nothing was logged:"
+        ]
+        for c in failed:
+            lines.append(f"  [FAILED] {c.name}: {c.detail}")
+            lines.extend(f"      {f}" for f in c.failures[:5])
+            if len(c.failures) > 5:
+                lines.append(f"      … and {len(c.failures) - 5} more")
+        lines.append(
+            f"Fix: restore the results the workflow wrote (or re-run it), then 'tailgate audit "
+            f"{results}' and export again."
+        )
+        raise ExportRefused("\n".join(lines))
+    return report
+
+
 def export_mlflow(
-    results: str | Path, *, tracking_uri: str | None = None, experiment: str | None = None
+    results: str | Path,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    no_git: bool = False,
 ) -> ExportResult:
-    """Log every ledger run of ``results`` (``results/<study>``) that the store lacks."""
+    """Audit ``results`` (``results/<study>``), then log every ledger run that the store lacks
+    (module docstring); ``no_git``: audit without git, as ``tailgate audit --no-git``."""
     from tailgate.prereg.lock import read_lock
     from tailgate.prereg.study import lock_path_for, prereg_for
 
@@ -252,8 +332,10 @@ def export_mlflow(
             f"tailgate export mlflow: {results} has no run ledger (runs.jsonl), so there is no "
             f"run to export. Fix: run the study with Snakemake first."
         )
+    prereg = prereg_for(results)
+    report = _audited(results, prereg, no_git)
     study = results.name
-    lock = read_lock(lock_path_for(prereg_for(results)))
+    lock = read_lock(lock_path_for(prereg))
     uri = tracking_uri or default_tracking_uri(results)
     if uri.startswith("file:") or "://" not in uri:
         # MLflow keeps its file store in maintenance mode behind this opt-in; a file store is
@@ -261,8 +343,15 @@ def export_mlflow(
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     from mlflow.exceptions import MlflowException
 
+    audit_tags = {
+        "tailgate.audit": "passed",
+        "tailgate.audit_checks": str(len(report.checks)),
+        "tailgate.audit_mode": "without git" if no_git else "with git",
+        RESULTS_TAG: results_digest(results),
+    }
+    context = _Context(lock, study, results, prereg, audit_tags)
     try:
-        return _export(client_cls(tracking_uri=uri), uri, runs, lock, study, experiment, results)
+        return _export(client_cls(tracking_uri=uri), uri, runs, context, experiment)
     except MlflowException as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(
@@ -272,53 +361,181 @@ def export_mlflow(
         ) from None
 
 
+@dataclass(frozen=True)
+class _Context:
+    lock: Any
+    study: str
+    results: Path
+    prereg: Path
+    audit_tags: dict[str, str]
+
+
+def _millis(text: Any) -> int | None:
+    """Milliseconds since the epoch of a ledger time (``…Z``), None when there is none."""
+    from datetime import datetime
+
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _description(run: dict[str, Any], entry: dict[str, Any] | None, ctx: _Context) -> str:
+    """The run's description (MLflow's note): the registered title and hypotheses, the answer,
+    the run's outcome and the audit's."""
+    prereg = (entry or {}).get("prereg") or {}
+    lines = [f"# {prereg.get('title') or ctx.study}", ""]
+    hypotheses = prereg.get("hypotheses")
+    if isinstance(hypotheses, dict):
+        lines += [f"- **{k}**: {v}" for k, v in hypotheses.items()] + [""]
+    elif isinstance(hypotheses, list):
+        lines += [f"- {h}" for h in hypotheses] + [""]
+    answer = run.get("answer") or {}
+    if answer:
+        lines.append(f"**Answer: {answer.get('outcome')}** — {answer.get('summary')}")
+    else:
+        lines.append(f"Run {run.get('run')} ended {run.get('outcome')}; it recorded no answer.")
+    lines += [
+        "",
+        f"Run {run.get('run')} of the study's ledger, {run.get('outcome')}, ended "
+        f"{run.get('time')}; lock entry {(run.get('lock_head') or {}).get('seq')}. The plain "
+        f"audit of the results passed when this run was exported (results digest "
+        f"{ctx.audit_tags[RESULTS_TAG][:12]}…).",
+    ]
+    return "\n".join(lines)
+
+
+def _datasets(entry: dict[str, Any] | None) -> list[Any]:
+    """The registration's pinned data files (``data.*`` pins) as MLflow dataset inputs."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    out = []
+    for field, pin in sorted(((entry or {}).get("pins") or {}).items()):
+        if not field.startswith("data.") or not isinstance(pin, dict) or not pin.get("sha256"):
+            continue
+        profile = {k: pin[k] for k in ("bytes", "rows", "files", "type") if k in pin}
+        dataset = Dataset(
+            name=Path(str(pin.get("path"))).name,
+            digest=str(pin["sha256"])[:32],  # MLflow keeps at most 36 characters
+            source_type="local",
+            source=str(pin.get("path")),
+            profile=json.dumps(profile, sort_keys=True),
+        )
+        tags = [InputTag("mlflow.data.context", "evaluation")]
+        tags += [InputTag("tailgate.sha256", str(pin["sha256"])), InputTag("tailgate.field", field)]
+        out.append(DatasetInput(dataset, tags))
+    return out
+
+
 def _export(
     client: Any,
     uri: str,
     runs: list[tuple[dict[str, Any], str]],
-    lock: Any,
-    study: str,
+    ctx: _Context,
     experiment: str | None,
-    results: Path,
 ) -> ExportResult:
     from mlflow.entities import RunStatus
 
-    name = experiment or study
+    name = experiment or ctx.study
     found = client.get_experiment_by_name(name)
     exp_id = found.experiment_id if found is not None else client.create_experiment(name)
     latest = runs[-1][0].get("run")
+    digest = ctx.audit_tags[RESULTS_TAG]
     created: dict[int, str] = {}
     existing: dict[int, str] = {}
     for run, line_hash in runs:
         number = int(run["run"])
         there = client.search_runs(
-            [exp_id], filter_string=f"tags.`{IDENTITY_TAG}` = '{line_hash}'", max_results=5
+            [exp_id], filter_string=f"tags.`{IDENTITY_TAG}` = '{line_hash}'", max_results=50
         )
         done = [r for r in there if r.info.status == "FINISHED"]
+        if number == latest:  # the run that carries the files: only one of these results
+            done = [r for r in done if r.data.tags.get(RESULTS_TAG) == digest]
         if done:
             existing[number] = done[0].info.run_id
             continue
         for r in there:  # an export interrupted before it finished this run
-            client.delete_run(r.info.run_id)
-        params, metrics, tags = _run_payload(run, line_hash, lock, study)
-        artifacts: list[Path] = []
-        if run.get("run") == latest:
-            verdict_path = results / "verdict.json"
-            if verdict_path.is_file():
-                more, more_tags = _verdict_metrics(json.loads(verdict_path.read_text()))
-                metrics.update(more)
-                tags.update(more_tags)
-            artifacts = [results / f for f in ("verdict.json", "report.html", "runs.jsonl")]
-        else:
-            tags["tailgate.artifacts"] = f"on run {latest} (the files on disk are its state)"
-        mlrun = client.create_run(
-            exp_id, run_name=f"{study} run {number}", tags={IDENTITY_TAG: line_hash}
+            if r.info.status != "FINISHED":
+                client.delete_run(r.info.run_id)
+        created[number] = _log_run(client, exp_id, run, line_hash, ctx, number == latest)
+        client.set_terminated(
+            created[number],
+            RunStatus.to_string(RunStatus.FINISHED),
+            end_time=_millis(run.get("time")),
         )
-        run_id = mlrun.info.run_id
-        _log_batches(client, run_id, params, metrics, tags)
-        for path in artifacts:
-            if path.is_file():
-                client.log_artifact(run_id, str(path))
-        client.set_terminated(run_id, RunStatus.to_string(RunStatus.FINISHED))
-        created[number] = run_id
-    return ExportResult(uri, name, created, existing)
+    current = {**existing, **created}.get(int(latest))
+    superseded = _supersede(client, exp_id, ctx.study, digest, current)
+    return ExportResult(uri, name, created, existing, digest, tuple(superseded))
+
+
+def _log_run(
+    client: Any,
+    exp_id: str,
+    run: dict[str, Any],
+    line_hash: str,
+    ctx: _Context,
+    is_latest: bool,
+) -> str:
+    """Log one ledger run (unfinished; the caller ends it at the run's own end time)."""
+    params, metrics, tags = _run_payload(run, line_hash, ctx.lock, ctx.study)
+    tags.update(ctx.audit_tags)
+    head = run.get("lock_head") or {}
+    entry = ctx.lock.entry_by_hash(str(head.get("entry_hash"))) if ctx.lock is not None else None
+    tags["mlflow.note.content"] = _description(run, entry, ctx)
+    artifacts: list[tuple[Path, str | None]] = []
+    if is_latest:
+        from tailgate.safe_read import load_json
+
+        tags[DESCRIBES_TAG] = "results"
+        verdict_path = ctx.results / "verdict.json"
+        if verdict_path.is_file():
+            more, more_tags = _verdict_metrics(load_json(verdict_path))
+            metrics.update(more)
+            tags.update(more_tags)
+        artifacts = [(ctx.results / f, None) for f in ("verdict.json", "report.html", "runs.jsonl")]
+        artifacts += [
+            (f, "figures") for f in sorted((ctx.results / "figures").glob("*")) if f.is_file()
+        ]
+    else:
+        tags[DESCRIBES_TAG] = "ledger line"
+        tags["tailgate.artifacts"] = "on the run that describes the results (the latest)"
+    started = _millis(run.get("started")) or _millis(run.get("time"))
+    mlrun = client.create_run(
+        exp_id,
+        start_time=started,
+        run_name=f"{ctx.study} run {run.get('run')}",
+        tags={IDENTITY_TAG: line_hash},
+    )
+    run_id = mlrun.info.run_id
+    _log_batches(client, run_id, params, metrics, tags)
+    datasets = _datasets(entry)
+    if datasets:
+        client.log_inputs(run_id, datasets=datasets)
+    for path, folder in artifacts:
+        if path.is_file():
+            client.log_artifact(run_id, str(path), folder)
+    return run_id
+
+
+def _supersede(client: Any, exp_id: str, study: str, digest: str, current: str | None) -> list[str]:
+    """Tag every run of the study that described other results superseded by ``current``."""
+    out = []
+    runs = client.search_runs(
+        [exp_id],
+        filter_string=f"tags.`{DESCRIBES_TAG}` = 'results' and tags.`tailgate.study` = '{study}'",
+        max_results=1000,
+    )
+    for r in runs:
+        tags = r.data.tags
+        if r.info.run_id == current or tags.get(RESULTS_TAG) == digest:
+            continue
+        if tags.get(SUPERSEDED_TAG) == "true":
+            continue
+        client.set_tag(r.info.run_id, SUPERSEDED_TAG, "true")
+        if current is not None:
+            client.set_tag(r.info.run_id, "tailgate.superseded_by", current)
+        client.set_tag(r.info.run_id, "tailgate.superseded_results", digest)
+        out.append(r.info.run_id)
+    return out

@@ -1,11 +1,14 @@
 """The run ledger: one line per workflow run in ``results/<study>/runs.jsonl``.
 
 Snakemake calls :func:`finish_run` when a run ends (the Snakefile's ``onsuccess``/``onerror``):
-it appends the run — UTC time, outcome, git commit, code digest, lock head, jobs per rule (from
-Snakemake's own log), failed jobs and their logs, the study's answer and H1 verdicts — and
-re-records the ledger like any artifact (its provenance record holds its SHA-256; ``tailgate
-audit`` checks it and the chain of line hashes). Then it prints the run's answer on the
-terminal (:mod:`tailgate.summary`).
+it appends the run — UTC start (read from the name of Snakemake's log) and end time, outcome,
+git commit, code digest, lock head, jobs per rule (from Snakemake's own log), failed jobs and
+their logs, the study's answer and H1 verdicts — and re-records the ledger like any artifact
+(its provenance record holds its SHA-256; ``tailgate audit`` checks it and the chain of line
+hashes). Then it prints the run's answer on the
+terminal (:mod:`tailgate.summary`), ending with the **run receipt**: the SHA-256 of the run's
+line, to publish with the results (:func:`find_run`, ``tailgate audit --expected-run``), so that
+a run removed or rewritten later is found even though the chain itself can be rebuilt.
 
 A run that failed before anything was recorded leaves no ledger line (the results folder would
 otherwise say that data exists). The ledger is the study's experiment-tracking view
@@ -23,11 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_text
+from tailgate.errors import DamagedFileError
 from tailgate.joblog import jobs_from_log
+from tailgate.safe_read import load_json, loads_json, read_text
 
 __all__ = [
     "LEDGER",
+    "find_run",
     "finish_run",
+    "git_history",
     "ledger_head",
     "missing_heads",
     "read_ledger",
@@ -46,21 +53,32 @@ def _line_hash(line: str) -> str:
     return hashlib.sha256(line.encode()).hexdigest()
 
 
+def ledger_text(results: str | Path) -> str:
+    """The ledger's text ("" when there is none), read as a regular file of bounded size
+    (:mod:`tailgate.safe_read`: a pipe or a device is a damaged ledger, never a wait)."""
+    path = Path(results) / LEDGER
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return ""
+
+
+def _parse(line: str, path: Path, i: int) -> Any:
+    """One ledger line as JSON (None when it is not JSON or nested too deep)."""
+    try:
+        return loads_json(line, f"{path}, line {i}")
+    except DamagedFileError:
+        return None
+
+
 def read_ledger(results: str | Path) -> list[dict[str, Any]]:
     """The ledger's runs, oldest first ([] when there is none)."""
-    from tailgate.errors import DamagedFileError
-
     path = Path(results) / LEDGER
-    if not path.is_file():
-        return []
     runs = []
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
+    for i, line in enumerate(ledger_text(results).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            run = json.loads(line)
-        except json.JSONDecodeError:
-            run = None
+        run = _parse(line, path, i)
         if not isinstance(run, dict) or not {"run", "time", "outcome"} <= run.keys():
             raise DamagedFileError(
                 f"{path}, line {i}: damaged run ledger line (not a run record). Fix: restore "
@@ -73,10 +91,7 @@ def read_ledger(results: str | Path) -> list[dict[str, Any]]:
 def ledger_head(results: str | Path) -> dict[str, Any] | None:
     """The ledger's last line as ``{"runs": n, "line_sha256": …}`` (None without a ledger):
     what an amendment records, so that runs removed or rewritten after it are found."""
-    path = Path(results) / LEDGER
-    if not path.is_file():
-        return None
-    lines = [x for x in path.read_text().splitlines() if x.strip()]
+    lines = [x for x in ledger_text(results).splitlines() if x.strip()]
     if not lines:
         return None
     return {"runs": len(lines), "line_sha256": _line_hash(lines[-1])}
@@ -86,8 +101,7 @@ def missing_heads(results: str | Path, chain: list[dict[str, Any]]) -> list[str]
     """Each lock entry whose recorded ledger head (:func:`ledger_head`) is not a line of the
     ledger as it is now: the runs seen by that amendment were removed or rewritten since."""
     path = Path(results) / LEDGER
-    lines = path.read_text().splitlines() if path.is_file() else []
-    lines = [x for x in lines if x.strip()]
+    lines = [x for x in ledger_text(results).splitlines() if x.strip()]
     out = []
     for e in chain:
         head = e.get("ledger_head") if isinstance(e, dict) else None
@@ -104,17 +118,70 @@ def missing_heads(results: str | Path, chain: list[dict[str, Any]]) -> list[str]
     return out
 
 
+def _line_hashes(results: str | Path) -> list[str]:
+    return [_line_hash(x) for x in ledger_text(results).splitlines() if x.strip()]
+
+
+def find_run(results: str | Path, receipt: str) -> int | None:
+    """The run whose ledger line has the SHA-256 ``receipt`` (a run receipt, printed when the
+    run ended; a prefix of at least 12 hex digits will do), None when the ledger holds no such
+    line."""
+    want = receipt.strip().lower()
+    if len(want) < 12:
+        return None
+    for i, h in enumerate(_line_hashes(results), start=1):
+        if h == want or (len(want) < 64 and h.startswith(want)):
+            return i
+    return None
+
+
+def git_history(results: str | Path) -> dict[str, Any]:
+    """Where the ledger and its history in git part (read from every committed version of
+    ``runs.jsonl``, :func:`tailgate.prereg.gitinfo.committed_versions`): ``committed`` (whether
+    any commit holds it), ``lost`` (one line per committed run the ledger now lacks or holds
+    rewritten: commit, run number, line hash) and ``uncommitted`` (runs of the ledger that no
+    commit holds)."""
+    from tailgate.prereg.gitinfo import committed_versions
+
+    path = Path(results) / LEDGER
+    current = _line_hashes(results)
+    versions = committed_versions(path)
+    lost: dict[int, str] = {}
+    seen: set[str] = set()
+    for v in versions:
+        if v.content is None or v.link:
+            continue
+        text = v.content.decode("utf-8", errors="replace")
+        for i, line in enumerate((x for x in text.splitlines() if x.strip()), start=1):
+            h = _line_hash(line)
+            seen.add(h)
+            if i in lost:
+                continue
+            if i > len(current):
+                lost[i] = (
+                    f"run {i} ({h[:12]}…), committed in {v.commit[:12]}, is no longer in the "
+                    "ledger (removed)"
+                )
+            elif current[i - 1] != h:
+                lost[i] = (
+                    f"run {i} ({h[:12]}…), committed in {v.commit[:12]}, is another line in the "
+                    f"ledger now ({current[i - 1][:12]}…: rewritten)"
+                )
+    return {
+        "committed": any(v.content is not None for v in versions),
+        "lost": [lost[i] for i in sorted(lost)],
+        "uncommitted": [i for i, h in enumerate(current, start=1) if h not in seen],
+    }
+
+
 def verify_ledger(results: str | Path) -> list[str]:
     """Problems of the ledger's chain: each line names the hash of the line before it."""
     path = Path(results) / LEDGER
-    if not path.is_file():
-        return []
     problems, previous = [], None
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
-        try:
-            run = json.loads(line)
-        except json.JSONDecodeError:
-            problems.append(f"{LEDGER} line {i}: not JSON")
+    for i, line in enumerate(ledger_text(results).splitlines(), start=1):
+        run = _parse(line, path, i)
+        if run is None:
+            problems.append(f"{LEDGER} line {i}: not JSON (or nested too deep)")
             break
         if not isinstance(run, dict):
             problems.append(f"{LEDGER} line {i}: damaged (a JSON {type(run).__name__}, not a run)")
@@ -135,8 +202,10 @@ def _git_state(path: Path) -> dict[str, Any] | None:
 
 
 def _verdict(results: Path) -> dict[str, Any] | None:
-    path = results / "verdict.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    try:
+        return load_json(results / "verdict.json")
+    except FileNotFoundError:
+        return None
 
 
 def _verdicts(verdict: dict[str, Any] | None) -> list[dict[str, Any]] | None:
@@ -167,6 +236,18 @@ def _answer(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     if not answer:
         return None
     return {k: answer[k] for k in ("items", "outcome", "summary")}
+
+
+def _started(log: str | None) -> str | None:
+    """When the run started (UTC), from the name Snakemake gives its log
+    (``.snakemake/log/<local time %Y-%m-%dT%H%M%S.%f>.snakemake.log``); None without one."""
+    if not log:
+        return None
+    try:
+        local = datetime.strptime(Path(log).name.split(".snakemake")[0], "%Y-%m-%dT%H%M%S.%f")
+    except ValueError:
+        return None
+    return local.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_summary(verdict: dict[str, Any] | None) -> dict[str, Any]:
@@ -223,8 +304,8 @@ def _environments(results: Path, since: str | None) -> list[dict[str, str]]:
 def _time_of(line: str) -> str | None:
     """The time a ledger line records (None where it is damaged)."""
     try:
-        run = json.loads(line)
-    except ValueError:
+        run = loads_json(line, LEDGER)
+    except DamagedFileError:
         return None
     return str(run["time"]) if isinstance(run, dict) and "time" in run else None
 
@@ -250,8 +331,16 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
     except Exception as exc:  # a hook must not turn a finished run into a crash
         print(f"tailgate: the run ledger was not updated: {exc}", file=sys.stderr)
         appended = None
+    head = ledger_head(results) if appended is not None else None
     try:
-        print_summary(study, results, outcome=outcome, run=appended, log=log)
+        print_summary(
+            study,
+            results,
+            outcome=outcome,
+            run=appended,
+            log=log,
+            receipt=head["line_sha256"] if head else None,
+        )
     except Exception as exc:  # as above
         print(f"tailgate: no summary of this run: {exc}", file=sys.stderr)
 
@@ -266,7 +355,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
     if not (records.is_dir() and any(records.glob("*.json"))):
         return None  # nothing was made: no history to keep, and no evidence of data
     path = results / LEDGER
-    old = path.read_text() if path.is_file() else ""
+    old = ledger_text(results)
     lines = [line for line in old.splitlines() if line.strip()]
     jobs, failed = jobs_from_log(log)
     head = verify_study(study)
@@ -276,6 +365,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "ledger_version": LEDGER_VERSION,
         "run": len(lines) + 1,
         "previous": _line_hash(lines[-1]) if lines else None,
+        "started": _started(log),
         "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "outcome": outcome,
         "mode": run_mode(),

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tailgate.safe_read import require_regular
+
 __all__ = ["read_parquet"]
 
 
@@ -24,6 +26,7 @@ def read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     Raises ``OSError`` for a missing or unopenable file and ``pyarrow.ArrowInvalid`` (a
     ``ValueError``) for a file that is not Parquet or lacks one of ``columns``.
     """
+    require_regular(path)
     with pq.ParquetFile(path) as handle:
         if columns is not None:
             names = handle.schema_arrow.names

@@ -16,7 +16,6 @@ researcher's files): see :mod:`tailgate.prereg.evidence`.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from tailgate.environment import current as current_environment
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.lock import utc_now
+from tailgate.safe_read import load_json, require_regular
 
 __all__ = [
     "PROVENANCE_DIR",
@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 PROVENANCE_DIR = "provenance"
+#: the largest provenance record read (bytes; a record of a large table is about 1 MB)
+RECORD_LIMIT = 64 * 1024 * 1024
 ROW_BLOCK = 64
 Kind = Literal["data", "derived", "report"]
 _TABULAR = {".parquet", ".csv"}
@@ -125,6 +127,7 @@ def rows_digest(path: str | Path, block: int = ROW_BLOCK) -> RowsDigest:
     import pandas as pd
 
     p = Path(path)
+    require_regular(p)
     if p.suffix == ".parquet":
         df = pd.read_parquet(p)
     elif p.suffix == ".csv":
@@ -245,15 +248,17 @@ def record(
 
 
 def iter_records(results_dir: str | Path) -> list[ProvenanceRecord]:
-    """All records under ``results_dir/provenance`` (unreadable ones raise ``ValueError``)."""
+    """All records under ``results_dir/provenance`` (unreadable ones raise ``ValueError``; a
+    damaged one, a pipe or one nested too deep, :class:`~tailgate.errors.DamagedFileError`:
+    :mod:`tailgate.safe_read`)."""
     base = Path(results_dir) / PROVENANCE_DIR
     out = []
     if not base.is_dir():
         return out
     for f in sorted(base.glob("*.json")):
         try:
-            content = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            content = load_json(f, limit=RECORD_LIMIT)
+        except OSError as exc:
             raise ValueError(f"{f}: unreadable provenance record ({exc})") from None
         if not isinstance(content, dict):
             raise ValueError(

@@ -1,6 +1,8 @@
 """``tailgate status``: a study's timeline — registration, amendments, workflow runs — and its
 state now, from the lock (:mod:`tailgate.prereg.lock`), git and the run ledger
-(:mod:`tailgate.ledger`). Reads only; ``--audit`` adds the full audit's outcome.
+(:mod:`tailgate.ledger`). Reads only; ``--audit`` adds the full audit's outcome. Where the
+ledger and its history in git part — a committed run the ledger no longer holds, or holds
+rewritten, and runs no commit holds yet — is shown under the results line (``ledger_git``).
 
 The JSON shape (``--json``) is versioned by ``format``: ``tailgate.status/1``.
 """
@@ -92,7 +94,7 @@ def _run_events(results: Path) -> list[dict[str, Any]]:
 
 def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, Any]:
     """The status document (module docstring); ``PreregError`` when the file is invalid."""
-    from tailgate.ledger import verify_ledger
+    from tailgate.ledger import git_history, verify_ledger
     from tailgate.prereg.guard import check_frozen
     from tailgate.prereg.study import results_dir_for
     from tailgate.provenance import PROVENANCE_DIR
@@ -116,6 +118,7 @@ def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, An
         "changes": [c.to_json() for c in state.changes],
         "artifacts": n_records,
         "ledger_problems": verify_ledger(results),
+        "ledger_git": git_history(results),
         "events": events,
         "audit": None,
     }
@@ -181,6 +184,17 @@ def format_status(doc: dict[str, Any]) -> str:
     out.append(f"  results: {doc['results']} ({doc['artifacts']} recorded artifact(s))")
     for p in doc["ledger_problems"]:
         out.append(f"  run ledger: {p}")
+    history = doc["ledger_git"]
+    for p in history["lost"]:
+        out.append(f"  run ledger not as committed: {p}")
+    if history["uncommitted"]:
+        runs = history["uncommitted"]
+        span = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}–{runs[-1]}"
+        out.append(
+            f"  run ledger: run(s) {span} not in any commit"
+            + ("" if history["committed"] else " (the ledger was never committed)")
+            + f"; commit {doc['results']}/runs.jsonl, or publish each run's receipt"
+        )
     out.append("")
     out.append("timeline (UTC)")
     if not doc["events"]:

@@ -12,12 +12,12 @@ their logs. Snakemake's own log above it is left as it is.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from tailgate.prereg.committed import EXPLORATORY, run_mode
+from tailgate.safe_read import load_json
 
 __all__ = [
     "answer_lines",
@@ -175,8 +175,10 @@ def print_summary(
     run: dict[str, Any] | None,
     log: str | None,
     out: TextIO | None = None,
+    receipt: str | None = None,
 ) -> None:
-    """Print the run's answer (module docstring)."""
+    """Print the run's answer (module docstring); ``receipt``: the SHA-256 of the run's ledger
+    line, printed last, to publish with the results."""
     from tailgate.joblog import jobs_from_log
 
     out = out or sys.stdout
@@ -194,7 +196,7 @@ def print_summary(
     if outcome == "success":
         vpath = results / "verdict.json"
         if vpath.is_file():
-            for line in verdict_lines(json.loads(vpath.read_text())):
+            for line in verdict_lines(load_json(vpath)):
                 print(line, file=out)
         report = results / "report.html"
         if report.is_file():
@@ -209,4 +211,11 @@ def print_summary(
         if log:
             print(f"Snakemake's log: {log}", file=out)
         print("fix the cause, then run the same command again (finished jobs are kept)", file=out)
+    if receipt is not None and run is not None:
+        print(
+            f"run receipt: {receipt} (run {run['run']}); publish it with the results — a "
+            f"reviewer checks that the run is still in the ledger with 'tailgate audit {results} "
+            f"--expected-run {receipt}'",
+            file=out,
+        )
     print(RULE, file=out)

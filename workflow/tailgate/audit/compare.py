@@ -28,7 +28,6 @@ path inside a JSON document) and both numbers; the caller adds the versions.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.prereg.canonical import sha256_file
+from tailgate.safe_read import load_json, read_text
 
 __all__ = [
     "ABS_TOLERANCE",
@@ -330,8 +330,8 @@ def _first_difference(a: str, b: str) -> str:
 def compare_report(recorded: Path, rerendered: Path, *, digests: bool = True) -> Comparison:
     """Compare two renderings of the report by text (images by content digest, or not at all
     without ``digests``)."""
-    a = report_text(recorded.read_text(encoding="utf-8"), digests=digests)
-    b = report_text(rerendered.read_text(encoding="utf-8"), digests=digests)
+    a = report_text(read_text(recorded), digests=digests)
+    b = report_text(read_text(rerendered), digests=digests)
     cmp = Comparison()
     if a != b:
         cmp.differences.append(f"text {_first_difference(a, b)}")
@@ -373,7 +373,7 @@ def _compare_embedded(recorded: Path, reproduced: Path, cmp: Comparison) -> None
 
 
 def _json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_json(path)
 
 
 def compare_files(

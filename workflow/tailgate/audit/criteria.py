@@ -11,21 +11,22 @@ answer (:mod:`tailgate.prereg.answer`) from that table.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from tailgate.analyses.registry import kind_of, registered
+from tailgate.errors import DamagedFileError
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.study import Study
+from tailgate.safe_read import load_json
 
 __all__ = ["analyses_check", "compare_criteria"]
 
 
 def _load(path: Path, fails: list[str]) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        return load_json(path)
+    except (OSError, ValueError, DamagedFileError) as exc:
         fails.append(f"{path}: cannot be read ({exc})")
         return None
 

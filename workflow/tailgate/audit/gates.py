@@ -16,15 +16,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tailgate.errors import DamagedFileError
 from tailgate.prereg.study import Study
+from tailgate.safe_read import load_json
 
 __all__ = ["registered_plan_check", "verdict_check"]
 
 
 def _load(path: Path, fails: list[str]) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        return load_json(path)
+    except (OSError, ValueError, DamagedFileError) as exc:
         fails.append(f"{path}: cannot be read ({exc})")
         return None
 

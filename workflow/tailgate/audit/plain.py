@@ -5,6 +5,7 @@ input is a failed check naming the file, never a crashed audit."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from tailgate.forked import Forked
@@ -14,6 +15,7 @@ from .artifacts import check_artifacts, read_records
 from .environment import environment_check, run_environments
 from .findings import AuditReport, Check, guarded
 from .realised import check_realised
+from .receipts import check_expected_runs
 from .registration import (
     check_git,
     check_lock,
@@ -34,8 +36,10 @@ def audit(
     expected_hash: str | None = None,
     no_git: bool = False,
     tsa_cert: str | Path | None = None,
+    expected_runs: Sequence[str] = (),
 ) -> AuditReport:
-    """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock."""
+    """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock;
+    ``expected_runs``: published run receipts (:mod:`tailgate.audit.receipts`)."""
     from tailgate.prereg.guard import links_in
 
     rd = Path(results_dir)
@@ -98,6 +102,17 @@ def audit(
                 )
             )
 
+        if expected_runs:
+            checks.append(
+                guarded(
+                    checks,
+                    "published runs",
+                    rd / "runs.jsonl",
+                    check_expected_runs,
+                    rd,
+                    expected_runs,
+                )
+            )
         checks.extend(early)
         first = guarded(checks, "artifacts", rd / "provenance", first_artifact, records)
 

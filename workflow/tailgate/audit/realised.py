@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tailgate.errors import DamagedFileError
 from tailgate.prereg.lock import Lock
 from tailgate.prereg.study import Study
+from tailgate.safe_read import load_json
 
 from .findings import Check
 from .runs import mode_of
@@ -31,12 +33,12 @@ def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
     fits = []
     for f in sorted((rd / "fits").glob("*/*/*.json")):
         try:
-            fits.append(json.loads(f.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
+            fits.append(load_json(f))
+        except (OSError, ValueError, DamagedFileError) as exc:
             fails.append(f"{f}: cannot be read ({exc})")
     try:
-        verdict = json.loads(verdict_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        verdict = load_json(verdict_path)
+    except (OSError, ValueError, DamagedFileError) as exc:
         return Check("realised design", str(verdict_path), [f"{verdict_path}: {exc}"])
     if not isinstance(verdict, dict):
         return Check(
@@ -49,7 +51,7 @@ def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
         )
     for f in sorted((rd / "fits").glob("*/*/*.json")):  # one damaged fit is named, not a crash
         try:
-            realised_design(study, [json.loads(f.read_text(encoding="utf-8"))])
+            realised_design(study, [load_json(f)])
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             fails.append(f"{f}: damaged fit document ({type(exc).__name__}: {exc})")
     if fails:

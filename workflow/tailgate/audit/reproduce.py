@@ -46,7 +46,6 @@ recorded environment.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -64,6 +63,7 @@ from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
 from tailgate.prereg.study import load, lock_path_for, prereg_for
+from tailgate.safe_read import load_json
 
 from .artifacts import result_files
 from .compare import MODEL_RTOL, compare_made, compare_model_output
@@ -171,7 +171,7 @@ def _copy_checked(rd: Path, dst: Path, rels: list[str], stamp: float) -> list[st
     for rel in rels:
         src, rec = rd / rel, record_path(rd / rel, rd)
         try:
-            recorded = json.loads(rec.read_text(encoding="utf-8"))["sha256"]
+            recorded = load_json(rec)["sha256"]
         except (OSError, ValueError, KeyError, TypeError):
             recorded = None
         if recorded != sha256_file(src):

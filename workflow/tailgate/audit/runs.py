@@ -6,11 +6,11 @@ exploratory run.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from tailgate.prereg.lock import Lock
+from tailgate.safe_read import load_json
 
 from .findings import Check
 
@@ -67,7 +67,7 @@ def mode_of(rd: Path, artifact: Path) -> str:
     from tailgate.provenance import record_path
 
     try:
-        content = json.loads(record_path(artifact, rd).read_text(encoding="utf-8"))
+        content = load_json(record_path(artifact, rd))
     except (OSError, ValueError):
         return CONFIRMATORY  # a missing or damaged record fails the artifact check
     return str(content.get("mode", CONFIRMATORY)) if isinstance(content, dict) else CONFIRMATORY

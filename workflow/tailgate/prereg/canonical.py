@@ -60,8 +60,6 @@ def sha256_bytes(data: bytes) -> str:
 
 def sha256_file(path: Any, chunk: int = 1 << 20) -> str:
     """SHA-256 (hex) of a file's bytes, read in chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
+    from tailgate.safe_read import sha256_file as regular_sha256
+
+    return regular_sha256(path, chunk)

@@ -118,9 +118,12 @@ def generated_rows(shards: Iterable[Any]) -> dict[str, int]:
 
     import pyarrow.parquet as pq
 
+    from tailgate.safe_read import require_regular
+
     out: dict[str, int] = {}
     for shard in shards:
         path = Path(shard)
+        require_regular(path)  # a pipe at a shard's path is damage, never a wait
         out[path.parent.name] = (
             out.get(path.parent.name, 0) + pq.ParquetFile(path).metadata.num_rows
         )

@@ -16,12 +16,13 @@ only a trusted timestamp (:mod:`tailgate.prereg.timestamp`) can vouch for.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from tailgate.errors import DamagedFileError
 from tailgate.prereg.gitinfo import committed_versions
+from tailgate.safe_read import loads_json
 
 __all__ = ["LockHistory", "lock_history"]
 
@@ -52,9 +53,9 @@ def _hashes(content: bytes | None) -> list[str] | None:
     if content is None:
         return None
     try:
-        obj = json.loads(content.decode("utf-8"))
+        obj = loads_json(content, "a committed lock")  # a committed lock may be hostile too
         return [str(e["entry_hash"]) for e in obj["chain"]]
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, DamagedFileError):
         return None
 
 

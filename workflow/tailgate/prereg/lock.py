@@ -13,7 +13,6 @@ detected.
 
 from __future__ import annotations
 
-import json
 import platform
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,9 +21,10 @@ from typing import Any
 
 from tailgate import __version__
 from tailgate.atomic import write_json
-from tailgate.errors import InputError
+from tailgate.errors import DamagedFileError, InputError
 from tailgate.prereg.canonical import canonical_hash
 from tailgate.prereg.schema import SCHEMA_VERSION
+from tailgate.safe_read import load_json
 
 __all__ = [
     "LOCK_VERSION",
@@ -256,11 +256,14 @@ def read_lock(path: str | Path) -> Lock | None:
     """The lock at ``path``, ``None`` if absent; :class:`InputError` if it is not a lock file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        obj = load_json(p)
     except FileNotFoundError:
         return None
+    except DamagedFileError as exc:
+        raise InputError(
+            f"{exc} Fix: restore the lock from version control (git checkout -- {p})."
+        ) from None
     try:
-        obj = json.loads(text)
         if obj.get("lock_version") != LOCK_VERSION:
             raise ValueError(f"lock_version {obj.get('lock_version')!r}")
         for i, entry in enumerate(obj["chain"]):

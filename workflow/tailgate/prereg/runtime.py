@@ -17,6 +17,10 @@ fingerprint** (:func:`fingerprint`):
   ``distutils-precedence.pth``, editable-install and namespace-package files, virtualenv's), with
   the modules its lines import checked too, and otherwise says ``why``
   (:mod:`tailgate.prereg.startup`);
+* ``startup`` — the interpreter's start-up state: environment variables that make Python import
+  or run code, warning options that import a module, import hooks and loaded modules from
+  outside the standard library, the project and the installed distributions
+  (:mod:`tailgate.prereg.interpreter`);
 * ``python`` — the interpreter version and implementation.
 
 The ``bytecode`` scan covers the package and the workflow's rule scripts (their ``_tailgate``
@@ -33,8 +37,6 @@ different sources within a study; records without a fingerprint are named in a n
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import marshal
 import os
 import platform
 import sys
@@ -42,6 +44,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tailgate.prereg.bytecode import accepted, compiled_from
+from tailgate.prereg.interpreter import check_startup, startup_state
 from tailgate.prereg.startup import fix_for, import_hooks
 
 __all__ = [
@@ -81,33 +85,6 @@ def loaded_modules() -> dict[str, str]:
     return out
 
 
-def _accepted(pyc: Path, source: Path) -> bool:
-    """Whether Python would run ``pyc`` in place of ``source`` (PEP 552 header checks)."""
-    data = pyc.read_bytes()[:16]
-    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
-        return False
-    flags = int.from_bytes(data[4:8], "little")
-    if flags & 0b1:  # hash-based: unchecked is always run, checked when the hash matches
-        return not flags & 0b10 or data[8:16] == importlib.util.source_hash(source.read_bytes())
-    st = source.stat()
-    mtime = int.from_bytes(data[8:12], "little")
-    size = int.from_bytes(data[12:16], "little")
-    return mtime == (int(st.st_mtime) & 0xFFFFFFFF) and size == (st.st_size & 0xFFFFFFFF)
-
-
-def _compiled_from(pyc: Path, source: Path) -> bool:
-    """Whether ``pyc``'s code is the compiled ``source`` (at the optimisation its name says)."""
-    tag = pyc.name.split(".")
-    level = next((int(t[4:]) for t in tag if t.startswith("opt-") and t[4:].isdigit()), 0)
-    try:
-        code = marshal.loads(pyc.read_bytes()[16:])
-        return code == compile(
-            source.read_bytes(), str(source), "exec", optimize=level, dont_inherit=True
-        )
-    except (ValueError, EOFError, TypeError, SyntaxError):
-        return False
-
-
 @lru_cache(maxsize=1)
 def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
     """Compiled files under ``folder`` (the package) that Python would run but that are not
@@ -118,7 +95,7 @@ def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
         rel = pyc.relative_to(root).as_posix()
         if pyc.parent.name == "__pycache__":
             source = pyc.parent.parent / (pyc.name.split(".", 1)[0] + ".py")
-            if source.is_file() and _accepted(pyc, source) and not _compiled_from(pyc, source):
+            if source.is_file() and accepted(pyc, source) and not compiled_from(pyc, source):
                 out.append(f"{rel} (run in place of {source.name}, but not compiled from it)")
         elif not pyc.with_suffix(".py").is_file():
             out.append(f"{rel} (compiled code without a source)")
@@ -127,11 +104,13 @@ def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
 
 def fingerprint() -> dict[str, Any]:
     """The runtime fingerprint a provenance record carries (module docstring)."""
+    hooks = import_hooks()
     return {
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "modules": loaded_modules(),
         "bytecode": [*stale_bytecode(), *_stale_scripts()],
-        "hooks": import_hooks(),
+        "hooks": hooks,
+        "startup": startup_state(hooks),
     }
 
 
@@ -189,6 +168,9 @@ def check_runtime(records: list[Any]) -> tuple[list[str], list[str]]:
             f"{len(missing)} record(s) carry no runtime fingerprint, e.g. {missing[0]} (made by "
             "an older tailgate)"
         )
+    more, more_notes = check_startup(records)
+    fails += more
+    notes += more_notes
     for key, where in sorted(hooks_seen.items()):
         notes.append(f"start-up code from packaging tools (content checked): {key} (e.g. {where})")
     return fails, notes

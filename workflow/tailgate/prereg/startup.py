@@ -58,6 +58,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tailgate.prereg.bytecode import accepted, compiled_from
+
 __all__ = ["PACKAGING_PTH", "fix_for", "import_hooks"]
 
 #: names of the ``.pth`` files packaging tools write (their content is what makes one known)
@@ -259,8 +261,6 @@ def _check_module(
     """Why module ``name`` is not run from ``expected`` (None: it is): the module loaded at
     start-up (when the site directory is on the path) or the one found first, and a compiled
     file run in its place that is not compiled from it. The module is appended to ``imports``."""
-    from tailgate.prereg.runtime import _accepted, _compiled_from
-
     entry: dict[str, Any] = {"module": name, "path": None, "sha256": None}
     imports.append(entry)
     mod = sys.modules.get(name) if _on_path(sitedir) else None
@@ -278,7 +278,7 @@ def _check_module(
     if os.path.realpath(origin) != os.path.realpath(expected):
         return f"imports {name}, which runs from {origin} instead of {expected}"
     pyc = Path(importlib.util.cache_from_source(str(expected)))
-    if pyc.is_file() and _accepted(pyc, expected) and not _compiled_from(pyc, expected):
+    if pyc.is_file() and accepted(pyc, expected) and not compiled_from(pyc, expected):
         return f"imports {name}, in whose place {pyc} runs, which is not compiled from it"
     return None
 

@@ -11,7 +11,6 @@ passes the same guard and then computes under the plan entry 0 of the lock regis
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable
@@ -26,6 +25,7 @@ from tailgate.parquet import read_parquet
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.provenance import ProvenanceRecord, record
+from tailgate.safe_read import load_json
 
 if TYPE_CHECKING:  # the gates (and scipy.stats) load only in the stages that evaluate them
     from tailgate.protocol.gates import GateSettings
@@ -162,7 +162,7 @@ def gate_settings(
 def read_json(path: str | os.PathLike[str], what: str) -> Any:
     """A JSON artifact, or :class:`InputError` naming the file and the stage that writes it."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return load_json(path)
     except FileNotFoundError:
         raise InputError(
             f"{path}: the {what} file does not exist. Fix: run the workflow stage that writes it "

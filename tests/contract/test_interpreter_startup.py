@@ -1,0 +1,160 @@
+"""The contract, what ran: code run by the interpreter's start-up state, not by a file of the
+project or a start-up hook. The study is run with ``PYTHONPATH=dir PYTHONWARNINGS=
+ignore::mod.Category``: Python imports ``mod`` at start-up to find the warning category, and
+``mod`` patches the simulate backend in memory (the heavy condition's tail made lighter). No
+file of the project, no ``.pth`` and no ``sitecustomize`` changed; the plain audit still fails,
+naming the module, the variable and the warning option."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from attack_project import Project
+from tailgate.prereg import interpreter
+from tailgate.prereg.interpreter import check_startup, startup_state
+
+AUDIT_FAILED = 4
+
+PATCH = """\
+import sys
+
+
+class Category(Warning):
+    pass
+
+
+class _Patch:
+    # at this point of start-up the installed packages are not on the path yet: the patch
+    # waits for the simulate backend to be imported and changes it as it loads
+    def find_spec(self, name, path=None, target=None):
+        if name != "tailgate.generate.simulate":
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            honest = module.simulate_condition
+
+            def lighter(seed, condition, truth, n):
+                x = honest(seed, condition, truth, n)
+                if condition == "heavy":
+                    import numpy as np
+
+                    x = np.minimum(x, np.quantile(x, 0.9))
+                return x
+
+            module.simulate_condition = lighter
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Patch())
+"""
+
+
+def test_an_honest_process_has_a_clean_start_up_state():
+    """A process that loads what a job loads (the numerical stack, the stages, the report):
+    no warning import, no foreign hook or module."""
+    code = (
+        "import json, matplotlib.pyplot, pandas, pyarrow.parquet, scipy.stats;"
+        "import tailgate.stages.fit, tailgate.report.render;"
+        "from tailgate.prereg.interpreter import startup_state;"
+        "print(json.dumps(startup_state()))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in interpreter.FLAGGED}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    state = json.loads(res.stdout)
+    assert state["warning_imports"] == [] and state["hooks"] == [], state
+    assert state["foreign_modules"] == [], state["foreign_modules"][:5]
+
+
+def test_a_module_outside_every_distribution_is_foreign(tmp_path, monkeypatch):
+    (tmp_path / "planted.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "planted", raising=False)
+    import planted  # noqa: F401
+
+    foreign = {m["module"]: m for m in startup_state()["foreign_modules"]}
+    assert foreign["planted"]["path"] == str(tmp_path / "planted.py")
+
+
+def test_a_distribution_file_edited_after_install_is_foreign(tmp_path, monkeypatch):
+    """A file a ``RECORD`` lists, but with other bytes than the hash listed there."""
+    site = tmp_path / "site"
+    (site / "pkgx").mkdir(parents=True)
+    (site / "pkgx" / "__init__.py").write_text("VALUE = 2\n")
+    info = site / "pkgx-1.0.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("pkgx/__init__.py,sha256=AAAA,10\npkgx-1.0.dist-info/RECORD,,\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "pkgx", raising=False)
+    interpreter._site_dirs.cache_clear()
+    try:
+        import pkgx  # noqa: F401
+
+        foreign = {m["module"] for m in startup_state()["foreign_modules"]}
+        assert "pkgx" in foreign
+        # listed with its true hash, it is an installed file like any other
+        interpreter._records.cache_clear()
+        (info / "RECORD").write_text(
+            f"pkgx/__init__.py,sha256={interpreter._digest(str(site / 'pkgx' / '__init__.py'))[1]}"
+            ",10\n"
+        )
+        assert "pkgx" not in {m["module"] for m in startup_state()["foreign_modules"]}
+    finally:
+        interpreter._site_dirs.cache_clear()
+        interpreter._records.cache_clear()
+
+
+def test_a_warning_category_names_the_module_python_imports(monkeypatch):
+    monkeypatch.setattr(sys, "warnoptions", ["ignore::mod.Category", "default::DeprecationWarning"])
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    state = startup_state()
+    assert state["warning_imports"] == ["mod"]
+    assert state["variables"]["PYTHONPATH"] == "/somewhere"
+
+
+@pytest.mark.slow
+def test_a_start_up_patch_through_the_environment_fails_the_plain_audit(
+    proj: Project, tmp_path
+) -> None:
+    hook = tmp_path / "dir"
+    hook.mkdir()
+    (hook / "mod.py").write_text(PATCH)
+    env = {"PYTHONPATH": str(hook), "PYTHONWARNINGS": "ignore::mod.Category"}
+    res = proj.snakemake("--forceall", env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    record = json.loads(next((proj.results / "provenance").glob("generations__*.json")).read_text())
+    state = record["runtime"]["startup"]
+    assert state["warning_imports"] == ["mod"]
+    assert any(m["module"] == "mod" for m in state["foreign_modules"])
+    assert any(h["name"] == "mod._Patch" for h in state["hooks"])
+    code, out = proj.audit()
+    assert code == AUDIT_FAILED, out[-3000:]
+    assert f"module mod loaded from {hook / 'mod.py'}" in out, out[-3000:]
+    assert "names a category of module mod" in out and f"PYTHONPATH={hook}" in out, out[-3000:]
+    assert "sys.meta_path: mod._Patch" in out, out[-3000:]
+    fails, _ = check_startup([type("R", (), {"content": record, "path": "generations"})()])
+    assert fails
+
+
+def test_the_honest_run_records_a_clean_start_up_state(honest_run: Project) -> None:
+    for path in sorted((honest_run.results / "provenance").glob("*.json")):
+        state = json.loads(path.read_text())["runtime"]["startup"]
+        assert not state["foreign_modules"] and not state["hooks"], (path.name, state)
+        assert not set(state["variables"]) & set(interpreter.FLAGGED), (path.name, state)

@@ -1,0 +1,291 @@
+"""What the interpreter ran before and beside a job's code: its start-up state.
+
+Start-up files (:mod:`tailgate.prereg.startup`) are only one way to run code in a job without
+changing a file of the project. Python also imports or runs code because of its environment
+variables (a ``PYTHONPATH`` folder shadows an installed package; ``PYTHONWARNINGS`` or ``-W``
+naming a category ``mod.Category`` makes Python import ``mod`` at start-up, before the job's own
+code), and any code that ran can leave an import hook in ``sys.meta_path`` or
+``sys.path_hooks`` or a module loaded from anywhere. :func:`startup_state` therefore records,
+for every provenance record, what actually ran:
+
+* ``variables`` — the set environment variables that make Python import or run code, or move
+  where it reads code from: ``PYTHONPATH``, ``PYTHONHOME``, ``PYTHONUSERBASE``,
+  ``PYTHONPLATLIBDIR``, ``PYTHONPYCACHEPREFIX`` (compiled code read from a folder the bytecode
+  check does not scan), ``PYTHONSTARTUP`` (run by an interactive interpreter only),
+  ``PYTHONWARNINGS``, ``PYTHONBREAKPOINT``, ``PYTHONSAFEPATH`` and ``LD_PRELOAD`` (native code
+  loaded into every process), with their values;
+* ``warning_imports`` — the modules the warning options (``PYTHONWARNINGS`` and ``-W``, as
+  ``sys.warnoptions`` holds them) name as a category's module, which Python imports at start-up;
+* ``path0`` — the first entry of ``sys.path`` when Python put the script's folder or the working
+  folder there (``PYTHONSAFEPATH``/``-P`` off); whatever loads from it is judged below;
+* ``hooks`` — the entries of ``sys.meta_path`` and ``sys.path_hooks`` that are not the
+  interpreter's and whose defining module is not vouched for (below): setuptools' editable
+  finder, ``_distutils_hack``'s finder or tailgate's own are vouched for by their files;
+* ``foreign_modules`` — every loaded module whose file is neither the standard library, nor a
+  file of the project's digested code (:mod:`tailgate.code`), nor a file that an installed
+  distribution's ``RECORD`` lists with the file's SHA-256, nor a start-up module the start-up
+  check found to be a packaging tool's; each with its path and SHA-256.
+
+The ``RECORD`` files of a site folder are read once a process, and only a loaded file outside the
+standard library is hashed, each once. A job's own script, which Snakemake writes as a copy of a
+rule script with a preamble, is vouched for when it ends with the bytes of a digested rule script.
+
+The audit (:func:`check_startup`) fails on a record made with any of these: a variable of
+:data:`FLAGGED` (``PYTHONSTARTUP`` where the interpreter was interactive), a warning option that
+imports a module, a hook or a foreign module, naming each. What it cannot see is what left no
+trace in the process: a patch that removed itself from ``sys.modules`` and the environment after
+running, or a record written by hand. Only ``tailgate audit --reproduce`` on the reviewer's own
+machine rules those out (threat model).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import os
+import site
+import sys
+import sysconfig
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FLAGGED", "check_startup", "startup_state"]
+
+#: variables that make Python import or run code, or move where it reads code from, and why
+FLAGGED = {
+    "PYTHONPATH": "puts folders before the installed packages on the import path",
+    "PYTHONHOME": "moves the standard library to another folder",
+    "PYTHONUSERBASE": "moves the user site folder, whose .pth files run at start-up",
+    "PYTHONPLATLIBDIR": "moves the platform library folder",
+    "PYTHONPYCACHEPREFIX": "reads compiled code from a folder the bytecode check does not scan",
+    "PYTHONSTARTUP": "runs a file at the start of an interactive interpreter",
+    "LD_PRELOAD": "loads native code into every process",
+}
+#: recorded beside them: they name code but run none in a job by themselves
+_RECORDED = ("PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONSAFEPATH", "PYTHONNOUSERSITE")
+_INTERPRETER = frozenset(
+    {"_frozen_importlib", "_frozen_importlib_external", "zipimport", "importlib._bootstrap"}
+    | {"importlib._bootstrap_external", "importlib.machinery"}
+)
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(path)
+
+
+@lru_cache(maxsize=1)
+def _stdlib() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(dict.fromkeys(_real(paths[k]) for k in ("stdlib", "platstdlib") if k in paths))
+
+
+@lru_cache(maxsize=1)
+def _site_dirs() -> tuple[str, ...]:
+    """Folders that may hold installed distributions: site folders and every path entry with a
+    ``*.dist-info`` folder in it."""
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    dirs += [p for p in sys.path if p and os.path.isdir(p)]
+    out = []
+    for d in dict.fromkeys(_real(d) for d in dirs):
+        try:
+            if any(n.endswith(".dist-info") for n in os.listdir(d)):
+                out.append(d)
+        except OSError:
+            continue
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+@cache
+def _records(sitedir: str) -> dict[str, str]:
+    """Every file the ``RECORD`` files in ``sitedir`` list (as written there: relative,
+    ``/``-separated) → its SHA-256 (URL-safe base64). Lines are split at their last two commas;
+    a quoted one (a path with a comma) is read as CSV."""
+    out: dict[str, str] = {}
+    for info in sorted(Path(sitedir).glob("*.dist-info")):
+        try:
+            text = (info / "RECORD").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in text.splitlines():
+            if line.startswith('"'):
+                try:
+                    row = next(csv.reader([line]))
+                except (csv.Error, StopIteration):
+                    continue
+            else:
+                row = line.rsplit(",", 2)
+            if len(row) > 1 and row[1].startswith("sha256="):
+                out[row[0]] = row[1][len("sha256=") :]
+    return out
+
+
+@cache
+def _digest(path: str) -> tuple[str, str] | None:
+    """(hex, URL-safe base64 as in ``RECORD``) SHA-256 of a file, once a process."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest(), base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+
+
+@lru_cache(maxsize=1)
+def _project() -> tuple[frozenset[str], tuple[bytes, ...]]:
+    """The digested code's files, and the bytes of the rule scripts."""
+    from tailgate.code import code_files
+
+    files = code_files()
+    scripts = tuple(
+        p.read_bytes() for name, p in files if name.startswith("workflow/scripts/") and p.is_file()
+    )
+    return frozenset(_real(p) for _, p in files), scripts
+
+
+def _under(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f + os.sep) for f in folders)
+
+
+def _vouched(path: str, known_hook_files: frozenset[str]) -> bool:
+    """Whether the file a module was loaded from is the standard library, the project's code,
+    a distribution's file with the hash its ``RECORD`` lists, or a known start-up module."""
+    real = _real(path)
+    files, scripts = _project()
+    if real in files or real in known_hook_files:
+        return True
+    sites = _site_dirs()
+    if _under(real, _stdlib()) and not _under(real, sites):
+        return True
+    for d in sites:
+        if _under(real, (d,)):
+            listed = _records(d).get(Path(real[len(d) + 1 :]).as_posix())
+            digest = _digest(real)
+            return listed is not None and digest is not None and digest[1] == listed
+    if scripts and real.endswith(".py") and f"{os.sep}.snakemake{os.sep}scripts{os.sep}" in real:
+        try:
+            data = Path(real).read_bytes()
+        except OSError:
+            return False
+        return any(data.endswith(s) for s in scripts)
+    return False
+
+
+def _origin(module: Any) -> str | None:
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    origin = origin or getattr(module, "__file__", None)
+    return origin if isinstance(origin, str) and os.path.isfile(origin) else None
+
+
+def _hook_entries(known: frozenset[str]) -> list[dict[str, Any]]:
+    out = []
+    for kind, entries in (("meta_path", sys.meta_path), ("path_hooks", sys.path_hooks)):
+        for e in list(entries):
+            owner = e if isinstance(e, type) or hasattr(e, "__qualname__") else type(e)
+            modname = str(getattr(owner, "__module__", None) or type(e).__module__)
+            name = str(getattr(owner, "__qualname__", type(e).__qualname__))
+            if modname in _INTERPRETER:
+                continue
+            origin = _origin(sys.modules.get(modname)) if modname in sys.modules else None
+            if origin is not None and _vouched(origin, known):
+                continue
+            out.append({"kind": kind, "name": f"{modname}.{name}", "path": origin})
+    return out
+
+
+def _warning_imports() -> list[str]:
+    """Modules a warning option names as a category's module (Python imports them)."""
+    out = []
+    for option in sys.warnoptions:
+        fields = [f.strip() for f in option.split(":")]
+        category = fields[2] if len(fields) > 2 else ""
+        if "." in category:
+            out.append(category.rpartition(".")[0])
+    return list(dict.fromkeys(out))
+
+
+def startup_state(hooks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The interpreter's start-up state (module docstring); ``hooks``: the start-up hooks of
+    :func:`tailgate.prereg.startup.import_hooks`, whose known modules are vouched for."""
+    known = frozenset(
+        _real(i["path"])
+        for h in hooks or []
+        if h.get("known") is True
+        for i in h.get("imports") or []
+        if i.get("path")
+    )
+    foreign = []
+    for name, module in sorted(sys.modules.items()):
+        origin = _origin(module) if module is not None else None
+        if origin is None or _vouched(origin, known):
+            continue
+        digest = _digest(_real(origin))
+        foreign.append({"module": name, "path": origin, "sha256": digest[0] if digest else None})
+    names = (*FLAGGED, *_RECORDED)
+    return {
+        "variables": {k: os.environ[k] for k in names if k in os.environ},
+        "interactive": bool(sys.flags.interactive or sys.flags.inspect),
+        "warning_imports": _warning_imports(),
+        "path0": None if getattr(sys.flags, "safe_path", False) or not sys.path else sys.path[0],
+        "hooks": _hook_entries(known),
+        "foreign_modules": foreign,
+    }
+
+
+def check_startup(records: list[Any]) -> tuple[list[str], list[str]]:
+    """The audit's failures and notes over the records' start-up states (module docstring)."""
+    fails: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    missing = []
+    for r in records:
+        rt = r.content.get("runtime")
+        if not isinstance(rt, dict):
+            continue  # named by the runtime check
+        state = rt.get("startup")
+        where = str(r.path)
+        if not isinstance(state, dict):
+            missing.append(where)
+            continue
+        found = []
+        variables = state.get("variables") or {}
+        for name, why in FLAGGED.items():
+            if name in variables and (name != "PYTHONSTARTUP" or state.get("interactive")):
+                found.append(f"{name}={str(variables[name])[:200]} ({why})")
+        for module in state.get("warning_imports") or []:
+            found.append(
+                f"a warning option (PYTHONWARNINGS or -W) names a category of module {module}, "
+                "which Python imports at start-up"
+            )
+        for h in state.get("hooks") or []:
+            found.append(
+                f"an import hook in sys.{h.get('kind')}: {h.get('name')} ({h.get('path')})"
+            )
+        for m in state.get("foreign_modules") or []:
+            found.append(
+                f"module {m.get('module')} loaded from {m.get('path')} (SHA-256 "
+                f"{str(m.get('sha256'))[:12]}…), which is neither the standard library, the "
+                "project's code nor a file of an installed distribution"
+            )
+        for item in found:
+            key = f"{item}"
+            if key in seen:
+                continue
+            seen.add(key)
+            fails.append(
+                f"{where}: made by an interpreter that ran code from outside the project and its "
+                f"installed packages: {item}. Fix: run the workflow without it (unset the "
+                "variable, remove the module), then re-run it"
+            )
+    if missing:
+        notes.append(
+            f"{len(missing)} record(s) carry no start-up state, e.g. {missing[0]} (made by an "
+            "older tailgate)"
+        )
+    return fails, notes
