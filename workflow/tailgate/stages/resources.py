@@ -40,12 +40,13 @@ class Cost:
     cpu_s_per_row: float
 
 
-#: measured per stage (rows: the registered rows the job reads; see ``rows_of`` in the rules)
+#: measured per stage (rows: the registered rows the job reads; ``bulk``: a condition's rows times
+#: its scales, every one of which it bootstraps); workflow/docs/benchmarks.md has the runs
 COSTS: dict[str, Cost] = {
-    "transform": Cost(base_mb=250, bytes_per_row=120, cpu_s_per_row=2e-6),
-    "fit": Cost(base_mb=300, bytes_per_row=260, cpu_s_per_row=70e-6),
-    "bulk": Cost(base_mb=200, bytes_per_row=650, cpu_s_per_row=125e-6),
-    "operating": Cost(base_mb=250, bytes_per_row=560, cpu_s_per_row=20e-6),
+    "transform": Cost(base_mb=200, bytes_per_row=60, cpu_s_per_row=2e-6),
+    "fit": Cost(base_mb=280, bytes_per_row=290, cpu_s_per_row=65e-6),
+    "bulk": Cost(base_mb=160, bytes_per_row=340, cpu_s_per_row=60e-6),
+    "operating": Cost(base_mb=310, bytes_per_row=615, cpu_s_per_row=20e-6),
 }
 
 
