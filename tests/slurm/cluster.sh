@@ -30,12 +30,13 @@ fail() {
 }
 
 stop_daemons() {
-  local d
+  local d pid
   for d in slurmd slurmctld; do
-    if [ -s "/run/${d}.pid" ] && kill -0 "$(cat "/run/${d}.pid")" 2>/dev/null; then
-      kill "$(cat "/run/${d}.pid")"
+    pid="$(cat "/run/${d}.pid" 2>/dev/null || true)"
+    if [ -n "${pid}" ] && kill -0 "${pid}" 2>/dev/null; then
+      kill "${pid}"
       for _ in $(seq 20); do
-        kill -0 "$(cat "/run/${d}.pid")" 2>/dev/null || break
+        kill -0 "${pid}" 2>/dev/null || break
         sleep 0.5
       done
     fi
