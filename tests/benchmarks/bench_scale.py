@@ -8,8 +8,10 @@ Run by path: ``python tests/benchmarks/bench_scale.py [ROWS ...] [--cores N] [--
 0.95–0.99), frozen and committed in a throw-away git repository; the scores are
 ``sigmoid(logistic(-4, 1))`` per condition, one row per prompt.
 
-Memory is sampled every 0.2 s over the process tree of each job (``psutil``), so a job shorter
-than that may be missed; job-seconds are each job process's lifetime. The run starts no fork
+Memory and CPU time are sampled every 0.2 s over the process tree of each job (``psutil``), so a
+job shorter than that may be missed; job-seconds are each job process's lifetime, CPU-seconds
+its user and system time at the last sample (a busy machine stretches the first, hardly the
+second). The run starts no fork
 server (``TAILGATE_FORKSERVER=off``): a forked job's work happens outside its own process tree.
 """
 
@@ -97,14 +99,18 @@ class Sampler(threading.Thread):
                 try:
                     cmd = " ".join(p.cmdline())
                     rss = p.memory_info().rss
+                    cpu = sum(p.cpu_times()[:2])
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     continue
                 if "scripts/" not in cmd and ".snakemake/scripts" not in cmd:
                     continue
                 rule = _rule_of(cmd)
-                job = self.jobs.setdefault(p.pid, {"rule": rule, "start": now, "rss": 0})
+                job = self.jobs.setdefault(
+                    p.pid, {"rule": rule, "start": now, "rss": 0, "cpu": 0.0}
+                )
                 job["end"] = now
                 job["rss"] = max(job["rss"], rss)
+                job["cpu"] = max(job["cpu"], cpu)
             time.sleep(0.2)
 
 
@@ -141,12 +147,14 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
         sampler.join()
         if proc.returncode != 0:
             raise SystemExit(f"snakemake failed at {rows} rows:\n{log[-3000:]}")
-        per_rule: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+        per_rule: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
         for job in sampler.jobs.values():
             acc = per_rule[job["rule"]]
             acc[0] += 1
             acc[1] += job["end"] - job["start"]
             acc[2] = max(acc[2], job["rss"] / 2**30)
+            acc[3] += job["cpu"]
+            acc[4] = max(acc[4], job["cpu"])
         return {"rows": rows, "wall": wall, "rules": dict(per_rule)}
     finally:
         if keep is not None:
@@ -166,9 +174,11 @@ def main() -> None:
         res = run_once(rows, args.cores, args.keep)
         curve.append(res)
         print(f"\n{rows:>9,} rows per condition: {res['wall']:.1f} s wall")
-        print(f"  {'rule':<14}{'jobs':>5}{'job-s':>9}{'peak GB':>9}")
-        for rule, (n, secs, gb) in sorted(res["rules"].items(), key=lambda kv: -kv[1][1]):
-            print(f"  {rule:<14}{n:>5}{secs:>9.1f}{gb:>9.2f}")
+        cpu = sum(v[3] for v in res["rules"].values())
+        print(f"  CPU-seconds of all jobs: {cpu:.1f}")
+        print(f"  {'rule':<14}{'jobs':>5}{'job-s':>9}{'CPU-s':>9}{'max CPU-s':>10}{'peak GB':>9}")
+        for rule, (n, secs, gb, cpu, top) in sorted(res["rules"].items(), key=lambda kv: -kv[1][3]):
+            print(f"  {rule:<14}{n:>5}{secs:>9.1f}{cpu:>9.1f}{top:>10.1f}{gb:>9.2f}")
     print("\nrows per condition -> wall s, peak GB of any job")
     for res in curve:
         peak = max((v[2] for v in res["rules"].values()), default=0.0)

@@ -75,6 +75,23 @@ def registered(stage, **wildcards):
     return stage_fingerprint(STUDY, stage, **wildcards)
 
 
+def condition_rows(condition):
+    """A condition's registered rows (its prompts)."""
+    return int({c["name"]: c["prompts"] for c in STUDY.conditions()}[condition])
+
+
+def sized(stage, rows):
+    """The cluster resources of a job of `stage` that reads `rows(wildcards)` registered rows:
+    memory and time limit from the measured per-row cost (tailgate.stages.resources), growing
+    with the attempt."""
+    from tailgate.stages.resources import memory_mb, runtime_min
+
+    return {
+        "mem_mb": lambda wc, attempt: memory_mb(stage, rows(wc), attempt),
+        "runtime": lambda wc, attempt: runtime_min(stage, rows(wc), attempt),
+    }
+
+
 def options(section):
     """Operational settings of config/config.yaml (never hashed) passed to a backend."""
     return dict(config.get(section, {}) or {})

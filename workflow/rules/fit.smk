@@ -15,6 +15,8 @@ rule fit:
         log_for("fit", "{scorer}", "{scale}", "{condition}"),
     conda:
         "../../envs/stats.yaml"
+    resources:
+        **sized("fit", lambda wc: condition_rows(wc.condition)),
     params:
         **COMMON,
         registered=lambda wc: registered("fit", condition=wc.condition),

@@ -20,6 +20,11 @@ rule bulk:
         log_for("bulk", "{scorer}", "{condition}"),
     conda:
         "../../envs/stats.yaml"
+    resources:
+        **sized(
+            "bulk",
+            lambda wc: condition_rows(wc.condition) * len(scorer_scales(wc.scorer)),
+        ),
     params:
         **COMMON,
         scales=lambda wc: scorer_scales(wc.scorer),

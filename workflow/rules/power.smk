@@ -30,6 +30,13 @@ rule operating:
     conda:
         "../../envs/stats.yaml"
     threads: 1
+    resources:
+        **sized(
+            "operating",
+            lambda wc: max(
+                (condition_rows(c) for c in protocol_conditions()), default=0
+            ),
+        ),
     params:
         **COMMON,
         registered=registered("operating"),

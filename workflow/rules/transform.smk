@@ -23,6 +23,8 @@ rule transform:
         log_for("transform", "{scorer}", "{scale}"),
     conda:
         "../../envs/stats.yaml"
+    resources:
+        **sized("transform", lambda wc: sum(condition_rows(c) for c in conditions())),
     params:
         **COMMON,
         conditions=conditions(),
