@@ -20,9 +20,20 @@ from tailgate.prereg.canonical import canonical_hash, normalise, sha256_bytes
 from tailgate.prereg.schema import apply_defaults, fill_defaults, load_schema, validate
 from tailgate.prereg.strict_yaml import Located, field_name, load_yaml
 
-__all__ = ["NAME_RE", "Study", "load", "lock_path_for", "results_dir_for"]
+__all__ = ["NAME_RE", "Study", "load", "lock_path_for", "results_dir_for", "worse_of"]
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def worse_of(scorer: dict[str, Any]) -> str | None:
+    """Which tail of a scorer's scores holds the worse outcomes: ``higher`` or ``lower``, from
+    the scorer's one declaration ``worse`` (absent: ``higher``, the tail of a toxicity
+    probability, a grade of harm or a negative log-likelihood); ``None`` while it is registered
+    as not yet known (``worse: null``, which design and freeze refuse). Every stage studies the
+    bad tail: the severities are the scores oriented so that larger is worse
+    (:func:`tailgate.transform.transform_scores`)."""
+    value = scorer.get("worse", "higher")
+    return None if value is None else str(value)
 
 
 @dataclass(frozen=True, eq=False)
