@@ -55,7 +55,12 @@ rule all:
 
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
-from tailgate.ledger import finish_run
+from tailgate.ledger import (
+    discard_incomplete,
+    failed_outcome,
+    finish_run,
+    watch_interrupts,
+)
 from tailgate import forkserver
 from tailgate.stages.model_jobs import study_loads_models
 
@@ -66,6 +71,7 @@ FORKSERVER_WANTED = forkserver.claim()
 
 
 onstart:
+    watch_interrupts()
     FORKSERVER.append(
         forkserver.start(
             workflow, FORKSERVER_WANTED, models=study_loads_models(STUDY)
@@ -80,4 +86,6 @@ onsuccess:
 
 onerror:
     forkserver.stop(FORKSERVER.pop() if FORKSERVER else None)
-    finish_run(STUDY, RESULTS, log, "error")
+    if failed_outcome() == "interrupted":
+        discard_incomplete(workflow)
+    finish_run(STUDY, RESULTS, log, failed_outcome())

@@ -7,6 +7,12 @@ re-records the ledger like any artifact (its provenance record holds its SHA-256
 audit`` checks it and the chain of line hashes). Then it prints the run's answer on the
 terminal (:mod:`tailgate.summary`).
 
+A run stopped by SIGINT (Ctrl-C) or SIGTERM is recorded as ``interrupted``, not ``error``:
+:func:`watch_interrupts` (the Snakefile's ``onstart``) notes the signal and passes it on to
+the handler Snakemake installed, :func:`failed_outcome` (``onerror``) says which it was, and
+:func:`discard_incomplete` removes the outputs of the jobs stopped mid-way, so that the same
+command resumes (the finished jobs are kept).
+
 A run that failed before anything was recorded leaves no ledger line (the results folder would
 otherwise say that data exists). The ledger is the study's experiment-tracking view
 (``tailgate status``); runs with Snakemake's ``--no-hooks`` are not in it, so it is history, not
@@ -27,12 +33,15 @@ from tailgate.joblog import jobs_from_log
 
 __all__ = [
     "LEDGER",
+    "discard_incomplete",
+    "failed_outcome",
     "finish_run",
     "ledger_head",
     "missing_heads",
     "read_ledger",
     "snakemake_log",
     "verify_ledger",
+    "watch_interrupts",
 ]
 
 #: the ledger's name inside results/<study>
@@ -165,6 +174,65 @@ def _answer(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     if not answer:
         return None
     return {k: answer[k] for k in ("items", "outcome", "summary")}
+
+
+#: the signals that stopped this run (set by :func:`watch_interrupts`' handlers)
+_STOPPED: list[int] = []
+
+
+def watch_interrupts() -> None:
+    """Note SIGINT and SIGTERM when they arrive, then pass each on to the handler that was
+    there (Snakemake's: it cancels the running jobs and ends the run through ``onerror``)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous = signal.getsignal(sig)
+        except ValueError:  # not the main thread: nothing to watch
+            return
+
+        def noted(signum: int, frame: Any, previous: Any = previous) -> None:
+            _STOPPED.append(signum)
+            if callable(previous):
+                previous(signum, frame)
+            elif previous == signal.SIG_DFL and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            elif previous == signal.SIG_DFL:
+                raise SystemExit(128 + signum)
+
+        try:
+            signal.signal(sig, noted)
+        except ValueError:
+            return
+
+
+def discard_incomplete(workflow: Any) -> list[str]:
+    """After an interrupt: delete the outputs of the jobs that were stopped mid-way (Snakemake
+    marks them incomplete), with their metadata, so that the same command resumes and re-runs
+    exactly those jobs (what ``--rerun-incomplete`` would do); finished jobs are kept. Returns
+    the paths deleted; never raises (the run's outcome stands)."""
+    import os
+
+    gone: list[str] = []
+    try:
+        persistence = workflow.persistence
+        for job in list(workflow.dag.jobs):
+            for f in workflow.async_run(persistence.incomplete(job)) or []:
+                path = str(f)
+                if os.path.lexists(path) and not os.path.isdir(path):
+                    os.remove(path)
+                persistence.cleanup_metadata(f)
+                gone.append(path)
+    except Exception as exc:  # Snakemake's internals: a hook must not crash the run's end
+        print(f"tailgate: incomplete outputs were not cleaned up ({exc}); run the same "
+              "command with --rerun-incomplete", file=sys.stderr)  # fmt: skip
+    return gone
+
+
+def failed_outcome() -> str:
+    """The ledger outcome of a run that did not succeed: ``interrupted`` when SIGINT or SIGTERM
+    stopped it, else ``error``."""
+    return "interrupted" if _STOPPED else "error"
 
 
 def snakemake_log(log: Any) -> str | None:

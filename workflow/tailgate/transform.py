@@ -63,14 +63,18 @@ class TransformSummary:
     worse: str = "higher"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """Plain values; ``worse`` only where the scores were turned round (``lower``), so a
+        study registered before the field existed writes the same bytes."""
+        out: dict[str, Any] = {
             "scale": self.scale,
             "epsilon": self.epsilon,
             "n": self.n,
             "n_clipped_low": self.n_clipped_low,
             "n_clipped_high": self.n_clipped_high,
-            "worse": self.worse,
         }
+        if self.worse != "higher":
+            out["worse"] = self.worse
+        return out
 
 
 @dataclass(frozen=True)
