@@ -10,10 +10,11 @@ can no longer fail, so removing it loosens.
 
 Classification is **fail-closed**: every field is a decision rule of the registered plan unless it
 is on the short list :data:`DESCRIPTIVE_FIELDS` (text that no stage reads, display-only
-resample counts, and the sizes of the design's own simulations). A change of a decision rule is classed **loosening** (a claim becomes easier to
-make), **tightening**, or **unclassified** (no known direction: a new model, another threshold
-band, another seed…); a field nobody listed is therefore never silently harmless. Descriptive
-changes are classed **descriptive**.
+resample counts, and the sizes of the design's own simulations: design-only). A change of a
+decision rule is classed **loosening** (a claim becomes easier to make), **tightening**, or
+**unclassified** (no known direction: a new model, another threshold band, another seed…); a
+field nobody listed is therefore never silently harmless. Descriptive changes are classed
+**descriptive**.
 """
 
 from __future__ import annotations

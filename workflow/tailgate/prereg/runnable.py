@@ -34,6 +34,8 @@ PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
     "transformers": (("torch", "torch"), ("transformers", "transformers")),
 }
 _EXTRA = "llm"
+#: the install line of PyTorch's CPU build (the version envs/requirements.lock pins)
+CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 
 
 def _missing(modules: tuple[tuple[str, str], ...]) -> list[str]:
@@ -74,7 +76,8 @@ def runnable_problems(study: Any) -> list[PreregError]:
                     file=file,
                     field=f"scorers[{i}].kind",
                     fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install "
-                    f"{' '.join(missing)}), or register another scorer",
+                    f"{' '.join(missing)}; without a GPU, first: {CPU_TORCH}), or register "
+                    "another scorer",
                 )
             )
     backend = study.data["data"]["backend"]
@@ -86,7 +89,8 @@ def runnable_problems(study: Any) -> list[PreregError]:
                 "this environment: its generation jobs would fail after the freeze",
                 file=file,
                 field="data.backend",
-                fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install {' '.join(missing)})",
+                fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install {' '.join(missing)}; "
+                f"without a GPU, first: {CPU_TORCH})",
             )
         )
     if study.has_protocol and not study.pairs():
