@@ -56,6 +56,7 @@ rule all:
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
 from tailgate.ledger import (
+    answer_when_up_to_date,
     discard_incomplete,
     failed_outcome,
     finish_run,
@@ -68,6 +69,8 @@ from tailgate.stages.model_jobs import study_loads_models
 # (tailgate/forkserver.py): same results, a fraction of the start-up cost per job.
 FORKSERVER = []
 FORKSERVER_WANTED = forkserver.claim()
+# Snakemake runs no hook when nothing is to be done: the answer is printed all the same
+answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 
 onstart:

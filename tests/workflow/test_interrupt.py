@@ -1,5 +1,6 @@
 """A run stopped by Ctrl-C: one line on the terminal, no traceback, the ledger says
-``interrupted``, and the same command resumes, keeping the finished jobs."""
+``interrupted``, and the same command resumes, keeping the finished jobs; run once more with
+nothing to do, it still prints the answer."""
 
 from __future__ import annotations
 
@@ -47,3 +48,10 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
     runs = [json.loads(x) for x in (proj.results / "runs.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in runs] == ["interrupted", "success"]
     assert {p: p.stat().st_mtime_ns for p in kept} == kept  # resumed, not restarted
+    # and once more: nothing to do, and the answer is printed all the same (no ledger line)
+    idle = proj.snakemake()
+    assert idle.returncode == 0, idle.stdout[-3000:] + idle.stderr[-3000:]
+    verdict = json.loads((proj.results / "verdict.json").read_text())
+    assert "tailgate · study small · up to date (0 job(s) run)" in idle.stdout
+    assert f"answer: {verdict['answer']['outcome']}" in idle.stdout
+    assert len((proj.results / "runs.jsonl").read_text().splitlines()) == 2

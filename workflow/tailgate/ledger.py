@@ -11,7 +11,8 @@ A run stopped by SIGINT (Ctrl-C) or SIGTERM is recorded as ``interrupted``, not 
 :func:`watch_interrupts` (the Snakefile's ``onstart``) notes the signal and passes it on to
 the handler Snakemake installed, :func:`failed_outcome` (``onerror``) says which it was, and
 :func:`discard_incomplete` removes the outputs of the jobs stopped mid-way, so that the same
-command resumes (the finished jobs are kept).
+command resumes (the finished jobs are kept). A run with nothing to do still prints the answer
+(:func:`answer_when_up_to_date`).
 
 A run that failed before anything was recorded leaves no ledger line (the results folder would
 otherwise say that data exists). The ledger is the study's experiment-tracking view
@@ -33,6 +34,8 @@ from tailgate.joblog import jobs_from_log
 
 __all__ = [
     "LEDGER",
+    "UP_TO_DATE",
+    "answer_when_up_to_date",
     "discard_incomplete",
     "failed_outcome",
     "finish_run",
@@ -44,6 +47,8 @@ __all__ = [
     "watch_interrupts",
 ]
 
+#: what the summary says of a run that found every output up to date (nothing ran)
+UP_TO_DATE = "up to date"
 #: the ledger's name inside results/<study>
 LEDGER = "runs.jsonl"
 LEDGER_VERSION = 1
@@ -227,6 +232,26 @@ def discard_incomplete(workflow: Any) -> list[str]:
         print(f"tailgate: incomplete outputs were not cleaned up ({exc}); run the same "
               "command with --rerun-incomplete", file=sys.stderr)  # fmt: skip
     return gone
+
+
+def answer_when_up_to_date(study: Any, results: str | Path, *, dryrun: bool) -> None:
+    """Print the answer when Snakemake finds nothing to do: it then runs neither ``onsuccess``
+    nor ``onerror``, so a handler of its log watches for its "Nothing to be done" line. Nothing
+    is appended to the ledger (no job ran). Never raises."""
+    import logging
+
+    class _UpToDate(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                if dryrun or not str(record.getMessage()).startswith("Nothing to be done"):
+                    return
+                from tailgate.summary import print_summary
+
+                print_summary(study, Path(results), outcome=UP_TO_DATE, run=None, log=None)
+            except Exception as exc:  # a log handler must not break Snakemake's end
+                print(f"tailgate: no summary of this run: {exc}", file=sys.stderr)
+
+    logging.getLogger("snakemake.logging").addHandler(_UpToDate(level=logging.INFO))
 
 
 def failed_outcome() -> str:

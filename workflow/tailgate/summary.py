@@ -197,7 +197,7 @@ def print_summary(
             "the audit will not pass these results",
             file=out,
         )
-    if outcome == "success":
+    if outcome in ("success", "up to date"):  # up to date: nothing ran, the answer stands
         vpath = results / "verdict.json"
         if vpath.is_file():
             for line in verdict_lines(json.loads(vpath.read_text())):
