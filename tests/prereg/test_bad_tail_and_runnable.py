@@ -140,3 +140,36 @@ def test_init_names_dropped_columns_and_design_refuses_a_constant_one(tmp_path):
     res = tailgate("design", prereg, cwd=tmp_path)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "scorer 'match' (file column 'match') is constant in a (every value 0)" in res.stderr
+
+
+def test_ties_are_looked_for_in_the_bad_tail_of_a_lower_is_worse_scorer():
+    from tailgate.generate.importer import ImportedRows
+    from tailgate.prereg.importcheck import tie_findings
+
+    rng = np.random.default_rng(9)
+    n = 2000
+    # grades: a continuous upper part, ties only at the bottom (the bad tail when lower is worse)
+    x = np.where(rng.uniform(size=n) < 0.2, 0.0, rng.uniform(1.0, 5.0, n))
+    rows = ImportedRows(
+        np.arange(n, dtype=np.int64),
+        np.full(n, None, dtype=object),
+        np.full(n, "a", dtype=object),
+        np.full(n, "", dtype=object),
+        np.full(n, "", dtype=object),
+        {"grade": x},
+    )
+
+    class Study:
+        def __init__(self, worse):
+            self.worse = worse
+            self.protocol = {"thresholds": {"band": [0.95, 0.97], "ties": "strict"}}
+
+        def conditions(self):
+            return [{"name": "a"}]
+
+        def scorer(self, name):
+            return {"name": name, "kind": "column", "worse": self.worse}
+
+    assert tie_findings(Study("higher"), rows, [("grade", "grade")]) == []
+    (line,) = tie_findings(Study("lower"), rows, [("grade", "grade")])
+    assert "ties: scorer grade has tied values at a band quantile" in line
