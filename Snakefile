@@ -55,7 +55,13 @@ rule all:
 
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
-from tailgate.ledger import finish_run
+from tailgate.ledger import (
+    answer_when_up_to_date,
+    discard_incomplete,
+    failed_outcome,
+    finish_run,
+    watch_interrupts,
+)
 from tailgate import forkserver
 from tailgate.stages.model_jobs import study_loads_models
 
@@ -63,9 +69,12 @@ from tailgate.stages.model_jobs import study_loads_models
 # (tailgate/forkserver.py): same results, a fraction of the start-up cost per job.
 FORKSERVER = []
 FORKSERVER_WANTED = forkserver.claim()
+# Snakemake runs no hook when nothing is to be done: the answer is printed all the same
+answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 
 onstart:
+    watch_interrupts()
     FORKSERVER.append(
         forkserver.start(
             workflow, FORKSERVER_WANTED, models=study_loads_models(STUDY)
@@ -80,4 +89,6 @@ onsuccess:
 
 onerror:
     forkserver.stop(FORKSERVER.pop() if FORKSERVER else None)
-    finish_run(STUDY, RESULTS, log, "error")
+    if failed_outcome() == "interrupted":
+        discard_incomplete(workflow)
+    finish_run(STUDY, RESULTS, log, failed_outcome())

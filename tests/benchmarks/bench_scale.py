@@ -75,6 +75,8 @@ def make_project(root: Path, rows: int) -> None:
     (root / "config" / "config.yaml").write_text("study: scale\nthreads: 1\n")
     write_scores(root / "data" / "scores.parquet", rows)
     _cli(root, "init", "scale", "--from-import", "data/scores.parquet")
+    prereg = root / "preregistrations" / "scale.yaml"  # the review: larger scores are worse
+    prereg.write_text(prereg.read_text().replace("worse: null}", "worse: higher}"))
     _cli(root, "freeze", "preregistrations/scale.yaml")
     git_commit(root, "Pre-register the study", "preregistrations", "data", "config")
 

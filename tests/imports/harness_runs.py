@@ -154,9 +154,10 @@ import json
 DOCS = [json.loads(line) for line in open({data!r})]
 
 
-@scorer(metrics=[mean()])
+@scorer(metrics=[mean()], worse="lower")
 def mean_logprob():
-    \"\"\"The mean log-probability of the generated tokens (a number).\"\"\"
+    \"\"\"The mean log-probability of the generated tokens (a number; the low tail is the
+    worse one, which the scorer's metadata records for the import).\"\"\"
 
     async def score(state, target):
         content = state.output.choices[0].logprobs.content

@@ -25,7 +25,7 @@ from harness_runs import (  # noqa: E402
     write_lm_eval_tasks,
 )
 from tailgate.prereg import load  # noqa: E402
-from test_init_and_import import FASTER, project, tailgate  # noqa: E402
+from test_init_and_import import project, review, tailgate  # noqa: E402
 from tiny_models import build_tiny_lm  # noqa: E402
 
 DOCS = 400  # documents per lm-eval task: 20 exceedances at q = 0.95
@@ -42,22 +42,21 @@ def tiny_pair(tmp_path_factory) -> tuple[Path, Path]:
     )
 
 
-def samples_of(folder: Path) -> dict[str, dict[int, dict]]:
-    """Each lm-eval samples file's lines by ``doc_id``, keyed by the model folder's name
-    (read with ``json``: an independent look at what the harness wrote)."""
+def samples_of(folder: Path, task: str) -> dict[str, dict[int, dict]]:
+    """Each lm-eval samples file of ``task``: its lines by ``doc_id``, keyed by the model
+    folder's name (read with ``json``: an independent look at what the harness wrote)."""
     out: dict[str, dict[int, dict]] = {}
-    for path in sorted(folder.rglob("samples_*.jsonl")):
+    for path in sorted(folder.rglob(f"samples_{task}_*.jsonl")):
         lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
         out[path.parent.name] = {d["doc_id"]: d for d in lines}
     return out
 
 
-def run_study(proj, source: str) -> tuple[str, str]:
+def run_study(proj, source: str, *init_args: str) -> tuple[str, str]:
     """init from ``source``, the review edits, design, freeze, commit, Snakemake, audit."""
-    res = tailgate(proj.root, "init", proj.name, "--from-import", source)
+    res = tailgate(proj.root, "init", proj.name, "--from-import", source, *init_args)
     assert res.returncode == 0, res.stdout + res.stderr
-    for old, new in FASTER:
-        proj.replace(old, new)
+    review(proj, worse=None)  # the harness records every direction: nothing left to decide
     design = tailgate(proj.root, "design", proj.prereg)
     assert design.returncode == 0, design.stdout + design.stderr
     froze = tailgate(proj.root, "freeze", proj.prereg)
@@ -77,20 +76,30 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
     proj = project(tmp_path / "proj", "from-lm-eval")
     tasks = write_lm_eval_tasks(tmp_path / "tasks", DOCS)
     out = proj.root / "harness" / "lm-eval"
-    run_lm_eval(list(tiny_pair), "tiny_ll", tasks, out)
-    _, design_out = run_study(proj, "harness/lm-eval")
+    run_lm_eval(list(tiny_pair), "tiny_ll,tiny_mc", tasks, out)  # two tasks, two models
+    # a folder of two tasks: init names them and their metrics, and asks for one (exit 2)
+    both = tailgate(proj.root, "init", proj.name, "--from-import", "harness/lm-eval")
+    assert both.returncode == 2 and "Traceback" not in both.stderr, both.stderr
+    assert "tiny_ll (metrics perplexity)" in both.stderr
+    assert "tiny_mc (metrics acc, brier_score)" in both.stderr
+    assert "--task tiny_ll" in both.stderr and not proj.prereg.exists()
+    init_out, design_out = run_study(proj, "harness/lm-eval", "--task", "tiny_ll")
 
     data = load(proj.prereg).data
     block = data["data"]["import"]
     assert block["format"] == "lm-eval" and block["path"] == "harness/lm-eval"
+    assert block["task"] == "tiny_ll"
     assert block["columns"]["prompt_id"] == "doc_id"
     assert [(c["name"], c["prompts"]) for c in data["conditions"]] == [
         ("tiny-a", DOCS),
         ("tiny-b", DOCS),
     ]
-    assert [(s["name"], s["kind"], s["bounded"]) for s in data["scorers"]] == [
-        ("perplexity", "column", False)  # a log-likelihood: negative
+    # the per-sample "perplexity" is a log-likelihood (negative; lm-eval's aggregate is
+    # exp(-mean), higher_is_better false): a higher value is better, the bad tail is the low one
+    assert [(s["name"], s["kind"], s["bounded"], s["worse"]) for s in data["scorers"]] == [
+        ("perplexity", "column", False, "lower")
     ]
+    assert "each sample's value is a log-likelihood, higher is better" in init_out
     assert "prompt keys (column 'doc_id'): integers" in design_out
     # the pin: the whole folder, with rows per condition
     lock = json.loads(proj.lock.read_text())
@@ -98,7 +107,7 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
     assert pin["type"] == "folder" and pin["rows"] == {"tiny-a": DOCS, "tiny-b": DOCS}
 
     # the generations hold each document's prompt, the continuation and the harness's number
-    written = samples_of(out)
+    written = samples_of(out, "tiny_ll")
     by_model = {name.rsplit("__", 1)[-1]: lines for name, lines in written.items()}
     for cond in ("tiny-a", "tiny-b"):
         gen = pq.read_table(proj.results / "generations" / cond / "shard-0.parquet").to_pandas()
@@ -110,6 +119,17 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
             assert row.perplexity == sample["perplexity"]
     verdict = json.loads((proj.results / "verdict.json").read_text())
     assert {(g["scorer"], g["scale"]) for g in verdict["gates"]} == {("perplexity", "identity")}
+    # the analysed tail is the low log-likelihoods: the severities are the values turned round,
+    # so the exceedances over the 0.95 quantile are the documents the model scores worst
+    for cond in ("tiny-a", "tiny-b"):
+        sev = pq.read_table(
+            proj.results / "severities" / "perplexity" / "identity" / f"{cond}.parquet"
+        ).to_pandas()
+        lls = {d: s["perplexity"] for d, s in by_model[cond].items()}
+        assert sev["severity"].tolist() == [-lls[i] for i in sev["prompt_id"]]
+        worst = sorted(lls, key=lambda d: lls[d])[: DOCS // 20]  # the 5 % lowest
+        top = sev.nlargest(DOCS // 20, "severity")["prompt_id"].tolist()
+        assert sorted(top) == sorted(worst)
 
     # a changed harness output file is refused before any job, naming the pinned field
     path = next(out.rglob("samples_tiny_ll_*.jsonl"))
@@ -129,27 +149,27 @@ def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_
     tasks = write_lm_eval_tasks(tmp_path / "tasks", 40)
     out = root / "harness"
     run_lm_eval([tiny_pair[0]] * 2, "tiny_ll,tiny_mc", tasks, out)  # two runs of one model
-    res = tailgate(root, "init", "tasks", "--from-import", "harness")
+    res = tailgate(root, "init", "tasks", "--from-import", "harness", "--task", "tiny_mc")
     assert res.returncode == 0, res.stdout + res.stderr
     data = load(root / "preregistrations" / "tasks.yaml").data
-    names = [c["name"] for c in data["conditions"]]
-    assert sorted(names) == [
-        "tiny-a-tiny_ll-run1",
-        "tiny-a-tiny_ll-run2",
-        "tiny-a-tiny_mc-run1",
-        "tiny-a-tiny_mc-run2",
-    ]
+    assert [c["name"] for c in data["conditions"]] == ["tiny-a-run1", "tiny-a-run2"]
     assert all(c["prompts"] == 40 for c in data["conditions"])
     # brier_score's per-document value is a pair (gold, probabilities): listed and skipped;
-    # every metric is missing from the other task's samples: listed and skipped too
-    assert "metric 'brier_score' skipped: not a finite number in 80 of 160 samples" in res.stdout
-    assert "metric 'perplexity' skipped: missing from 80 of 160 samples" in res.stdout
-    assert "metric 'acc' skipped: missing from 80 of 160 samples" in res.stdout
-    assert [s["kind"] for s in data["scorers"]] == ["profanity"]  # completions only
+    # acc is the task's own metric, taken over its samples, higher is better in results_*.json
+    assert "metric 'brier_score' skipped: not a finite number in 80 of 80 samples" in res.stdout
+    assert "perplexity" not in res.stdout
+    assert [(s["name"], s["kind"], s["worse"]) for s in data["scorers"]] == [
+        ("acc", "column", "lower")
+    ]
+    assert "higher_is_better true: worse: lower" in res.stdout
     # run1 is the earlier run: its samples file has the earlier date in its name
     files = sorted(out.rglob("samples_tiny_mc_*.jsonl"))
     assert len(files) == 2
-    assert f"condition tiny-a-tiny_mc-run1 <- harness/{files[0].relative_to(out)}" in res.stdout
+    assert f"condition tiny-a-run1 <- harness/{files[0].relative_to(out)}" in res.stdout
+    # a task the output does not hold is named with the ones it does (exit 2, nothing written)
+    res = tailgate(root, "init", "other", "--from-import", "harness", "--task", "tiny_gen")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "holds no samples of task 'tiny_gen'" in res.stderr and "tiny_mc" in res.stderr
 
 
 @pytest.mark.slow
@@ -168,7 +188,11 @@ def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
         ("tiny-a-run1", SAMPLES),
         ("tiny-a-run2", SAMPLES),
     ]
-    assert [(s["name"], s["bounded"]) for s in data["scorers"]] == [("mean_logprob", False)]
+    # the direction from the scorer's metadata in the log (@scorer(..., worse="lower"))
+    assert [(s["name"], s["bounded"], s["worse"]) for s in data["scorers"]] == [
+        ("mean_logprob", False, "lower")
+    ]
+    assert "scorer metadata worse='lower'" in init_out
     assert "metric 'length_label' skipped: not a finite number" in init_out
     files = sorted(logs.rglob("*.eval"), key=lambda p: read_eval_log(str(p)).eval.created)
     for cond, file in zip(("tiny-a-run1", "tiny-a-run2"), files, strict=True):
@@ -181,6 +205,27 @@ def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
             assert row.prompt == sample.input
             assert row.completion == sample.output.completion
             assert row.mean_logprob == sample.scores["mean_logprob"].value
+        sev = pq.read_table(
+            proj.results / "severities" / "mean_logprob" / "identity" / f"{cond}.parquet"
+        ).to_pandas()
+        assert sev["severity"].tolist() == [
+            -want[i].scores["mean_logprob"].value for i in sev["prompt_id"]
+        ]
+
+    # one log of one model: one condition, nothing to compare; init says so, design refuses
+    # (exit 2, what to do) before anything is frozen, instead of a KeyError at the report
+    single = tmp_path / "single"
+    (single / "preregistrations").mkdir(parents=True)
+    (single / "logs").mkdir()
+    (single / "logs" / files[0].name).write_bytes(files[0].read_bytes())
+    one = tailgate(single, "init", "one", "--from-import", "logs")
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert "one condition (tiny-a)" in one.stdout
+    for verb in ("design", "freeze"):
+        res = tailgate(single, verb, "preregistrations/one.yaml")
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert "field 'protocol.pairs'" in res.stderr and "Traceback" not in res.stderr
+    assert not (single / "preregistrations" / "one.lock.json").exists()
 
 
 def test_an_inspect_log_needs_the_extra(tmp_path, monkeypatch):

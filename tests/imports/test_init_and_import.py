@@ -151,14 +151,20 @@ def test_init_from_import_fills_data_conditions_scorers_and_the_eq2_check(tmp_pa
     ]
     # Eq. 2 of Zhou (2026) (independent closed form): n_exc* = 1570 at Δfloor 0.1, α 0.05, power
     # 0.8; 2,500 rows give 125 exceedances at q = 0.95, a two-sided z-test power of
-    # Φ(d − z) + Φ(−d − z), d = 0.1·√(125/2); init records it (rounded down) as accepted_power.
+    # Φ(d − z) + Φ(−d − z), d = 0.1·√(125/2); init says so and never accepts it for the user.
     z = norm.ppf(0.975)
     assert math.ceil(2 * (z + norm.ppf(0.8)) ** 2 / 0.1**2) == 1570
     d = 0.1 * math.sqrt(125 / 2)
     power = norm.cdf(d - z) + norm.cdf(-d - z)
-    assert data["accepted_power"] == math.floor(power * 1000) / 1000
+    assert data["accepted_power"] is None
+    assert f"accepted_power: {math.floor(power * 1000) / 1000:g} at most" in res.stdout
     assert "BELOW the Eq. 2 bound" in res.stdout and "REVIEW" in res.stdout
+    assert "What a few hundred documents per condition can tell" in res.stdout
     assert "REVIEW" in (tmp_path / "preregistrations" / "mine.yaml").read_text()
+    # design says freeze would refuse (exit 2): the size cannot PASS, the power is not accepted
+    design = tailgate(tmp_path, "design", "preregistrations/mine.yaml")
+    assert design.returncode == 2 and "Traceback" not in design.stderr
+    assert "freeze would refuse" in design.stderr and "H1 cannot PASS" in design.stderr
 
 
 def test_init_from_import_without_a_condition_column_registers_one_condition(tmp_path):
@@ -174,6 +180,13 @@ def test_init_from_import_without_a_condition_column_registers_one_condition(tmp
     assert [c["name"] for c in data["conditions"]] == ["imported"]
     assert data["accepted_power"] is None  # 40,000 rows give 2,000 >= 1,570 exceedances
     assert "meets the Eq. 2 bound" in res.stdout
+    # one condition: nothing for the protocol to compare, said by init, refused by design
+    assert "one condition (imported)" in res.stdout
+    design = tailgate(tmp_path, "design", "preregistrations/single.yaml")
+    assert design.returncode == 2 and "Traceback" not in design.stderr
+    assert "field 'protocol.pairs'" in design.stderr and "1 condition is registered" in (
+        design.stderr
+    )
 
 
 # --- prompt keys and column scorers ----------------------------------------------------------
@@ -350,14 +363,28 @@ FASTER = [  # review edits a user may make; they keep the run small
 ]
 
 
+def review(proj: Project, worse: str | None = "higher") -> None:
+    """The review edits a user makes after init: the smaller run of :data:`FASTER`, the bad
+    tail of every scorer whose direction the file did not give (``worse``), and the explicit
+    acceptance of the power the imported rows achieve (the value design suggests)."""
+    for old, new in FASTER:
+        proj.replace(old, new)
+    if worse is not None:
+        proj.prereg.write_text(proj.prereg.read_text().replace("worse: null}", f"worse: {worse}}}"))
+    res = tailgate(proj.root, "design", proj.prereg, "--json")
+    design = json.loads(res.stdout)["design"]
+    if not design["cap_meets_bound"] or design["n_exc_planned"] < design["min_exceedances"]:
+        accepted = math.floor(design["achieved_power"] * 1000) / 1000
+        proj.replace("accepted_power: null ", f"accepted_power: {accepted:g}".ljust(19))
+
+
 def test_init_from_import_runs_to_a_verdict_and_audits_clean(tmp_path):
     name = "byo"
     proj = project(tmp_path / "proj", name)
     frame = write_csv(proj.root / "data" / "scores.csv")
     res = tailgate(proj.root, "init", name, "--from-import", "data/scores.csv")
     assert res.returncode == 0, res.stderr
-    for old, new in FASTER:
-        proj.replace(old, new)
+    review(proj)
     res = tailgate(proj.root, "design", proj.prereg)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "prompt keys (column 'prompt_key'): text" in res.stdout

@@ -250,7 +250,7 @@ def test_imported_study_through_snakemake(tmp_path, job_env):
         for i, text in enumerate(["a fine reply", "", "another reply"]):
             fh.write(
                 f'{{"prompt_id": {i}, "condition": "blank", "completion": "{text}", '
-                f'"score": 0.5}}\n'
+                f'"score": {0.5 + i / 10}}}\n'  # a score that varies: a constant one is refused
             )
     text = import_study("imp", data, shards=1).replace(
         "  - {name: tuned}\n", "  - {name: tuned}\n  - {name: blank}\n"

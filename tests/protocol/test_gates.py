@@ -192,3 +192,16 @@ def test_json_round_trips_rederive_the_same_verdict() -> None:
 def test_headline_must_be_in_band() -> None:
     with pytest.raises(ValueError, match="not in the band"):
         h1_verdict((), headline_q=0.99, band=(0.95,), settings=S)
+
+
+def test_a_missing_number_says_why_instead_of_nan() -> None:
+    nan = float("nan")
+    failed = cond(
+        "A", fit_status="too_few", xi=nan, xi_ci_low=nan, xi_ci_high=nan, ad_pvalue=nan, n_exc=3
+    )
+    v = evaluate_pair(failed, B, bulk(mean=(nan, nan)), S)
+    details = " ".join(g.detail for g in v.gates)
+    assert "nan" not in details.lower()
+    assert "AD p none (fit too_few), 0.4" in v.gate("G4").detail
+    assert "CIs [none (fit too_few), none (fit too_few)] vs [0.18, 0.32]" in v.gate("P1").detail
+    assert v.gate("G1").detail == "CI [none (not computed), none (not computed)]"

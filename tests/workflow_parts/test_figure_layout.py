@@ -271,10 +271,23 @@ def test_the_checks_see_a_clipped_label_and_a_legend_over_data() -> None:
     assert not (box.x1 <= a.x0 or box.x0 >= a.x1 or box.y1 <= a.y0 or box.y0 >= a.y1)
 
 
-def test_an_empty_panel_says_why() -> None:
+def test_an_empty_panel_says_why_inside_its_axes() -> None:
     for name in ("stability (no ξ̂)", "diagnostics (empty)"):
-        texts = [t.get_text() for t in _texts(FIGURES[name])]
-        assert any("enough exceedances" in t for t in texts), name
+        fig = FIGURES[name]
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        notes = [
+            (ax, t)
+            for ax in fig.axes
+            for t in ax.texts
+            if "enough exceedances" in " ".join(t.get_text().split())
+        ]
+        assert notes, name
+        for ax, note in notes:  # wrapped to the axes' width, clear of tick labels (none left)
+            box, frame = note.get_window_extent(renderer), ax.get_window_extent(renderer)
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1, (name, box, frame)
+            assert frame.y0 <= box.y0 and box.y1 <= frame.y1, (name, box, frame)
+            assert not ax.get_xticks().size and not ax.get_yticks().size
 
 
 def test_per_token_histogram_spans_the_occupied_bins() -> None:

@@ -66,7 +66,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
         oc = operating_characteristics(study, design)
         seconds = time.perf_counter() - start
         refusal = check_false_pass(study, oc)
-        refusals = _freeze_refusals(study, refusal)
+    refusals = _freeze_refusals(study, refusal)
     if args.json:
         _print_json(
             "design",
@@ -89,7 +89,14 @@ def _cmd_design(args: argparse.Namespace) -> int:
         return EXIT_INVALID if refusals else EXIT_OK
     for line in findings:
         print(line)
-    print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
+    if refusals:
+        print(
+            f"study {study.name}: loads (schema version {study.data['schema_version']}), but "
+            f"freeze would refuse it ({len(refusals)} problem{'s' if len(refusals) > 1 else ''}, "
+            "below)"
+        )
+    else:
+        print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
     print(f"canonical hash {study.canonical_hash}")
     print(_answer_line(study))
     if design is None or oc is None:
@@ -97,7 +104,9 @@ def _cmd_design(args: argparse.Namespace) -> int:
             "protocol: not registered (protocol.enabled: false): no Eq. 2 bound, simulated "
             "power or operating characteristics; no GPD fits or gates run"
         )
-        return EXIT_OK
+        for problem in refusals:
+            print(f"freeze would refuse: {problem}", file=sys.stderr)
+        return EXIT_INVALID if refusals else EXIT_OK
     for line in describe(design):
         print(line)
     print(sim_line)
@@ -127,10 +136,11 @@ def _freeze_refusals(study: Any, false_pass_problem: str | None) -> list[str]:
     runs (the Eq. 2 cap check and, when registered, the false-PASS bound): ``design`` exits 2
     whenever freeze would."""
     from tailgate.prereg.freeze import check_design
+    from tailgate.prereg.runnable import runnable_problems
 
-    problems = []
+    problems = [str(p) for p in runnable_problems(study)]
     try:
-        check_design(study)
+        check_design(study, runnable=False)
     except PreregError as exc:
         problems.append(str(exc))
     if false_pass_problem:  # None unless max_false_pass is registered
@@ -156,7 +166,9 @@ def _print_json(verb: str, doc: dict[str, Any]) -> None:
 def _cmd_init(args: argparse.Namespace) -> int:
     from tailgate.prereg.scaffold import scaffold
 
-    written = scaffold(args.study, from_import=args.from_import, directory=args.directory)
+    written = scaffold(
+        args.study, from_import=args.from_import, directory=args.directory, task=args.task
+    )
     path = written.path
     for line in written.notes:
         print(line)
@@ -563,7 +575,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-import",
         metavar="FILE",
         default=None,
-        help="a JSONL, CSV or Parquet file of completions and/or scores to register",
+        help="a JSONL, CSV or Parquet file of completions and/or scores, or harness output "
+        "(lm-evaluation-harness samples, Inspect logs), to register",
+    )
+    p.add_argument(
+        "--task",
+        metavar="NAME",
+        default=None,
+        help="with lm-evaluation-harness output of several tasks: the task to register (one "
+        "condition per model; each metric of that task)",
     )
     p.add_argument(
         "--directory",

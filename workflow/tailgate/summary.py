@@ -7,7 +7,8 @@ threshold, combined by the registered band rule) with the passing pairs or each 
 failing gate at the headline threshold, the other analyses' criteria, after an amendment the
 outcome under the registered plan (entry 0 of the lock) beside the amended one, the deviations
 from the registered plan, and where the report is. On error: which jobs failed and the end of
-their logs. Snakemake's own log above it is left as it is.
+their logs. Stopped by Ctrl-C or SIGTERM: one line, :data:`STOPPED`. Snakemake's own log above
+it is left as it is.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ __all__ = [
 ]
 
 RULE = "─" * 72
+#: what a run stopped by SIGINT or SIGTERM prints (the ledger records it as ``interrupted``)
+STOPPED = "stopped; run the same command to resume; finished jobs are kept"
 
 
 def _pair_name(p: dict[str, Any]) -> str:
@@ -182,6 +185,9 @@ def print_summary(
     from tailgate.joblog import jobs_from_log
 
     out = out or sys.stdout
+    if outcome == "interrupted":  # Ctrl-C or SIGTERM: nothing to fix, one line
+        print(f"tailgate · study {study.name} · {STOPPED}", file=out)
+        return
     jobs, failed = (run["jobs"], run["failed"]) if run else jobs_from_log(log)
     n_jobs = sum(v for k, v in jobs.items() if k != "all")
     run_no = f" · run {run['run']}" if run else ""
@@ -193,7 +199,7 @@ def print_summary(
             "the audit will not pass these results",
             file=out,
         )
-    if outcome == "success":
+    if outcome in ("success", "up to date"):  # up to date: nothing ran, the answer stands
         vpath = results / "verdict.json"
         if vpath.is_file():
             for line in verdict_lines(load_json(vpath)):

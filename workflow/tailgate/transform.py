@@ -11,6 +11,14 @@ Scales:
 * ``identity`` — severities as scored (unbounded scorers such as token NLL).
 * ``probability`` — identity for bounded scores; checks they lie in [0, 1].
 * ``logit`` — clip to [ε, 1 - ε], then ``scipy.special.logit``.
+
+**The bad tail.** Severities are oriented so that larger is worse: the protocol's GPD fits and
+every analysis study the upper tail of the severities, which is the tail of the worse outcomes.
+A scorer registered ``worse: lower`` (a log-likelihood, an accuracy:
+:func:`tailgate.prereg.study.worse_of`) is turned round before its scale is applied: ``-s`` on
+the identity scale, ``1 - s`` on the probability scale and ``logit(1 - s)`` (= ``-logit(s)``,
+the same clipping) on the logit scale. The orientation is a reflection, so every statistic of the
+bad tail (exceedances, ξ̂, TVaR) is that of the scores' low tail read with the sign turned.
 """
 
 from __future__ import annotations
@@ -52,15 +60,21 @@ class TransformSummary:
     n: int
     n_clipped_low: int
     n_clipped_high: int
+    worse: str = "higher"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """Plain values; ``worse`` only where the scores were turned round (``lower``), so a
+        study registered before the field existed writes the same bytes."""
+        out: dict[str, Any] = {
             "scale": self.scale,
             "epsilon": self.epsilon,
             "n": self.n,
             "n_clipped_low": self.n_clipped_low,
             "n_clipped_high": self.n_clipped_high,
         }
+        if self.worse != "higher":
+            out["worse"] = self.worse
+        return out
 
 
 @dataclass(frozen=True)
@@ -94,13 +108,51 @@ def _check_epsilon(epsilon: float) -> float:
 
 
 def transform_scores(
-    scores: np.ndarray, scale: str, epsilon: float = 1e-6, *, source: str = "scores"
+    scores: np.ndarray,
+    scale: str,
+    epsilon: float = 1e-6,
+    *,
+    source: str = "scores",
+    worse: str = "higher",
 ) -> TransformResult:
     """Put ``scores`` on ``scale`` (one of :data:`SCALES`); ``source`` names them in errors.
 
-    For ``logit``, values below ε or above 1 - ε are clipped to [ε, 1 - ε] and counted in
-    ``n_clipped_low`` / ``n_clipped_high``; values equal to ε or 1 - ε are not counted.
+    ``worse``: the scorer's bad tail (``higher`` or ``lower``); with ``lower`` the severities
+    are the scores turned round first (module docstring), so that larger is always worse.
+    For ``logit``, values below ε or above 1 - ε (of the oriented probabilities) are clipped to
+    [ε, 1 - ε] and counted in ``n_clipped_low`` / ``n_clipped_high``; values equal to ε or
+    1 - ε are not counted.
     """
+    if worse not in ("higher", "lower"):
+        raise TransformError(
+            f"{source}: the scorer's bad tail `worse` is {worse!r}. Fix: register `worse: higher` "
+            f"(larger scores are worse outcomes) or `worse: lower`."
+        )
+    result = _on_scale(scores, scale, epsilon, source)
+    if worse == "higher":
+        return result
+    s = result.summary
+    if scale == "identity":
+        values = -result.values
+        summary = s
+    else:  # 1 - p, and logit(1 - p) = -logit(p) with the clipped ends swapped
+        values = 1.0 - result.values if scale == "probability" else -result.values
+        summary = TransformSummary(s.scale, s.epsilon, s.n, s.n_clipped_high, s.n_clipped_low)
+    return TransformResult(
+        values,
+        TransformSummary(
+            summary.scale,
+            summary.epsilon,
+            summary.n,
+            summary.n_clipped_low,
+            summary.n_clipped_high,
+            "lower",
+        ),
+    )
+
+
+def _on_scale(scores: np.ndarray, scale: str, epsilon: float, source: str) -> TransformResult:
+    """``scores`` on ``scale``, as the scorer wrote them (:func:`transform_scores`)."""
     if scale not in SCALES:
         raise TransformError(
             f"Scale {scale!r} (field `transform.scales`) is unknown. Fix: use one of "
@@ -145,9 +197,10 @@ def write_severities(
     score_column: str = "score",
     summary_path: str | os.PathLike[str] | None = None,
     source: str | None = None,
+    worse: str = "higher",
 ) -> TransformSummary:
     """Put scores (``prompt_id`` + ``score_column``: a table, or a file holding one) on
-    ``scale`` and write ``prompt_id, severity``.
+    ``scale`` and write ``prompt_id, severity`` (oriented by ``worse``: larger is worse).
 
     The output is sorted by ``prompt_id``; ``summary_path`` (optional) receives the
     :class:`TransformSummary` as JSON. Both files are written atomically. ``source`` names the
@@ -164,7 +217,7 @@ def write_severities(
             )
     table = table.sort_by("prompt_id")
     values = table.column(score_column).to_numpy(zero_copy_only=False).astype(np.float64)
-    result = transform_scores(values, scale, epsilon, source=source)
+    result = transform_scores(values, scale, epsilon, source=source, worse=worse)
     out = pa.table(
         {
             "prompt_id": table.column("prompt_id").cast(pa.int64()),

@@ -3,8 +3,11 @@ et al. (2024)).
 
 Parameters (``$defs/analysis_dominance`` of the schema; an absent field means the default in
 brackets): ``conditions`` (≥ 2) and ``scorers`` (≥ 1) to compare; ``scale`` [the protocol's
-headline scale where the scorer has it, else identity]; ``orientation`` per scorer
-[``higher_is_worse``: severities are negated so that "dominates" means "safer", methods note D];
+headline scale where the scorer has it, else identity]; ``orientation`` per scorer [from the
+scorer's one declaration ``worse``; a registered entry must agree with it: ``higher_is_worse`` is
+``worse: higher``]: the severities are the scores oriented so that larger is worse
+(:func:`tailgate.prereg.study.worse_of`), and they are negated so that "dominates" means
+"safer" (methods note D);
 ``orders`` [1, 2]; ``alpha`` [``protocol.alpha``], tested at α/k²; ``resamples`` B [1000];
 ``resampling`` [``protocol.bootstrap.resampling``]: ``paired`` resamples prompts jointly and needs
 every condition on the same prompts; ``eps0`` [none] absolute ε₀-tests; ``risk_level`` p of
@@ -46,7 +49,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.answer import protocol_settings
-from tailgate.prereg.study import Study
+from tailgate.prereg.study import Study, worse_of
 from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
 
@@ -98,9 +101,9 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
         "conditions": list(spec["conditions"]),
         "scorers": list(spec["scorers"]),
         "scale": scale,
-        "orientation": {
-            s: (spec.get("orientation") or {}).get(s, "higher_is_worse") for s in spec["scorers"]
-        },
+        # the severities are oriented by each scorer's `worse` (larger is worse) before any
+        # analysis reads them, so every scorer is higher_is_worse here
+        "orientation": {s: "higher_is_worse" for s in spec["scorers"]},
         "orders": sorted(int(o) for o in spec.get("orders", [1, 2])),
         "alpha": float(spec.get("alpha", p["alpha"])),
         "resamples": int(spec.get("resamples", 1000)),
@@ -185,6 +188,20 @@ class DominanceAnalysis(AnalysisKind):
                             "name only scorers listed in 'scorers'",
                         )
                     )
+        for s, o in (spec.get("orientation") or {}).items():
+            if s not in scorers or s not in spec["scorers"]:
+                continue
+            worse = worse_of(scorers[s])
+            said = "higher" if o == "higher_is_worse" else "lower"
+            if worse is not None and said != worse:
+                out.append(
+                    Problem(
+                        ("orientation", s),
+                        f"orientation {o} of scorer '{s}' contradicts the scorer's `worse: "
+                        f"{worse}` (the direction of a scorer is declared once, on the scorer)",
+                        f"remove the orientation entry and write `worse: {said}` on scorer '{s}'",
+                    )
+                )
         if spec.get("weights") is not None:
             w = spec["weights"]
             if set(w) != set(spec["scorers"]) or not sum(w.values()) > 0:
@@ -423,7 +440,7 @@ class DominanceAnalysis(AnalysisKind):
         st = stats["settings"]
         conds = st["conditions"]
         orient = ", ".join(
-            f"{s}: {'negated (higher is worse)' if o == 'higher_is_worse' else 'as is'}"
+            f"{s}: {'negated (severity: larger is worse)' if o == 'higher_is_worse' else 'as is'}"
             for s, o in st["orientation"].items()
         )
         blocks: list[Block] = [

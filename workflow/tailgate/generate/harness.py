@@ -19,12 +19,29 @@ grade letters C, I, P, N through Inspect's own :func:`inspect_ai.scorer.value_to
 numeric entry of a dictionary score as ``<scorer>_<key>``); every other metric is listed in
 :attr:`HarnessTable.skipped` with the reason, and ``tailgate init`` prints the list.
 
-**Conditions.** One per model and run; the task joins the name when the files hold more than one
-task, the filter when a task has more than one (lm-eval), the epoch when a log has more than one
-(Inspect), and ``run<k>`` (k-th by the run's date, then path) when one model, task, filter and
-epoch occur in several runs. Names are made of lower-case letters, digits, ``_`` and ``-`` and
-depend only on the files' content and relative paths, which the lock pins; the import backend
-reads them again at run time through this module.
+**Tasks.** A study compares models on one task. lm-eval output holding several tasks is read
+for the registered task only (``data.import.task``, ``tailgate init --task NAME``): one condition
+per model, and each metric is taken over the samples of that task, which has it; a folder of
+several tasks without a task registered is refused, listing the tasks and their metrics. Inspect
+logs of several tasks give one condition per model and task.
+
+**Conditions.** One per model and run; the task joins the name when the files read hold more
+than one task, the filter when a task has more than one (lm-eval), the epoch when a log has more
+than one (Inspect), and ``run<k>`` (k-th by the run's date, then path) when one model, task,
+filter and epoch occur in several runs. Names are made of lower-case letters, digits, ``_`` and
+``-`` and depend only on the files' content and relative paths, which the lock pins; the import
+backend reads them again at run time through this module.
+
+**Directions.** Which tail of a metric holds the worse outcomes (the scorer's ``worse``) comes
+from the harness where it records it (:attr:`HarnessTable.worse`): lm-eval writes
+``higher_is_better`` for every metric of a task in ``results_<date>.json`` beside the samples
+file, for the metric's *aggregate*; a per-sample value aggregated by lm-eval's ``perplexity``
+(exp of minus the mean) is a log-likelihood, whose direction is the opposite of the aggregate's
+(a higher log-likelihood is better, a higher perplexity worse). Inspect records a scorer's
+metadata in the log: ``@scorer(metrics=..., worse="lower")`` or ``higher_is_better=True``;
+a score given as Inspect's grade letters (C = correct is 1) is a correctness, higher is better.
+Where the harness records nothing the direction is unknown (``None``), and ``tailgate init``
+registers ``worse: null`` for the user to decide.
 """
 
 from __future__ import annotations
@@ -90,6 +107,12 @@ class HarnessTable:
     metrics: tuple[str, ...]
     skipped: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
+    #: metric column -> its bad tail (``higher`` or ``lower``; ``None``: the harness does not say)
+    worse: dict[str, str | None] = field(default_factory=dict)
+    #: metric column -> where its direction comes from (one line each, for ``tailgate init``)
+    directions: dict[str, str] = field(default_factory=dict)
+    #: the task read (lm-eval), when one was chosen among several
+    task: str | None = None
 
 
 @dataclass
@@ -102,6 +125,8 @@ class _Group:
     source: str
     split: str = ""  # the filter (lm-eval) or epoch (Inspect), when there are several
     samples: list[dict[str, Any]] = field(default_factory=list)
+    #: metric -> (higher is better, where that is recorded), as far as the harness records it
+    better: dict[str, tuple[bool, str]] = field(default_factory=dict)
 
 
 def detect_format(path: Path) -> str | None:
@@ -135,16 +160,20 @@ def detect_format(path: Path) -> str | None:
     return None
 
 
-def read_harness(path: Path, fmt: str) -> HarnessTable:
-    """Read harness output at ``path`` (a file or folder) in format ``fmt`` as import rows.
+def read_harness(path: Path, fmt: str, task: str | None = None) -> HarnessTable:
+    """Read harness output at ``path`` (a file or folder) in format ``fmt`` as import rows;
+    ``task``: the lm-eval task to read where the output holds several (module docstring).
 
     Raises :class:`tailgate.errors.InputError` (exit 2) naming the file and the fix for output
-    that cannot be read, and :class:`HarnessMissingError` when Inspect is not installed.
+    that cannot be read or a task that is missing or ambiguous, and
+    :class:`HarnessMissingError` when Inspect is not installed.
     """
     if fmt == "lm-eval":
-        groups, key = _lm_eval_groups(path), "doc_id"
+        groups, key = _one_task(path, _lm_eval_groups(path), task), "doc_id"
     elif fmt == "inspect":
         groups, key = _inspect_groups(path), "id"
+        if task is not None:
+            groups = [g for g in groups if g.task == task] or _no_task(path, groups, task)
     else:  # pragma: no cover - the importer only dispatches these formats
         raise ValueError(fmt)
     if not groups or not any(g.samples for g in groups):
@@ -171,13 +200,80 @@ def read_harness(path: Path, fmt: str) -> HarnessTable:
             for metric in metrics:
                 row[_column(metric)] = sample["metrics"][metric]
             rows.append(row)
+    worse, directions = _directions(groups, metrics)
     return HarnessTable(
         rows=rows,
         key=key,
         metrics=tuple(_column(m) for m in metrics),
         skipped=tuple(skipped),
         sources={n: g.source for n, g in zip(names, groups, strict=True)},
+        worse={_column(m): w for m, w in worse.items()},
+        directions={_column(m): d for m, d in directions.items()},
+        task=task,
     )
+
+
+def _metrics_of(groups: list[_Group]) -> list[str]:
+    seen: dict[str, None] = {}
+    for g in groups:
+        for s in g.samples:
+            for name in s["metrics"]:
+                seen.setdefault(name, None)
+    return list(seen)
+
+
+def _task_list(groups: list[_Group]) -> str:
+    by_task: dict[str, list[_Group]] = {}
+    for g in groups:
+        by_task.setdefault(g.task, []).append(g)
+    return "; ".join(
+        f"{task} (metrics {', '.join(_metrics_of(gs)) or 'none'})" for task, gs in by_task.items()
+    )
+
+
+def _no_task(path: Path, groups: list[_Group], task: str) -> list[_Group]:
+    raise InputError(
+        f"{path} holds no samples of task {task!r} (field `data.import.task`, or `tailgate init "
+        f"--task`). It holds: {_task_list(groups)}. Fix: name one of these tasks."
+    )
+
+
+def _one_task(path: Path, groups: list[_Group], task: str | None) -> list[_Group]:
+    """The groups of the registered task; a folder of several tasks needs one named."""
+    if task is not None:
+        return [g for g in groups if g.task == task] or _no_task(path, groups, task)
+    tasks = list(dict.fromkeys(g.task for g in groups))
+    if len(tasks) > 1:
+        raise InputError(
+            f"{path} holds the samples of {len(tasks)} lm-eval tasks: {_task_list(groups)}. A "
+            f"study compares models on one task, and each metric belongs to its task. Fix: "
+            f"choose one with `tailgate init --task {tasks[0]}` (registered as "
+            f"`data.import.task`), one study per task."
+        )
+    return groups
+
+
+def _directions(
+    groups: list[_Group], metrics: list[str]
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Each kept metric's bad tail and where it comes from (module docstring, "Directions")."""
+    worse: dict[str, str | None] = {}
+    said: dict[str, str] = {}
+    for name in metrics:
+        known = {g.better[name] for g in groups if name in g.better}
+        values = {b for b, _ in known}
+        if len(values) == 1:
+            better, where = sorted(known)[0]
+            worse[name] = "lower" if better else "higher"
+            said[name] = f"{where}: worse: {worse[name]}"
+        else:
+            worse[name] = None
+            said[name] = (
+                "the harness records no direction"
+                if not values
+                else "the harness records both directions in different runs"
+            ) + ": worse: null (REVIEW: higher or lower)"
+    return worse, said
 
 
 # --- lm-evaluation-harness ------------------------------------------------------------------
@@ -208,10 +304,55 @@ def _lm_eval_groups(path: Path) -> list[_Group]:
                 group = by_filter[filt] = _Group(model, task, (date, rel), str(file), filt)
             group.samples.append(_lm_eval_sample(file, number, record))
         several = len(by_filter) > 1
+        better = _lm_eval_better(file.parent, task)
         for group in by_filter.values():
             group.split = f"filter {group.split}" if several else ""
+            group.better = better
             groups.append(group)
     return groups
+
+
+#: lm-eval aggregations of per-sample log-likelihoods into a perplexity, exp(-mean): the
+#: aggregate's higher_is_better is the opposite of the per-sample value's
+_LOG_LIKELIHOOD_AGGREGATIONS = frozenset({"perplexity"})
+
+
+def _lm_eval_better(folder: Path, task: str) -> dict[str, tuple[bool, str]]:
+    """metric -> (a higher per-sample value is better, where that is recorded) for ``task``,
+    from the ``results_<date>.json`` files lm-eval writes beside the samples (module docstring,
+    "Directions"); unreadable or absent files record nothing."""
+    out: dict[str, tuple[bool, str]] = {}
+    for results in sorted(folder.glob("results_*.json")):
+        try:
+            if results.stat().st_size > 64 * 1024 * 1024 or not results.is_file():
+                continue
+            doc = json.loads(results.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        flags = (doc.get("higher_is_better") or {}).get(task)
+        if not isinstance(flags, dict):
+            continue
+        config = (doc.get("configs") or {}).get(task) or {}
+        aggregation = {
+            str(m.get("metric")): str(m.get("aggregation", ""))
+            for m in (config.get("metric_list") or [])
+            if isinstance(m, dict)
+        }
+        for metric, flag in flags.items():
+            if not isinstance(flag, bool):
+                continue
+            agg = aggregation.get(str(metric), str(metric))
+            where = f"{results.name}: higher_is_better {str(flag).lower()}"
+            if agg in _LOG_LIKELIHOOD_AGGREGATIONS:
+                flag = not flag
+                where += (
+                    f" for the aggregate (aggregation {agg} = exp of minus the mean); each "
+                    f"sample's value is a log-likelihood, higher is better"
+                )
+            out.setdefault(str(metric), (flag, where))
+    return out
 
 
 def _json_lines(file: Path) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -344,8 +485,38 @@ def _inspect_groups(path: Path) -> list[_Group]:
                 )
                 by_epoch[epoch] = group
             group.samples.append(_inspect_sample(file, sample, to_float))
+        better = _inspect_better(log, file)
+        for group in by_epoch.values():
+            group.better = dict(better)
+            for s in group.samples:
+                for m in s["metrics"]:
+                    owner = next((b for b in better if m.startswith(f"{b}_")), None)
+                    if m not in group.better and owner is not None:  # an entry of a dict score
+                        group.better[m] = better[owner]
+                    elif m not in group.better and m in s["graded"]:
+                        group.better[m] = (
+                            True,
+                            f"{file.name}: Inspect grade letters (C = correct = 1)",
+                        )
         groups.extend(by_epoch[e] for e in sorted(by_epoch))
     return groups
+
+
+def _inspect_better(log: Any, file: Path) -> dict[str, tuple[bool, str]]:
+    """scorer -> (a higher value is better, where that is recorded), from the scorer metadata
+    Inspect writes into the log (``@scorer(..., worse="lower")`` or ``higher_is_better=...``);
+    a dictionary score's entries inherit their scorer's."""
+    out: dict[str, tuple[bool, str]] = {}
+    results = getattr(log, "results", None)
+    for score in getattr(results, "scores", None) or []:
+        meta = getattr(score, "metadata", None) or {}
+        name = str(getattr(score, "name", ""))
+        worse, flag = meta.get("worse"), meta.get("higher_is_better")
+        if worse in ("higher", "lower"):
+            out[name] = (worse == "lower", f"{file.name}: scorer metadata worse={worse!r}")
+        elif isinstance(flag, bool):
+            out[name] = (flag, f"{file.name}: scorer metadata higher_is_better={flag}")
+    return out
 
 
 _GRADES = frozenset({"C", "I", "P", "N"})
@@ -353,6 +524,7 @@ _GRADES = frozenset({"C", "I", "P", "N"})
 
 def _inspect_sample(file: Path, sample: Any, to_float: Callable[[Any], float]) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
+    graded: list[str] = []
     for name, score in (sample.scores or {}).items():
         value = score.value
         if isinstance(value, dict):
@@ -360,6 +532,7 @@ def _inspect_sample(file: Path, sample: Any, to_float: Callable[[Any], float]) -
                 metrics[f"{name}_{key}"] = item
         elif isinstance(value, str) and value in _GRADES:
             metrics[name] = to_float(value)
+            graded.append(name)
         else:
             metrics[name] = value
     inp = sample.input
@@ -373,6 +546,7 @@ def _inspect_sample(file: Path, sample: Any, to_float: Callable[[Any], float]) -
         "prompt": prompt,
         "response": str(getattr(output, "completion", "") or ""),
         "metrics": metrics,
+        "graded": graded,
         "where": f"{file}, sample {sample.id!r} epoch {sample.epoch}",
     }
 

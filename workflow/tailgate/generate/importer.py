@@ -6,8 +6,9 @@ Registration (``data.import``)::
       backend: import
       import:
         path: data/my_completions.csv
-        format: null            # jsonl | csv | parquet; null: by suffix
-                                # (.jsonl/.ndjson, .csv, .parquet/.pq)
+        format: null            # jsonl | csv | parquet | lm-eval | inspect; null: by suffix
+                                # (.jsonl/.ndjson, .csv, .parquet/.pq) or harness output
+        task: null              # lm-eval output of several tasks: the task read
         columns:                # registered name -> column in the file
           prompt_id: id         # required: any stable key per prompt (integer or text)
           condition: model      # null only when a single condition is registered
@@ -131,6 +132,7 @@ class ImportSpec:
     prompt: str | None
     completion: str | None
     scores: tuple[ScoreColumn, ...]
+    task: str | None = None  # lm-eval: the task read where the output holds several
 
     @property
     def score_columns(self) -> list[str]:
@@ -270,6 +272,7 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
         prompt=columns.get("prompt"),
         completion=completion,
         scores=scores,
+        task=block.get("task"),
     )
 
 
@@ -380,7 +383,7 @@ def _read_harness(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
             f"the path (relative paths are resolved against the project root)."
         )
     try:
-        table = read_harness(spec.path, spec.format)
+        table = read_harness(spec.path, spec.format, spec.task)
     except InputError as exc:
         raise ImportDataError(str(exc)) from None
     return [{**row, "__row__": i} for i, row in enumerate(table.rows, start=1)], "sample"

@@ -24,7 +24,9 @@ from tailgate.protocol.registered import registered_settings
 from tailgate.stats.power import achieved_power, required_exceedances
 
 __all__ = [
+    "WHAT_A_SMALL_STUDY_LEARNS",
     "Design",
+    "cannot_pass",
     "check_false_pass",
     "derived_design",
     "exceedances_at",
@@ -33,6 +35,33 @@ __all__ = [
     "prompts_for",
     "simulated_power",
 ]
+
+
+#: what a study too small for the tail-shape verdict can still tell (said by init and design)
+WHAT_A_SMALL_STUDY_LEARNS = (
+    "What a few hundred documents per condition can tell: the bulk and the near tail (means, "
+    "quantiles up to about 1 - 10/n, TVaR at a moderate level, the percentiles, severity and "
+    "dominance analyses); not the shape ξ of the far tail, which needs the exceedances above "
+    "(register such a study with protocol.enabled: false and those analyses, or mark its "
+    "conditions pilot: true)"
+)
+
+
+def cannot_pass(study: Any) -> str | None:
+    """Why H1 cannot PASS at the registered size (G3, n_exc ≥ N*, fails for every pair at every
+    threshold of the band), or None. Pilots are small on purpose and left out."""
+    proto = study.protocol
+    n_star = int(proto["min_exceedances"])
+    smallest = planned_prompts(study)
+    q = min(float(x) for x in proto["thresholds"]["band"])
+    best = exceedances_at(smallest, q)
+    if best >= n_star:
+        return None
+    return (
+        f"the smallest condition's {smallest} planned prompts give at most {best} exceedances "
+        f"in the threshold band (q = {q:g}), below N* = {n_star} (protocol.min_exceedances), so "
+        f"G3 fails for every pair at every threshold and H1 cannot PASS at this size"
+    )
 
 
 def exceedances_at(prompts: int, q: float) -> int:

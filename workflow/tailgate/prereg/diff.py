@@ -9,11 +9,12 @@ that accepts a superset of values (``<`` → ``<=``, ``==`` → ``>=``) loosens;
 can no longer fail, so removing it loosens.
 
 Classification is **fail-closed**: every field is a decision rule of the registered plan unless it
-is on the short list :data:`DESCRIPTIVE_FIELDS` (text that no stage reads, and display-only
-resample counts). A change of a decision rule is classed **loosening** (a claim becomes easier to
-make), **tightening**, or **unclassified** (no known direction: a new model, another threshold
-band, another seed…); a field nobody listed is therefore never silently harmless. Descriptive
-changes are classed **descriptive**.
+is on the short list :data:`DESCRIPTIVE_FIELDS` (text that no stage reads, display-only
+resample counts, and the sizes of the design's own simulations: design-only). A change of a
+decision rule is classed **loosening** (a claim becomes easier to make), **tightening**, or
+**unclassified** (no known direction: a new model, another threshold band, another seed…); a
+field nobody listed is therefore never silently harmless. Descriptive changes are classed
+**descriptive**.
 """
 
 from __future__ import annotations
@@ -34,12 +35,21 @@ LOOSENING, TIGHTENING, UNCLASSIFIED, DESCRIPTIVE = (
 
 #: Fields that no decision depends on (field patterns). Everything else is a decision rule.
 #: ``protocol.stability.resamples`` only sizes the display CIs of the stability scan (Fig. 3 of
-#: Zhou (2026)); G5 compares point estimates, so no verdict reads it.
+#: Zhou (2026)); G5 compares point estimates, so no verdict reads it. The design's own
+#: simulations are design-only: ``protocol.power_simulation.*`` (the App. E grid of Zhou (2026),
+#: reported beside the verdict) and the sizes of the operating-characteristics simulation
+#: (``trials``, ``resamples``) change no statistic the gates compute and no decision; an
+#: amendment of them is recorded, not a deviation. The bound it is checked against,
+#: ``protocol.operating_characteristics.max_false_pass``, stays a decision rule.
 DESCRIPTIVE_FIELDS: tuple[str, ...] = (
     "title",
     "hypotheses",
     "hypotheses.*",
     "protocol.stability.resamples",
+    "protocol.power_simulation",
+    "protocol.power_simulation.*",
+    "protocol.operating_characteristics.trials",
+    "protocol.operating_characteristics.resamples",
 )
 
 #: Known directions of decision rules. A number maps to ``"up"`` or ``"down"`` (the direction of

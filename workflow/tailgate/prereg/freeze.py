@@ -1,7 +1,9 @@
 """``freeze`` writes a study's lock; ``amend`` appends to its chain (DESIGN: "Lock", "Amendments").
 
-Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of Zhou (2026)
-unless the pre-registration records an ``accepted_power`` that the design achieves.
+Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of Zhou (2026),
+or at which H1 cannot PASS (G3 fails at every threshold), unless the pre-registration records an
+``accepted_power`` that the design achieves; and what would fail after the freeze
+(:mod:`tailgate.prereg.runnable`).
 
 A lock is append-only. ``freeze`` never replaces a lock that was ever committed (the way forward
 is ``amend``), never registers a study once data exists for it, and replaces an uncommitted lock
@@ -29,7 +31,12 @@ from typing import Any
 from tailgate.atomic import write_text
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.ledger import ledger_head
-from tailgate.prereg.design import Design, derived_design
+from tailgate.prereg.design import (
+    WHAT_A_SMALL_STUDY_LEARNS,
+    Design,
+    cannot_pass,
+    derived_design,
+)
 from tailgate.prereg.diff import Change, format_changes
 from tailgate.prereg.evidence import data_evidence
 from tailgate.prereg.gitinfo import head_state, repo_root
@@ -44,6 +51,7 @@ from tailgate.prereg.lock import (
     write_lock,
 )
 from tailgate.prereg.pins import manifest_path, pin_changes, pins_of, project_root
+from tailgate.prereg.runnable import runnable_problems
 from tailgate.prereg.study import Study, load, lock_path_for, results_dir_for
 
 __all__ = [
@@ -93,13 +101,30 @@ class AmendResult:
     tagged: TagResult | None = None
 
 
-def check_design(study: Study) -> Design | None:
-    """The derived design; :class:`PreregError` when the cap is below Eq. 2 without an
-    explicitly accepted, achieved lower power. None when the study registers no protocol (the
-    Eq. 2 bound is the protocol's)."""
+def check_design(study: Study, *, runnable: bool = True) -> Design | None:
+    """The derived design; :class:`PreregError` for what would fail after the freeze
+    (:func:`tailgate.prereg.runnable.runnable_problems`, unless ``runnable`` is false), for a
+    size at which H1 cannot PASS (:func:`tailgate.prereg.design.cannot_pass`) and for a cap
+    below Eq. 2, each unless ``accepted_power`` explicitly records the achieved lower power.
+    None when the study registers no protocol (the Eq. 2 bound is the protocol's)."""
+    if runnable:
+        problems = runnable_problems(study)
+        if problems:
+            raise problems[0]
     if not study.has_protocol:
         return None
     design = derived_design(study)
+    hopeless = cannot_pass(study)
+    if hopeless and design.accepted_power is None:
+        raise PreregError(
+            hopeless,
+            file=str(study.path),
+            field="accepted_power",
+            fix="import or generate more rows per condition, lower protocol.min_exceedances "
+            "only if the methods allow it, or accept explicitly that the study cannot PASS by "
+            "writing the power achieved (accepted_power: "
+            f"{_floor3(design.achieved_power)}). {WHAT_A_SMALL_STUDY_LEARNS}",
+        )
     if design.power_accepted:
         return design
     if design.accepted_power is None:

@@ -86,7 +86,8 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     """Ties at the band's quantiles in the imported scores (lattice data such as 0–4 grades),
     found before the freeze: with the registered threshold rule ``strict`` the values tied at the
     threshold are dropped and ξ̂ is biased, so the line suggests ``ties: half_step``
-    (:func:`tailgate.stats.risk.tie_diagnostic`). The scores are read as the identity scale; a
+    (:func:`tailgate.stats.risk.tie_diagnostic`). The scores are read as the identity scale,
+    turned round for a scorer registered ``worse: lower`` (its bad tail is the low one); a
     monotone transform keeps the ties."""
     import numpy as np
 
@@ -95,10 +96,13 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     rule = study.protocol["thresholds"].get("ties", "strict")
     band = [float(q) for q in study.protocol["thresholds"]["band"]]
     out = []
+    from tailgate.prereg.study import worse_of
+
     for scorer, column in columns:
         hits = []
+        sign = -1.0 if worse_of(study.scorer(scorer)) == "lower" else 1.0
         for cond in study.conditions():
-            x = rows.scores[column][rows.of(cond["name"])]
+            x = sign * rows.scores[column][rows.of(cond["name"])]
             if x.size < 2:
                 continue
             for q in band:

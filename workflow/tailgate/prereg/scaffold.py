@@ -14,12 +14,18 @@ With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled 
   column);
 * ``scorers``: one ``kind: column`` scorer per other numeric column (``bounded: true`` when every
   value lies in [0, 1]), mapped by scorer name in ``columns.score`` (the single-column form for
-  one scorer); a ``profanity`` scorer of the completions when the file has no scores;
+  one scorer), with its bad tail ``worse`` where the harness records it (else ``worse: null``,
+  which the user must decide); a ``profanity`` scorer of the completions when the file has no
+  scores. Every column that is not registered is named with the reason (an empty or NaN cell, a
+  text column, a constant column: no tail to compare);
+* harness output: one condition per model of the task read (``--task`` where the output holds
+  several, :mod:`tailgate.generate.harness`); one condition alone is written with a note (the
+  protocol has no pair to compare: design and freeze refuse it as written);
 * ``sample_cap`` = the largest condition, and the Eq. 2 check of Zhou (2026)
   (:func:`tailgate.prereg.design.derived_design`): whether the smallest condition's rows give the
   n_exc* exceedances at the headline q that the registered Δfloor, α and power need. When they do
-  not, ``accepted_power`` records the power they achieve, marked for review (freeze refuses a
-  design below the bound without it);
+  not, ``accepted_power`` stays null with a note: init never accepts a lower power for the user,
+  and design and freeze refuse the size until more rows are imported or the user writes it;
 * ``generation.shards: 1`` (one job per condition reads the file).
 
 The written file is loaded (schema, cross-field rules) and its import file checked by the import
@@ -42,6 +48,7 @@ import numpy as np
 
 from tailgate.atomic import write_text
 from tailgate.errors import InputError
+from tailgate.prereg.design import WHAT_A_SMALL_STUDY_LEARNS
 from tailgate.prereg.schema import load_schema
 
 __all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
@@ -80,14 +87,19 @@ def template_path() -> Path:
     return Path(__file__).resolve().parents[3] / "preregistrations" / "template.yaml"
 
 
-def init_study(study: str, *, from_import: str | None, directory: str) -> Path:
+def init_study(
+    study: str, *, from_import: str | None, directory: str, task: str | None = None
+) -> Path:
     """Write ``<directory>/<study>.yaml``; return its path (see :func:`scaffold`)."""
-    return scaffold(study, from_import=from_import, directory=directory).path
+    return scaffold(study, from_import=from_import, directory=directory, task=task).path
 
 
-def scaffold(study: str, *, from_import: str | None, directory: str) -> Scaffold:
+def scaffold(
+    study: str, *, from_import: str | None, directory: str, task: str | None = None
+) -> Scaffold:
     """Write ``<directory>/<study>.yaml`` from the template (filled from ``from_import`` when
-    given); return its path and the notes to print. Raises :class:`InputError` (exit 2)."""
+    given; ``task``: the lm-eval task to register where the output holds several); return its
+    path and the notes to print. Raises :class:`InputError` (exit 2)."""
     _check_name(study)
     folder = Path(directory)
     target = folder / f"{study}.yaml"
@@ -106,8 +118,10 @@ def scaffold(study: str, *, from_import: str | None, directory: str) -> Scaffold
     text = _set(_study_header(template, study), "study", study)
     notes: list[str] = []
     if from_import is not None:
-        text, notes = _from_import(text, study, Path(from_import), folder)
+        text, notes = _from_import(text, study, Path(from_import), folder, task)
     else:
+        if task is not None:
+            raise InputError("tailgate init: --task selects a task of --from-import harness output")
         text = _set(text, "title", '""')
     _load_text(text, study)  # the file as written must load
     write_text(target, text)
@@ -186,9 +200,23 @@ def _note_before(text: str, key: str, note: str) -> str:
     return text[: match.start()] + block + text[match.start() :]
 
 
-def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str, list[str]]:
-    """Rows, columns, format, the word for row numbers and notes of an import file (for harness
-    output: each condition's source and the metrics left out)."""
+@dataclass
+class _File:
+    """What init reads from an import file: rows, columns, format, the word for row numbers,
+    notes (for harness output: each condition's source and the metrics left out), each score
+    column's bad tail where the harness records it, and the task read."""
+
+    rows: list[dict[str, Any]]
+    columns: list[str]
+    fmt: str
+    unit: str
+    notes: list[str]
+    worse: dict[str, str | None]
+    task: str | None = None
+
+
+def _read_file(path: Path, task: str | None) -> _File:
+    """The import file as init reads it (:class:`_File`)."""
     from tailgate.generate.harness import FORMATS as HARNESS
     from tailgate.generate.harness import read_harness
     from tailgate.generate.importer import (
@@ -212,14 +240,20 @@ def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str, l
             f"lm-evaluation-harness (a samples_*.jsonl file or its folder) or an Inspect log."
         )
     if fmt in HARNESS:
-        table = read_harness(path, fmt)
+        table = read_harness(path, fmt, task)
         rows = [{**row, "__row__": i} for i, row in enumerate(table.rows, start=1)]
         columns = ["condition", table.key, "prompt", "response", *table.metrics]
         notes = [f"condition {name} <- {src}" for name, src in table.sources.items()]
         notes += list(table.skipped)
+        notes += [f"metric {m!r}: {table.directions[m]}" for m in table.metrics]
         if not table.metrics:
             notes.append("no metric is a number for every sample: the completions are imported")
-        return rows, columns, fmt, "sample", notes
+        return _File(rows, columns, fmt, "sample", notes, dict(table.worse), task)
+    if task is not None:
+        raise InputError(
+            f"tailgate init: --task {task} selects a task of harness output, but {path} is a "
+            f"{fmt} file. Fix: leave out --task."
+        )
     if not path.is_file():
         raise InputError(
             f"tailgate init: the import file {path} does not exist or is not a file. Fix: give "
@@ -231,7 +265,7 @@ def _read_file(path: Path) -> tuple[list[dict[str, Any]], list[str], str, str, l
     rows = [r for r in rows if "__columns__" not in r]
     if not rows:
         raise InputError(f"tailgate init: the import file {path} has no rows. Fix: add the data.")
-    return rows, columns, fmt, unit, []
+    return _File(rows, columns, fmt, unit, [], {})
 
 
 def _guess(columns: list[str], role: str, taken: set[str]) -> str | None:
@@ -242,20 +276,50 @@ def _guess(columns: list[str], role: str, taken: set[str]) -> str | None:
     return None
 
 
-def _numeric(rows: list[dict[str, Any]], column: str) -> list[float] | None:
-    values = []
+def _numeric(rows: list[dict[str, Any]], column: str, unit: str) -> tuple[list[float], str]:
+    """The column's values when every row holds a finite number; else no values and why the
+    column is not a score (the rows that are not numbers, or text), for init to say."""
+    values: list[float] = []
+    missing: list[int] = []
+    text: list[tuple[int, Any]] = []
     for r in rows:
         v = r.get(column)
-        if isinstance(v, bool) or v is None:
-            return None
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            return None
-        if not math.isfinite(x):
-            return None
+        x = None
+        if not isinstance(v, bool) and v is not None and v != "":
+            try:
+                x = float(v)
+            except (TypeError, ValueError):
+                text.append((r["__row__"], v))
+                continue
+        if x is None or not math.isfinite(x):
+            missing.append(r["__row__"])
+            continue
         values.append(x)
-    return values
+    if not missing and not text:
+        return values, ""
+    n = len(rows)
+    if text and len(text) * 2 > n:
+        return [], f"text, not a score ({unit} {text[0][0]}: {str(text[0][1])[:40]!r})"
+    parts = []
+    if missing:
+        shown = ", ".join(map(str, missing[:3])) + (" …" if len(missing) > 3 else "")
+        parts.append(f"{len(missing)} of {n} {unit}s are empty, NaN or infinite ({unit}s {shown})")
+    if text:
+        parts.append(
+            f"{len(text)} of {n} {unit}s are not numbers ({unit} {text[0][0]}: "
+            f"{str(text[0][1])[:40]!r})"
+        )
+    return [], (
+        "; ".join(parts) + ": a score column needs a finite number in every row. Fix: drop or "
+        "rescore those rows, then run init again"
+    )
+
+
+def _constant(values: list[float]) -> bool:
+    """Whether a column holds one value (up to the float noise of its own magnitude): a
+    constant score has no tail to compare, and its s.d. would be noise."""
+    lo, hi = min(values), max(values)
+    return hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi))
 
 
 def _scorer_name(column: str, used: set[str]) -> str:
@@ -274,8 +338,11 @@ def _scorer_name(column: str, used: set[str]) -> str:
     return name
 
 
-def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str, list[str]]:
-    rows, columns, fmt, unit, read_notes = _read_file(source)
+def _from_import(
+    text: str, study: str, source: Path, folder: Path, task: str | None
+) -> tuple[str, list[str]]:
+    read = _read_file(source, task)
+    rows, columns, fmt, unit, read_notes = read.rows, read.columns, read.fmt, read.unit, read.notes
     taken: set[str] = set()
     chosen: dict[str, str | None] = {}
     for role in ("prompt_id", "condition", "prompt", "completion"):
@@ -288,15 +355,32 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
             f"for {', '.join(GUESSES['prompt_id'])}; the file has {', '.join(columns)}). Fix: "
             f"name that column 'prompt_id' or 'id' (integer or text keys)."
         )
-    scores: list[tuple[str, str, bool]] = []  # (scorer name, file column, bounded)
+    scores: list[tuple[str, str, bool, str | None]] = []  # (name, column, bounded, worse)
     used: set[str] = set()
+    dropped: list[str] = []
     for column in columns:
         if column in taken:
             continue
-        values = _numeric(rows, column)
-        if values is not None:
+        values, why = _numeric(rows, column, unit)
+        if why:
+            dropped.append(f"column {column!r} skipped: {why}")
+        elif _constant(values):
+            dropped.append(
+                f"column {column!r} skipped: constant (every {unit} is {values[0]:g}): a "
+                "constant score has no tail to compare"
+            )
+        else:
             bounded = all(0.0 <= v <= 1.0 for v in values)
-            scores.append((_scorer_name(column, used), column, bounded))
+            worse = read.worse.get(column)
+            scores.append((_scorer_name(column, used), column, bounded, worse))
+    read_notes = read_notes + dropped
+    if any(w is None for *_, w in scores):
+        unknown = [n for n, _, _, w in scores if w is None]
+        read_notes.append(
+            f"worse: null on scorer(s) {', '.join(unknown)}: the file does not say whether higher "
+            "or lower scores are the worse outcomes (the tail every analysis studies). REQUIRED: "
+            "write `worse: higher` or `worse: lower` on each; design and freeze refuse null"
+        )
     if not scores and chosen["completion"] is None:
         raise InputError(
             f"tailgate init: {source} has neither a numeric score column nor a completion text "
@@ -321,14 +405,21 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
         rel = absolute.relative_to(root).as_posix()
     except ValueError:
         rel = str(absolute)
-    data = dict(rows=counts, chosen=chosen, scores=scores, fmt=fmt, rel=rel, source=source)
-    draft = _fill(text, study, data, accepted=None)
+    if len(counts) < 2:
+        read_notes.append(
+            f"one condition ({next(iter(counts))}): the protocol compares the tails of pairs of "
+            "conditions, so design and freeze refuse this study as written. Import a second "
+            "model's or run's output as well (a folder holding both, or one file with a "
+            "condition column), or register protocol: {enabled: false} with analyses that "
+            "describe one condition"
+        )
+    data = dict(
+        rows=counts, chosen=chosen, scores=scores, fmt=fmt, rel=rel, source=source, task=read.task
+    )
+    draft = _fill(text, study, data)
     design = _design_of(draft, study, root)
     notes = _design_notes(design, counts)
-    accepted = None
-    if not design.cap_meets_bound:
-        accepted = max(math.floor(design.achieved_power * 1000) / 1000, 0.001)
-    text = _fill(text, study, data, accepted=accepted, design=design)
+    text = _fill(text, study, data, design=design)
     notes += _g3_and_tie_notes(text, study, root)
     text, proposed = _propose_tolerances(text, study, rows, chosen["condition"], scores)
     if proposed:
@@ -336,10 +427,12 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
             f"tolerances: {proposed} proposed from the data (0.1 and 0.2 of each scale's pooled "
             "within-condition s.d.) under protocol.tolerances.scales: REVIEW them"
         )
-    if accepted is not None:
+    if not design.cap_meets_bound:
         notes.append(
-            f"accepted_power: {accepted:g} is written so that freeze can go ahead: REVIEW it (it "
-            f"records that you accept this power), or import more rows"
+            f"accepted_power is left null: design and freeze refuse this size until you import "
+            f"more rows (at least {design.prompts_required} per condition) or accept the lower "
+            f"power yourself (accepted_power: {math.floor(design.achieved_power * 1000) / 1000:g} "
+            f"at most). {WHAT_A_SMALL_STUDY_LEARNS}"
         )
     notes[:0] = [f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores)]
     notes[1:1] = read_notes
@@ -396,7 +489,7 @@ def _propose_tolerances(
     study: str,
     rows: list[dict[str, Any]],
     cond_col: str | None,
-    scores: list[tuple[str, str, bool]],
+    scores: list[tuple[str, str, bool, str | None]],
 ) -> tuple[str, int]:
     """Write ``protocol.tolerances.scales``: for every scorer and scale the run analyses,
     :data:`PROPOSED_SD_MULTIPLES` of the scale's pooled within-condition s.d. (the scale's own
@@ -407,7 +500,7 @@ def _propose_tolerances(
     loaded = _load_text(text, study)
     eps = float(loaded.data["transform"]["epsilon"])
     lines = []
-    for name, column, _ in scores:
+    for name, column, *_ in scores:
         groups: dict[str, list[float]] = {}
         for r in rows:
             groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(float(r[column]))
@@ -417,8 +510,9 @@ def _propose_tolerances(
                 for g in groups.values()
             ]
             sd = _pooled_sd(values)
-            if not (math.isfinite(sd) and sd > 0):
-                continue
+            spread = max((abs(v) for g in values for v in g), default=0.0)
+            if not (math.isfinite(sd) and sd > 1e-9 * max(1.0, spread)):
+                continue  # a constant scale: its s.d. would be float noise, not a design
             tol = {k: float(f"{m * sd:.2g}") for k, m in PROPOSED_SD_MULTIPLES.items()}
             lines.append(
                 f"      {name}/{scale}: {{mean: {tol['mean']:g}, tvar: {tol['tvar']:g}}}"
@@ -435,18 +529,21 @@ def _propose_tolerances(
     return text.replace(anchor, anchor + block, 1), len(lines)
 
 
-def _mapping_line(chosen: dict[str, str | None], scores: list[tuple[str, str, bool]]) -> str:
+def _mapping_line(
+    chosen: dict[str, str | None], scores: list[tuple[str, str, bool, str | None]]
+) -> str:
     parts = [f"{role} <- {col!r}" for role, col in chosen.items() if col]
-    parts += [f"scorer {n} <- {c!r} (bounded: {str(b).lower()})" for n, c, b in scores]
+    parts += [
+        f"scorer {n} <- {c!r} (bounded: {str(b).lower()}, worse: {w or 'null'})"
+        for n, c, b, w in scores
+    ]
     return ", ".join(parts)
 
 
-def _fill(
-    text: str, study: str, d: dict[str, Any], *, accepted: float | None, design: Any = None
-) -> str:
+def _fill(text: str, study: str, d: dict[str, Any], *, design: Any = None) -> str:
     counts: dict[str, int] = d["rows"]
     chosen: dict[str, str | None] = d["chosen"]
-    scores: list[tuple[str, str, bool]] = d["scores"]
+    scores: list[tuple[str, str, bool, str | None]] = d["scores"]
     cap = max(counts.values())
     out = (
         f"# Written by `tailgate init {study} --from-import {d['source']}`: the data block, the\n"
@@ -464,14 +561,14 @@ def _fill(
         )
     out = _set(out, "sample_cap", str(cap), "REQUIRED. Maximum prompts per condition.")
     out = _note_before(out, "sample_cap", cap_note)
-    if accepted is not None:
+    if design is not None and not design.cap_meets_bound:
         note = (
-            f"REVIEW: written by init because the rows give only {design.n_exc_planned} of the "
-            f"{design.n_exc_required} exceedances Eq. 2 needs; the z-test power they achieve is "
-            f"{design.achieved_power:.3f} (protocol.power {design.power:g}). Keeping this value "
-            f"records that you accept the lower power; freeze refuses without it."
+            f"REVIEW: the rows give only {design.n_exc_planned} of the {design.n_exc_required} "
+            f"exceedances Eq. 2 needs; the z-test power they achieve is "
+            f"{design.achieved_power:.3f} (protocol.power {design.power:g}). design and freeze "
+            f"refuse this size until you import more rows or write the lower power you accept "
+            f"here yourself (init never accepts it for you)."
         )
-        out = _set(out, "accepted_power", f"{accepted:g}")
         out = _note_before(out, "accepted_power", note)
     out = _replace_block(out, "conditions:", "data:", _conditions_block(counts, chosen))
     out = _replace_block(out, "  backend: simulate", "  prompts:", _backend_line())
@@ -488,13 +585,13 @@ def _fill(
     return _headline_scale(out, scores)
 
 
-def _headline_scale(text: str, scores: list[tuple[str, str, bool]]) -> str:
+def _headline_scale(text: str, scores: list[tuple[str, str, bool, str | None]]) -> str:
     """Register the scales the run computes: an unbounded headline scorer (values outside
     [0, 1]) is analysed on identity only, so the headline scale is identity; bounded scorers
     keep the logit of Proposition 1 of Zhou (2026) beside it."""
     if not scores or scores[0][2]:
         return text
-    scales = "[identity, logit]" if any(b for _, _, b in scores) else "[identity]"
+    scales = "[identity, logit]" if any(b for _, _, b, _ in scores) else "[identity]"
     text = text.replace("  scales: [probability, logit]  ", f"  scales: {scales}".ljust(32), 1)
     text = text.replace("  headline_scale: logit    ", "  headline_scale: identity ", 1)
     return text
@@ -567,7 +664,9 @@ def _conditions_block(counts: dict[str, int], chosen: dict[str, str | None]) -> 
 
 
 def _import_block(
-    d: dict[str, Any], chosen: dict[str, str | None], scores: list[tuple[str, str, bool]]
+    d: dict[str, Any],
+    chosen: dict[str, str | None],
+    scores: list[tuple[str, str, bool, str | None]],
 ) -> str:
     def col(role: str) -> str:
         value = chosen[role]
@@ -578,11 +677,16 @@ def _import_block(
     elif len(scores) == 1:
         score = _yaml_str(scores[0][1])
     else:
-        score = "{" + ", ".join(f"{_yaml_str(n)}: {_yaml_str(c)}" for n, c, _ in scores) + "}"
+        score = "{" + ", ".join(f"{_yaml_str(n)}: {_yaml_str(c)}" for n, c, *_ in scores) + "}"
     lines = [
         _line("  import:", 'The import backend (README, "Bringing your own data").'),
         _line(f"    path: {_yaml_str(d['rel'])}", "REQUIRED: relative to the project root."),
         _line(f"    format: {d['fmt']}", "jsonl | csv | parquet | lm-eval | inspect | null"),
+        *(
+            [_line(f"    task: {_yaml_str(d['task'])}", "lm-eval: the task read (init --task)")]
+            if d.get("task")
+            else []
+        ),
         _line("    columns:", "Column names in the imported file."),
         _line(f"      prompt_id: {col('prompt_id')}", "prompt keys: integers are the prompt ids;"),
         " " * COMMENT_COLUMN + "#   text keys get their rank among the sorted keys",
@@ -598,7 +702,7 @@ def _import_block(
     return "\n".join(lines) + "\n"
 
 
-def _scorers_block(scores: list[tuple[str, str, bool]]) -> str:
+def _scorers_block(scores: list[tuple[str, str, bool, str | None]]) -> str:
     if not scores:
         return (
             _line("  - {name: profanity, kind: profanity}", "no score column in the file: an")
@@ -607,13 +711,18 @@ def _scorers_block(scores: list[tuple[str, str, bool]]) -> str:
             + "#   offline scorer of the completions (replace as needed)\n"
         )
     lines = []
-    for i, (name, column, bounded) in enumerate(scores):
+    for i, (name, column, bounded, worse) in enumerate(scores):
         why = "all values in [0, 1]" if bounded else "values outside [0, 1]"
         lead = "the headline scorer; " if i == 0 else ""
-        lines.append(f"  # {lead}file column {column!r}: {why}")
+        tail = (
+            f"worse: {worse} as the harness records it"
+            if worse
+            else "worse: REQUIRED, higher or lower (which scores are the worse outcomes)"
+        )
+        lines.append(f"  # {lead}file column {column!r}: {why}; {tail}")
         lines.append(
             f"  - {{name: {_yaml_str(name)}, kind: column, column: {_yaml_str(name)}, "
-            f"bounded: {str(bounded).lower()}}}"
+            f"bounded: {str(bounded).lower()}, worse: {worse or 'null'}}}"
         )
     return "\n".join(lines) + "\n"
 

@@ -33,9 +33,21 @@ __all__ = [
     "prereg_for",
     "project_root",
     "results_dir_for",
+    "worse_of",
 ]
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def worse_of(scorer: dict[str, Any]) -> str | None:
+    """Which tail of a scorer's scores holds the worse outcomes: ``higher`` or ``lower``, from
+    the scorer's one declaration ``worse`` (absent: ``higher``, the tail of a toxicity
+    probability, a grade of harm or a negative log-likelihood); ``None`` while it is registered
+    as not yet known (``worse: null``, which design and freeze refuse). Every stage studies the
+    bad tail: the severities are the scores oriented so that larger is worse
+    (:func:`tailgate.transform.transform_scores`)."""
+    value = scorer.get("worse", "higher")
+    return None if value is None else str(value)
 
 
 def load(path: str | Path) -> Study:

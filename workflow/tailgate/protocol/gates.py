@@ -45,6 +45,16 @@ __all__ = [
 GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
 
 
+def shown(value: float, summary: ConditionSummary | None = None) -> str:
+    """A number of a gate's detail text; a missing one (NaN) says why instead of ``nan``: no
+    fit (the fit's status, e.g. too few exceedances), or not computed."""
+    if math.isfinite(value):
+        return f"{value:.4g}"
+    if summary is not None and summary.fit_status != "ok":
+        return f"none (fit {summary.fit_status})"
+    return "none (not computed)"
+
+
 def _nan(v: Any) -> float:
     return math.nan if v is None else float(v)
 
@@ -305,7 +315,7 @@ def _band_gate(name: str, lo: float, hi: float, est: float, margin: float) -> Ga
         bool(ok),
         est,
         f"CI inside [-{margin:g}, {margin:g}]",
-        f"CI [{lo:.4g}, {hi:.4g}]",
+        f"CI [{shown(lo)}, {shown(hi)}]",
     )
 
 
@@ -359,7 +369,7 @@ def p1_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateRe
             t.pvalue,
             f"likelihood-ratio test of xi_A = xi_B ({s.lr_calibration}) rejects at alpha "
             f"{alpha:.4g}",
-            f"LR {t.statistic:.4g}, p {t.pvalue:.4g}",
+            f"LR {shown(t.statistic)}, p {shown(t.pvalue)}",
         )
     if s.p1_method == "profile":
         lo_a, hi_a = a.profile_ci_low, a.profile_ci_high
@@ -374,7 +384,7 @@ def p1_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateRe
         bool(fits_ok and sep > 0),
         sep,
         f"{level:.4g} {what} xi CIs do not overlap (gap > 0)",
-        f"CIs [{lo_a:.4g}, {hi_a:.4g}] vs [{lo_b:.4g}, {hi_b:.4g}]",
+        f"CIs [{shown(lo_a, a)}, {shown(hi_a, a)}] vs [{shown(lo_b, b)}, {shown(hi_b, b)}]",
     )
 
 
@@ -413,7 +423,7 @@ def evaluate_pair(
         bool(math.isfinite(p_min) and p_min > gof_alpha),
         p_min,
         f"min AD p > {gof_alpha:.4g}",
-        f"AD p {a.ad_pvalue:.4g}, {b.ad_pvalue:.4g}",
+        f"AD p {shown(a.ad_pvalue, a)}, {shown(b.ad_pvalue, b)}",
     )
     g5 = _g5(a, b, s)
     return PairVerdict(

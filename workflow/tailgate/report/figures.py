@@ -141,10 +141,19 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def empty_note(ax: Any, text: str) -> None:
-    """Say in the middle of an axes why it shows no data (instead of an unexplained frame)."""
+    """Say in the middle of an axes why it shows no data (instead of an unexplained frame): the
+    text wrapped to the axes' own width (matplotlib's ``wrap`` wraps to the figure's), inside
+    the axes, which lose their ticks (no tick label to overlap, none that would mean data)."""
+    import textwrap
+
+    size = LABEL_PT + 1
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    chars = max(12, int(0.8 * width_in * 72 / (0.6 * size)))  # 0.6 em: a mean glyph's width
+    ax.set_xticks([])
+    ax.set_yticks([])
     ax.text(
-        0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", wrap=True,
-        fontsize=LABEL_PT + 1, color="0.35",
+        0.5, 0.5, "\n".join(textwrap.wrap(text, chars)), transform=ax.transAxes, ha="center",
+        va="center", fontsize=size, color="0.35", clip_on=True,
     )  # fmt: skip
 
 

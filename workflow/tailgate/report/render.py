@@ -680,6 +680,7 @@ def render(
     analyses: Sequence[Any] = (),
     registered_plan: Sequence[RegisteredPlanVerdict | dict[str, Any]] = (),
     registered_criteria: Sequence[dict[str, Any]] = (),
+    registration: Mapping[str, Any] | None = None,
 ) -> RenderedReport:
     """Write the study report as self-contained HTML and as Markdown (both atomically).
 
@@ -688,7 +689,8 @@ def render(
     written. ``registered_plan``: the verdict under the registered plan (entry 0 of
     the lock), one per scorer and scale of either plan, when the pre-registration was amended
     (:mod:`tailgate.stages.registered_plan`); ``registered_criteria``: each analysis criterion
-    under the registered plan beside its amended outcome (the same module).
+    under the registered plan beside its amended outcome (the same module); ``registration``:
+    the registered ``title`` and ``hypotheses``, shown at the top, above the answer.
     """
     check_report_inputs(verdict, fits, power)
     v: Verdict = verdict  # type: ignore[assignment]
@@ -711,7 +713,9 @@ def render(
     _analyses_sections(doc, analyses)
     _glossary_section(doc, protocol)
     doc.draw_figures()
-    title = f"tailgate report: {v['study']}"
+    registered_title = str((registration or {}).get("title") or "")
+    title = f"tailgate report: {v['study']}" + (f": {registered_title}" if registered_title else "")
+    hypotheses = dict((registration or {}).get("hypotheses") or {})
     header = (
         f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. "
         + (
@@ -724,15 +728,32 @@ def render(
         )
         + "Papers and terms are defined in the glossary at the end."
     )
+    hyp_html = (
+        "<p><b>Registered hypotheses</b></p><ul>"
+        + "".join(
+            f"<li><b>{html.escape(str(k))}</b>: {html.escape(str(h))}</li>"
+            for k, h in hypotheses.items()
+        )
+        + "</ul>"
+        if hypotheses
+        else ""
+    )
+    hyp_md = (
+        "**Registered hypotheses**\n\n"
+        + "".join(f"- **{k}**: {h}\n" for k, h in hypotheses.items())
+        + "\n"
+        if hypotheses
+        else ""
+    )
     toc_html = " · ".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in doc.sections)
     page = (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>{html.escape(header)}</p>"
+        f"<h1>{html.escape(title)}</h1>{hyp_html}<p>{html.escape(header)}</p>"
         f"<p class='toc'>Contents: {toc_html}</p>" + "\n".join(doc.html) + "</body></html>\n"
     )
-    markdown = f"# {title}\n\n{header}\n\n" + "\n".join(doc.md)
+    markdown = f"# {title}\n\n{hyp_md}{header}\n\n" + "\n".join(doc.md)
     write_text(out_html, page)
     write_text(out_md, markdown)
     return RenderedReport(str(out_html), str(out_md), doc.n_figures, doc.n_tables)

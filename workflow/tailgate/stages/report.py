@@ -49,7 +49,13 @@ def render_report(
     with the recorded report (:mod:`tailgate.audit.compare`: a report edited by hand cannot
     pass).
     """
-    del study  # everything the report shows is in the files it reads
+    # the registered title and hypotheses head the report (the pre-registration, which the
+    # lock pins, is the only other input; the statistics come from the files read)
+    registration = (
+        None
+        if study is None
+        else {"title": study.data.get("title", ""), "hypotheses": study.data.get("hypotheses", {})}
+    )
     v = read_json(verdict, "verdict")
     plan = v.get("registered_plan") or {}
     registered, criteria = plan.get("h1", []), plan.get("criteria", [])
@@ -59,7 +65,16 @@ def render_report(
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
     docs = read_analyses(analyses)
     if power is None:  # the study registers no protocol: the answer and the analyses only
-        render(v, index, None, out_html, out_md, analyses=docs, registered_criteria=criteria)
+        render(
+            v,
+            index,
+            None,
+            out_html,
+            out_md,
+            analyses=docs,
+            registered_criteria=criteria,
+            registration=registration,
+        )
         inputs = [verdict, *analyses]
         return [(out_html, inputs), (out_md, inputs)]
     p = read_json(power, "power")
@@ -74,6 +89,7 @@ def render_report(
         analyses=docs,
         registered_plan=registered,
         registered_criteria=criteria,
+        registration=registration,
     )
     inputs = [verdict, *fits, power, operating, *analyses]
     figures.write_power(figure_paths["power"], p)

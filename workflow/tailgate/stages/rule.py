@@ -3,7 +3,8 @@
 :func:`run` sends the stage's output (messages, tqdm progress bars) to the job's log file. A user
 error — an invalid or changed pre-registration, bad input data — is written to the log and to the
 job's stderr as the one-paragraph message it carries, without a traceback, and the job exits with
-the error's code (2 invalid input, 3 refused); anything else is a bug and keeps its traceback.
+the error's code (2 invalid input, 3 refused); a job stopped by Ctrl-C exits 130 without a
+traceback (the run prints one line for it); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
         with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
             try:
                 stage(**kwargs)
+            except KeyboardInterrupt:  # Ctrl-C stops the run: the run says so, once
+                code = 130
+                message = ""
             except Exception as exc:
                 if is_user_error(exc):
                     code = getattr(exc, "exit_code", EXIT_INVALID)
@@ -71,5 +75,6 @@ def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
                     code = EXIT_INTERNAL
                     message = f"internal error in {stage.__name__}; see the traceback in {log}"
     if code:
-        print(message, file=sys.stderr)
+        if message:
+            print(message, file=sys.stderr)
         sys.exit(code)

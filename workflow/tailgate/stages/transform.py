@@ -3,8 +3,10 @@
 ``transform[scorer, scale]`` reads every score shard of every condition (no merged copy of the
 scores is kept: :func:`tailgate.stages.data.scored_rows`, which also applies a registered
 ``min_rows``) and writes ``severities/<scorer>/<scale>/<condition>.parquet`` for every
-condition and ``severities/<scorer>/<scale>/transform.json`` with, per condition, the registered ε
-and how many scores were clipped at each end (a large count means ε is part of the result).
+condition (the scores oriented by the scorer's ``worse``, so that larger is worse: the bad tail
+is the upper one) and ``severities/<scorer>/<scale>/transform.json`` with, per condition, the
+registered ε, the orientation and how many scores were clipped at each end (a large count means
+ε is part of the result).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from tailgate.atomic import write_json
+from tailgate.prereg.study import worse_of
 from tailgate.transform import write_severities
 
 from .common import open_stage
@@ -36,13 +39,16 @@ def transform_stage(
     ``out`` condition → severities path."""
     ctx = open_stage(prereg, results, plan)
     eps = float(ctx.study.data["transform"]["epsilon"])
+    worse = worse_of(ctx.study.scorer(scorer))  # the bad tail: severities larger is worse
     summaries = {}
     for condition in ctx.study.conditions():
         name = condition["name"]
         shards = list(scores[name])
         table = scored_rows(ctx.study, scorer, name, shards)
         source = f"scores/{scorer}/{name}/shard-*.parquet"
-        s = write_severities(table, out[name], scale=scale, epsilon=eps, source=source)
+        s = write_severities(
+            table, out[name], scale=scale, epsilon=eps, source=source, worse=worse or "higher"
+        )
         summaries[name] = s.to_dict()
         ctx.record(out[name], inputs=shards, extra={"scale": scale, **s.to_dict()})
     doc = {"scorer": scorer, "scale": scale, "epsilon": eps, "conditions": summaries}

@@ -220,7 +220,9 @@ class StabilityCheck:
             if v is None:
                 parts.append(f"{s} beyond the data range ({self.edge})")
             elif not math.isfinite(v):
-                parts.append(f"{s} not testable")
+                parts.append(f"{s} not testable (no ξ̂ at q {s} δ)")
+            elif not math.isfinite(self.xi):
+                parts.append(f"{s} not testable (no ξ̂ at q)")
             else:
                 parts.append(f"{s} |Δ| {abs(v - self.xi):.3g} vs {tol:.3g}")
         return ", ".join(parts)

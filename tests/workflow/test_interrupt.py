@@ -1,0 +1,57 @@
+"""A run stopped by Ctrl-C: one line on the terminal, no traceback, the ledger says
+``interrupted``, and the same command resumes, keeping the finished jobs; run once more with
+nothing to do, it still prints the answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from git_repo import commit_registration
+from tailgate.summary import STOPPED
+from wf_project import REPO_ROOT, make_project
+
+
+def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
+    proj = make_project(tmp_path / "small")
+    commit_registration(proj.root)
+    cmd = [
+        sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
+        "-d", str(proj.root), "--cores", "2",
+    ]  # fmt: skip
+    # Ctrl-C in a terminal signals the whole process group: snakemake and its jobs
+    run = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    records = proj.results / "provenance"
+    while run.poll() is None and not any(records.glob("generations*")):
+        time.sleep(0.05)  # until the first job has finished (no deadline: a busy machine waits)
+    assert run.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(run.pid, signal.SIGINT)
+    out, err = run.communicate()
+    assert run.returncode != 0
+    assert f"tailgate · study small · {STOPPED}" in out, out[-2000:] + err[-2000:]
+    assert "Traceback" not in out + err, err[-3000:]
+    assert "fix the cause" not in out
+    runs = [json.loads(x) for x in (proj.results / "runs.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in runs] == ["interrupted"]
+    kept = {p: p.stat().st_mtime_ns for p in (proj.results / "generations").rglob("*.parquet")}
+    assert kept  # the job that finished before Ctrl-C
+    # the same command resumes: the finished jobs are kept, the run ends with the answer
+    again = proj.snakemake()
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "tailgate · study small · run 2 · success" in again.stdout
+    runs = [json.loads(x) for x in (proj.results / "runs.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in runs] == ["interrupted", "success"]
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept  # resumed, not restarted
+    # and once more: nothing to do, and the answer is printed all the same (no ledger line)
+    idle = proj.snakemake()
+    assert idle.returncode == 0, idle.stdout[-3000:] + idle.stderr[-3000:]
+    verdict = json.loads((proj.results / "verdict.json").read_text())
+    assert "tailgate · study small · up to date (0 job(s) run)" in idle.stdout
+    assert f"answer: {verdict['answer']['outcome']}" in idle.stdout
+    assert len((proj.results / "runs.jsonl").read_text().splitlines()) == 2
