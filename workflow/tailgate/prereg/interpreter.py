@@ -16,8 +16,6 @@ for every provenance record, what actually ran:
   loaded into every process), with their values;
 * ``warning_imports`` — the modules the warning options (``PYTHONWARNINGS`` and ``-W``, as
   ``sys.warnoptions`` holds them) name as a category's module, which Python imports at start-up;
-* ``path0`` — the first entry of ``sys.path`` when Python put the script's folder or the working
-  folder there (``PYTHONSAFEPATH``/``-P`` off); whatever loads from it is judged below;
 * ``hooks`` — the entries of ``sys.meta_path`` and ``sys.path_hooks`` that are not the
   interpreter's and whose defining module is not vouched for (below): setuptools' editable
   finder, ``_distutils_hack``'s finder or tailgate's own are vouched for by their files;
@@ -232,7 +230,6 @@ def startup_state(hooks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         "variables": {k: os.environ[k] for k in names if k in os.environ},
         "interactive": bool(sys.flags.interactive or sys.flags.inspect),
         "warning_imports": _warning_imports(),
-        "path0": None if getattr(sys.flags, "safe_path", False) or not sys.path else sys.path[0],
         "hooks": _hook_entries(known),
         "foreign_modules": foreign,
     }
