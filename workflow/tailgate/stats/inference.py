@@ -17,6 +17,11 @@ For fixed ξ > −1 the scale σ̂(ξ) solves (1 + ξ) Σ y/(σ + ξy) = n, whos
 in σ from +∞ (or n/ξ·(1 + ξ) > n) to 0 on σ > max(0, −ξ·max y); it is found row-wise by Newton
 steps in log σ safeguarded by bisection, vectorised over a grid of ξ.
 
+With ``step`` (scores on a lattice of that step, exceedances on the cell midpoints) every function
+here uses the discretised likelihood of :mod:`tailgate.stats.lattice` instead of the density:
+the standard errors come from its expected (grouped multinomial) information, ℓ_p(ξ) maximises
+it over σ, and its ξ is not limited to ξ > −1 (the discretised likelihood is bounded).
+
 The gates work from stored statistics only, so :class:`ProfileGrid` keeps ℓ_p on a fixed grid of
 ξ (step :data:`GRID_STEP`, within :data:`GRID_HALF_WIDTH` of ξ̂, aligned to multiples of the step
 so that two conditions share grid points); :func:`lr_test_grids` maximises the summed profile
@@ -33,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.lazy import lazy_module
-from tailgate.stats import gpd
+from tailgate.stats import gpd, lattice
 from tailgate.stats.distributions import chi2_1_ppf, chi2_1_sf
 
 optimize = lazy_module("scipy.optimize")
@@ -63,6 +68,8 @@ GRID_STEP = 0.01
 #: the stored grid covers ξ̂ ± this (clipped to ξ > −1)
 GRID_HALF_WIDTH = 0.75
 _XI_MIN = -0.999
+#: the lowest ξ a discretised profile CI searches down to
+_XI_MIN_LATTICE = -4.0
 
 
 @dataclass(frozen=True)
@@ -91,17 +98,44 @@ def _hessian(y: np.ndarray, xi: float, sigma: float) -> np.ndarray:
     return np.array([[l_xx, l_sx], [l_sx, l_ss]])
 
 
-def observed_information(y: np.ndarray, fit: gpd.GPDFit | None = None) -> ObservedInformation:
+def _lattice_information(y: np.ndarray, fit: gpd.GPDFit, step: float) -> ObservedInformation:
+    """Standard errors from the expected information of the grouped (discretised) model."""
+    g = gpd.lattice_groups(y, step)
+    nan = ObservedInformation(fit.xi, fit.sigma, math.nan, math.nan, math.nan)
+    if g is None:
+        return nan
+    _, info = lattice.score_info(
+        g, np.array([fit.xi]), np.array([math.log(fit.sigma)]), np.array([0])
+    )
+    info = info[0]
+    if not np.all(np.isfinite(info)) or np.linalg.det(info) <= 0 or info[0, 0] <= 0:
+        return nan
+    cov = np.linalg.inv(info)  # in (ξ, log σ)
+    s = fit.sigma
+    return ObservedInformation(
+        fit.xi,
+        s,
+        float(np.sqrt(cov[0, 0])),
+        float(s * np.sqrt(cov[1, 1])),
+        float(s * cov[0, 1]),
+    )
+
+
+def observed_information(
+    y: np.ndarray, fit: gpd.GPDFit | None = None, *, step: float | None = None
+) -> ObservedInformation:
     """Standard errors of (ξ̂, σ̂) from the observed information (inverse negative Hessian).
 
     Near ξ̂ = 0 the analytic Hessian cancels badly, so it is interpolated linearly between
     ξ̂ ± 10⁻³ (the Hessian is smooth in ξ). NaN when the fit is not an interior maximum or the
-    information is not positive definite.
+    information is not positive definite. ``step``: the discretised model's expected information.
     """
     y = np.asarray(y, dtype=np.float64)
-    fit = fit if fit is not None else gpd.fit(y)
+    fit = fit if fit is not None else gpd.fit(y, step)
     if not fit.converged:
         return ObservedInformation(fit.xi, fit.sigma, math.nan, math.nan, math.nan)
+    if step is not None:
+        return _lattice_information(y, fit, step)
     xi, sigma = fit.xi, fit.sigma
     h = 1e-3
     if abs(xi) < h:
@@ -149,10 +183,19 @@ def _sigma_hat(y: np.ndarray, xi: np.ndarray) -> np.ndarray:
     return np.exp(s)
 
 
-def profile_loglik(y: np.ndarray, xi: np.ndarray | float) -> np.ndarray:
-    """ℓ_p(ξ) = max_σ ℓ(ξ, σ) of Eq. 1 of Zhou (2026) at every ξ > −1 of ``xi`` (NaN at ξ ≤ −1)."""
+def profile_loglik(
+    y: np.ndarray, xi: np.ndarray | float, *, step: float | None = None
+) -> np.ndarray:
+    """ℓ_p(ξ) = max_σ ℓ(ξ, σ) of Eq. 1 of Zhou (2026) at every ξ > −1 of ``xi`` (NaN at ξ ≤ −1).
+
+    ``step``: of the discretised likelihood, at every ξ (NaN where it has no maximum in σ)."""
     y = np.asarray(y, dtype=np.float64)
     xi = np.atleast_1d(np.asarray(xi, dtype=np.float64))
+    if step is not None:
+        g = gpd.lattice_groups(y, step)
+        if g is None:
+            return np.full(xi.shape, math.nan)
+        return lattice.profile_groups(g, xi, float(np.mean(y)))
     out = np.full(xi.shape, math.nan)
     ok = xi > -1.0
     if ok.any():
@@ -180,16 +223,27 @@ class ProfileCI:
         return gpd.Interval(self.low, self.high)
 
 
-def profile_ci(y: np.ndarray, level: float = 0.95, fit: gpd.GPDFit | None = None) -> ProfileCI:
-    """Profile-likelihood CI for ξ at ``level`` (χ²₁ cut-off), endpoints by Brent's method."""
+def profile_ci(
+    y: np.ndarray,
+    level: float = 0.95,
+    fit: gpd.GPDFit | None = None,
+    *,
+    step: float | None = None,
+) -> ProfileCI:
+    """Profile-likelihood CI for ξ at ``level`` (χ²₁ cut-off), endpoints by Brent's method.
+
+    ``step``: of the discretised likelihood; the lower end is searched down to ξ = −4 (and
+    reported there, ``low_at_limit``, when the profile stays above the cut-off)."""
     y = np.asarray(y, dtype=np.float64)
-    fit = fit if fit is not None else gpd.fit(y)
+    lattice_step = step
+    fit = fit if fit is not None else gpd.fit(y, lattice_step)
     if not fit.converged:
         return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.nan)
     cut = fit.loglik - 0.5 * chi2_1_ppf(level)
 
     def g(v: float) -> float:
-        return float(profile_loglik(y, v)[0]) - cut
+        val = float(profile_loglik(y, v, step=lattice_step)[0])
+        return (val if math.isfinite(val) else -math.inf) - cut
 
     high, step = fit.xi, 0.05
     while g(high + step) > 0:
@@ -198,9 +252,9 @@ def profile_ci(y: np.ndarray, level: float = 0.95, fit: gpd.GPDFit | None = None
             return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.inf)
     high = optimize.brentq(g, fit.xi, fit.xi + step, xtol=1e-10)
     low_at_limit = False
-    floor = _XI_MIN
+    floor = _XI_MIN if lattice_step is None else _XI_MIN_LATTICE
     if fit.xi <= floor or g(floor) > 0:
-        low, low_at_limit = -1.0, True
+        low, low_at_limit = (-1.0 if lattice_step is None else floor), True
     else:
         lo, step = fit.xi, 0.05
         while lo - step > floor and g(lo - step) > 0:
@@ -235,17 +289,21 @@ class ProfileGrid:
         return cls(int(d["start"]), float(d["step"]), tuple(d["values"]), float(d["loglik"]))
 
 
-def profile_grid(y: np.ndarray, fit: gpd.GPDFit | None = None) -> ProfileGrid | None:
+def profile_grid(
+    y: np.ndarray, fit: gpd.GPDFit | None = None, *, step: float | None = None
+) -> ProfileGrid | None:
     """ℓ_p on the aligned grid within :data:`GRID_HALF_WIDTH` of ξ̂ (None without an interior
-    fit)."""
+    fit); ``step``: of the discretised likelihood (the grid is not clipped at ξ = −1)."""
     y = np.asarray(y, dtype=np.float64)
-    fit = fit if fit is not None else gpd.fit(y)
+    fit = fit if fit is not None else gpd.fit(y, step)
     if not fit.converged:
         return None
-    k0 = max(math.ceil((fit.xi - GRID_HALF_WIDTH) / GRID_STEP), math.ceil(_XI_MIN / GRID_STEP))
+    floor = _XI_MIN if step is None else _XI_MIN_LATTICE
+    k0 = max(math.ceil((fit.xi - GRID_HALF_WIDTH) / GRID_STEP), math.ceil(floor / GRID_STEP))
     k1 = math.floor((fit.xi + GRID_HALF_WIDTH) / GRID_STEP)
     xi = np.arange(k0, k1 + 1) * GRID_STEP
-    return ProfileGrid(k0, GRID_STEP, tuple(profile_loglik(y, xi).tolist()), float(fit.loglik))
+    values = profile_loglik(y, xi, step=step)
+    return ProfileGrid(k0, GRID_STEP, tuple(values.tolist()), float(fit.loglik))
 
 
 @dataclass(frozen=True)
@@ -296,16 +354,27 @@ def _lr(loglik: float, joint: float, xi_common: float) -> LRTest:
     return LRTest(stat, chi2_1_sf(stat), xi_common)
 
 
-def lr_test(y_a: np.ndarray, y_b: np.ndarray) -> LRTest:
-    """Λ from the samples: the joint maximum over ξ of ℓ_p,A + ℓ_p,B by bounded Brent search."""
-    fa, fb = gpd.fit(np.asarray(y_a, float)), gpd.fit(np.asarray(y_b, float))
+def lr_test(
+    y_a: np.ndarray,
+    y_b: np.ndarray,
+    *,
+    step: float | None = None,
+    step_b: float | None = None,
+) -> LRTest:
+    """Λ from the samples: the joint maximum over ξ of ℓ_p,A + ℓ_p,B by bounded Brent search.
+
+    ``step`` (and ``step_b`` for B when its lattice differs; default ``step``): the discretised
+    likelihoods."""
+    sb = step if step_b is None else step_b
+    fa, fb = gpd.fit(np.asarray(y_a, float), step), gpd.fit(np.asarray(y_b, float), sb)
     if not (fa.converged and fb.converged):
         return LRTest(math.nan, math.nan, math.nan)
     lo, hi = sorted((fa.xi, fb.xi))
     pad = 0.05 + 0.1 * (hi - lo)
+    floor = _XI_MIN if step is None and sb is None else _XI_MIN_LATTICE
     res = optimize.minimize_scalar(
-        lambda v: -float(profile_loglik(y_a, v)[0] + profile_loglik(y_b, v)[0]),
-        bounds=(max(lo - pad, _XI_MIN), hi + pad),
+        lambda v: -float(profile_loglik(y_a, v, step=step)[0] + profile_loglik(y_b, v, step=sb)[0]),
+        bounds=(max(lo - pad, floor), hi + pad),
         method="bounded",
         options={"xatol": 1e-9},
     )

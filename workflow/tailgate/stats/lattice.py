@@ -43,8 +43,11 @@ __all__ = [
     "fit_groups",
     "groups_of",
     "loglik_groups",
+    "moment_start",
     "profile_groups",
     "sample_cells",
+    "score_info",
+    "terms",
 ]
 
 #: relative tolerance (in units of the step) for a value to count as a lattice point
@@ -160,7 +163,7 @@ def groups_of(cells: Sequence[np.ndarray] | np.ndarray, step: float) -> Groups:
     return Groups(edges, counts, float(step))
 
 
-def _terms(
+def terms(
     xi: np.ndarray, s: np.ndarray, z: np.ndarray, deriv: bool
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """S(z), ∂S/∂ξ and ∂S/∂(log σ) for every row (ξ_r, log σ_r) at the points z (shape (M,))."""
@@ -192,7 +195,7 @@ def _ll_rows(
     g: Groups, xi: np.ndarray, s: np.ndarray, rows: np.ndarray | None = None
 ) -> np.ndarray:
     c = g.counts if rows is None else g.counts[rows]
-    sv, _, _ = _terms(xi, s, g.edges * g.step, False)
+    sv, _, _ = terms(xi, s, g.edges * g.step, False)
     p = sv[:, :-1] - sv[:, 1:]
     with np.errstate(divide="ignore"):
         lp = np.log(np.where(c > 0, p, 1.0))
@@ -206,13 +209,13 @@ def loglik_groups(g: Groups, xi: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     return _ll_rows(g, np.asarray(xi, float), np.log(np.asarray(sigma, float)))
 
 
-def _score_info(
+def score_info(
     g: Groups, xi: np.ndarray, s: np.ndarray, rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score (r, 2) and expected information (r, 2, 2) of the grouped multinomial in (ξ, log σ)."""
     c = g.counts[rows]
     n = c.sum(axis=1)
-    sv, sx, ss = _terms(xi, s, g.edges * g.step, True)
+    sv, sx, ss = terms(xi, s, g.edges * g.step, True)
     p = sv[:, :-1] - sv[:, 1:]
     dpx = sx[:, :-1] - sx[:, 1:]
     dps = ss[:, :-1] - ss[:, 1:]
@@ -291,7 +294,7 @@ def fit_groups(
         if act.size == 0:
             break
         iters[act] += 1
-        score, info = _score_info(g, xi[act], s[act], act)
+        score, info = score_info(g, xi[act], s[act], act)
         if fixed_xi:
             with np.errstate(divide="ignore", invalid="ignore"):
                 step = np.stack([np.zeros(act.size), score[:, 1] / info[:, 1, 1]], 1)

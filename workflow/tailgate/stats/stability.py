@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.stats import gpd
-from tailgate.stats.risk import exceedances
+from tailgate.stats.risk import exceedances, lattice_step_of
 
 __all__ = [
     "EDGE_RULES",
@@ -115,24 +115,30 @@ def stability_scan(
     seed: gpd.SeedLike = 0,
     workers: int | None = None,
     ties: str = "strict",
+    step: float | None = None,
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of Zhou (2026)).
 
     Point k of the grid bootstraps from child k of ``seed``; ``n_boot = 0`` skips the CIs.
     ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
-    ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`).
+    ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`); under
+    ``lattice`` the fits and bootstraps use the discretised likelihood of lattice ``step``.
     """
+    lattice_step = lattice_step_of(x, step) if ties == "lattice" else None
     ss = gpd.seed_sequence_of(seed)
     pts = []
     for k, q in enumerate(quantiles):
-        ex = exceedances(x, float(q), ties)
+        ex = exceedances(x, float(q), ties, lattice_step)
         if ex.n_exc < min_exceedances:
             continue
-        f = gpd.fit(ex.y)
+        f = gpd.fit(ex.y, lattice_step)
         lo = hi = math.nan
         if n_boot > 0 and f.status in ("ok", "boundary"):
             child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k))
-            lo, hi = gpd.bootstrap(ex.y, n_boot, child, full_fit=f, workers=workers).ci(level)
+            boot = gpd.bootstrap(
+                ex.y, n_boot, child, full_fit=f, workers=workers, step=lattice_step
+            )
+            lo, hi = boot.ci(level)
         pts.append(ScanPoint(float(q), ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi))
     ok = np.array([p.xi for p in pts if p.status == "ok"])
     med = float(np.median(ok)) if ok.size else math.nan
