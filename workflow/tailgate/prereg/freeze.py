@@ -95,10 +95,24 @@ class AmendResult:
 
 def check_design(study: Study) -> Design | None:
     """The derived design; :class:`PreregError` when the cap is below Eq. 2 without an
-    explicitly accepted, achieved lower power. None when the study registers no protocol (the
-    Eq. 2 bound is the protocol's)."""
+    explicitly accepted, achieved lower power, or when imported lattice scores leave fewer
+    distinct exceedance values at the headline threshold than ``protocol.thresholds.min_levels``
+    (:func:`tailgate.prereg.importcheck.lattice_refusal`). None when the study registers no
+    protocol (the Eq. 2 bound is the protocol's)."""
     if not study.has_protocol:
         return None
+    from tailgate.prereg.importcheck import lattice_refusal
+
+    too_coarse = lattice_refusal(study)
+    if too_coarse is not None:
+        raise PreregError(
+            too_coarse,
+            file=str(study.path),
+            field="protocol.thresholds.min_levels",
+            fix="register a lower headline quantile (protocol.thresholds.headline), import "
+            "scores on a finer scale, or record a smaller min_levels (at least 3) that you "
+            "accept",
+        )
     design = derived_design(study)
     if design.power_accepted:
         return design

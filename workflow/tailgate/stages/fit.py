@@ -44,7 +44,7 @@ from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd, inference, lattice
 from tailgate.stats.risk import exceedances, lattice_step_of, tie_diagnostic, tvar
-from tailgate.stats.stability import StabilityScan, stability_scan
+from tailgate.stats.stability import StabilityScan, lattice_side, stability_scan
 
 from .common import band, open_stage, qkey, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
@@ -53,7 +53,6 @@ __all__ = [
     "fit_condition",
     "fit_stage",
     "fit_threshold",
-    "lattice_side",
     "lattice_step",
     "scan_sides",
     "side_count",
@@ -103,34 +102,6 @@ def lattice_step(study: Study, x: np.ndarray, where: str = "the scores") -> floa
         return lattice_step_of(x, None if reg is None else float(reg))
     except ValueError as exc:
         raise InputError(f"{where}: protocol.thresholds.ties is lattice, but {exc}") from None
-
-
-def lattice_side(
-    x: np.ndarray, q_side: float, t_q: float, step: float, min_exceedances: int, direction: int
-) -> tuple[float | None, int | None, str]:
-    """G5's side on a lattice: (ξ̂, exceedances, reason) at the lattice threshold of ``q_side``,
-    moved one step beyond q's threshold ``t_q`` when it equals it (``direction`` −1 below, +1
-    above), so a side never refits q's own exceedances. ξ̂ is None when the side is beyond the
-    data range (q ± δ outside (0, 1), or no lattice value below the lower threshold) and NaN
-    when it is not testable (too few exceedances or distinct values, or no fit)."""
-    if not 0.0 < q_side < 1.0:
-        return None, None, "beyond the data range"
-    t = lattice.exceedances(x, q_side, step).u
-    reason = "distinct lattice threshold"
-    if direction < 0 and t > t_q - 0.5 * step:
-        t, reason = t_q - step, "q - delta falls on q's threshold: one lattice step lower"
-    if direction > 0 and t < t_q + 0.5 * step:
-        t, reason = t_q + step, "q + delta falls on q's threshold: one lattice step higher"
-    if direction < 0 and not np.any(x < t):
-        return None, None, "no lattice threshold below q's (beyond the data range)"
-    y = x[x > t] - t
-    y = (np.round(y / step - 0.5) + 0.5) * step
-    if y.size < min_exceedances:
-        return math.nan, int(y.size), f"not testable: {y.size} exceedances (< {min_exceedances})"
-    f = gpd.fit(y, step)
-    if f.status != "ok":
-        return math.nan, int(y.size), f"not testable: the fit is {f.status}"
-    return f.xi, int(y.size), reason
 
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
