@@ -91,8 +91,8 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     found before the freeze: with the registered threshold rule ``strict`` the values tied at the
     threshold are dropped and ξ̂ is biased. Scores on one lattice in every condition get the
     advice that works there, ``ties: lattice`` (the discretised likelihood, methods note B20);
-    other tied scores ``ties: half_step`` (:func:`tailgate.stats.risk.tie_diagnostic`). The scores are read as the identity scale; a
-    monotone transform keeps the ties."""
+    other tied scores ``ties: half_step`` (:func:`tailgate.stats.risk.tie_diagnostic`). The
+    scores are read as the identity scale; a monotone transform keeps the ties."""
     import numpy as np
 
     from tailgate.stats.lattice import detect_step

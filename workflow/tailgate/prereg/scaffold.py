@@ -329,7 +329,8 @@ def _from_import(text: str, study: str, source: Path, folder: Path) -> tuple[str
     if not design.cap_meets_bound:
         accepted = max(math.floor(design.achieved_power * 1000) / 1000, 0.001)
     text = _fill(text, study, data, accepted=accepted, design=design)
-    notes += _g3_and_tie_notes(text, study, root)
+    text, lattice_notes = _propose_lattice(text, rows, scores)
+    notes += _g3_and_tie_notes(text, study, root) + lattice_notes
     text, proposed = _propose_tolerances(text, study, rows, chosen["condition"], scores)
     if proposed:
         notes.append(
@@ -378,6 +379,38 @@ def _g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
     columns = [(s.scorer, s.column) for s in summary.spec.scores]
     notes += [line.strip() for line in tie_findings(loaded, checked, columns)]
     return notes
+
+
+_TIES_LINE = "    # ties: strict           #"
+
+
+def _propose_lattice(
+    text: str, rows: list[dict[str, Any]], scores: list[tuple[str, str, bool]]
+) -> tuple[str, list[str]]:
+    """``protocol.thresholds.ties: lattice`` written (marked REVIEW) when every score column is
+    unbounded and lies on a lattice (judge grades, Likert items, counts): the rule under which
+    the fits use the discretised likelihood (methods note B20). Bounded scores are analysed on
+    the logit scale too, where a lattice of probabilities is no longer evenly spaced, so they
+    keep the rule they have."""
+    from tailgate.stats.lattice import detect_step
+
+    steps = []
+    for _, column, bounded in scores:
+        values = _numeric(rows, column)
+        step = None if bounded or values is None else detect_step(np.asarray(values, float))
+        if step is None:
+            return text, []
+        steps.append(f"{column} (step {step:g})")
+    if not steps or _TIES_LINE not in text:
+        return text, []
+    line = "    ties: lattice            # REVIEW: scores on a lattice; discretised GPD fits"
+    text = text.replace(_TIES_LINE, line + "\n" + _TIES_LINE, 1)
+    return text, [
+        f"ties: lattice is written: {', '.join(steps)} lie on a lattice, whose tails the "
+        "discretised GPD likelihood fits (REVIEW it); design and freeze refuse a headline "
+        "threshold that leaves fewer distinct exceedance values than protocol.thresholds."
+        "min_levels (absent: 30)"
+    ]
 
 
 #: the G1 and G2 tolerances init proposes, as multiples of a scale's pooled s.d.

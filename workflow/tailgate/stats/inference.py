@@ -281,12 +281,14 @@ class ProfileGrid:
             "start": self.start,
             "step": self.step,
             "loglik": self.loglik,
-            "values": [round(float(v), 6) for v in self.values],
+            # a point without a maximum in σ (possible only on a lattice) is written as null
+            "values": [round(float(v), 6) if math.isfinite(v) else None for v in self.values],
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ProfileGrid:
-        return cls(int(d["start"]), float(d["step"]), tuple(d["values"]), float(d["loglik"]))
+        values = tuple(math.nan if v is None else float(v) for v in d["values"])
+        return cls(int(d["start"]), float(d["step"]), values, float(d["loglik"]))
 
 
 def profile_grid(
