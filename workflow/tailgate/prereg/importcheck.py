@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["MIN_LEVELS", "import_findings", "lattice_refusal", "tie_findings"]
 
 #: fewest distinct exceedance values at the headline threshold under ``ties: lattice`` when
-#: ``protocol.thresholds.min_levels`` is absent (methods note B20)
+#: ``protocol.thresholds.min_levels`` is absent (methods note P10)
 MIN_LEVELS = 30
 
 
@@ -90,7 +90,7 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     """Ties at the band's quantiles in the imported scores (lattice data such as 0–4 grades),
     found before the freeze: with the registered threshold rule ``strict`` the values tied at the
     threshold are dropped and ξ̂ is biased. Scores on one lattice in every condition get the
-    advice that works there, ``ties: lattice`` (the discretised likelihood, methods note B20);
+    advice that works there, ``ties: lattice`` (the discretised likelihood, methods note P10);
     other tied scores ``ties: half_step`` (:func:`tailgate.stats.risk.tie_diagnostic`). The
     scores are read as the identity scale; a monotone transform keeps the ties."""
     import numpy as np

@@ -389,7 +389,7 @@ def _propose_lattice(
 ) -> tuple[str, list[str]]:
     """``protocol.thresholds.ties: lattice`` written (marked REVIEW) when every score column is
     unbounded and lies on a lattice (judge grades, Likert items, counts): the rule under which
-    the fits use the discretised likelihood (methods note B20). Bounded scores are analysed on
+    the fits use the discretised likelihood (methods note P10). Bounded scores are analysed on
     the logit scale too, where a lattice of probabilities is no longer evenly spaced, so they
     keep the rule they have."""
     from tailgate.stats.lattice import detect_step

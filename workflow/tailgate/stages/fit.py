@@ -12,7 +12,7 @@ above 0.9 and 0.95 (Section 6.2). Plus the stability scan ξ̂(u) of Fig. 3 with
 (``protocol.stability.resamples``) and QQ data at every band threshold (Fig. 2). The scan runs
 first: its fits at q ± δ are G5's side fits (the same exceedances), so they are not repeated.
 
-Lattice scores (registered ``protocol.thresholds.ties: lattice``, methods note B20): the
+Lattice scores (registered ``protocol.thresholds.ties: lattice``, methods note P10): the
 threshold lies half a step below a lattice value, every fit, bootstrap, standard error and
 profile uses the discretised likelihood of the lattice step (registered as
 ``protocol.thresholds.lattice_step`` or detected in the condition's scores, recorded as
@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 QQ_POINTS = 200
-#: parametric-bootstrap samples of G4's p-value on a lattice (methods note B20)
+#: parametric-bootstrap samples of G4's p-value on a lattice (methods note P10)
 LATTICE_GOF_RESAMPLES = 999
 
 

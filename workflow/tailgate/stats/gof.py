@@ -34,7 +34,7 @@ value, and w_j the fitted mass since the previous such edge,
     A²_d = N Σ_j (F_n(b_j) − F̂(b_j))² w_j / [F̂(b_j)(1 − F̂(b_j))],
 
 and its p-value is a parametric bootstrap: samples of the same size drawn from the fitted
-discretised GPD, each refitted (methods note B20).
+discretised GPD, each refitted (methods note P10).
 """
 
 from __future__ import annotations

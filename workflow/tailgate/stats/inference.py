@@ -245,15 +245,24 @@ def profile_ci(
         val = float(profile_loglik(y, v, step=lattice_step)[0])
         return (val if math.isfinite(val) else -math.inf) - cut
 
+    lo_bracket = hi_bracket = None
+    if lattice_step is not None:
+        lo_bracket, hi_bracket = _lattice_brackets(fit, y, lattice_step, cut)
+
     high, step = fit.xi, 0.05
-    while g(high + step) > 0:
-        step *= 2.0
-        if step > 64:
-            return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.inf)
-    high = optimize.brentq(g, fit.xi, fit.xi + step, xtol=1e-10)
+    if hi_bracket is not None:
+        high = optimize.brentq(g, *hi_bracket, xtol=1e-10)
+    else:
+        while g(high + step) > 0:
+            step *= 2.0
+            if step > 64:
+                return ProfileCI(fit.xi, fit.loglik, level, math.nan, math.inf)
+        high = optimize.brentq(g, fit.xi, fit.xi + step, xtol=1e-10)
     low_at_limit = False
     floor = _XI_MIN if lattice_step is None else _XI_MIN_LATTICE
-    if fit.xi <= floor or g(floor) > 0:
+    if lo_bracket is not None:
+        low = optimize.brentq(g, *lo_bracket, xtol=1e-10)
+    elif fit.xi <= floor or g(floor) > 0:
         low, low_at_limit = (-1.0 if lattice_step is None else floor), True
     else:
         lo, step = fit.xi, 0.05
@@ -261,6 +270,30 @@ def profile_ci(
             step *= 2.0
         low = optimize.brentq(g, max(lo - step, floor), fit.xi, xtol=1e-10)
     return ProfileCI(fit.xi, fit.loglik, level, float(low), float(high), low_at_limit)
+
+
+#: the grid (spacing, half-width in ξ) on which a discretised profile is scanned for its CI
+_LATTICE_SCAN = (0.05, 1.0)
+
+
+def _lattice_brackets(
+    fit: gpd.GPDFit, y: np.ndarray, step: float, cut: float
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Brackets of the lower and upper crossings of the cut-off by the discretised ℓ_p, from
+    a grid within ±1 of ξ̂ (one vectorised fit); None where the grid holds no crossing."""
+    spacing, half = _LATTICE_SCAN
+    n = round(half / spacing)
+    grid = fit.xi + spacing * np.arange(-n, n + 1)
+    grid = grid[grid >= _XI_MIN_LATTICE]
+    vals = profile_loglik(y, grid, step=step)
+    above = np.where(np.isfinite(vals), vals, -np.inf) > cut
+    k = int(np.argmin(np.abs(grid - fit.xi)))
+    above[k] = True
+    up = np.flatnonzero(~above[k:])
+    down = np.flatnonzero(~above[:k][::-1])
+    hi = None if up.size == 0 else (float(grid[k + up[0] - 1]), float(grid[k + up[0]]))
+    lo = None if down.size == 0 else (float(grid[k - 1 - down[0]]), float(grid[k - down[0]]))
+    return lo, hi
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The discretised (interval-censored) GPD likelihood for scores on a lattice (methods note B20).
+"""The discretised (interval-censored) GPD likelihood for scores on a lattice (methods note P10).
 
 Scores on a lattice of step h (an LLM judge's 1–10 grades, Likert items, counts) are a latent
 continuous score rounded to the nearest lattice point. Fitting the continuous GPD density of

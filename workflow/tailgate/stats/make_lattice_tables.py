@@ -1,4 +1,4 @@
-"""Measure the discretised GPD likelihood on lattice scores: the tables of methods note B20.
+"""Measure the discretised GPD likelihood on lattice scores: the tables of methods note P10.
 
 Latent scores: half a uniform body on [0, 10), half 10 + GPD(ξ, 1), so every threshold above
 about 10.5 sees an exact GPD tail of shape ξ; they are rounded to a lattice of step h (with a

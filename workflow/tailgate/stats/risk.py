@@ -13,7 +13,7 @@ count as exceedances. :func:`tie_diagnostic` counts ties at u and among the exce
 ``half_step`` keeps the ties but the continuous density still misreads rounded exceedances (ξ̂
 0.165 for a latent 0.2 at step σ/2); the rule ``lattice`` places the threshold half a step below
 the lattice value on or above the quantile, so every exceedance is a cell midpoint (k + ½)h, and
-the fits use the discretised likelihood (:mod:`tailgate.stats.lattice`, methods note B20); the
+the fits use the discretised likelihood (:mod:`tailgate.stats.lattice`, methods note P10); the
 step is the registered ``protocol.thresholds.lattice_step`` or the one detected in the data.
 
 TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of Zhou (2026)) is the mean of the values strictly above
