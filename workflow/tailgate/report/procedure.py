@@ -24,6 +24,7 @@ import numpy as np
 
 from tailgate.protocol.multiverse import grid
 from tailgate.stats.inference import ProfileGrid, bartlett_corrected, lr_test_grids
+from tailgate.stats.operating import row_kind
 
 from . import figures
 from .content import plots
@@ -56,7 +57,7 @@ def oc_table(oc: Mapping[str, Any]) -> Table:
     rules = [rule] + [r for r in ("any", "all", "headline") if r != rule]
     rows = []
     for s in oc["scenarios"]:
-        kind = "false PASS" if s["delta_xi"] < oc["delta_floor"] else "power"
+        kind = row_kind(s["delta_xi"], oc["delta_floor"])
         rows.append(
             (
                 fmt(s["delta_xi"], 3),

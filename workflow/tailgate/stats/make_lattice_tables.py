@@ -116,7 +116,7 @@ def table_g4(reps: int, n_boot: int = 199) -> None:
     for xi in (0.2, -0.2):
         st = sigma_at_threshold(xi)
         for ratio in (0.25, 0.5, 1.0):
-            for n_exc in (200, 1000, 3000):
+            for n_exc in (200, 1000):
                 if xi < 0 and n_exc != 1000:
                     continue
                 rng = _rng("g4", xi, ratio, n_exc)
