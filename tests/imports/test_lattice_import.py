@@ -1,7 +1,7 @@
 """An LLM judge's 1–10 grades imported and run end to end under ``ties: lattice``: init proposes
 the rule, design and freeze refuse a headline threshold with too few distinct exceedance values
 (naming the count) until the registration accepts it, and the study runs through Snakemake to a
-verdict whose fits use the discretised likelihood and that audits clean (methods note B20)."""
+verdict whose fits use the discretised likelihood and that audits clean (methods note P10)."""
 
 from __future__ import annotations
 
@@ -106,5 +106,9 @@ def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_
     assert head["u"] % 1.0 == 0.5  # the threshold lies half-way between two grades
     assert head["status"] == "ok" and head["ad_method"] == "lattice_bootstrap"
     assert head["side_reason"]["minus"] and head["side_reason"]["plus"]
+    # init proposed the G1/G2 tolerances from the data: the registration and the report say so
+    assert "    proposed: data " in proj.prereg.read_text()
+    report = next(proj.results.glob("**/report.md")).read_text()
+    assert "proposed from the data by init" in report
     audit = tailgate(root, "audit", proj.results)
     assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-2000:]

@@ -433,17 +433,24 @@ def _propose_tolerances(
 ) -> tuple[str, int]:
     """Write ``protocol.tolerances.scales``: for every scorer and scale the run analyses,
     :data:`PROPOSED_SD_MULTIPLES` of the scale's pooled within-condition s.d. (the scale's own
-    units), each marked REVIEW; return the text and the number of entries written."""
+    units) of the scores that carry information (bounded scores strictly inside the ε clip),
+    each marked REVIEW, and ``protocol.tolerances.proposed: data``, so the lock records and the
+    report says that they came from the data; return the text and the number of entries."""
     from tailgate.stages.common import scales_for
     from tailgate.transform import transform_scores
 
     loaded = _load_text(text, study)
     eps = float(loaded.data["transform"]["epsilon"])
     lines = []
-    for name, column, _ in scores:
+    for name, column, bounded in scores:
         groups: dict[str, list[float]] = {}
         for r in rows:
-            groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(float(r[column]))
+            value = float(r[column])
+            # bounded scores at the ε clip carry no information about spread: on the logit
+            # scale a mass of clipped zeros sets the s.d. by the clip (1.4 s.d. of the rest)
+            if bounded and not eps < value < 1.0 - eps:
+                continue
+            groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(value)
         for scale in scales_for(loaded, name):
             values = [
                 transform_scores(np.asarray(g, dtype=float), scale, epsilon=eps).values.tolist()
@@ -461,6 +468,7 @@ def _propose_tolerances(
         return text, 0
     anchor = "    tvar: 0.20\n"
     block = (
+        "    proposed: data         # init proposed the scales' tolerances from the data\n"
         "    scales:                # REVIEW: proposed by init, in each scale's units\n"
         + "\n".join(lines)
         + "\n"

@@ -80,7 +80,9 @@ class GateSettings:
     ``lr_test``: the two-sample likelihood-ratio test of ξ_A = ξ_B rejects at P1's α;
     ``lr_calibration``: ``bartlett``, Λ divided by its null mean, ``chi2``, Λ against χ²₁, or
     ``bootstrap``, a parametric-bootstrap p-value when either condition has fewer than
-    ``lr_bootstrap_below`` exceedances and Bartlett above).
+    ``lr_bootstrap_below`` exceedances and Bartlett above). ``tolerances_source``: ``data``
+    where ``init --from-import`` proposed the G1/G2 tolerances from the data
+    (``protocol.tolerances.proposed``), else ``registered``.
     """
 
     delta_mu: float = 0.10
@@ -102,6 +104,7 @@ class GateSettings:
     p1_method: str = "percentile"
     lr_calibration: str = "bartlett"
     lr_bootstrap_below: int = LR_BOOTSTRAP_BELOW
+    tolerances_source: str = "registered"
 
     def __post_init__(self) -> None:
         if self.multiplicity not in ("none", "bonferroni"):
@@ -150,6 +153,8 @@ class GateSettings:
         d["adjusted_gates"] = list(self.adjusted_gates)
         if self.lr_calibration != "bootstrap":  # read only under that calibration
             del d["lr_bootstrap_below"]
+        if self.tolerances_source == "registered":  # written only where init proposed them
+            del d["tolerances_source"]
         return d
 
     @classmethod
