@@ -145,3 +145,17 @@ def test_unknown_calibration_is_refused_and_legacy_statistics_read_as_normal():
     }
     text = _calibrations_used(stats)
     assert "logit_percentile" in text and "Eqs. 11–13" in text
+
+
+def test_normal_calibration_is_refused_on_tied_scores():
+    """``calibration: normal`` is not calibrated on a lattice (0.09–0.18 at nominal 0.05/0.10):
+    the analysis refuses it on tied scores, naming the condition and the fix."""
+    from tailgate.analyses.dominance_kind import _refuse_normal_on_ties
+    from tailgate.errors import InputError
+
+    rng = np.random.default_rng(34_600)
+    smooth = [rng.normal(size=300), rng.normal(0.2, 1.0, 300)]
+    _refuse_normal_on_ties(smooth, ["a", "b"])  # continuous scores: allowed
+    grades = rng.integers(1, 11, 300).astype(float)
+    with pytest.raises(InputError, match="condition 'b' has tied scores.*logit_percentile"):
+        _refuse_normal_on_ties([smooth[0], grades], ["a", "b"])
