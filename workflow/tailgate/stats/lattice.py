@@ -36,6 +36,7 @@ __all__ = [
     "LATTICE_TOLERANCE",
     "MAX_GROUPS",
     "Groups",
+    "LatticeExceedances",
     "RowFit",
     "cells_of",
     "detect_step",
@@ -48,6 +49,7 @@ __all__ = [
     "sample_cells",
     "score_info",
     "terms",
+    "to_dict",
 ]
 
 #: relative tolerance (in units of the step) for a value to count as a lattice point
@@ -401,8 +403,3 @@ def sample_cells(
 def to_dict(step: float, detected: bool) -> dict[str, Any]:
     """The lattice record of a fit (``step`` and whether it was detected or registered)."""
     return {"step": float(step), "detected": bool(detected)}
-
-
-def check_levels(x: np.ndarray) -> int:
-    """Distinct values of ``x``."""
-    return int(np.unique(np.asarray(x, float)).size)
