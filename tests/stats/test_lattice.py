@@ -246,3 +246,20 @@ def test_lattice_profile_ci_and_standard_error_agree_with_the_spread_of_fits() -
         ses.append(inference.observed_information(y, f, step=h).se_xi)
     assert cover / reps >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / reps)
     assert float(np.mean(ses)) == pytest.approx(float(np.std(est, ddof=1)), rel=0.25)
+
+
+def test_the_fit_stage_reads_or_detects_the_step_and_refuses_continuous_scores() -> None:
+    from tailgate.errors import InputError
+    from tailgate.stages.fit import lattice_step
+
+    class Study:
+        def __init__(self, thresholds: dict) -> None:
+            self.protocol = {"thresholds": thresholds}
+
+    grades = np.repeat(np.arange(1.0, 11.0), 5)
+    assert lattice_step(Study({"ties": "lattice"}), grades) == pytest.approx(1.0)
+    assert lattice_step(Study({"ties": "lattice", "lattice_step": 0.5}), grades) == 0.5
+    assert lattice_step(Study({"ties": "half_step"}), grades) is None
+    smooth = np.random.default_rng(34_009).normal(size=200)
+    with pytest.raises(InputError, match=r"condition 'a'.*not on a lattice.*lattice_step"):
+        lattice_step(Study({"ties": "lattice"}), smooth, "condition 'a'")
