@@ -157,5 +157,5 @@ def test_normal_calibration_is_refused_on_tied_scores():
     smooth = [rng.normal(size=300), rng.normal(0.2, 1.0, 300)]
     _refuse_normal_on_ties(smooth, ["a", "b"])  # continuous scores: allowed
     grades = rng.integers(1, 11, 300).astype(float)
-    with pytest.raises(InputError, match="condition 'b' has tied scores.*logit_percentile"):
+    with pytest.raises(InputError, match=r"condition 'b' has tied scores.*logit_percentile"):
         _refuse_normal_on_ties([smooth[0], grades], ["a", "b"])
