@@ -13,10 +13,11 @@ step is quoted in units of the latent scale σ_t at the threshold. Tables (Markd
 ``g5``      G5 on a lattice: how often the naive side threshold at q ± δ is q's own, and the
             pass and not-testable rates of the distinct-threshold rule;
 ``p2``      two conditions with the same latent ξ and latent scales 1 and 0.5 on one lattice:
-            P(|Δξ̂| > 0.1) and the size of the likelihood-ratio test of ξ_A = ξ_B at 0.05 (χ²₁).
+            P(|Δξ̂| > 0.1) and the size of the likelihood-ratio test of ξ_A = ξ_B at 0.05 (χ²₁);
+``p1``      the same null: how often P1's 95 % percentile CIs (B = 200) do not overlap.
 
 Every stream derives from :data:`SEED` keyed by the table and its cell. Run
-``python -m tailgate.stats.make_lattice_tables [fit levels g4 g5 p2] [--reps R]``.
+``python -m tailgate.stats.make_lattice_tables [fit levels g4 g5 p2 p1] [--reps R]``.
 """
 
 from __future__ import annotations
@@ -206,12 +207,38 @@ def table_p2(reps: int) -> None:
         )
 
 
+def table_p1(reps: int, n_boot: int = 200) -> None:
+    print(
+        "| n_exc each | 95 % percentile CIs apart, continuous half_step "
+        "| discretised (the null: same latent ξ) |"
+    )
+    print("| --- | --- | --- |")
+    xi, h = 0.2, 1.0
+    for n_exc in (200, 1000):
+        rng = _rng("p1", n_exc)
+        apart_c = apart_d = 0
+        for r in range(reps):
+            xa = rounded(rng, latent(rng, xi, 10 * n_exc, 1.0), h)
+            xb = rounded(rng, latent(rng, xi, 10 * n_exc, 0.5), h)
+            cis_c, cis_d = [], []
+            for i, x in enumerate((xa, xb)):
+                seed = seed_sequence(SEED, "p1b", n_exc, r, i)
+                yc = risk_exceedances(x, Q, "half_step").y
+                cis_c.append(gpd.bootstrap(yc, n_boot, seed, workers=1).ci(0.95))
+                yd = lattice.exceedances(x, Q, h).y
+                cis_d.append(gpd.bootstrap(yd, n_boot, seed, workers=1, step=h).ci(0.95))
+            apart_c += cis_c[0].low > cis_c[1].high or cis_c[1].low > cis_c[0].high
+            apart_d += cis_d[0].low > cis_d[1].high or cis_d[1].low > cis_d[0].high
+        print(f"| {n_exc} | {apart_c / reps:.3f} | {apart_d / reps:.3f} |")
+
+
 TABLES: dict[str, Callable[[int], None]] = {
     "fit": table_fit,
     "levels": table_levels,
     "g4": table_g4,
     "g5": table_g5,
     "p2": table_p2,
+    "p1": table_p1,
 }
 
 
