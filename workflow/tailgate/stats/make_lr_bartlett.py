@@ -62,6 +62,10 @@ def bootstrap_size(
         null = lr_null_statistics(max(float(x0), -0.5), n_a, n_b, n_boot)
         rej += (1 + np.count_nonzero(null >= stat)) / (null.size + 1) <= alpha
         rej_b += chi2_1_sf(stat / bartlett_factor(float(x0), n_a, n_b)) <= alpha
+        if used % 100 == 0:  # running tallies of a long run
+            print(
+                f"  xi {xi:+.2f}: {used} data sets, bootstrap {rej}, bartlett {rej_b}", flush=True
+            )
     se = float(np.sqrt(alpha * (1 - alpha) / used))
     return rej / used, rej_b / used, se
 
