@@ -211,7 +211,7 @@ def loglik_groups(g: Groups, xi: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     return _ll_rows(g, np.asarray(xi, float), np.log(np.asarray(sigma, float)))
 
 
-def score_info(
+def _score_info_raw(
     g: Groups, xi: np.ndarray, s: np.ndarray, rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score (r, 2) and expected information (r, 2, 2) of the grouped multinomial in (ξ, log σ)."""
@@ -238,6 +238,16 @@ def score_info(
     return score, info
 
 
+def score_info(
+    g: Groups, xi: np.ndarray, s: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Score (r, 2) and expected information (r, 2, 2) of the grouped multinomial in (ξ, log σ);
+    cells of vanishing probability (far in a heavy tail, beyond a bounded one) give NaN or
+    infinite terms, which the fit treats as a failed step, without floating-point warnings."""
+    with np.errstate(all="ignore"):
+        return _score_info_raw(g, xi, s, rows)
+
+
 #: relative step of the central differences of the score (the observed information)
 _FD_STEP = 1e-5
 
@@ -252,7 +262,8 @@ def _newton_information(
     sp, _ = score_info(g, xi, s + e, rows)
     sm, _ = score_info(g, xi, s - e, rows)
     obs = np.empty_like(info)
-    obs[:, :, 1] = -(sp - sm) / (2 * e)
+    with np.errstate(all="ignore"):
+        obs[:, :, 1] = -(sp - sm) / (2 * e)
     if fixed:
         ok = np.isfinite(obs[:, 1, 1]) & (obs[:, 1, 1] > 0)
         out = info.copy()
@@ -260,9 +271,10 @@ def _newton_information(
         return out
     xp, _ = score_info(g, xi + e, s, rows)
     xm, _ = score_info(g, xi - e, s, rows)
-    obs[:, :, 0] = -(xp - xm) / (2 * e)
-    sym = 0.5 * (obs + np.swapaxes(obs, 1, 2))
-    det = sym[:, 0, 0] * sym[:, 1, 1] - sym[:, 0, 1] ** 2
+    with np.errstate(all="ignore"):
+        obs[:, :, 0] = -(xp - xm) / (2 * e)
+        sym = 0.5 * (obs + np.swapaxes(obs, 1, 2))
+        det = sym[:, 0, 0] * sym[:, 1, 1] - sym[:, 0, 1] ** 2
     ok = np.all(np.isfinite(sym), axis=(1, 2)) & (sym[:, 0, 0] > 0) & (det > 0)
     return np.where(ok[:, None, None], sym, info)
 
@@ -337,7 +349,8 @@ def fit_groups(
                 ds = (info[:, 0, 0] * score[:, 1] - info[:, 0, 1] * score[:, 0]) / det
             step = np.stack([dx, ds], 1)
         step = np.where(np.isfinite(step), step, 0.0)
-        decrement = np.sum(step * score, axis=1)
+        with np.errstate(all="ignore"):
+            decrement = np.sum(step * score, axis=1)
         # caps: |Δξ| ≤ 0.5, |Δ log σ| ≤ 1
         scale = np.minimum(
             1.0,
