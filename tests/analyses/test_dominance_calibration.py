@@ -103,17 +103,18 @@ def test_calibrated_relative_test_holds_its_size_at_unequal_shapes():
     assert hits[(1, "logit_percentile")] / reps <= _bound(0.05, reps), hits
 
 
-def _hand_bound(replicates: np.ndarray, z: float) -> float:
+def _hand_bound(replicates: np.ndarray, z: float, wider: bool = True) -> float:
     q = np.clip(np.quantile(replicates, [0.5, norm.cdf(1.0), 0.95]), 1e-6, 1 - 1e-6)
     med, q84, q95 = logit(q)
-    return float(expit(med + z * max(q84 - med, (q95 - med) / norm.ppf(0.95))))
+    scale = max(q84 - med, (q95 - med) / norm.ppf(0.95)) if wider else q84 - med
+    return float(expit(med + z * scale))
 
 
 def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentile_bound():
     """Both bounds by hand from the same replicates: ε̂ + z·σ̂ and Δε̂ + z·σ̂^Δ with z = z₁₋α/k²
     and σ̂ the bootstrap sd (Eqs. 11–13, σ unscaled: methods note D2); and
     expit(m + z·s) from the median, Φ(1) and 95 % quantiles on the logit scale, s the wider of
-    u₈₄ − m and (u₉₅ − m)/z₀.₉₅ (D7)."""
+    u₈₄ − m and (u₉₅ − m)/z₀.₉₅ for the absolute test, u₈₄ − m for the relative one (D7)."""
     rng = np.random.default_rng(5)
     s = [rng.normal(0.1 * i, 1 + 0.3 * i, 300) for i in range(3)]
     k, alpha, b = 3, 0.05, 60
@@ -141,7 +142,7 @@ def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentil
         assert cal.calibration == "logit_percentile"
         for i, j in zip(*np.nonzero(off), strict=True):
             assert cal.eps_ucb[i, j] == pytest.approx(_hand_bound(e[1:, i, j], z), abs=1e-12)
-            half = _hand_bound((1 + delta[1:, i, j]) / 2, z)
+            half = _hand_bound((1 + delta[1:, i, j]) / 2, z, wider=False)
             assert cal.delta_ucb[i, j] == pytest.approx(2 * half - 1, abs=1e-12)
         # the statistics themselves do not depend on the calibration
         np.testing.assert_array_equal(cal.eps, normal.eps)
