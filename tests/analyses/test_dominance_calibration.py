@@ -57,6 +57,41 @@ def test_calibrated_absolute_test_holds_its_size_at_the_boundary():
     assert hits[(2, "normal")] / reps > _bound(0.05, reps), hits
 
 
+def test_calibrated_second_order_test_holds_its_size_at_the_boundary_at_n_2000():
+    """The boundary of the absolute ε₀-test, second order, at n = 2,000 (ε_IQ = ε₀ = 0.4447):
+    the Φ(1) tail scale alone rejected 0.0645 ± 0.0055 over 2,000 data sets in a review at
+    nominal 0.05; with the wider of the Φ(1) and 95 % tail scales (methods note D7) it rejects
+    0.051 ± 0.003 over 5,000 data sets at B = 1,000. Here B = 100 and 500 data sets, for speed:
+    at most α/k² + 3 MC s.e. (the data sets of this seed run high: 0.059 at B = 1,000 over
+    1,000 of them), and fewer rejections than the normal bound of Eqs. 11–12."""
+    reps = 500
+    hits = _rejections(
+        lambda rng, n: [rng.normal(0.5, 2, n), rng.normal(0, 1, n)], reps, 2000, 100, False
+    )
+    level = 0.05
+    assert hits[(2, "logit_percentile")] / reps <= level + 3 * np.sqrt(level * (1 - level) / reps)
+    assert hits[(2, "normal")] > hits[(2, "logit_percentile")], hits
+
+
+def test_wider_tail_scale_never_narrows_the_bound():
+    """The bound with the 95 % tail scale is at least the Φ(1)-only bound and equals whichever
+    tail scale is wider: a right-skewed (on the logit scale) set of replicates takes the 95 %
+    one, a left-skewed one keeps the Φ(1) one."""
+    z = norm.ppf(1 - 0.05 / 4)
+    rng = np.random.default_rng(34_500)
+    right = expit(rng.gamma(2.0, 0.5, 4000) - 1.5)  # long right tail on the logit scale
+    left = expit(-rng.gamma(2.0, 0.5, 4000) + 1.5)
+    bounds = {}
+    for name, reps in (("right", right), ("left", left)):
+        med, q84 = logit(np.quantile(reps, [0.5, norm.cdf(1.0)]))
+        phi1 = expit(med + z * (q84 - med))
+        got = logit_percentile_bound(reps[:, None], z)[0]
+        assert got == pytest.approx(_hand_bound(reps, z), abs=1e-14)
+        bounds[name] = (got, phi1)
+    assert bounds["right"][0] > bounds["right"][1] + 1e-3  # the 95 % tail scale is wider
+    assert bounds["left"][0] == pytest.approx(bounds["left"][1], abs=1e-14)  # Φ(1) kept
+
+
 def test_calibrated_relative_test_holds_its_size_at_unequal_shapes():
     """N(0, 1) vs N(0, 2): Δε = 0 first order (symmetric quantile difference), so "1 R-FSD-
     dominates 2" is at its null boundary; the calibrated test rejects at most α/k² + 2 MC s.e.
@@ -68,10 +103,18 @@ def test_calibrated_relative_test_holds_its_size_at_unequal_shapes():
     assert hits[(1, "logit_percentile")] / reps <= _bound(0.05, reps), hits
 
 
+def _hand_bound(replicates: np.ndarray, z: float, wider: bool = True) -> float:
+    q = np.clip(np.quantile(replicates, [0.5, norm.cdf(1.0), 0.95]), 1e-6, 1 - 1e-6)
+    med, q84, q95 = logit(q)
+    scale = max(q84 - med, (q95 - med) / norm.ppf(0.95)) if wider else q84 - med
+    return float(expit(med + z * scale))
+
+
 def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentile_bound():
     """Both bounds by hand from the same replicates: ε̂ + z·σ̂ and Δε̂ + z·σ̂^Δ with z = z₁₋α/k²
     and σ̂ the bootstrap sd (Eqs. 11–13, σ unscaled: methods note D2); and
-    expit(m + z·(u₈₄ − m)) from the median and Φ(1) quantile on the logit scale (D7)."""
+    expit(m + z·s) from the median, Φ(1) and 95 % quantiles on the logit scale, s the wider of
+    u₈₄ − m and (u₉₅ − m)/z₀.₉₅ for the absolute test, u₈₄ − m for the relative one (D7)."""
     rng = np.random.default_rng(5)
     s = [rng.normal(0.1 * i, 1 + 0.3 * i, 300) for i in range(3)]
     k, alpha, b = 3, 0.05, 60
@@ -98,13 +141,8 @@ def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentil
         cal = res["logit_percentile"][o]
         assert cal.calibration == "logit_percentile"
         for i, j in zip(*np.nonzero(off), strict=True):
-            med, q84 = np.quantile(e[1:, i, j], [0.5, norm.cdf(1.0)])
-            assert cal.eps_ucb[i, j] == pytest.approx(
-                expit(logit(med) + z * (logit(q84) - logit(med))), abs=1e-12
-            )
-            h = (1 + delta[1:, i, j]) / 2
-            med, q84 = np.quantile(h, [0.5, norm.cdf(1.0)])
-            half = expit(logit(med) + z * (logit(q84) - logit(med)))
+            assert cal.eps_ucb[i, j] == pytest.approx(_hand_bound(e[1:, i, j], z), abs=1e-12)
+            half = _hand_bound((1 + delta[1:, i, j]) / 2, z, wider=False)
             assert cal.delta_ucb[i, j] == pytest.approx(2 * half - 1, abs=1e-12)
         # the statistics themselves do not depend on the calibration
         np.testing.assert_array_equal(cal.eps, normal.eps)
@@ -145,3 +183,17 @@ def test_unknown_calibration_is_refused_and_legacy_statistics_read_as_normal():
     }
     text = _calibrations_used(stats)
     assert "logit_percentile" in text and "Eqs. 11–13" in text
+
+
+def test_normal_calibration_is_refused_on_tied_scores():
+    """``calibration: normal`` is not calibrated on a lattice (0.09–0.18 at nominal 0.05/0.10):
+    the analysis refuses it on tied scores, naming the condition and the fix."""
+    from tailgate.analyses.dominance_kind import _refuse_normal_on_ties
+    from tailgate.errors import InputError
+
+    rng = np.random.default_rng(34_600)
+    smooth = [rng.normal(size=300), rng.normal(0.2, 1.0, 300)]
+    _refuse_normal_on_ties(smooth, ["a", "b"])  # continuous scores: allowed
+    grades = rng.integers(1, 11, 300).astype(float)
+    with pytest.raises(InputError, match=r"condition 'b' has tied scores.*logit_percentile"):
+        _refuse_normal_on_ties([smooth[0], grades], ["a", "b"])

@@ -48,24 +48,28 @@ def _probabilities(rows: int, seed: int = 5) -> pd.DataFrame:
     return pd.concat(parts)
 
 
-def test_init_warns_that_g3_cannot_pass_and_suggests_half_step_for_ties(tmp_path):
+def test_init_warns_that_g3_cannot_pass_and_writes_the_lattice_rule_for_grades(tmp_path):
     src = _write(tmp_path, _grades(400))
     res = _cli(tmp_path, "init", "grades", "--from-import", src)
     assert res.returncode == 0, res.stderr
     # 400 rows: ⌊400 · (1 − 0.95)⌋ = 20 exceedances at the lowest band threshold, N* = 500
     assert re.search(r"G3 cannot pass: .* at most 20 exceedances .* below N\* = 500", res.stdout)
-    assert "ties: scorer grade" in res.stdout and "ties: half_step" in res.stdout
+    # grades lie on a lattice: init writes the rule that fits them (the discretised likelihood)
+    assert "ties: scorer grade" in res.stdout and "ties: lattice is written" in res.stdout
     prereg = tmp_path / "preregistrations" / "grades.yaml"
+    assert "    ties: lattice " in prereg.read_text()
+    design = _cli(tmp_path, "design", prereg)
+    assert "registered: ties: lattice" in design.stdout
+    # without it the advice is the rule that works on a lattice, not half_step
+    prereg.write_text(prereg.read_text().replace("    ties: lattice ", "    # ties: lattice ", 1))
     design = _cli(tmp_path, "design", prereg)
     assert "ties: scorer grade has tied values" in design.stdout
-    assert "register protocol.thresholds.ties: half_step before the freeze" in design.stdout
-    # registered, the line says so instead of advising it
+    assert "register protocol.thresholds.ties: lattice before the freeze" in design.stdout
     band = "    band: [0.95,"
     text = prereg.read_text().replace(band, "    ties: half_step\n" + band, 1)
     prereg.write_text(text)
     design = _cli(tmp_path, "design", prereg)
-    assert "registered: ties: half_step" in design.stdout
-    assert "before the freeze" not in design.stdout
+    assert "half_step keeps the tied values but the continuous fit still biases" in design.stdout
 
 
 def test_continuous_scores_with_enough_rows_get_no_g3_or_tie_warning(tmp_path):

@@ -118,6 +118,15 @@ def test_power_grows_with_the_true_difference(oc) -> None:
     assert any("true Δξ = 0.15: power" in line for line in oc.describe())
 
 
+def test_the_floor_row_is_the_boundary_of_h1s_null() -> None:
+    from tailgate.stats.operating import FLOOR_ROW, row_kind
+
+    assert row_kind(0.05, 0.1) == "false PASS"
+    assert row_kind(0.1, 0.1) == row_kind(0.1 + 1e-15, 0.1) == FLOOR_ROW
+    assert row_kind(0.15, 0.1) == "power"
+    assert "not yet a discovery above the floor" in FLOOR_ROW and "App. E" in FLOOR_ROW
+
+
 @pytest.mark.parametrize("method", ["profile", "lr_test"])
 def test_likelihood_p1_methods_run_through_the_procedure(method: str) -> None:
     settings = dataclasses.replace(SETTINGS, p1_method=method)

@@ -29,7 +29,9 @@ def test_oc_table_states_the_null_rate_and_the_family_bound() -> None:
     assert t.header[2] == "band rule any (registered)"
     assert all(h.strip() for h in t.header)  # no empty column header
     assert t.rows[1][:3] == ("0.050", "false PASS", "0.040 ± 0.014")
-    assert t.rows[2][1] == "power"
+    # Δξ = Δfloor is the boundary of H1's null, not power; the paper's reading stays beside it
+    assert t.rows[2][1].startswith("boundary of H1's null: a PASS here is not yet a discovery")
+    assert "reads this rate as power at the floor" in t.rows[2][1]
     assert "1.0% of the time" in t.note and "at most 10.0%" in t.note  # 10 × 0.01
 
 

@@ -47,7 +47,9 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   normal, and its bootstrap sd is smallest exactly where the test rejects (low ε̂). The default
   ``logit_percentile`` is a bootstrap-percentile bound (Efron & Tibshirani 1993, Section 13.3)
   with a normal tail on the logit scale: from the median and the Φ(1) quantile of the B
-  replicates ε*, on the logit scale m and u₈₄, the bound is expit(m + z·(u₈₄ − m)); the
+  replicates ε*, on the logit scale m and u₈₄, the bound is expit(m + z·(u₈₄ − m)), the tail
+  scale u₈₄ − m replaced in the absolute test by (u₉₅ − m)/z₀.₉₅ where the 95 % quantile u₉₅
+  gives the wider one; the
   relative test uses the same map on (1 + Δε)/2 ∈ [0, 1], so its bound is 2·expit(…) − 1 and
   the win keeps its form (bound ≤ 0). A normal tail, not the empirical quantile: at
   α/k² = 0.05/144 a quantile at 1 − α/k² cannot be read off B = 1,000 replicates; the upper
@@ -93,6 +95,8 @@ __all__ = [
 ]
 
 _LOGIT_CLIP = 1e-6
+_UPPER_P = 0.95  # the second tail quantile of logit_percentile_bound (methods note D7)
+_UPPER_Z = float(ndtri(_UPPER_P))
 
 _CHUNK = 64  # bootstrap replicates per kernel call (bounds the index buffer: 64 × Σn int32)
 
@@ -546,16 +550,19 @@ def distinctness(
     return out
 
 
-def logit_percentile_bound(replicates: np.ndarray, z: float) -> np.ndarray:
-    """Upper bound expit(m + z·(u₈₄ − m)) from the bootstrap ``replicates`` (axis 0, values in
-    [0, 1]): m and u₈₄ are the logits of their median and Φ(1) quantile (clipped to
-    [10⁻⁶, 1 − 10⁻⁶]). The percentile bound at Φ(z) (Efron & Tibshirani 1993, Section 13.3),
-    its upper tail extrapolated as normal on the logit scale from the upper half of the
-    replicates, which an atom at exact dominance (ε* = 0) leaves alone (module docstring,
-    methods note D7)."""
-    q = np.quantile(replicates, [0.5, ndtr(1.0)], axis=0)
-    mid, hi = logit(np.clip(q, _LOGIT_CLIP, 1.0 - _LOGIT_CLIP))
-    return expit(mid + z * (hi - mid))
+def logit_percentile_bound(replicates: np.ndarray, z: float, wider: bool = True) -> np.ndarray:
+    """Upper bound expit(m + z·s), s = max(u₈₄ − m, (u₉₅ − m)/z₀.₉₅), from the bootstrap
+    ``replicates`` (axis 0, values in [0, 1]): m, u₈₄ and u₉₅ are the logits of their median,
+    Φ(1) and 95 % quantiles (clipped to [10⁻⁶, 1 − 10⁻⁶]). The percentile bound at Φ(z) (Efron &
+    Tibshirani 1993, Section 13.3), its upper tail extrapolated as normal on the logit scale from
+    the upper half of the replicates, which an atom at exact dominance (ε* = 0) leaves alone; the
+    wider of the two tail scales, because the Φ(1) quantile alone let the second-order test
+    reject slightly too often at its boundary (module docstring, methods note D7). ``wider``
+    False: the Φ(1) scale alone (the relative test's bound, which holds its level with it)."""
+    q = np.quantile(replicates, [0.5, ndtr(1.0), _UPPER_P], axis=0)
+    mid, hi, top = logit(np.clip(q, _LOGIT_CLIP, 1.0 - _LOGIT_CLIP))
+    scale = np.maximum(hi - mid, (top - mid) / _UPPER_Z) if wider else hi - mid
+    return expit(mid + z * scale)
 
 
 def dominance_from_replicates(
@@ -588,7 +595,7 @@ def dominance_from_replicates(
         delta_ucb = delta + z * dsig  # Eq. 13
     else:
         eps_ucb = np.where(offdiag, logit_percentile_bound(eps_b[1:], z), np.nan)
-        half = logit_percentile_bound((1.0 + delta_b[1:]) / 2.0, z)
+        half = logit_percentile_bound((1.0 + delta_b[1:]) / 2.0, z, wider=False)
         delta_ucb = np.where(offdiag, 2.0 * half - 1.0, np.nan)
     with np.errstate(invalid="ignore"):
         distinct = offdiag & (distinct_p <= alpha_pair)

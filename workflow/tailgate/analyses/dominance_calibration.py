@@ -16,7 +16,8 @@ DEFAULT_CALIBRATION = "logit_percentile"
 #: how each calibration forms the upper bound, for notes and reports
 CALIBRATION_TEXT = {
     "logit_percentile": "calibration logit_percentile: bootstrap-percentile bound with a "
-    "normal tail on the logit scale, expit(m + z·(u₈₄ − m)), methods note D7",
+    "normal tail on the logit scale, expit(m + z·s), s = u₈₄ − m (absolute test: the wider "
+    "of u₈₄ − m and (u₉₅ − m)/z₀.₉₅), methods note D7",
     "normal": "calibration normal: ε̂ + z·σ̂, Eqs. 11–13 of Nitsure et al. (2024)",
 }
 

@@ -103,16 +103,30 @@ class AmendResult:
 
 def check_design(study: Study, *, runnable: bool = True) -> Design | None:
     """The derived design; :class:`PreregError` for what would fail after the freeze
-    (:func:`tailgate.prereg.runnable.runnable_problems`, unless ``runnable`` is false), for a
-    size at which H1 cannot PASS (:func:`tailgate.prereg.design.cannot_pass`) and for a cap
-    below Eq. 2, each unless ``accepted_power`` explicitly records the achieved lower power.
-    None when the study registers no protocol (the Eq. 2 bound is the protocol's)."""
+    (:func:`tailgate.prereg.runnable.runnable_problems`, unless ``runnable`` is false), for
+    imported lattice scores that leave fewer distinct exceedance values at the headline threshold
+    than ``protocol.thresholds.min_levels`` (:func:`tailgate.prereg.importcheck.lattice_refusal`),
+    for a size at which H1 cannot PASS (:func:`tailgate.prereg.design.cannot_pass`) and for a cap
+    below Eq. 2, each of the last two unless ``accepted_power`` explicitly records the achieved
+    lower power. None when the study registers no protocol (the Eq. 2 bound is the protocol's)."""
     if runnable:
         problems = runnable_problems(study)
         if problems:
             raise problems[0]
     if not study.has_protocol:
         return None
+    from tailgate.prereg.importcheck import lattice_refusal
+
+    too_coarse = lattice_refusal(study)
+    if too_coarse is not None:
+        raise PreregError(
+            too_coarse,
+            file=str(study.path),
+            field="protocol.thresholds.min_levels",
+            fix="register a lower headline quantile (protocol.thresholds.headline), import "
+            "scores on a finer scale, or record a smaller min_levels (at least 3) that you "
+            "accept",
+        )
     design = derived_design(study)
     hopeless = cannot_pass(study)
     if hopeless and design.accepted_power is None:

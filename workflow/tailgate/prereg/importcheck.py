@@ -22,7 +22,11 @@ from tailgate.prereg.pins import project_root
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
 
-__all__ = ["import_findings", "tie_findings"]
+__all__ = ["MIN_LEVELS", "import_findings", "lattice_refusal", "tie_findings"]
+
+#: fewest distinct exceedance values at the headline threshold under ``ties: lattice`` when
+#: ``protocol.thresholds.min_levels`` is absent (methods note P10)
+MIN_LEVELS = 30
 
 
 def import_findings(study: Any) -> list[str]:
@@ -85,40 +89,67 @@ def import_findings(study: Any) -> list[str]:
 def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]]) -> list[str]:
     """Ties at the band's quantiles in the imported scores (lattice data such as 0–4 grades),
     found before the freeze: with the registered threshold rule ``strict`` the values tied at the
-    threshold are dropped and ξ̂ is biased, so the line suggests ``ties: half_step``
-    (:func:`tailgate.stats.risk.tie_diagnostic`). The scores are read as the identity scale,
-    turned round for a scorer registered ``worse: lower`` (its bad tail is the low one); a
-    monotone transform keeps the ties."""
+    threshold are dropped and ξ̂ is biased. Scores on one lattice in every condition get the
+    advice that works there, ``ties: lattice`` (the discretised likelihood, methods note P10);
+    other tied scores ``ties: half_step`` (:func:`tailgate.stats.risk.tie_diagnostic`). The
+    scores are read as the identity scale, turned round for a scorer registered
+    ``worse: lower`` (its bad tail is the low one); a monotone transform keeps the ties."""
     import numpy as np
 
+    from tailgate.stats.lattice import detect_step
     from tailgate.stats.risk import tie_diagnostic
 
-    rule = study.protocol["thresholds"].get("ties", "strict")
-    band = [float(q) for q in study.protocol["thresholds"]["band"]]
+    thresholds = study.protocol["thresholds"]
+    rule = thresholds.get("ties", "strict")
+    step = thresholds.get("lattice_step")
+    band = [float(q) for q in thresholds["band"]]
     out = []
     from tailgate.prereg.study import worse_of
 
     for scorer, column in columns:
         hits = []
+        steps = set()
         sign = -1.0 if worse_of(study.scorer(scorer)) == "lower" else 1.0
         for cond in study.conditions():
             x = sign * rows.scores[column][rows.of(cond["name"])]
             if x.size < 2:
                 continue
+            h = detect_step(x)
+            steps.add(None if h is None else float(f"{h:.12g}"))
             for q in band:
-                d = tie_diagnostic(x, q, rule)
+                d = tie_diagnostic(x, q, "strict" if rule == "lattice" else rule)
                 if d.fires:
                     hits.append((cond["name"], q, d, int(np.unique(x).size)))
                     break
         if not hits:
             continue
         name, q, d, distinct = hits[0]
-        advice = (
-            "registered: ties: half_step (the threshold moves half-way to the next lower value)"
-            if rule == "half_step"
-            else "register protocol.thresholds.ties: half_step before the freeze (with strict "
-            "thresholds the values tied at the quantile are dropped and ξ̂ is biased)"
-        )
+        lattice = None not in steps and len(steps) == 1
+        if rule == "lattice":
+            advice = (
+                "registered: ties: lattice (the discretised GPD likelihood; lattice step "
+                + (f"{step:g}, registered)" if step is not None else f"{next(iter(steps))!s}")
+                + (", detected)" if step is None and lattice else "")
+            )
+            if step is None and not lattice:
+                advice += (
+                    ": WARNING: no common lattice step detected in every condition; register "
+                    "protocol.thresholds.lattice_step"
+                )
+        elif lattice:
+            advice = (
+                f"the scores lie on a lattice of step {next(iter(steps))!s}: register "
+                "protocol.thresholds.ties: lattice before the freeze (the discretised GPD "
+                "likelihood; half_step keeps the tied values but the continuous fit still biases "
+                "ξ̂ towards 0 on a lattice)"
+            )
+        else:
+            advice = (
+                "registered: ties: half_step (the threshold moves half-way to the next lower value)"
+                if rule == "half_step"
+                else "register protocol.thresholds.ties: half_step before the freeze (with strict "
+                "thresholds the values tied at the quantile are dropped and ξ̂ is biased)"
+            )
         out.append(
             f"  ties: scorer {scorer} has tied values at a band quantile in {len(hits)} of "
             f"{len(study.conditions())} conditions (e.g. {name}: {d.at_threshold} values equal "
@@ -126,3 +157,45 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
             + advice
         )
     return out
+
+
+def lattice_refusal(study: Any) -> str | None:
+    """Why the registered ``ties: lattice`` cannot be fitted on the imported scores, or None.
+
+    A discretised GPD fit needs distinct exceedance values: the headline threshold must leave at
+    least ``protocol.thresholds.min_levels`` (absent: :data:`MIN_LEVELS`) in every condition and
+    scorer, and the scores must lie on a lattice. Studies that do not register ``ties: lattice``
+    or do not import their scores give None (their scores do not exist before the freeze)."""
+    if not study.has_protocol or study.data["data"]["backend"] != "import":
+        return None
+    thresholds = study.protocol["thresholds"]
+    if thresholds.get("ties") != "lattice":
+        return None
+    import numpy as np
+
+    from tailgate.generate.importer import inspect_import
+    from tailgate.stats.risk import exceedances
+
+    minimum = int(thresholds.get("min_levels", MIN_LEVELS))
+    head = float(thresholds["headline"])
+    step = thresholds.get("lattice_step")
+    summary, rows = inspect_import(study, base_dir=project_root(study.path))
+    short = []
+    for s in summary.spec.scores:
+        for cond in study.conditions():
+            x = rows.scores[s.column][rows.of(cond["name"])][: int(cond["prompts"])]
+            try:
+                ex = exceedances(x, head, "lattice", None if step is None else float(step))
+            except ValueError as exc:
+                return f"scorer {s.scorer}, condition {cond['name']}: {exc}"
+            levels = int(np.unique(ex.y).size)
+            if levels < minimum:
+                short.append((levels, s.scorer, cond["name"]))
+    if not short:
+        return None
+    levels, scorer, name = min(short)
+    return (
+        f"the headline threshold q = {head:g} leaves {levels} distinct exceedance values "
+        f"(scorer {scorer}, condition {name}; {len(short)} condition(s) below the minimum), "
+        f"fewer than the {minimum} that a discretised GPD fit of the tail needs"
+    )

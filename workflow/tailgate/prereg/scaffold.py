@@ -420,7 +420,8 @@ def _from_import(
     design = _design_of(draft, study, root)
     notes = _design_notes(design, counts)
     text = _fill(text, study, data, design=design)
-    notes += _g3_and_tie_notes(text, study, root)
+    text, lattice_notes = _propose_lattice(text, rows, scores)
+    notes += _g3_and_tie_notes(text, study, root) + lattice_notes
     text, proposed = _propose_tolerances(text, study, rows, chosen["condition"], scores)
     if proposed:
         notes.append(
@@ -473,6 +474,38 @@ def _g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
     return notes
 
 
+_TIES_LINE = "    # ties: strict           #"
+
+
+def _propose_lattice(
+    text: str, rows: list[dict[str, Any]], scores: list[tuple[str, str, bool, str | None]]
+) -> tuple[str, list[str]]:
+    """``protocol.thresholds.ties: lattice`` written (marked REVIEW) when every score column is
+    unbounded and lies on a lattice (judge grades, Likert items, counts): the rule under which
+    the fits use the discretised likelihood (methods note P10). Bounded scores are analysed on
+    the logit scale too, where a lattice of probabilities is no longer evenly spaced, so they
+    keep the rule they have."""
+    from tailgate.stats.lattice import detect_step
+
+    steps = []
+    for _, column, bounded, *_ in scores:
+        values = _numeric(rows, column)
+        step = None if bounded or values is None else detect_step(np.asarray(values, float))
+        if step is None:
+            return text, []
+        steps.append(f"{column} (step {step:g})")
+    if not steps or _TIES_LINE not in text:
+        return text, []
+    line = "    ties: lattice            # REVIEW: scores on a lattice; discretised GPD fits"
+    text = text.replace(_TIES_LINE, line + "\n" + _TIES_LINE, 1)
+    return text, [
+        f"ties: lattice is written: {', '.join(steps)} lie on a lattice, whose tails the "
+        "discretised GPD likelihood fits (REVIEW it); design and freeze refuse a headline "
+        "threshold that leaves fewer distinct exceedance values than protocol.thresholds."
+        "min_levels (absent: 30)"
+    ]
+
+
 #: the G1 and G2 tolerances init proposes, as multiples of a scale's pooled s.d.
 PROPOSED_SD_MULTIPLES = {"mean": 0.1, "tvar": 0.2}
 
@@ -493,17 +526,24 @@ def _propose_tolerances(
 ) -> tuple[str, int]:
     """Write ``protocol.tolerances.scales``: for every scorer and scale the run analyses,
     :data:`PROPOSED_SD_MULTIPLES` of the scale's pooled within-condition s.d. (the scale's own
-    units), each marked REVIEW; return the text and the number of entries written."""
+    units) of the scores that carry information (bounded scores strictly inside the ε clip),
+    each marked REVIEW, and ``protocol.tolerances.proposed: data``, so the lock records and the
+    report says that they came from the data; return the text and the number of entries."""
     from tailgate.stages.common import scales_for
     from tailgate.transform import transform_scores
 
     loaded = _load_text(text, study)
     eps = float(loaded.data["transform"]["epsilon"])
     lines = []
-    for name, column, *_ in scores:
+    for name, column, bounded, *_ in scores:
         groups: dict[str, list[float]] = {}
         for r in rows:
-            groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(float(r[column]))
+            value = float(r[column])
+            # bounded scores at the ε clip carry no information about spread: on the logit
+            # scale a mass of clipped zeros sets the s.d. by the clip (1.4 s.d. of the rest)
+            if bounded and not eps < value < 1.0 - eps:
+                continue
+            groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(value)
         for scale in scales_for(loaded, name):
             values = [
                 transform_scores(np.asarray(g, dtype=float), scale, epsilon=eps).values.tolist()
@@ -522,6 +562,7 @@ def _propose_tolerances(
         return text, 0
     anchor = "    tvar: 0.20\n"
     block = (
+        "    proposed: data         # init proposed the scales' tolerances from the data\n"
         "    scales:                # REVIEW: proposed by init, in each scale's units\n"
         + "\n".join(lines)
         + "\n"

@@ -21,9 +21,11 @@ from typing import Any
 
 from tailgate.stats.equivalence import BulkEquivalence
 from tailgate.stats.inference import (
+    LR_BOOTSTRAP_BELOW,
     LR_CALIBRATIONS,
     ProfileGrid,
     bartlett_corrected,
+    lr_bootstrap,
     lr_test_grids,
 )
 from tailgate.stats.stability import EDGE_RULES, TOLERANCE_RULES, stability_check
@@ -86,7 +88,11 @@ class GateSettings:
     (:mod:`tailgate.stats.stability`). P1: ``p1_method`` (``percentile``: the registered
     bootstrap CIs do not overlap; ``profile``: the profile-likelihood CIs do not overlap;
     ``lr_test``: the two-sample likelihood-ratio test of ξ_A = ξ_B rejects at P1's α;
-    ``lr_calibration``: ``bartlett``, Λ divided by its null mean, or ``chi2``, Λ against χ²₁).
+    ``lr_calibration``: ``bartlett``, Λ divided by its null mean, ``chi2``, Λ against χ²₁, or
+    ``bootstrap``, a parametric-bootstrap p-value when either condition has fewer than
+    ``lr_bootstrap_below`` exceedances and Bartlett above). ``tolerances_source``: ``data``
+    where ``init --from-import`` proposed the G1/G2 tolerances from the data
+    (``protocol.tolerances.proposed``), else ``registered``.
     """
 
     delta_mu: float = 0.10
@@ -107,6 +113,8 @@ class GateSettings:
     stability_se_multiplier: float = 2.0
     p1_method: str = "percentile"
     lr_calibration: str = "bartlett"
+    lr_bootstrap_below: int = LR_BOOTSTRAP_BELOW
+    tolerances_source: str = "registered"
 
     def __post_init__(self) -> None:
         if self.multiplicity not in ("none", "bonferroni"):
@@ -153,6 +161,10 @@ class GateSettings:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["adjusted_gates"] = list(self.adjusted_gates)
+        if self.lr_calibration != "bootstrap":  # read only under that calibration
+            del d["lr_bootstrap_below"]
+        if self.tolerances_source == "registered":  # written only where init proposed them
+            del d["tolerances_source"]
         return d
 
     @classmethod
@@ -359,16 +371,20 @@ def p1_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateRe
     level = s.level_of("P1")
     if s.p1_method == "lr_test":
         t = lr_test_grids(a.profile, b.profile)
-        if s.lr_calibration == "bartlett":
+        how = s.lr_calibration
+        if how == "bootstrap" and min(a.n_exc, b.n_exc) < s.lr_bootstrap_below:
+            t = lr_bootstrap(t, a.n_exc, b.n_exc)
+            how = f"parametric bootstrap below {s.lr_bootstrap_below} exceedances"
+        elif how in ("bartlett", "bootstrap"):
             t = bartlett_corrected(t, a.n_exc, b.n_exc)
+            how = "bartlett"
         alpha = s.alpha_of("P1")
         ok = fits_ok and math.isfinite(t.pvalue) and t.pvalue < alpha
         return GateResult(
             "P1",
             bool(ok),
             t.pvalue,
-            f"likelihood-ratio test of xi_A = xi_B ({s.lr_calibration}) rejects at alpha "
-            f"{alpha:.4g}",
+            f"likelihood-ratio test of xi_A = xi_B ({how}) rejects at alpha {alpha:.4g}",
             f"LR {shown(t.statistic)}, p {shown(t.pvalue)}",
         )
     if s.p1_method == "profile":

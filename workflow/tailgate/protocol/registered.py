@@ -15,7 +15,12 @@ documented defaults (the schema gives them none, so they never enter the canonic
 ``protocol.p1_method``
     ``percentile`` (absent; Zhou (2026)'s CI non-overlap), ``profile`` or ``lr_test``.
 ``protocol.lr_calibration``
-    ``bartlett`` (absent; the LR statistic over its null mean) or ``chi2`` (uncorrected).
+    ``bartlett`` (absent; the LR statistic over its null mean), ``chi2`` (uncorrected) or
+    ``bootstrap`` (a parametric-bootstrap p-value below ``protocol.lr_bootstrap_below``
+    exceedances, absent: 200; Bartlett above).
+``protocol.tolerances.proposed``
+    ``data`` where init proposed the G1/G2 tolerances from the data (the report says so);
+    absent: chosen by the registrant.
 ``protocol.stability.edge``, ``tolerance_rule``, ``se_multiplier``
     G5's rule for a side beyond the data range (absent: ``one_sided``), its tolerance
     (absent: ``fixed``, the registered 0.05) and the multiple of the s.e. under ``se``
@@ -27,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from tailgate.protocol.gates import GateSettings
+from tailgate.stats.inference import LR_BOOTSTRAP_BELOW
 
 __all__ = ["family_pairs", "registered_settings", "tolerances_for"]
 
@@ -86,4 +92,6 @@ def registered_settings(
         stability_se_multiplier=float(st.get("se_multiplier", SE_MULTIPLIER)),
         p1_method=str(p.get("p1_method", "percentile")),
         lr_calibration=str(p.get("lr_calibration", "bartlett")),
+        lr_bootstrap_below=int(p.get("lr_bootstrap_below", LR_BOOTSTRAP_BELOW)),
+        tolerances_source=str(p["tolerances"].get("proposed", "registered")),
     )

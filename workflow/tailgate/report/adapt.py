@@ -81,7 +81,10 @@ def gates_file_from_protocol(
     settings = verdict.get("settings") or {}
     labels = [f"{a} vs {b}" for a, b in sorted(passing)]
     band = sorted({float(q) for q in verdict["thresholds"]}, key=lambda q: float(qkey(q)))
+    # the G1/G2 tolerances came from the data (init): written only then, beside them in the report
+    source = {"tolerances_source": "data"} if settings.get("tolerances_source") == "data" else {}
     return {
+        **source,
         "scorer": scorer,
         "scale": scale,
         "headline_q": float(verdict["headline_q"]),

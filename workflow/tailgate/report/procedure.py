@@ -24,6 +24,7 @@ import numpy as np
 
 from tailgate.protocol.multiverse import grid
 from tailgate.stats.inference import ProfileGrid, bartlett_corrected, lr_test_grids
+from tailgate.stats.operating import row_kind
 
 from . import figures
 from .content import plots
@@ -56,7 +57,7 @@ def oc_table(oc: Mapping[str, Any]) -> Table:
     rules = [rule] + [r for r in ("any", "all", "headline") if r != rule]
     rows = []
     for s in oc["scenarios"]:
-        kind = "false PASS" if s["delta_xi"] < oc["delta_floor"] else "power"
+        kind = row_kind(s["delta_xi"], oc["delta_floor"])
         rows.append(
             (
                 fmt(s["delta_xi"], 3),
@@ -117,7 +118,8 @@ def inference_table(scorer: str, scale: str, records: Mapping[str, Any], q: floa
         f"CIs at the registered bootstrap level {fmt(level, 3)}; the percentile CI is the "
         "registered one, the profile-likelihood CI is reported beside it (it under-covers less "
         "at small n_exc). ties: values tied at the threshold or among the exceedances "
-        "(lattice data; consider protocol.thresholds.ties: half_step).",
+        "(lattice data: protocol.thresholds.ties: lattice fits them by the discretised "
+        "likelihood, methods note P10).",
     )
 
 
@@ -187,7 +189,8 @@ def ties_table(fits: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table | N
         ("fit", "q", "values tied at the quantile", "tied exceedances", "threshold rule"),
         tuple(rows),
         "With the strict rule, values tied at the threshold are dropped and ξ̂ is biased; "
-        "register protocol.thresholds.ties: half_step for lattice data.",
+        "half_step keeps them but the continuous density still biases ξ̂ on a lattice; the "
+        "rule lattice fits lattice scores by the discretised likelihood (methods note P10).",
     )
 
 

@@ -341,7 +341,7 @@ def _compact(observed: str, criterion: str) -> str:
     return observed.replace(f" vs {fixed.group(1)}", "") if fixed else observed
 
 
-def _gate_cell(g: dict | None) -> tuple[str, str]:
+def _gate_cell(g: dict | None, from_data: bool = False) -> tuple[str, str]:
     """(cell text, css class) of one gate: outcome and value, then what was observed."""
     if g is None or g["passed"] is None:
         return "—", ""
@@ -353,7 +353,8 @@ def _gate_cell(g: dict | None) -> tuple[str, str]:
     # G1, G2: the tolerance beside the value, in the units of the scale ("CI inside [-t, t]")
     band = re.fullmatch(r"CI inside \[-([^,\]]+), [^\]]+\]", g.get("criterion", ""))
     if band:
-        value += f" (tolerance ±{band.group(1)})"
+        source = ", proposed from the data by init" if from_data else ""
+        value += f" (tolerance ±{band.group(1)}{source})"
     observed = _compact(g.get("observed", g.get("detail", "")), g.get("criterion", ""))
     return mark + value + (f"\n{observed}" if observed else ""), "pass" if g["passed"] else "fail"
 
@@ -380,7 +381,8 @@ def gate_values_table(gates: GatesFile, q: float) -> Table:
         at = next((t for t in pair["thresholds"] if math.isclose(t["q"], q, abs_tol=1e-9)), None)
         if at is None:
             continue
-        cells = [_gate_cell(at["gates"].get(gate)) for gate in GATE_ORDER]
+        from_data = gates.get("tolerances_source") == "data"
+        cells = [_gate_cell(at["gates"].get(gate), from_data) for gate in GATE_ORDER]
         result = "PASS" if at["passed"] else f"KILL at {at['first_failing'] or '—'}"
         dxi = fmt(at["delta_xi"]) + (f"\n{_ci(at['delta_xi_ci'])}" if at["delta_xi_ci"] else "")
         rows.append((_pair_label(pair), result, dxi, *(c for c, _ in cells)))

@@ -60,9 +60,14 @@ _FIT_PARTS = (
     "protocol.stability.resamples",
     "protocol.thresholds.band",
     "protocol.thresholds.ties",
+    "protocol.thresholds.lattice_step",
     "protocol.tvar_level",
     "conditions[{condition}].pilot",
 )
+
+#: parts added after studies were run: left out of a job's reads while absent, so the
+#: fingerprints of registrations without them stay what they were
+_NEWER_PARTS = frozenset({"protocol.thresholds.lattice_step"})
 
 #: stage -> registered parts it reads (the job's wildcards fill the braces)
 STAGE_PARTS: dict[str, tuple[str, ...]] = {
@@ -132,6 +137,9 @@ def stage_reads(study: Any, stage: str, **wildcards: str) -> dict[str, Any]:
     """Everything ``stage`` reads of the registration, for the job with ``wildcards``."""
     parts = {p.format(**wildcards): None for p in STAGE_PARTS[stage]}
     out: dict[str, Any] = {p: _part(study, p) for p in parts}
+    for p in _NEWER_PARTS & out.keys():
+        if out[p] is None:
+            del out[p]
     for name, fn in STAGE_DERIVED.get(stage, {}).items():
         # derived values are the protocol's (its gate level, its power design): a study without
         # the protocol runs none of the stages that read them

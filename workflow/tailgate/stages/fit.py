@@ -12,6 +12,16 @@ above 0.9 and 0.95 (Section 6.2). Plus the stability scan ξ̂(u) of Fig. 3 with
 (``protocol.stability.resamples``) and QQ data at every band threshold (Fig. 2). The scan runs
 first: its fits at q ± δ are G5's side fits (the same exceedances), so they are not repeated.
 
+Lattice scores (registered ``protocol.thresholds.ties: lattice``, methods note P10): the
+threshold lies half a step below a lattice value, every fit, bootstrap, standard error and
+profile uses the discretised likelihood of the lattice step (registered as
+``protocol.thresholds.lattice_step`` or detected in the condition's scores, recorded as
+``lattice``), G4 is the discretised Anderson–Darling test with a parametric-bootstrap p-value
+(:func:`tailgate.stats.gof.anderson_darling_lattice`), and G5's sides are distinct lattice
+thresholds: where q ± δ lands on q's own threshold, the side moves one lattice step further;
+a lower side with no lattice threshold below q's is beyond the data range (the registered
+``stability.edge`` rule decides), and ``side_reason`` says why a side was moved or not tested.
+
 Every bootstrap draws from ``tailgate.seeds`` streams keyed by (stage, scorer, scale, condition,
 threshold), so the file is byte-identical for identical seeds, whatever the number of cores.
 """
@@ -28,12 +38,13 @@ from tqdm import tqdm
 
 from tailgate.atomic import write_json
 from tailgate.diagnostics import bounded_support_diagnostics, qq_data
+from tailgate.errors import InputError
 from tailgate.prereg.study import Study
 from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence
-from tailgate.stats import gof, gpd, inference
-from tailgate.stats.risk import exceedances, tie_diagnostic, tvar
-from tailgate.stats.stability import StabilityScan, stability_scan
+from tailgate.stats import gof, gpd, inference, lattice
+from tailgate.stats.risk import exceedances, lattice_step_of, tie_diagnostic, tvar
+from tailgate.stats.stability import StabilityScan, lattice_side, stability_scan
 
 from .common import band, open_stage, qkey, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
@@ -42,6 +53,7 @@ __all__ = [
     "fit_condition",
     "fit_stage",
     "fit_threshold",
+    "lattice_step",
     "scan_sides",
     "side_count",
     "side_xi",
@@ -49,28 +61,47 @@ __all__ = [
 ]
 
 QQ_POINTS = 200
+#: parametric-bootstrap samples of G4's p-value on a lattice (methods note P10)
+LATTICE_GOF_RESAMPLES = 999
 
 
 def _num(v: float) -> float | None:
     return float(v) if v is not None and math.isfinite(v) else None
 
 
-def side_xi(x: np.ndarray, q: float, min_exceedances: int, ties: str = "strict") -> float | None:
+def side_xi(
+    x: np.ndarray, q: float, min_exceedances: int, ties: str = "strict", step: float | None = None
+) -> float | None:
     """ξ̂ at quantile ``q`` for G5: None if q ∉ (0, 1) (beyond the data range), NaN if the side
     is not testable — fewer than ``min_exceedances`` exceedances or no interior maximum
     (Section 6.3 of Zhou (2026); a side without data fails G5, it is never dropped)."""
     if not 0.0 < q < 1.0:
         return None
-    ex = exceedances(x, q, ties)
+    ex = exceedances(x, q, ties, step)
     if ex.n_exc < min_exceedances:
         return math.nan
-    f = gpd.fit(ex.y)
+    f = gpd.fit(ex.y, step if ties == "lattice" else None)
     return f.xi if f.status == "ok" else math.nan
 
 
-def side_count(x: np.ndarray, q: float, ties: str = "strict") -> int | None:
+def side_count(
+    x: np.ndarray, q: float, ties: str = "strict", step: float | None = None
+) -> int | None:
     """Exceedances at quantile ``q`` (None beyond the data range)."""
-    return exceedances(x, q, ties).n_exc if 0.0 < q < 1.0 else None
+    return exceedances(x, q, ties, step).n_exc if 0.0 < q < 1.0 else None
+
+
+def lattice_step(study: Study, x: np.ndarray, where: str = "the scores") -> float | None:
+    """The lattice step of the rule ``lattice``: ``protocol.thresholds.lattice_step`` when
+    registered, else detected in ``x``; None under any other rule. InputError (exit 2) when the
+    rule is registered but the scores are not on a lattice."""
+    if tie_rule(study) != "lattice":
+        return None
+    reg = study.protocol["thresholds"].get("lattice_step")
+    try:
+        return lattice_step_of(x, None if reg is None else float(reg))
+    except ValueError as exc:
+        raise InputError(f"{where}: protocol.thresholds.ties is lattice, but {exc}") from None
 
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
@@ -110,19 +141,24 @@ def fit_threshold(
     probability: bool,
     sides: Mapping[float, float | None] | None = None,
     workers: int = 1,
+    step: float | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ThresholdFit record at ``q`` and its QQ data (None when there is no fit).
 
     ``sides`` holds already known :func:`side_xi` values (:func:`scan_sides`); G5's ξ̂ at
     q ± δ is fitted only where it has none. ``workers`` threads run the bootstrap (the result
-    does not depend on it).
+    does not depend on it). ``step``: the lattice step under the rule ``lattice`` (detected or
+    registered, :func:`lattice_step`, when None).
     """
     p = study.protocol
     level = float(p["bootstrap"]["level"])
     gate_level = registered_settings(study).ci_level
     ties = tie_rule(study)
-    ex = exceedances(x, q, ties)
-    f = gpd.fit(ex.y)
+    if ties == "lattice" and step is None:
+        step = lattice_step(study, x)
+    h = step if ties == "lattice" else None
+    ex = exceedances(x, q, ties, h)
+    f = gpd.fit(ex.y, h)
     ci = ci_gate = (math.nan, math.nan)
     n_boundary = n_failed = 0
     if f.status in ("ok", "boundary"):
@@ -132,20 +168,32 @@ def fit_threshold(
             seed_sequence(study.seed, "fit", *keys, qkey(q)),
             full_fit=f,
             workers=workers,
+            step=h,
         )
         ci, ci_gate = boot.ci(level), boot.ci(gate_level)
         n_boundary, n_failed = boot.n_boundary, boot.n_failed
-    ad = gof.anderson_darling(ex.y, f, seed=seed_sequence(study.seed, "gof", *keys, qkey(q)))
+    gof_seed = seed_sequence(study.seed, "gof", *keys, qkey(q))
+    if h is None:
+        ad = gof.anderson_darling(ex.y, f, seed=gof_seed)
+    else:
+        ad = gof.anderson_darling_lattice(ex.y, h, f, n_boot=LATTICE_GOF_RESAMPLES, seed=gof_seed)
     delta = float(p["stability"]["delta"])
     smin = int(p["stability"]["min_exceedances"])
     known = sides or {}
     q_minus, q_plus = round(q - delta, 10), round(q + delta, 10)
-    xi_minus = known[q_minus] if q_minus in known else side_xi(x, q_minus, smin, ties)
-    xi_plus = known[q_plus] if q_plus in known else side_xi(x, q_plus, smin, ties)
-    oi = inference.observed_information(ex.y, f)
-    prof = inference.profile_ci(ex.y, level, f)
-    prof_gate = inference.profile_ci(ex.y, gate_level, f)
-    grid = inference.profile_grid(ex.y, f)
+    side_reason = None
+    if h is None:
+        xi_minus = known[q_minus] if q_minus in known else side_xi(x, q_minus, smin, ties)
+        xi_plus = known[q_plus] if q_plus in known else side_xi(x, q_plus, smin, ties)
+        n_minus, n_plus = side_count(x, q_minus, ties), side_count(x, q_plus, ties)
+    else:
+        xi_minus, n_minus, why_minus = lattice_side(x, q_minus, ex.u, h, smin, -1)
+        xi_plus, n_plus, why_plus = lattice_side(x, q_plus, ex.u, h, smin, +1)
+        side_reason = {"minus": why_minus, "plus": why_plus}
+    oi = inference.observed_information(ex.y, f, step=h)
+    prof = inference.profile_ci(ex.y, level, f, step=h)
+    prof_gate = inference.profile_ci(ex.y, gate_level, f, step=h)
+    grid = inference.profile_grid(ex.y, f, step=h)
     share = None
     if probability:
         share = bounded_support_diagnostics(x, q, threshold=ex.u).to_dict()["share_above"]
@@ -168,26 +216,31 @@ def fit_threshold(
         "boundary_share": share,
         "xi_minus": _side_json(xi_minus),
         "xi_plus": _side_json(xi_plus),
-        "n_minus": side_count(x, q_minus, ties),
-        "n_plus": side_count(x, q_plus, ties),
+        "n_minus": n_minus,
+        "n_plus": n_plus,
         "xi_se": _num(oi.se_xi),
         "sigma_se": _num(oi.se_sigma),
         "xi_profile_ci": _pair(prof.low, prof.high),
         "xi_profile_ci_gate": _pair(prof_gate.low, prof_gate.high),
         "profile": None if grid is None else grid.to_dict(),
-        "ties": tie_diagnostic(x, q, ties).to_dict(),
+        "ties": tie_diagnostic(x, q, ties, h).to_dict(),
         "n_boundary": int(n_boundary),
         "n_failed": int(n_failed),
         "mean_excess": _num(mean_excess),
         "tvar_q": _num(ex.u + mean_excess),
     }
+    if h is not None:
+        fit["side_reason"] = side_reason
+        fit["n_levels"] = int(np.unique(ex.y).size)
     qq = None
     if f.status in ("ok", "boundary") and f.sigma > 0:
         qq = qq_data(x, q, f.xi, f.sigma, threshold=ex.u, max_points=QQ_POINTS).to_dict()
     return fit, qq
 
 
-def threshold_diagnostics(x: np.ndarray, scan: StabilityScan, ties: str) -> dict[str, list]:
+def threshold_diagnostics(
+    x: np.ndarray, scan: StabilityScan, ties: str, step: float | None = None
+) -> dict[str, list]:
     """Mean-residual-life and modified-scale data at the scan's thresholds (Coles 2001 §4.3).
 
     ``u``; ``mean_excess`` e(u) = mean(x − u | x > u) with its normal-theory s.e. (sd/√n_exc),
@@ -196,7 +249,7 @@ def threshold_diagnostics(x: np.ndarray, scan: StabilityScan, ties: str) -> dict
     """
     u, me, me_se, mod = [], [], [], []
     for pt in scan.points:
-        ex = exceedances(x, pt.q, ties)
+        ex = exceedances(x, pt.q, ties, step)
         u.append(_num(ex.u))
         me.append(_num(float(ex.y.mean())))
         me_se.append(_num(float(ex.y.std(ddof=1) / math.sqrt(ex.n_exc))))
@@ -223,6 +276,7 @@ def fit_condition(
     p = study.protocol
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
+    step = lattice_step(study, x, f"condition {condition!r} on scale {scale!r}")
     level = float(p["bootstrap"]["level"])
     grid = _scan_quantiles(study)
     # the scan's display bootstraps are about half of a fit job's time on large samples
@@ -236,6 +290,7 @@ def fit_condition(
         seed=seed_sequence(study.seed, "scan", *keys),
         workers=workers,
         ties=tie_rule(study),
+        step=step,
     )
     sides = scan_sides(scan, grid)
     thresholds = []
@@ -250,12 +305,13 @@ def fit_condition(
             probability=scale == "probability",
             sides=sides,
             workers=workers,
+            step=step,
         )
         thresholds.append(fit)
         if qq_rec is not None:
             qq[qkey(q)] = qq_rec
     tv_level = float(p["tvar_level"])
-    return {
+    doc: dict[str, Any] = {
         "scorer": scorer,
         "scale": scale,
         "condition": condition,
@@ -279,11 +335,15 @@ def fit_condition(
             "n_exc": [int(pt.n_exc) for pt in scan.points],
             "median": _num(scan.median),
             "std": _num(scan.std),
-            **threshold_diagnostics(x, scan, tie_rule(study)),
+            **threshold_diagnostics(x, scan, tie_rule(study), step),
         },
         "qq": qq,
         "transform": transform,
     }
+    if step is not None:
+        reg = study.protocol["thresholds"].get("lattice_step")
+        doc["lattice"] = lattice.to_dict(step, detected=reg is None)
+    return doc
 
 
 def fit_stage(

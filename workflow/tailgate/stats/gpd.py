@@ -15,6 +15,13 @@ a Zhang–Stephens (2009) start, checks the answer against a coarse scan of the 
     always means the interior point beats the boundary.
 ``too_few`` / ``constant`` / ``non_finite`` / ``non_positive``
     degenerate input (n < 10, all values equal, NaN/inf, an exceedance ≤ 0); ξ̂ and σ̂ are NaN.
+``too_few_levels`` / ``off_lattice`` (``step`` given)
+    fewer than :data:`MIN_LEVELS` distinct lattice values, or a value that is not a cell
+    midpoint (k + ½)·step; ξ̂ and σ̂ are NaN.
+
+``fit(y, step=h)`` fits exceedances on a lattice of step h by the discretised (interval-censored)
+likelihood of :mod:`tailgate.stats.lattice` (Ma, Yan & Zhang (2026), Section 2); ``step=None`` is
+the continuous fit. :func:`bootstrap` takes the same ``step``.
 
 :func:`bootstrap` refits the GPD on ``n_boot`` resamples, vectorised over replicates and
 warm-started at the full-sample fit, in fixed blocks of :data:`BLOCK` replicates processed by a
@@ -42,6 +49,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tailgate.stats import lattice
 from tailgate.stats.parts import parts_within
 from tailgate.stats.profile import (
     STATUS_BOUNDARY,
@@ -69,6 +77,10 @@ __all__ = [
 
 #: fewest exceedances for which a fit is attempted
 MIN_EXCEEDANCES = 10
+#: fewest distinct lattice values for which a discretised fit is attempted (two parameters)
+MIN_LEVELS = 3
+#: starting shapes tried beside the moment start by a discretised fit
+_LATTICE_STARTS = (-0.5, 0.0, 0.5, 1.0)
 #: bootstrap replicates per block (each block has its own random stream)
 BLOCK = 128
 
@@ -225,9 +237,11 @@ def log_survival(y: np.ndarray, xi: np.ndarray | float, sigma: np.ndarray | floa
     return -np.where(small, series, big)
 
 
-def fit(y: np.ndarray) -> GPDFit:
+def fit(y: np.ndarray, step: float | None = None) -> GPDFit:
     """Maximum-likelihood GPD fit to exceedances ``y > 0`` (Eq. 1 of Zhou (2026)).
 
+    ``step``: the exceedances lie on the cell midpoints (k + ½)·step of a lattice and are fitted
+    by the discretised likelihood (:mod:`tailgate.stats.lattice`); None: the continuous density.
     Never raises on data: degenerate inputs and fits without an interior maximum come back with
     the corresponding ``status`` (see the module docstring).
     """
@@ -236,6 +250,8 @@ def fit(y: np.ndarray) -> GPDFit:
     bad = _degenerate(y)
     if bad is not None:
         return GPDFit(math.nan, math.nan, n, bad, math.nan)
+    if step is not None:
+        return _fit_lattice(y, float(step))
     ymax = float(y.max())
     row = y[None, :]
     ym = np.array([ymax])
@@ -261,6 +277,43 @@ def fit(y: np.ndarray) -> GPDFit:
         # no interior maximum, or one below the ξ = −1 limit: the uniform GPD on [0, max(y)]
         return GPDFit(-1.0, ymax, n, "boundary", -n * math.log(ymax), iterations)
     return GPDFit(xi_best, _sigma_of(y, xi_best, t_best), n, "ok", n * f_best, iterations)
+
+
+def lattice_groups(y: np.ndarray, step: float) -> lattice.Groups | None:
+    """The counts of exceedances ``y`` over their lattice cells (None when a value is off the
+    lattice)."""
+    cells = lattice.cells_of(y, step)
+    if cells.size == 0 or np.any(cells < 0):
+        return None
+    return lattice.groups_of([cells], step)
+
+
+def _fit_lattice(y: np.ndarray, step: float) -> GPDFit:
+    """The discretised-likelihood fit (``fit(y, step=...)``): the best of a moment start and
+    the starts :data:`_LATTICE_STARTS`, all by Fisher scoring."""
+    n = int(y.size)
+    if not (math.isfinite(step) and step > 0):
+        return GPDFit(math.nan, math.nan, n, "off_lattice", math.nan)
+    g = lattice_groups(y, step)
+    if g is None:
+        return GPDFit(math.nan, math.nan, n, "off_lattice", math.nan)
+    if int(np.count_nonzero(g.counts[0])) < MIN_LEVELS:
+        return GPDFit(math.nan, math.nan, n, "too_few_levels", math.nan)
+    m = float(np.mean(y))
+    xi0 = np.array([math.nan, *_LATTICE_STARTS])
+    rows = lattice.Groups(g.edges, np.repeat(g.counts, xi0.size, axis=0), step)
+    mx, ms = lattice.moment_start(rows)
+    xi0[0] = mx[0]
+    sig0 = np.where(np.isnan(xi0), math.exp(ms[0]), m * (1.0 - np.minimum(xi0, 0.9)))
+    sig0[0] = math.exp(ms[0])
+    res = lattice.fit_groups(rows, xi0, sig0)
+    ll = np.where(res.converged, res.loglik, -np.inf)
+    k = int(np.argmax(ll))
+    if not np.isfinite(ll[k]):
+        return GPDFit(math.nan, math.nan, n, "failed", math.nan, int(res.iterations.sum()))
+    return GPDFit(
+        float(res.xi[k]), float(res.sigma[k]), n, "ok", float(ll[k]), int(res.iterations.sum())
+    )
 
 
 def _sigma_of(y: np.ndarray, xi: float, t: float) -> float:
@@ -404,18 +457,20 @@ def bootstrap(
     *,
     full_fit: GPDFit | None = None,
     workers: int | None = None,
+    step: float | None = None,
 ) -> GPDBootstrap:
     """Nonparametric bootstrap of the GPD MLE of exceedances ``y`` (Section 3 of Zhou (2026)).
 
     Returns every replicate's ξ̂ and σ̂ with its status; see :meth:`GPDBootstrap.ci` and the module
     docstring for the boundary policy and determinism. ``workers`` threads process the blocks
-    (default: all cores); the result does not depend on it.
+    (default: all cores); the result does not depend on it. ``step``: the replicates are refitted
+    by the discretised likelihood (:func:`fit`), from the same resample indices.
     """
     y = np.asarray(y, dtype=np.float64)
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot!r}")
     ss = seed_sequence_of(seed)
-    full = full_fit if full_fit is not None else fit(y)
+    full = full_fit if full_fit is not None else fit(y, step)
     xi = np.full(n_boot, math.nan)
     sigma = np.full(n_boot, math.nan)
     status = np.full(n_boot, STATUS_NO_CONVERGENCE, dtype=np.int8)
@@ -424,6 +479,9 @@ def bootstrap(
     n = y.size
     t_start = full.theta if full.converged else 0.0
     n_blocks = -(-n_boot // BLOCK)
+    if step is not None:
+        _bootstrap_lattice(y, float(step), full, ss, n_blocks, n_boot, xi, sigma, status)
+        return GPDBootstrap(full, xi, sigma, status)
 
     def run(b: int) -> None:
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
@@ -448,3 +506,38 @@ def bootstrap(
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(run, range(n_blocks)))
     return GPDBootstrap(full, xi, sigma, status)
+
+
+def _bootstrap_lattice(
+    y: np.ndarray,
+    step: float,
+    full: GPDFit,
+    ss: np.random.SeedSequence,
+    n_blocks: int,
+    n_boot: int,
+    xi: np.ndarray,
+    sigma: np.ndarray,
+    status: np.ndarray,
+) -> None:
+    """Discretised refits of every block's resamples (the same indices as the continuous
+    bootstrap), counted over the sample's lattice cells and warm-started at the full fit."""
+    g = lattice_groups(y, step)
+    if g is None:
+        return
+    n = y.size
+    group_of = np.searchsorted(g.edges, lattice.cells_of(y, step), side="right") - 1
+    n_groups = g.edges.size - 1
+    for b in range(n_blocks):
+        lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
+        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
+        gi = group_of[idx[: hi - lo]]
+        counts = np.zeros((hi - lo, n_groups))
+        for r in range(hi - lo):
+            counts[r] = np.bincount(gi[r], minlength=n_groups)
+        rows = lattice.Groups(g.edges, counts, step)
+        res = lattice.fit_groups(rows, np.full(hi - lo, full.xi), np.full(hi - lo, full.sigma))
+        levels = np.count_nonzero(counts, axis=1)
+        ok = res.converged & (levels >= MIN_LEVELS)
+        xi[lo:hi] = np.where(ok, res.xi, math.nan)
+        sigma[lo:hi] = np.where(ok, res.sigma, math.nan)
+        status[lo:hi] = np.where(ok, STATUS_OK, STATUS_NO_CONVERGENCE)

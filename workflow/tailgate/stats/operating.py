@@ -58,7 +58,14 @@ from tailgate.stats.parts import BLAS_ROWS, parts_within
 from tailgate.stats.profile import STATUS_OK
 from tailgate.stats.simulated_p1 import p1_interval, p1_rows
 
-__all__ = ["OCScenario", "OperatingCharacteristics", "Sampler", "simulate_procedure"]
+__all__ = [
+    "FLOOR_ROW",
+    "OCScenario",
+    "OperatingCharacteristics",
+    "Sampler",
+    "row_kind",
+    "simulate_procedure",
+]
 
 #: values drawn at once by :func:`simulate_procedure` (trials × prompts)
 DRAW_ELEMENTS = 1 << 22
@@ -163,7 +170,7 @@ class OperatingCharacteristics:
             f"condition, {self.trials} trials; P1's intervals: {self.p1_interval}):"
         ]
         for s in self.scenarios:
-            kind = "false PASS" if s.delta_xi < self.delta_floor else "power"
+            kind = row_kind(s.delta_xi, self.delta_floor)
             others = ", ".join(f"{r} {s.rate(r):.3f}" for r in BAND_RULES if r != rule)
             lines.append(
                 f"  true Δξ = {s.delta_xi:g}: {kind} {s.rate(rule):.3f} ± {s.mc_se(rule):.3f} "
@@ -176,6 +183,21 @@ class OperatingCharacteristics:
         )
         lines += [f"  note: {n}" for n in self.notes]
         return lines
+
+
+#: what a PASS rate at Δξ = Δfloor is: H1's null is Δξ ≤ Δfloor, so the floor is its boundary
+FLOOR_ROW = (
+    "boundary of H1's null: a PASS here is not yet a discovery above the floor "
+    "(Zhou (2026), App. E, reads this rate as power at the floor)"
+)
+
+
+def row_kind(delta_xi: float, delta_floor: float) -> str:
+    """What the PASS rate at a true Δξ measures: a false PASS below the floor, the boundary of
+    H1's null at it (:data:`FLOOR_ROW`), power above it."""
+    if math.isclose(delta_xi, delta_floor, rel_tol=1e-9, abs_tol=1e-12):
+        return FLOOR_ROW
+    return "false PASS" if delta_xi < delta_floor else "power"
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,6 +10,11 @@ drops every value tied at u and biases ξ̂. The registered rule ``half_step``
 (``protocol.thresholds.ties``; Coles 2001 §4.4, the Fort Collins rainfall analysis) moves u
 half-way down to the next smaller distinct value when values are tied at u, so the tied values
 count as exceedances. :func:`tie_diagnostic` counts ties at u and among the exceedances either way.
+``half_step`` keeps the ties but the continuous density still misreads rounded exceedances (ξ̂
+0.165 for a latent 0.2 at step σ/2); the rule ``lattice`` places the threshold half a step below
+the lattice value on or above the quantile, so every exceedance is a cell midpoint (k + ½)h, and
+the fits use the discretised likelihood (:mod:`tailgate.stats.lattice`, methods note P10); the
+step is the registered ``protocol.thresholds.lattice_step`` or the one detected in the data.
 
 TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of Zhou (2026)) is the mean of the values strictly above
 the empirical q-quantile. When no value lies strictly above (all tied at the top) it is u itself.
@@ -50,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.stats import lattice
 from tailgate.stats.gpd import SeedLike, _block_rng, _index_dtype, seed_sequence_of
 from tailgate.stats.parts import BLAS_ROWS, row_parts
 
@@ -61,6 +67,7 @@ __all__ = [
     "bulk_bootstrap",
     "bulk_bootstrap_scales",
     "exceedances",
+    "lattice_step_of",
     "tie_diagnostic",
     "tvar",
 ]
@@ -100,7 +107,24 @@ def _finite_1d(x: np.ndarray, what: str) -> np.ndarray:
 
 
 #: threshold rules for tied values (``protocol.thresholds.ties``)
-TIE_RULES = ("strict", "half_step")
+TIE_RULES = ("strict", "half_step", "lattice")
+
+
+def lattice_step_of(x: np.ndarray, step: float | None = None) -> float:
+    """The lattice step of the rule ``lattice``: ``step`` when given (registered), else the one
+    detected in ``x``; ValueError when the scores are not on a lattice."""
+    if step is not None:
+        if not (math.isfinite(step) and step > 0):
+            raise ValueError(f"the lattice step must be a positive number, got {step!r}")
+        return float(step)
+    h = lattice.detect_step(x)
+    if h is None:
+        raise ValueError(
+            "the scores are not on a lattice (no common step between their distinct values); "
+            "register protocol.thresholds.ties: strict (or half_step), or the step as "
+            "protocol.thresholds.lattice_step"
+        )
+    return h
 
 
 def _half_step(x: np.ndarray, u: float) -> float:
@@ -111,17 +135,23 @@ def _half_step(x: np.ndarray, u: float) -> float:
     return u if below.size == 0 else 0.5 * (u + float(below.max()))
 
 
-def exceedances(x: np.ndarray, q: float, ties: str = "strict") -> Exceedances:
+def exceedances(
+    x: np.ndarray, q: float, ties: str = "strict", step: float | None = None
+) -> Exceedances:
     """Per-condition POT threshold at the empirical ``q``-quantile and its exceedances.
 
     ``ties="half_step"``: with values tied at the quantile, the threshold is half-way to the next
-    smaller distinct value (module docstring).
+    smaller distinct value; ``ties="lattice"``: half a lattice ``step`` (detected when None)
+    below the lattice value on or above the quantile (module docstring).
     """
     if not 0 < q < 1:
         raise ValueError(f"threshold quantile q must be in (0, 1), got {q!r}")
     if ties not in TIE_RULES:
         raise ValueError(f"ties must be one of {TIE_RULES}, got {ties!r}")
     x = _finite_1d(x, "severities")
+    if ties == "lattice":
+        ex = lattice.exceedances(x, q, lattice_step_of(x, step))
+        return Exceedances(q=ex.q, u=ex.u, n=ex.n, y=ex.y)
     u = float(np.quantile(x, q))
     if ties == "half_step":
         u = _half_step(x, u)
@@ -148,11 +178,13 @@ class TieDiagnostic:
         return {**asdict(self), "fires": self.fires}
 
 
-def tie_diagnostic(x: np.ndarray, q: float, ties: str = "strict") -> TieDiagnostic:
+def tie_diagnostic(
+    x: np.ndarray, q: float, ties: str = "strict", step: float | None = None
+) -> TieDiagnostic:
     """How many values are tied at the q-quantile and how many exceedances repeat a value."""
     x = _finite_1d(x, "severities")
     uq = float(np.quantile(x, q))
-    ex = exceedances(x, q, ties)
+    ex = exceedances(x, q, ties, step)
     distinct = int(np.unique(ex.y).size)
     return TieDiagnostic(uq, int(np.count_nonzero(x == uq)), ex.n_exc - distinct, ex.n_exc, ties)
 

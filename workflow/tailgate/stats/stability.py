@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats import gpd
-from tailgate.stats.risk import exceedances
+from tailgate.stats import gpd, lattice
+from tailgate.stats.risk import exceedances, lattice_step_of
 
 __all__ = [
     "EDGE_RULES",
@@ -42,6 +42,7 @@ __all__ = [
     "ScanPoint",
     "StabilityCheck",
     "StabilityScan",
+    "lattice_side",
     "side_difference_se",
     "stability_check",
     "stability_scan",
@@ -115,24 +116,30 @@ def stability_scan(
     seed: gpd.SeedLike = 0,
     workers: int | None = None,
     ties: str = "strict",
+    step: float | None = None,
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of Zhou (2026)).
 
     Point k of the grid bootstraps from child k of ``seed``; ``n_boot = 0`` skips the CIs.
     ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
-    ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`).
+    ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`); under
+    ``lattice`` the fits and bootstraps use the discretised likelihood of lattice ``step``.
     """
+    lattice_step = lattice_step_of(x, step) if ties == "lattice" else None
     ss = gpd.seed_sequence_of(seed)
     pts = []
     for k, q in enumerate(quantiles):
-        ex = exceedances(x, float(q), ties)
+        ex = exceedances(x, float(q), ties, lattice_step)
         if ex.n_exc < min_exceedances:
             continue
-        f = gpd.fit(ex.y)
+        f = gpd.fit(ex.y, lattice_step)
         lo = hi = math.nan
         if n_boot > 0 and f.status in ("ok", "boundary"):
             child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k))
-            lo, hi = gpd.bootstrap(ex.y, n_boot, child, full_fit=f, workers=workers).ci(level)
+            boot = gpd.bootstrap(
+                ex.y, n_boot, child, full_fit=f, workers=workers, step=lattice_step
+            )
+            lo, hi = boot.ci(level)
         pts.append(ScanPoint(float(q), ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi))
     ok = np.array([p.xi for p in pts if p.status == "ok"])
     med = float(np.median(ok)) if ok.size else math.nan
@@ -273,3 +280,31 @@ def stability_check(
         tol_minus,
         tol_plus,
     )
+
+
+def lattice_side(
+    x: np.ndarray, q_side: float, t_q: float, step: float, min_exceedances: int, direction: int
+) -> tuple[float | None, int | None, str]:
+    """G5's side on a lattice: (ξ̂, exceedances, reason) at the lattice threshold of ``q_side``,
+    moved one step beyond q's threshold ``t_q`` when it equals it (``direction`` −1 below, +1
+    above), so a side never refits q's own exceedances. ξ̂ is None when the side is beyond the
+    data range (q ± δ outside (0, 1), or no lattice value below the lower threshold) and NaN
+    when it is not testable (too few exceedances or distinct values, or no fit)."""
+    if not 0.0 < q_side < 1.0:
+        return None, None, "beyond the data range"
+    t = lattice.exceedances(x, q_side, step).u
+    reason = "distinct lattice threshold"
+    if direction < 0 and t > t_q - 0.5 * step:
+        t, reason = t_q - step, "q - delta falls on q's threshold: one lattice step lower"
+    if direction > 0 and t < t_q + 0.5 * step:
+        t, reason = t_q + step, "q + delta falls on q's threshold: one lattice step higher"
+    if direction < 0 and not np.any(x < t):
+        return None, None, "no lattice threshold below q's (beyond the data range)"
+    y = x[x > t] - t
+    y = (np.round(y / step - 0.5) + 0.5) * step
+    if y.size < min_exceedances:
+        return math.nan, int(y.size), f"not testable: {y.size} exceedances (< {min_exceedances})"
+    f = gpd.fit(y, step)
+    if f.status != "ok":
+        return math.nan, int(y.size), f"not testable: the fit is {f.status}"
+    return f.xi, int(y.size), reason
