@@ -12,23 +12,14 @@ answer (:mod:`tailgate.prereg.answer`) from that table.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tailgate.analyses.registry import kind_of, registered
-from tailgate.errors import DamagedFileError
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.study import Study
-from tailgate.safe_read import load_json
+
+from .findings import read_or_fail
 
 __all__ = ["analyses_check", "compare_criteria"]
-
-
-def _load(path: Path, fails: list[str]) -> Any:
-    try:
-        return load_json(path)
-    except (OSError, ValueError, DamagedFileError) as exc:
-        fails.append(f"{path}: cannot be read ({exc})")
-        return None
 
 
 def compare_criteria(
@@ -60,7 +51,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
             if (rd / "verdict.json").is_file():
                 fails.append(f"{path}: missing (analysis '{name}' is registered)")
             continue
-        doc = _load(path, fails)
+        doc = read_or_fail(path, fails)
         if doc is None:
             continue
         if doc.get("spec") != spec or doc.get("kind") != spec["kind"]:
@@ -71,7 +62,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
     verdict_path = rd / "verdict.json"
     if not verdict_path.is_file():
         return fails
-    verdict = _load(verdict_path, fails)
+    verdict = read_or_fail(verdict_path, fails)
     if verdict is None:
         return fails
     rows = verdict.get("criteria")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import DamagedFileError
+from tailgate.safe_read import load_json
 
 CANNOT_PROVE = (
     "What an audit cannot prove: that the data came from the registered models and prompts; "
@@ -119,4 +120,15 @@ def guarded(checks: list[Check], name: str, where: Path, fn: Any, *args: Any) ->
                 ],
             )
         )
+        return None
+
+
+def read_or_fail(path: Path, fails: list[str]) -> Any:
+    """The JSON document at ``path``, read as a possibly hostile file
+    (:func:`tailgate.safe_read.load_json`); ``None``, with a failure naming the file added to
+    ``fails``, where it cannot be read."""
+    try:
+        return load_json(path)
+    except (OSError, ValueError, DamagedFileError) as exc:
+        fails.append(f"{path}: cannot be read ({exc})")
         return None

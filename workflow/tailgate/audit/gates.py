@@ -16,19 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tailgate.errors import DamagedFileError
 from tailgate.prereg.study import Study
-from tailgate.safe_read import load_json
+
+from .findings import read_or_fail
 
 __all__ = ["registered_plan_check", "verdict_check"]
-
-
-def _load(path: Path, fails: list[str]) -> Any:
-    try:
-        return load_json(path)
-    except (OSError, ValueError, DamagedFileError) as exc:
-        fails.append(f"{path}: cannot be read ({exc})")
-        return None
 
 
 def _check_gates(
@@ -40,7 +32,7 @@ def _check_gates(
     from tailgate.stages.gates import evaluate, summaries_from_fits
     from tailgate.stages.sensitivity import stored_inputs
 
-    doc = _load(path, fails)
+    doc = read_or_fail(path, fails)
     if doc is None:
         return None
     scorer, scale = doc.get("scorer"), doc.get("scale")
@@ -52,7 +44,7 @@ def _check_gates(
             if fits_of is None
             else Path(fits_of(str(scorer), str(scale), c))
         )
-        fits[c] = _load(f, fails)
+        fits[c] = read_or_fail(f, fails)
         if fits[c] is None:
             return None
     summaries = summaries_from_fits(fits, band(study))
@@ -108,7 +100,7 @@ def _check_sensitivity(rd: Path, study: Study, gates: dict, fails: list[str]) ->
     path = rd / "sensitivity" / str(gates["scorer"]) / f"{gates['scale']}.json"
     if not path.is_file():
         return
-    doc = _load(path, fails)
+    doc = read_or_fail(path, fails)
     if doc is None:
         return
     expect = sensitivity_document(study, gates)
@@ -131,7 +123,7 @@ def verdict_check(results_dir: Path, study: Study) -> list[str]:
             derived[(res["scorer"], res["scale"])] = res
     if not verdict_path.is_file():
         return fails
-    verdict = _load(verdict_path, fails)
+    verdict = read_or_fail(verdict_path, fails)
     if verdict is None:
         return fails
     if verdict.get("prereg_hash") != study.canonical_hash:
@@ -240,7 +232,7 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     lock = read_lock(study.lock_path)
     chain = lock.chain if lock is not None else []
     verdict_path = rd / "verdict.json"
-    verdict = _load(verdict_path, fails) if verdict_path.is_file() else None
+    verdict = read_or_fail(verdict_path, fails) if verdict_path.is_file() else None
     branch = registered_branch(study, rd.as_posix(), chain)
     if branch is None:
         if (rd / BRANCH_DIR).exists():
@@ -267,7 +259,7 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
             fits_of=lambda s, sc, c: branch.path("fits", scorer=s, scale=sc, condition=c),
         )
         if checked is not None:
-            gates_docs.append(_load(p, fails))
+            gates_docs.append(read_or_fail(p, fails))
     analysis_docs = []
     specs = plan.data.get("analyses") or {}
     for p in map(Path, branch.analysis_targets()):
@@ -275,7 +267,7 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
             if verdict is not None:
                 fails.append(f"{p}: missing (a registered-plan analysis, computed under entry 0)")
             continue
-        doc = _load(p, fails)
+        doc = read_or_fail(p, fails)
         if doc is None:
             continue
         name = str(doc.get("analysis"))
@@ -294,13 +286,13 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     if study.has_protocol:
         for s in study.scorers():
             for sc in scales_for(study, s["name"]):
-                g = _load(rd / "gates" / s["name"] / f"{sc}.json", fails)
+                g = read_or_fail(rd / "gates" / s["name"] / f"{sc}.json", fails)
                 if g is not None:
                     main_gates.append(g)
     main_analyses = [
         d
         for name in sorted(study.data.get("analyses") or {})
-        if (d := _load(rd / "analyses" / name / "statistics.json", fails)) is not None
+        if (d := read_or_fail(rd / "analyses" / name / "statistics.json", fails)) is not None
     ]
     if fails:
         return fails

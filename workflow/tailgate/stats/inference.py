@@ -159,8 +159,14 @@ def observed_information(
 
 def _sigma_hat(y: np.ndarray, xi: np.ndarray) -> np.ndarray:
     """σ̂(ξ) for every ξ > −1 of ``xi`` (module docstring), vectorised over ``xi``."""
-    n = y.size
-    ybar, ymax = float(y.mean()), float(y.max())
+    return _sigma_rows(y[None, :], xi, float(y.mean()), float(y.max()))
+
+
+def _sigma_rows(y: np.ndarray, xi: np.ndarray, ybar: Any, ymax: Any) -> np.ndarray:
+    """σ̂(ξ_r) for each row r of ``y`` (shape (r, n), or (1, n) shared by every ξ) with mean
+    ``ybar`` and maximum ``ymax``: safeguarded Newton steps on log σ, bracketed by the
+    feasible range (module docstring)."""
+    n = y.shape[1]
     x = xi[:, None]
     lo_sigma = np.maximum(0.0, -xi * ymax)
     hi_sigma = 1.01 * ((1.0 + xi) * ybar + np.abs(xi) * ymax) + 1e-300
@@ -170,7 +176,7 @@ def _sigma_hat(y: np.ndarray, xi: np.ndarray) -> np.ndarray:
     s = np.clip(s, lo, hi)
     for _ in range(200):
         sig = np.exp(s)[:, None]
-        dd = sig + x * y[None, :]
+        dd = sig + x * y
         f = (1.0 + xi) * np.sum(y / dd, axis=1) - n
         fp = -(1.0 + xi) * np.sum(y * sig / dd**2, axis=1)
         pos = f > 0  # root lies above s
@@ -457,32 +463,8 @@ def _profile_rows(y: np.ndarray, xi: np.ndarray) -> np.ndarray:
     """ℓ_p(ξ_r) of every row r of ``y`` (shape (r, n)) at its own ξ_r > −1: σ̂(ξ_r) by the
     safeguarded Newton steps of :func:`_sigma_hat`, row-wise."""
     n = y.shape[1]
-    ybar, ymax = y.mean(axis=1), y.max(axis=1)
-    lo_sigma = np.maximum(0.0, -xi * ymax)
-    hi_sigma = 1.01 * ((1.0 + xi) * ybar + np.abs(xi) * ymax) + 1e-300
-    lo = np.log(np.where(lo_sigma > 0, lo_sigma, hi_sigma * 1e-12))
-    hi = np.log(hi_sigma)
-    s = np.log(np.clip(ybar * (1.0 - np.minimum(xi, 0.9)), np.exp(lo) * 1.001, hi_sigma))
-    s = np.clip(s, lo, hi)
+    sig = _sigma_rows(y, xi, y.mean(axis=1), y.max(axis=1))
     x = xi[:, None]
-    for _ in range(200):
-        sig = np.exp(s)[:, None]
-        dd = sig + x * y
-        f = (1.0 + xi) * np.sum(y / dd, axis=1) - n
-        fp = -(1.0 + xi) * np.sum(y * sig / dd**2, axis=1)
-        pos = f > 0
-        lo = np.where(pos, s, lo)
-        hi = np.where(pos, hi, s)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(fp < 0, -f / fp, 0.0)
-        new = s + step
-        bad = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
-        new = np.where(bad, 0.5 * (lo + hi), new)
-        done = np.all(np.abs(new - s) < 1e-13 * np.maximum(1.0, np.abs(s)))
-        s = new
-        if done:
-            break
-    sig = np.exp(s)
     ls = gpd.log_survival(y, x, sig[:, None])
     return -n * np.log(sig) + (1.0 + xi) * ls.sum(axis=1)
 
