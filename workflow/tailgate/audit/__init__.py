@@ -76,8 +76,11 @@ The audit checks, and reports each check by name (any failure: exit 4):
 8. **code** — every record of the study was made by the same code (digest of the tailgate
    package and workflow); a digest other than the auditor's is a note; **runtime** — no record
    was made with an import hook whose content is not what a packaging tool writes
-   (:mod:`tailgate.prereg.startup`), compiled code that is not its source, or a tailgate module
-   from elsewhere (:mod:`tailgate.prereg.runtime`);
+   (:mod:`tailgate.prereg.startup`), compiled code that is not its source, a tailgate module
+   from elsewhere (:mod:`tailgate.prereg.runtime`), or an interpreter whose start-up state ran
+   code: a variable that makes Python import or run code, a warning option that imports a
+   module, an import hook or a module that is neither the standard library, the project's nor
+   an installed distribution's (:mod:`tailgate.prereg.interpreter`);
 9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
    deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
 10. **verdicts** — every recorded outcome re-derived by the checks of
@@ -87,6 +90,13 @@ The audit checks, and reports each check by name (any failure: exit 4):
     compared whole (above);
 12. **report** — ``report.html``, ``report.md``, the figures and their sidecars re-rendered from
     the re-made verdict and compared whole (above).
+
+With ``expected_runs``, **published runs** — each run receipt printed at the end of a run (the
+SHA-256 of its ledger line) is still in the ledger (:mod:`tailgate.audit.receipts`).
+
+Every file is read as a possibly hostile one (:mod:`tailgate.safe_read`: regular files only,
+opened without blocking, bounded in size and JSON nesting); a file that cannot be read is a
+failed check naming it, never a wait or an internal error.
 
 Before them, **environment**: the run's environment against the auditor's, the mode the files
 were compared in, and each record whose versions are not its run's (a failure); a version
