@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.errors import DamagedFileError
 from tailgate.prereg.canonical import sha256_file
-from tailgate.safe_read import load_json, read_text
+from tailgate.safe_read import load_json, read_bytes, read_text
 
 __all__ = [
     "ABS_TOLERANCE",
@@ -359,8 +360,8 @@ def _compare_embedded(recorded: Path, reproduced: Path, cmp: Comparison) -> None
     """The report's embedded pictures, one by one, by their pixels (tolerant mode)."""
     from .pictures import embedded_pictures
 
-    a = embedded_pictures(recorded.read_text(encoding="utf-8"))
-    b = embedded_pictures(reproduced.read_text(encoding="utf-8"))
+    a = embedded_pictures(read_text(recorded))
+    b = embedded_pictures(read_text(reproduced))
     if len(a) != len(b):
         cmp.differences.append(f"{len(a)} embedded picture(s) recorded, {len(b)} re-made")
         return
@@ -402,10 +403,10 @@ def compare_files(
             if suffix == ".html" and not exact:
                 _compare_embedded(recorded, reproduced, cmp)
         elif suffix == ".png" and not exact:
-            return compare_pictures(recorded.read_bytes(), reproduced.read_bytes(), "")
+            return compare_pictures(read_bytes(recorded), read_bytes(reproduced), "")
         else:
             return Comparison(["the bytes differ"])
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, DamagedFileError) as exc:
         return Comparison([f"cannot be decoded ({type(exc).__name__}: {exc})"])
     if exact and cmp.same:
         what = "embedded images" if suffix == ".html" else "bytes"

@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_bytes, write_json
+from tailgate.errors import DamagedFileError
 from tailgate.prereg.study import Study
+from tailgate.safe_read import load_json, loads_json, read_text
 
 __all__ = ["OUTCOME_RULES", "Remade", "outcome_exists", "remake_outcome", "run_summary_failures"]
 
@@ -76,13 +78,13 @@ def outcome_exists(rd: Path) -> bool:
     if any((rd / name).exists() for name in _OUTCOME_FILES):
         return True
     try:
-        lines = (rd / LEDGER).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_text(rd / LEDGER).splitlines()
+    except (OSError, UnicodeDecodeError, DamagedFileError):
         return False
     for line in lines:
         try:
-            run = json.loads(line)
-        except ValueError:
+            run = loads_json(line, rd / LEDGER)
+        except DamagedFileError:
             continue
         if isinstance(run, dict) and (run.get("answer") or run.get("verdicts")):
             return True
@@ -91,11 +93,11 @@ def outcome_exists(rd: Path) -> bool:
 
 def _read(path: Path, what: str, fails: list[str]) -> Any:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = load_json(path)
     except FileNotFoundError:
         fails.append(f"{path}: missing ({what})")
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, DamagedFileError) as exc:
         fails.append(f"{path}: cannot be read ({type(exc).__name__}: {exc})")
         return None
     if not isinstance(doc, dict):

@@ -489,8 +489,8 @@ def _propose_lattice(
 
     steps = []
     for _, column, bounded, *_ in scores:
-        values = _numeric(rows, column)
-        step = None if bounded or values is None else detect_step(np.asarray(values, float))
+        values, why = _numeric(rows, column, "row")
+        step = None if bounded or why else detect_step(np.asarray(values, float))
         if step is None:
             return text, []
         steps.append(f"{column} (step {step:g})")
