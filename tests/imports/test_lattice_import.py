@@ -6,6 +6,7 @@ verdict whose fits use the discretised likelihood and that audits clean (methods
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_
     assert "    ties: lattice " in text
     for old, new in FASTER:
         proj.replace(old, new)
+    # the review a user makes: judge grades of error severity, the higher the worse
+    proj.prereg.write_text(proj.prereg.read_text().replace("worse: null}", "worse: higher}"))
     # four distinct grades above the 0.95-quantile: fewer than the default minimum of 30
     for verb in ("design", "freeze"):
         res = tailgate(root, verb, proj.prereg)
@@ -90,6 +93,7 @@ def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_
         assert "protocol.thresholds.min_levels" in res.stdout + res.stderr
         assert "Traceback" not in res.stderr
     proj.replace("    ties: lattice ", "    min_levels: 4\n    ties: lattice ")
+    accept_achieved_power(proj)
     res = tailgate(root, "design", proj.prereg)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "registered: ties: lattice" in res.stdout
@@ -112,3 +116,13 @@ def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_
     assert "proposed from the data by init" in report
     audit = tailgate(root, "audit", proj.results)
     assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-2000:]
+
+
+def accept_achieved_power(proj: Project) -> None:
+    """The user's explicit acceptance of the power the imported rows achieve, where design says
+    the cap is below Eq. 2's bound (init never writes it)."""
+    res = tailgate(proj.root, "design", proj.prereg, "--json")
+    design = json.loads(res.stdout)["design"]
+    if not design["cap_meets_bound"] or design["n_exc_planned"] < design["min_exceedances"]:
+        accepted = math.floor(design["achieved_power"] * 1000) / 1000
+        proj.replace("accepted_power: null ", f"accepted_power: {accepted:g}".ljust(19))
