@@ -17,9 +17,9 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from tailgate.report import figures, render
+from tailgate.report import figures
 from tailgate.report.raster import available_processes
-from tailgate.report.render import fishing_points
+from tailgate.report.render import fishing_points, render
 
 from .analyses import read_analyses
 from .common import open_stage, read_json
