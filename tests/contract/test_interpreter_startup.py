@@ -7,10 +7,13 @@ naming the module, the variable and the warning option."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 from attack_project import Project
@@ -64,6 +67,18 @@ sys.meta_path.insert(0, _Patch())
 """
 
 
+@contextlib.contextmanager
+def _imported_for_this_test(name: str) -> Iterator[None]:
+    """Import ``name`` for the test and drop it after: a module left in ``sys.modules`` would be
+    part of the start-up state every later record made in this process reports."""
+    sys.modules.pop(name, None)
+    importlib.import_module(name)
+    try:
+        yield
+    finally:
+        sys.modules.pop(name, None)
+
+
 def test_an_honest_process_has_a_clean_start_up_state():
     """A process that loads what a job loads (the numerical stack, the stages, the report):
     no warning import, no foreign hook or module."""
@@ -86,10 +101,8 @@ def test_an_honest_process_has_a_clean_start_up_state():
 def test_a_module_outside_every_distribution_is_foreign(tmp_path, monkeypatch):
     (tmp_path / "planted.py").write_text("VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "planted", raising=False)
-    import planted  # noqa: F401
-
-    foreign = {m["module"]: m for m in startup_state()["foreign_modules"]}
+    with _imported_for_this_test("planted"):
+        foreign = {m["module"]: m for m in startup_state()["foreign_modules"]}
     assert foreign["planted"]["path"] == str(tmp_path / "planted.py")
 
 
@@ -102,20 +115,16 @@ def test_a_distribution_file_edited_after_install_is_foreign(tmp_path, monkeypat
     info.mkdir()
     (info / "RECORD").write_text("pkgx/__init__.py,sha256=AAAA,10\npkgx-1.0.dist-info/RECORD,,\n")
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "pkgx", raising=False)
     interpreter._site_dirs.cache_clear()
     try:
-        import pkgx  # noqa: F401
-
-        foreign = {m["module"] for m in startup_state()["foreign_modules"]}
-        assert "pkgx" in foreign
-        # listed with its true hash, it is an installed file like any other
-        interpreter._records.cache_clear()
-        (info / "RECORD").write_text(
-            f"pkgx/__init__.py,sha256={interpreter._digest(str(site / 'pkgx' / '__init__.py'))[1]}"
-            ",10\n"
-        )
-        assert "pkgx" not in {m["module"] for m in startup_state()["foreign_modules"]}
+        with _imported_for_this_test("pkgx"):
+            foreign = {m["module"] for m in startup_state()["foreign_modules"]}
+            assert "pkgx" in foreign
+            # listed with its true hash, it is an installed file like any other
+            interpreter._records.cache_clear()
+            true_hash = interpreter._digest(str(site / "pkgx" / "__init__.py"))[1]
+            (info / "RECORD").write_text(f"pkgx/__init__.py,sha256={true_hash},10\n")
+            assert "pkgx" not in {m["module"] for m in startup_state()["foreign_modules"]}
     finally:
         interpreter._site_dirs.cache_clear()
         interpreter._records.cache_clear()
