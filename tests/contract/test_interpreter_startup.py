@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from attack_project import Project
@@ -167,3 +168,34 @@ def test_the_honest_run_records_a_clean_start_up_state(honest_run: Project) -> N
         state = json.loads(path.read_text())["runtime"]["startup"]
         assert not state["foreign_modules"] and not state["hooks"], (path.name, state)
         assert not set(state["variables"]) & set(interpreter.FLAGGED), (path.name, state)
+
+
+def test_a_console_script_is_vouched_for_by_its_record(tmp_path):
+    """``snakemake --cores all`` runs the environment's console script as ``__main__``: a file
+    outside the site folder that the distribution's ``RECORD`` lists (``../../../bin/...``)
+    with its hash. Edited after the install, it is foreign like any other file."""
+    script = Path(sys.prefix) / "bin" / "snakemake"
+    assert script.is_file(), f"no console script at {script}"
+    assert interpreter._vouched(str(script), frozenset())
+
+    copy = tmp_path / "bin" / "snakemake"
+    copy.parent.mkdir()
+    copy.write_bytes(script.read_bytes() + b"# edited\n")
+    site = tmp_path / "lib" / "python3" / "site-packages"
+    (site / "snakemake-9.dist-info").mkdir(parents=True)
+    honest = interpreter._digest(str(script))[1]
+    (site / "snakemake-9.dist-info" / "RECORD").write_text(
+        f"../../../bin/snakemake,sha256={honest},{script.stat().st_size}\n"
+    )
+    interpreter._site_dirs.cache_clear()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(interpreter, "_site_dirs", lambda: (str(site),))
+            assert not interpreter._vouched(str(copy), frozenset())
+            copy.write_bytes(script.read_bytes())
+            interpreter._digest.cache_clear()
+            assert interpreter._vouched(str(copy), frozenset())
+    finally:
+        interpreter._site_dirs.cache_clear()
+        interpreter._records.cache_clear()
+        interpreter._digest.cache_clear()

@@ -162,9 +162,13 @@ def _vouched(path: str, known_hook_files: frozenset[str]) -> bool:
         return True
     for d in sites:
         if _under(real, (d,)):
-            listed = _records(d).get(Path(real[len(d) + 1 :]).as_posix())
-            digest = _digest(real)
-            return listed is not None and digest is not None and digest[1] == listed
+            return _listed_with_its_hash(real, d, Path(real[len(d) + 1 :]).as_posix())
+    for d in sites:
+        # a distribution's file outside its site folder: a console script in the environment's
+        # bin/ (``snakemake``, run as ``__main__``), listed as ``../../../bin/snakemake``
+        outside = Path(os.path.relpath(real, d)).as_posix()
+        if outside in _records(d):
+            return _listed_with_its_hash(real, d, outside)
     if scripts and real.endswith(".py") and f"{os.sep}.snakemake{os.sep}scripts{os.sep}" in real:
         try:
             data = Path(real).read_bytes()
@@ -172,6 +176,13 @@ def _vouched(path: str, known_hook_files: frozenset[str]) -> bool:
             return False
         return any(data.endswith(s) for s in scripts)
     return False
+
+
+def _listed_with_its_hash(real: str, sitedir: str, listed_as: str) -> bool:
+    """Whether a ``RECORD`` in ``sitedir`` lists the file as ``listed_as`` with its hash."""
+    listed = _records(sitedir).get(listed_as)
+    digest = _digest(real)
+    return listed is not None and digest is not None and digest[1] == listed
 
 
 def _origin(module: Any) -> str | None:
