@@ -21,6 +21,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+#: ``snakemake`` as a user runs it: the environment's console script (run as ``__main__``, which
+#: the start-up state must vouch for), not ``python -m snakemake``
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
 #: commands that only read and write files (no child process but git), run in this process
 IN_PROCESS = frozenset(
     {"audit", "design", "freeze", "verify", "status", "amend", "env", "multiverse", "composite"}

@@ -13,11 +13,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_call import tailgate
+from cli_call import SNAKEMAKE, tailgate
 from git_repo import GIT_ENV, commit_registration, git, git_commit
 from project_files import StudyFiles
 
@@ -115,7 +114,7 @@ class Project(StudyFiles):
         if commit:
             commit_registration(self.root)
         cmd = [
-            sys.executable, "-m", "snakemake", "-s", str(snakefile or REPO_ROOT / "Snakefile"),
+            SNAKEMAKE, "-s", str(snakefile or REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", "2", *args,
         ]  # fmt: skip
         return subprocess.run(

@@ -5,11 +5,11 @@ results/) built in tmp_path, with helpers to edit, freeze, add data and run the 
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_call import SNAKEMAKE
 from git_repo import git_commit
 from project_files import StudyFiles
 from study_texts import protocol_block
@@ -89,7 +89,7 @@ class Project(StudyFiles):
 
             commit_registration(self.root)
         cmd = [
-            sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
+            SNAKEMAKE, "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", "1", *args,
         ]  # fmt: skip
         return subprocess.run(cmd, capture_output=True, text=True, check=False)

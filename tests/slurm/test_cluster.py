@@ -40,6 +40,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
+from cli_call import SNAKEMAKE
 from wf_project import REPO_ROOT, SMALL_STUDY, Project, job_counts, make_project
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -193,14 +194,14 @@ class ClusterRuns:
 
     def command(self, *extra: str) -> list[str]:
         return [
-            sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
+            SNAKEMAKE, "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.project.root), "--profile", str(PROFILE), *SITE, *extra,
         ]  # fmt: skip
 
     def run(self) -> None:
         env = {**os.environ, "HOME": str(self.home)}
         local = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
+            [SNAKEMAKE, "-s", str(REPO_ROOT / "Snakefile"),
              "-d", str(self.local.root), "--cores", "2"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip

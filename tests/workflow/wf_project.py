@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cli_call import SNAKEMAKE
 from project_files import StudyFiles
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ class Project(StudyFiles):
 
             commit_registration(self.root)
         cmd = [
-            sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "Snakefile"),
+            SNAKEMAKE, "-s", str(REPO_ROOT / "Snakefile"),
             "-d", str(self.root), "--cores", str(cores), *args,
         ]  # fmt: skip
         environ = None if env is None else {**os.environ, **env}
