@@ -1,0 +1,97 @@
+"""Each registered field is declared once, in the schema: its ``x-registered`` annotation (role,
+the direction that loosens it, the stages that read it) is what the amendment diff classifies by
+and what a stage's fingerprint is made of (tailgate.prereg.fields)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+from tailgate.prereg import fields
+from tailgate.prereg.diff import diff, is_decision
+from tailgate.prereg.study import load
+from tailgate.stages.dependencies import STAGES, stage_fingerprint, stage_parts
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: SHA-256 over the fingerprint of every job of every shipped demo (each stage, each wildcard
+#: value): a change re-runs the shipped studies' jobs, so it must be deliberate
+DEMO_FINGERPRINTS = "43aa0588f0c51b487612611088bbad1bd31a6bb5d620411bbc2abd373fe451fc"
+
+
+def _jobs(study):
+    values = {
+        "condition": [c["name"] for c in study.data["conditions"]],
+        "scorer": [s["name"] for s in study.data["scorers"]],
+        "embedder": sorted(study.data.get("models") or {}),
+        "analysis": sorted(study.data.get("analyses") or {}),
+    }
+    for stage in STAGES:
+        combos: list[dict[str, str]] = [{}]
+        for key in sorted(set(re.findall(r"\{(\w+)\}", " ".join(stage_parts(stage))))):
+            combos = [{**c, key: v} for c in combos for v in values[key]]
+        for wildcards in combos:
+            yield stage, wildcards
+
+
+def test_the_shipped_demos_keep_every_job_fingerprint():
+    h = hashlib.sha256()
+    for path in sorted((REPO / "preregistrations").glob("*-demo.yaml")):
+        study = load(path)
+        for stage, wc in _jobs(study):
+            fp = stage_fingerprint(study, stage, **wc)
+            h.update(f"preregistrations/{path.name} {stage} {sorted(wc.items())} {fp}\n".encode())
+    assert h.hexdigest() == DEMO_FINGERPRINTS
+
+
+def test_every_stage_reads_something_and_every_read_is_a_known_stage():
+    reads = fields.annotations().reads
+    assert set(reads) == set(STAGES)
+    assert all(reads[s] for s in STAGES)
+
+
+def test_a_field_moved_the_way_its_annotation_loosens_is_a_loosening():
+    for f in fields.annotations().fields:
+        rule = f.own.get("loosens")
+        if not isinstance(rule, str) or f.container or "*" in f.pattern or "[" in f.pattern:
+            continue
+        up, down = 0.5, 0.25
+        old, new = (down, up) if rule == "up" else (up, down)
+        (change,) = diff(_at(f.pattern, old), _at(f.pattern, new))
+        assert (change.field, change.direction) == (f.pattern, "loosening")
+
+
+def test_an_ordered_choice_loosens_from_its_first_value_to_its_last():
+    for f in fields.annotations().fields:
+        rule = f.own.get("loosens")
+        if isinstance(rule, list):
+            (change,) = diff(_at(f.pattern, rule[0]), _at(f.pattern, rule[-1]))
+            assert change.direction == "loosening", f.pattern
+
+
+def test_descriptive_and_design_only_blocks_cover_their_fields():
+    for f in fields.annotations().fields:
+        assert is_decision(f.pattern.replace("*", "x")) == (f.role == fields.DECISION), f.pattern
+
+
+def _at(dotted: str, value):
+    """``{"a": {"b": value}}`` for ``a.b``."""
+    return functools.reduce(lambda inner, key: {key: inner}, reversed(dotted.split(".")), value)
+
+
+def test_an_unknown_stage_or_key_in_an_annotation_is_refused(monkeypatch):
+    schema = {"type": "object", "properties": {"x": {"x-registered": {"stages": ["fits"]}}}}
+    monkeypatch.setattr(fields, "load_schema", lambda version=1: schema)
+    fields.annotations.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="unknown stage"):
+            fields.annotations()
+        schema["properties"]["x"]["x-registered"] = {"loosen": "up"}
+        fields.annotations.cache_clear()
+        with pytest.raises(ValueError, match="unknown"):
+            fields.annotations()
+    finally:
+        fields.annotations.cache_clear()
