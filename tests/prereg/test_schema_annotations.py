@@ -95,3 +95,43 @@ def test_an_unknown_stage_or_key_in_an_annotation_is_refused(monkeypatch):
             fields.annotations()
     finally:
         fields.annotations.cache_clear()
+
+
+def test_the_reference_page_is_what_the_schema_writes():
+    from tailgate.prereg.reference import PAGE, main, rewrite
+
+    text = PAGE.read_text(encoding="utf-8")
+    assert rewrite(text) == text, "run: python -m tailgate.prereg.reference"
+    assert main(["--check"]) == 0
+
+
+def test_the_check_fails_on_a_stale_page(tmp_path):
+    from tailgate.prereg.reference import BEGIN, END, main
+
+    page = tmp_path / "page.md"
+    page.write_text(f"# page\n\n{BEGIN}\n| stale |\n{END}\n", encoding="utf-8")
+    assert main([str(page), "--check"]) == 1
+    assert main([str(page)]) == 0 and main([str(page), "--check"]) == 0
+    assert "| `protocol.bootstrap.resamples` |" in page.read_text(encoding="utf-8")
+
+
+def _template_fields(node, prefix=""):
+    """Every field the template writes (``conditions[*].name`` for a list's entries)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            path = f"{prefix}.{key}" if prefix else key
+            yield path
+            yield from _template_fields(value, path)
+    elif isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
+        for value in node:
+            yield from _template_fields(value, prefix + "[*]")
+
+
+def test_every_field_the_template_writes_has_the_schemas_description():
+    import yaml
+
+    template = yaml.safe_load((REPO / "preregistrations" / "template.yaml").read_text())
+    described = {f.pattern for f in fields.annotations().fields if f.description}
+    named = list(dict.fromkeys(_template_fields(template)))
+    assert len(named) > 80
+    assert [f for f in named if f not in described] == []
