@@ -135,3 +135,69 @@ def test_every_field_the_template_writes_has_the_schemas_description():
     named = list(dict.fromkeys(_template_fields(template)))
     assert len(named) > 80
     assert [f for f in named if f not in described] == []
+
+
+@pytest.fixture()
+def schema_with_a_new_field(monkeypatch):
+    """The schema with one field added, in one place: ``protocol.gof.jackknife``,
+    annotated as a decision rule that a larger value loosens, read by the fit."""
+    import copy
+
+    from tailgate.prereg.schema import load_schema
+
+    schema = copy.deepcopy(load_schema())
+    schema["properties"]["protocol"]["properties"]["gof"]["properties"]["jackknife"] = {
+        "type": "integer",
+        "minimum": 0,
+        "default": 0,
+        "description": "Jackknife resamples of the Anderson-Darling p-value.",
+        "x-registered": {"loosens": "up", "stages": ["fit"]},
+    }
+    monkeypatch.setattr(fields, "load_schema", lambda version=1: schema)
+    fields.annotations.cache_clear()
+    yield schema
+    fields.annotations.cache_clear()
+
+
+def test_a_field_added_in_the_schema_alone_is_classed_read_and_documented(
+    schema_with_a_new_field, demo_study
+):
+    import copy
+    import dataclasses
+
+    from tailgate.prereg.reference import field_table
+
+    field = "protocol.gof.jackknife"
+    # the amendment diff classes it by its annotation
+    (change,) = diff(_at(field, 10), _at(field, 20))
+    assert (change.field, change.direction, change.decision) == (field, "loosening", True)
+    (change,) = diff(_at(field, 20), _at(field, 10))
+    assert change.direction == "tightening"
+    # the fit reads it (and re-runs when it changes); the bulk bootstrap does not
+    assert field in stage_parts("fit") and field not in stage_parts("bulk")
+    data = copy.deepcopy(demo_study.data)
+    data["protocol"]["gof"]["jackknife"] = 10
+    changed = copy.deepcopy(data)
+    changed["protocol"]["gof"]["jackknife"] = 20
+    before, after = (dataclasses.replace(demo_study, data=d) for d in (data, changed))
+    condition = data["conditions"][0]["name"]
+    assert stage_fingerprint(before, "fit", condition=condition) != stage_fingerprint(
+        after, "fit", condition=condition
+    )
+    assert stage_fingerprint(before, "bulk") == stage_fingerprint(after, "bulk")
+    # the reference documents it
+    row = next(r for r in field_table().splitlines() if r.startswith(f"| `{field}` |"))
+    assert row == (
+        f"| `{field}` | integer | `0` | decision | larger | fit, gates, sensitivity, operating, "
+        "verdict, report | Jackknife resamples of the Anderson-Darling p-value. |"
+    )
+
+
+def test_a_descriptive_field_added_in_the_schema_is_no_decision_rule(schema_with_a_new_field):
+    schema_with_a_new_field["properties"]["protocol"]["properties"]["gof"]["properties"][
+        "jackknife"
+    ]["x-registered"] = {"role": "descriptive"}
+    fields.annotations.cache_clear()
+    (change,) = diff(_at("protocol.gof.jackknife", 1), _at("protocol.gof.jackknife", 2))
+    assert (change.direction, change.decision) == ("descriptive", False)
+    assert all("protocol.gof.jackknife" not in stage_parts(s) for s in STAGES)
