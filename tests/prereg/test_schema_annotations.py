@@ -201,3 +201,25 @@ def test_a_descriptive_field_added_in_the_schema_is_no_decision_rule(schema_with
     (change,) = diff(_at("protocol.gof.jackknife", 1), _at("protocol.gof.jackknife", 2))
     assert (change.direction, change.decision) == ("descriptive", False)
     assert all("protocol.gof.jackknife" not in stage_parts(s) for s in STAGES)
+
+
+def test_the_typed_readers_read_each_protocol_block_as_registered():
+    for path in sorted((REPO / "preregistrations").glob("*-demo.yaml")):
+        study = load(path)
+        if not study.has_protocol:
+            continue
+        p = study.protocol
+        assert study.bootstrap.resamples == int(p["bootstrap"]["resamples"])
+        assert study.bootstrap.level == float(p["bootstrap"]["level"])
+        assert study.bootstrap.paired == (p["bootstrap"]["resampling"] == "paired")
+        assert study.stability.scan.stop == float(p["stability"]["scan"]["stop"])
+        assert study.stability.edge == p["stability"].get("edge")
+        assert study.thresholds.band == tuple(p["thresholds"]["band"])
+        assert study.thresholds.headline == float(p["thresholds"]["headline"])
+        assert study.gof.alpha == float(p["gof"]["alpha"])
+        assert study.sensitivity.tolerance_multipliers == tuple(
+            p["sensitivity"]["tolerance_multipliers"]
+        )
+        assert study.power_simulation.n_exc == tuple(p["power_simulation"]["n_exc"])
+        oc = p.get("operating_characteristics") or {}
+        assert study.operating_characteristics.trials == oc.get("trials")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tailgate.prereg import protocol_blocks as blocks
+
 __all__ = ["Study", "lock_path_for", "prereg_for", "project_root", "results_dir_for"]
 
 
@@ -39,6 +41,36 @@ class Study:
     @property
     def protocol(self) -> dict[str, Any]:
         return self.data["protocol"]
+
+    # typed readers of the protocol's blocks (tailgate.prereg.protocol_blocks); the G1/G2
+    # tolerances are read by scorer and scale (tailgate.protocol.registered.tolerances_for)
+    @property
+    def bootstrap(self) -> blocks.Bootstrap:
+        return blocks.Bootstrap.of(self.protocol)
+
+    @property
+    def stability(self) -> blocks.Stability:
+        return blocks.Stability.of(self.protocol)
+
+    @property
+    def thresholds(self) -> blocks.Thresholds:
+        return blocks.Thresholds.of(self.protocol)
+
+    @property
+    def gof(self) -> blocks.Gof:
+        return blocks.Gof.of(self.protocol)
+
+    @property
+    def sensitivity(self) -> blocks.Sensitivity:
+        return blocks.Sensitivity.of(self.protocol)
+
+    @property
+    def power_simulation(self) -> blocks.PowerSimulation:
+        return blocks.PowerSimulation.of(self.protocol)
+
+    @property
+    def operating_characteristics(self) -> blocks.OperatingCharacteristics:
+        return blocks.OperatingCharacteristics.of(self.protocol)
 
     @property
     def has_protocol(self) -> bool:

@@ -49,9 +49,7 @@ def _power_settings(study: Any) -> Any:
         "multiplicity": s.multiplicity,
         "p1_method": s.p1_method,
         "lr_calibration": s.lr_calibration,
-        "n_exc_planned": exceedances_at(
-            planned_prompts(study), float(study.data["protocol"]["thresholds"]["headline"])
-        ),
+        "n_exc_planned": exceedances_at(planned_prompts(study), study.thresholds.headline),
     }
 
 
