@@ -1,7 +1,9 @@
 """Typed readers of the protocol's blocks (Section 3 of Zhou (2026)), one per block.
 
-Each reader takes the canonical ``protocol`` block (defaults applied) and returns the block's
-fields with their types; a stage reads ``study.bootstrap.resamples`` instead of
+Each reader is a frozen dataclass whose fields are the block's, with their types;
+:meth:`ProtocolBlock.of` reads it from the canonical ``protocol`` block (defaults applied),
+converting each field to its declared type, so that a field added to a block is one line here.
+A stage reads ``study.bootstrap.resamples`` instead of
 ``int(study.protocol["bootstrap"]["resamples"])``. Optional fields without a schema default are
 ``None`` when absent: the rule an absent field stands for is documented, and applied, where the
 field is used (e.g. :mod:`tailgate.protocol.registered` for G5's edge and tolerance rules). The
@@ -11,34 +13,88 @@ G1/G2 tolerances have their own reader, :func:`tailgate.protocol.registered.tole
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 __all__ = [
     "Bootstrap",
     "Gof",
     "OperatingCharacteristics",
     "PowerSimulation",
+    "ProtocolBlock",
+    "Reader",
     "Scan",
     "Sensitivity",
     "Stability",
     "Thresholds",
+    "read_block",
 ]
 
+_B = TypeVar("_B")
+_P = TypeVar("_P", bound="ProtocolBlock")
 
-def _opt(block: Mapping[str, Any], key: str, kind: type) -> Any:
-    """``kind(block[key])``, or None when the optional field is absent."""
-    value = block.get(key)
-    return None if value is None else kind(value)
+
+class ProtocolBlock:
+    """A block of the protocol, read by :meth:`of` from the block under ``key``."""
+
+    key: ClassVar[str]
+
+    @classmethod
+    def of(cls, protocol: Mapping[str, Any]) -> Self:
+        """The block as registered in the canonical ``protocol`` (an absent block: every
+        optional field None)."""
+        return read_block(cls, protocol.get(cls.key) or {})
+
+
+class Reader(Generic[_P]):
+    """A study's attribute that reads one block of its protocol (``study.bootstrap``)."""
+
+    def __init__(self, block: type[_P]) -> None:
+        self.block = block
+
+    @typing.overload
+    def __get__(self, study: None, owner: type) -> Reader[_P]: ...
+    @typing.overload
+    def __get__(self, study: object, owner: type | None = None) -> _P: ...
+    def __get__(self, study: Any, owner: type | None = None) -> Any:
+        return self if study is None else self.block.of(study.protocol)
+
+
+def read_block(cls: type[_B], block: Mapping[str, Any]) -> _B:
+    """The dataclass ``cls`` from the registered ``block``, each field converted to its declared
+    type: ``int``, ``float``, ``str``, a tuple of them, a nested block; ``X | None`` is None when
+    the optional field is absent."""
+    hints = _hints(cls)
+    return cls(**{f.name: _convert(hints[f.name], block.get(f.name)) for f in fields(cls)})
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _convert(kind: Any, value: Any) -> Any:
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    if typing.get_origin(kind) in (types.UnionType, typing.Union):  # X | None
+        return None if value is None else _convert(args[0], value)
+    if typing.get_origin(kind) is tuple:
+        return tuple(_convert(args[0], v) for v in value)
+    if is_dataclass(kind):
+        return read_block(kind, value)
+    return kind(value)
 
 
 @dataclass(frozen=True)
-class Bootstrap:
+class Bootstrap(ProtocolBlock):
     """``protocol.bootstrap``: the percentile bootstrap of ξ's CIs (P1) and of the bulk
     replicates of mean and TVaR (G1, G2): ``resamples`` (B), the CI ``level`` and the
     ``resampling`` scheme (``independent``, or ``paired``: the same prompts in both conditions)."""
 
+    key: ClassVar[str] = "bootstrap"
     resamples: int
     level: float
     resampling: str
@@ -46,11 +102,6 @@ class Bootstrap:
     @property
     def paired(self) -> bool:
         return self.resampling == "paired"
-
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> Bootstrap:
-        b = protocol["bootstrap"]
-        return cls(int(b["resamples"]), float(b["level"]), str(b["resampling"]))
 
 
 @dataclass(frozen=True)
@@ -62,15 +113,12 @@ class Scan:
     stop: float
     step: float
 
-    @classmethod
-    def of(cls, scan: Mapping[str, Any]) -> Scan:
-        return cls(float(scan["start"]), float(scan["stop"]), float(scan["step"]))
-
 
 @dataclass(frozen=True)
-class Stability:
+class Stability(ProtocolBlock):
     """``protocol.stability``: gate G5, |ξ̂(q ± delta) − ξ̂(q)| < tolerance, and its scan."""
 
+    key: ClassVar[str] = "stability"
     delta: float
     tolerance: float
     scan: Scan
@@ -80,102 +128,55 @@ class Stability:
     tolerance_rule: str | None
     se_multiplier: float | None
 
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> Stability:
-        s = protocol["stability"]
-        return cls(
-            float(s["delta"]),
-            float(s["tolerance"]),
-            Scan.of(s["scan"]),
-            int(s["min_exceedances"]),
-            int(s["resamples"]),
-            _opt(s, "edge", str),
-            _opt(s, "tolerance_rule", str),
-            _opt(s, "se_multiplier", float),
-        )
-
 
 @dataclass(frozen=True)
-class Thresholds:
+class Thresholds(ProtocolBlock):
     """``protocol.thresholds``: the headline quantile, the robustness band and the rules for
     tied and lattice scores."""
 
+    key: ClassVar[str] = "thresholds"
     headline: float
     band: tuple[float, ...]
     ties: str | None
     lattice_step: float | None
     min_levels: int | None
 
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> Thresholds:
-        t = protocol["thresholds"]
-        return cls(
-            float(t["headline"]),
-            tuple(float(q) for q in t["band"]),
-            _opt(t, "ties", str),
-            _opt(t, "lattice_step", float),
-            _opt(t, "min_levels", int),
-        )
-
 
 @dataclass(frozen=True)
-class Gof:
+class Gof(ProtocolBlock):
     """``protocol.gof``: gate G4, the Anderson–Darling GPD test, passes when p > ``alpha``."""
 
+    key: ClassVar[str] = "gof"
     alpha: float
 
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> Gof:
-        return cls(float(protocol["gof"]["alpha"]))
-
 
 @dataclass(frozen=True)
-class Sensitivity:
+class Sensitivity(ProtocolBlock):
     """``protocol.sensitivity``: the tolerance multipliers of App. B of Zhou (2026)."""
 
+    key: ClassVar[str] = "sensitivity"
     tolerance_multipliers: tuple[float, ...]
-
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> Sensitivity:
-        return cls(tuple(float(m) for m in protocol["sensitivity"]["tolerance_multipliers"]))
 
 
 @dataclass(frozen=True)
-class PowerSimulation:
+class PowerSimulation(ProtocolBlock):
     """``protocol.power_simulation``: the App. E recovery grid of Zhou (2026), Δξ × n_exc
     cells of ``trials`` synthetic pairs (``resamples``: None, the observed-information
     stand-in)."""
 
+    key: ClassVar[str] = "power_simulation"
     delta_xi: tuple[float, ...]
     n_exc: tuple[int, ...]
     trials: int
     resamples: int | None
 
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> PowerSimulation:
-        p = protocol["power_simulation"]
-        return cls(
-            tuple(float(d) for d in p["delta_xi"]),
-            tuple(int(n) for n in p["n_exc"]),
-            int(p["trials"]),
-            _opt(p, "resamples", int),
-        )
-
 
 @dataclass(frozen=True)
-class OperatingCharacteristics:
+class OperatingCharacteristics(ProtocolBlock):
     """``protocol.operating_characteristics``: the simulation of the whole registered rule (no
     defaults: each field None when absent, the block too)."""
 
+    key: ClassVar[str] = "operating_characteristics"
     trials: int | None
     resamples: int | None
     max_false_pass: float | None
-
-    @classmethod
-    def of(cls, protocol: Mapping[str, Any]) -> OperatingCharacteristics:
-        o = protocol.get("operating_characteristics") or {}
-        return cls(
-            _opt(o, "trials", int),
-            _opt(o, "resamples", int),
-            _opt(o, "max_false_pass", float),
-        )

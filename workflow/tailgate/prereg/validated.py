@@ -44,33 +44,13 @@ class Study:
 
     # typed readers of the protocol's blocks (tailgate.prereg.protocol_blocks); the G1/G2
     # tolerances are read by scorer and scale (tailgate.protocol.registered.tolerances_for)
-    @property
-    def bootstrap(self) -> blocks.Bootstrap:
-        return blocks.Bootstrap.of(self.protocol)
-
-    @property
-    def stability(self) -> blocks.Stability:
-        return blocks.Stability.of(self.protocol)
-
-    @property
-    def thresholds(self) -> blocks.Thresholds:
-        return blocks.Thresholds.of(self.protocol)
-
-    @property
-    def gof(self) -> blocks.Gof:
-        return blocks.Gof.of(self.protocol)
-
-    @property
-    def sensitivity(self) -> blocks.Sensitivity:
-        return blocks.Sensitivity.of(self.protocol)
-
-    @property
-    def power_simulation(self) -> blocks.PowerSimulation:
-        return blocks.PowerSimulation.of(self.protocol)
-
-    @property
-    def operating_characteristics(self) -> blocks.OperatingCharacteristics:
-        return blocks.OperatingCharacteristics.of(self.protocol)
+    bootstrap = blocks.Reader(blocks.Bootstrap)
+    stability = blocks.Reader(blocks.Stability)
+    thresholds = blocks.Reader(blocks.Thresholds)
+    gof = blocks.Reader(blocks.Gof)
+    sensitivity = blocks.Reader(blocks.Sensitivity)
+    power_simulation = blocks.Reader(blocks.PowerSimulation)
+    operating_characteristics = blocks.Reader(blocks.OperatingCharacteristics)
 
     @property
     def has_protocol(self) -> bool:
