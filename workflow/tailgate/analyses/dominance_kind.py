@@ -49,6 +49,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.answer import protocol_settings
+from tailgate.prereg.protocol_blocks import Bootstrap
 from tailgate.prereg.study import Study, worse_of
 from tailgate.report.content import plots
 from tailgate.seeds import seed_sequence
@@ -107,7 +108,7 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
         "orders": sorted(int(o) for o in spec.get("orders", [1, 2])),
         "alpha": float(spec.get("alpha", p["alpha"])),
         "resamples": int(spec.get("resamples", 1000)),
-        "resampling": str(spec.get("resampling", p["bootstrap"]["resampling"])),
+        "resampling": str(spec.get("resampling", Bootstrap.of(p).resampling)),
         "eps0": [float(e) for e in spec.get("eps0", [])],
         "risk_level": float(spec.get("risk_level", 1.0 - float(p["tvar_level"]))),
         "weights": {s: float(weights.get(s, 0.0)) for s in spec["scorers"]},

@@ -84,8 +84,8 @@ def realised_design(
     scale and condition, beside the registered prompts and B (None, with no fits, when the
     study registers no protocol). ``generated``: rows per condition in the generation shards
     (:func:`generated_rows`), the realised design of every condition, fitted or not."""
-    registered_b = int(study.protocol["bootstrap"]["resamples"]) if study.has_protocol else None
-    headline_q = float(study.protocol["thresholds"]["headline"]) if study.has_protocol else -1.0
+    registered_b = study.bootstrap.resamples if study.has_protocol else None
+    headline_q = study.thresholds.headline if study.has_protocol else -1.0
     rows: dict[str, dict[str, Any]] = {}
     for c in study.conditions():
         rows[c["name"]] = {"registered_prompts": int(c["prompts"]), "analysed": {}}

@@ -8,12 +8,15 @@ pass: a larger threshold under ``<``/``<=`` loosens, under ``>``/``>=`` tightens
 that accepts a superset of values (``<`` → ``<=``, ``==`` → ``>=``) loosens; a criterion removed
 can no longer fail, so removing it loosens.
 
-Classification is **fail-closed**: every field is a decision rule of the registered plan unless it
-is on the short list :data:`DESCRIPTIVE_FIELDS` (text that no stage reads, display-only
-resample counts, and the sizes of the design's own simulations: design-only). A change of a
+Classification is **fail-closed**: every field is a decision rule of the registered plan unless
+the schema declares it ``descriptive`` (text that no stage reads, display-only resample counts)
+or ``design-only`` (the sizes of the design's own simulations, e.g. the App. E power grid of Zhou
+(2026)) in its ``x-registered`` annotation (:mod:`tailgate.prereg.fields`). A change of a
 decision rule is classed **loosening** (a claim becomes easier to make), **tightening**, or
-**unclassified** (no known direction: a new model, another threshold band, another seed…); a
-field nobody listed is therefore never silently harmless. Descriptive changes are classed
+**unclassified** (no known direction: a new model, another threshold band, another seed…), by
+the direction that loosens it, which the schema declares beside it (``loosens``: ``up`` or
+``down`` for a number, the values of an ordered choice from strictest to loosest); a field
+nobody annotated is therefore never silently harmless. Descriptive changes are classed
 **descriptive**.
 """
 
@@ -24,7 +27,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DESCRIPTIVE_FIELDS", "DIRECTIONS", "Change", "diff", "format_changes", "is_decision"]
+from tailgate.prereg.fields import annotations
+
+__all__ = ["Change", "diff", "format_changes", "is_decision"]
 
 LOOSENING, TIGHTENING, UNCLASSIFIED, DESCRIPTIVE = (
     "loosening",
@@ -32,52 +37,6 @@ LOOSENING, TIGHTENING, UNCLASSIFIED, DESCRIPTIVE = (
     "unclassified",
     "descriptive",
 )
-
-#: Fields that no decision depends on (field patterns). Everything else is a decision rule.
-#: ``protocol.stability.resamples`` only sizes the display CIs of the stability scan (Fig. 3 of
-#: Zhou (2026)); G5 compares point estimates, so no verdict reads it. The design's own
-#: simulations are design-only: ``protocol.power_simulation.*`` (the App. E grid of Zhou (2026),
-#: reported beside the verdict) and the sizes of the operating-characteristics simulation
-#: (``trials``, ``resamples``) change no statistic the gates compute and no decision; an
-#: amendment of them is recorded, not a deviation. The bound it is checked against,
-#: ``protocol.operating_characteristics.max_false_pass``, stays a decision rule.
-DESCRIPTIVE_FIELDS: tuple[str, ...] = (
-    "title",
-    "hypotheses",
-    "hypotheses.*",
-    "protocol.stability.resamples",
-    "protocol.power_simulation",
-    "protocol.power_simulation.*",
-    "protocol.operating_characteristics.trials",
-    "protocol.operating_characteristics.resamples",
-)
-
-#: Known directions of decision rules. A number maps to ``"up"`` or ``"down"`` (the direction of
-#: change that loosens the claim); an ordered choice maps to its values from strictest to loosest.
-DIRECTIONS: dict[str, str | tuple[Any, ...]] = {
-    "protocol.tolerances.*": "up",  # wider equivalence tolerance: G1/G2 pass more easily
-    "protocol.delta_floor": "down",  # smaller floor: P2 passes more easily
-    "protocol.alpha": "up",
-    "protocol.power": "down",
-    "accepted_power": "down",
-    "protocol.min_exceedances": "down",  # smaller N*: G3 passes more easily
-    "protocol.bootstrap.resamples": "down",  # fewer resamples: noisier CIs
-    "protocol.bootstrap.level": "down",  # narrower CIs: P1 non-overlap more easily
-    "protocol.stability.tolerance": "up",  # G5 passes more easily
-    "protocol.stability.delta": "down",  # a narrower window varies less
-    "protocol.stability.min_exceedances": "down",
-    "protocol.gof.alpha": "down",  # G4 passes when p > α
-    "conditions[*].min_rows": "down",  # fewer rows accepted before refusing
-    "protocol.stability.se_multiplier": "up",  # a wider s.e.-scaled G5 tolerance
-    "protocol.operating_characteristics.max_false_pass": "up",
-    "analyses.*.alpha": "up",  # every analysis test at a larger level
-    "analyses.*.resamples": "down",
-    "analyses.*.level": "down",  # narrower intervals
-    "protocol.stability.edge": ("fail", "one_sided"),  # a side beyond the data: fail or ignored
-    # H1 passes at every threshold (all) ⊂ at the headline (headline) ⊂ at some threshold (any)
-    "protocol.band_rule": ("all", "headline", "any"),
-    "protocol.multiplicity": ("bonferroni", "none"),
-}
 
 
 @dataclass(frozen=True)
@@ -141,16 +100,18 @@ def _matches(field: str, patterns: Any) -> Any:
 
 
 def is_decision(field: str) -> bool:
-    """Whether ``field`` is a decision rule (fail-closed: unless listed as descriptive)."""
-    return _matches(field, DESCRIPTIVE_FIELDS) is None
+    """Whether ``field`` is a decision rule (fail-closed: unless the schema declares it
+    descriptive or design-only)."""
+    return _matches(field, annotations().descriptive) is None
 
 
 def _classify(field: str, old: Any, new: Any, kind: str) -> Change:
     if not is_decision(field):
         return Change(field, old, new, kind, DESCRIPTIVE, False)
     cls = UNCLASSIFIED
-    pattern = _matches(field, DIRECTIONS)
-    rule = DIRECTIONS[pattern] if pattern is not None else None
+    directions = annotations().directions
+    pattern = _matches(field, directions)
+    rule = directions[pattern] if pattern is not None else None
     if kind == "changed" and isinstance(rule, tuple) and old in rule and new in rule:
         cls = LOOSENING if rule.index(new) > rule.index(old) else TIGHTENING
     elif kind == "changed" and isinstance(rule, str):

@@ -3,6 +3,8 @@
 The schema lives in ``workflow/schemas/prereg.v<N>.schema.json``; defaults are the schema's
 ``default`` keywords (the protocol defaults are the pre-registered design of Zhou (2026), Section 3)
 and are applied before hashing, so writing a default out or leaving it implicit hashes alike.
+Beside them, each field's ``x-registered`` annotation (its role, the direction that loosens it,
+the stages that read it) is read by :mod:`tailgate.prereg.fields`; validation ignores it.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tailgate.prereg import protocol_blocks as blocks
+
 __all__ = ["Study", "lock_path_for", "prereg_for", "project_root", "results_dir_for"]
 
 
@@ -39,6 +41,16 @@ class Study:
     @property
     def protocol(self) -> dict[str, Any]:
         return self.data["protocol"]
+
+    # typed readers of the protocol's blocks (tailgate.prereg.protocol_blocks); the G1/G2
+    # tolerances are read by scorer and scale (tailgate.protocol.registered.tolerances_for)
+    bootstrap = blocks.Reader(blocks.Bootstrap)
+    stability = blocks.Reader(blocks.Stability)
+    thresholds = blocks.Reader(blocks.Thresholds)
+    gof = blocks.Reader(blocks.Gof)
+    sensitivity = blocks.Reader(blocks.Sensitivity)
+    power_simulation = blocks.Reader(blocks.PowerSimulation)
+    operating_characteristics = blocks.Reader(blocks.OperatingCharacteristics)
 
     @property
     def has_protocol(self) -> bool:

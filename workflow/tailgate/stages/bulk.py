@@ -41,12 +41,8 @@ def bulk_stage(
     p = ctx.study.protocol
     scales = scales_for(ctx.study, scorer)
     arrays = {s: read_severities(severities[s])[1] for s in scales}
-    keys = (
-        ("bulk", scorer)
-        if p["bootstrap"]["resampling"] == "paired"
-        else ("bulk", scorer, condition)
-    )
-    n_boot = int(p["bootstrap"]["resamples"])
+    keys = ("bulk", scorer) if ctx.study.bootstrap.paired else ("bulk", scorer, condition)
+    n_boot = ctx.study.bootstrap.resamples
     reps = bulk_bootstrap_scales(
         arrays,
         n_boot,

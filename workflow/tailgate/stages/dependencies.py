@@ -1,10 +1,12 @@
-"""What each workflow stage reads of the registration: one table, so that an amendment re-runs
-exactly the stages whose registered inputs it changed (Snakemake re-runs a job when its
-``registered`` parameter — :func:`stage_fingerprint` — changes).
+"""What each workflow stage reads of the registration, so that an amendment re-runs exactly the
+stages whose registered inputs it changed (Snakemake re-runs a job when its ``registered``
+parameter — :func:`stage_fingerprint` — changes).
 
-A stage's entry lists the canonical document's parts it reads: dotted paths, where
-``conditions[c]``, ``scorers[s]`` and ``models[key]`` name one entry and ``{condition}``,
-``{scorer}`` and the like are the job's wildcards. Beside them, the *derived* values it reads
+The schema declares, beside each field, the stages that read it (its ``x-registered``
+annotation, :mod:`tailgate.prereg.fields`); a stage's reads are the canonical document's parts
+so annotated: dotted paths, where ``conditions[c]``, ``scorers[s]`` and ``models[key]`` name one
+entry and ``{condition}``, ``{scorer}`` and the like are the job's wildcards (the ``entry`` of
+the annotation). Beside them, the *derived* values it reads
 that depend on parts it does not otherwise read (the fit stores the gate CI level, which depends
 on α, the multiplicity rule and the family size, not on the tolerances). Leaving a part out is a
 correctness bug (a stale result after an amendment); ``tests/workflow/test_stage_dependencies.py``
@@ -20,7 +22,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["STAGE_PARTS", "stage_fingerprint", "stage_reads"]
+from tailgate.prereg.fields import STAGES, annotations
+
+__all__ = ["STAGES", "stage_fingerprint", "stage_parts", "stage_reads"]
 
 
 def _gate_level(study: Any) -> Any:
@@ -45,65 +49,9 @@ def _power_settings(study: Any) -> Any:
         "multiplicity": s.multiplicity,
         "p1_method": s.p1_method,
         "lr_calibration": s.lr_calibration,
-        "n_exc_planned": exceedances_at(
-            planned_prompts(study), float(study.data["protocol"]["thresholds"]["headline"])
-        ),
+        "n_exc_planned": exceedances_at(planned_prompts(study), study.thresholds.headline),
     }
 
-
-_FIT_PARTS = (
-    "seed",
-    "protocol.bootstrap",
-    "protocol.stability.scan",
-    "protocol.stability.delta",
-    "protocol.stability.min_exceedances",
-    "protocol.stability.resamples",
-    "protocol.thresholds.band",
-    "protocol.thresholds.ties",
-    "protocol.thresholds.lattice_step",
-    "protocol.tvar_level",
-    "conditions[{condition}].pilot",
-)
-
-#: parts added after studies were run: left out of a job's reads while absent, so the
-#: fingerprints of registrations without them stay what they were
-_NEWER_PARTS = frozenset({"protocol.thresholds.lattice_step"})
-
-#: stage -> registered parts it reads (the job's wildcards fill the braces)
-STAGE_PARTS: dict[str, tuple[str, ...]] = {
-    "select_prompts": ("seed", "data.prompts", "sample_cap", "conditions"),
-    "generate": ("seed", "data", "generation", "models", "sample_cap", "conditions[{condition}]"),
-    "score": ("scorers[{scorer}]", "models"),
-    "embed": ("models[{embedder}]",),
-    "transform": ("transform", "scorers[{scorer}]"),
-    "fit": _FIT_PARTS,
-    "bulk": ("seed", "protocol.bootstrap", "protocol.tvar_level"),
-    "gates": ("protocol", "conditions"),
-    "sensitivity": ("protocol",),
-    "power": (
-        "seed",
-        "protocol.power_simulation",
-        "protocol.delta_floor",
-        "protocol.power",
-        "protocol.xi_bar",
-        "protocol.alpha",
-    ),
-    "operating": ("seed", "protocol", "sample_cap", "accepted_power", "conditions"),
-    "analysis": (
-        "analyses.{analysis}",
-        "seed",
-        "protocol.alpha",
-        "protocol.headline_scale",
-        "protocol.bootstrap",
-        "protocol.tvar_level",
-        "transform",
-        "generation",
-        "conditions",
-        "scorers",
-    ),
-    "verdict": ("study", "protocol", "scorers", "conditions", "answer", "analyses"),
-    "report": ("study", "protocol", "scorers", "conditions", "answer", "analyses"),
-}
 
 #: stage -> derived values it reads (functions of the study)
 STAGE_DERIVED: dict[str, dict[str, Callable[[Any], Any]]] = {
@@ -133,11 +81,18 @@ def _part(study: Any, path: str) -> Any:
     return node
 
 
+def stage_parts(stage: str) -> tuple[str, ...]:
+    """The registered parts ``stage`` reads, as the schema declares them (wildcards in braces)."""
+    if stage not in STAGES:
+        raise KeyError(stage)
+    return annotations().reads[stage]
+
+
 def stage_reads(study: Any, stage: str, **wildcards: str) -> dict[str, Any]:
     """Everything ``stage`` reads of the registration, for the job with ``wildcards``."""
-    parts = {p.format(**wildcards): None for p in STAGE_PARTS[stage]}
+    parts = {p.format(**wildcards): None for p in stage_parts(stage)}
     out: dict[str, Any] = {p: _part(study, p) for p in parts}
-    for p in _NEWER_PARTS & out.keys():
+    for p in annotations().newer & out.keys():
         if out[p] is None:
             del out[p]
     for name, fn in STAGE_DERIVED.get(stage, {}).items():

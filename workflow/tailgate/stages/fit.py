@@ -151,7 +151,7 @@ def fit_threshold(
     registered, :func:`lattice_step`, when None).
     """
     p = study.protocol
-    level = float(p["bootstrap"]["level"])
+    level = study.bootstrap.level
     gate_level = registered_settings(study).ci_level
     ties = tie_rule(study)
     if ties == "lattice" and step is None:
@@ -164,7 +164,7 @@ def fit_threshold(
     if f.status in ("ok", "boundary"):
         boot = gpd.bootstrap(
             ex.y,
-            int(p["bootstrap"]["resamples"]),
+            study.bootstrap.resamples,
             seed_sequence(study.seed, "fit", *keys, qkey(q)),
             full_fit=f,
             workers=workers,
@@ -277,7 +277,7 @@ def fit_condition(
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
     step = lattice_step(study, x, f"condition {condition!r} on scale {scale!r}")
-    level = float(p["bootstrap"]["level"])
+    level = study.bootstrap.level
     grid = _scan_quantiles(study)
     # the scan's display bootstraps are about half of a fit job's time on large samples
     scanned = tqdm(grid, desc=f"scan {scorer}/{scale}/{condition}", disable=not progress)
@@ -321,7 +321,7 @@ def fit_condition(
         "tvar": float(tvar(x, tv_level)),
         "tvar_level": tv_level,
         "bootstrap": {
-            "resamples": int(p["bootstrap"]["resamples"]),
+            "resamples": study.bootstrap.resamples,
             "level": level,
             "gate_level": registered_settings(study).ci_level,
             "scan_resamples": int(p["stability"]["resamples"]),

@@ -160,7 +160,7 @@ def gates_document(
 
     settings = registered_settings(study, scorer=scorer, scale=scale)
     pairs = study.pairs()
-    paired = study.protocol["bootstrap"]["resampling"] == "paired"
+    paired = study.bootstrap.paired
     if paired:
         for a, b in pairs:
             if fits[a]["n"] != fits[b]["n"]:
