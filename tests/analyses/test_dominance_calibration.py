@@ -16,7 +16,6 @@ from tailgate.analyses.dominance import (
     logit_percentile_bound,
 )
 from tailgate.analyses.dominance_calibration import CALIBRATIONS, calibration_of
-from tailgate.analyses.dominance_kind import _calibrations_used
 
 #: population ε_W2, ε_IQ of "N(0.5, 2) dominates N(0, 1)" (test_dominance's quadrature)
 BOUNDARY = (0.16771140802030812, 0.44473447610333483)
@@ -181,6 +180,8 @@ def test_unknown_calibration_is_refused_and_legacy_statistics_read_as_normal():
             "aggregate": {"rank_fsd": [1, 2]},
         }
     }
+    from tailgate.report.sections.dominance import _calibrations_used
+
     text = _calibrations_used(stats)
     assert "logit_percentile" in text and "Eqs. 11–13" in text
 

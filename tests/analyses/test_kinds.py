@@ -13,6 +13,7 @@ import pytest
 from tailgate.analyses.criteria import parse_statistic
 from tailgate.atomic import canonical_json_bytes
 from tailgate.prereg.study import Study
+from tailgate.report.sections import section_of
 
 LAYOUT = {"severities": "{root}/severities/{scorer}/{scale}/{condition}.parquet"}
 
@@ -44,9 +45,10 @@ def _check_protocol(kind, study, name, spec, stats) -> dict[str, str]:
     canonical_json_bytes(stats)  # plain JSON, no NaN
     stats = json.loads(json.dumps(stats))  # criteria are re-derived from the stored form
     outcomes = {o.name: o.outcome for o in kind.criteria(spec, stats)}
-    blocks = kind.report_section(name, spec, stats)
+    section = section_of(kind.kind)
+    blocks = section.blocks(name, spec, stats)
     assert blocks
-    cards = kind.card_columns(name, spec, stats)
+    cards = section.card_columns(name, spec, stats)
     assert all(isinstance(v, dict) for v in cards.values())
     return outcomes
 

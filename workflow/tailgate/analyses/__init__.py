@@ -29,11 +29,11 @@ that registers no analyses keeps ``analyses: {}`` and its canonical hash.
     tables, deterministic for the study seed whatever ``threads``;
 ``statistic(spec, stats, ref)`` and ``criteria(spec, stats)``
     each criterion's outcome re-derived from the stored statistics only — used by the analysis
-    stage, by ``verdict.json`` and by the audit;
-``report_section(name, spec, stats)``
-    the blocks (paragraphs, tables, figures) of its report section;
-``card_columns(name, spec, stats)``
-    its columns of the per-condition cards (header → condition → cell).
+    stage, by ``verdict.json`` and by the audit.
+
+A kind computes and grades; the report presents: its section and figures are a
+:class:`tailgate.report.sections.base.KindSection` (the report's own registry,
+:func:`tailgate.report.sections.section_of`), and nothing here imports the report.
 
 **The workflow.** One rule per analysis (``workflow/rules/analyses.smk``) runs
 :func:`tailgate.stages.analyses.analysis_stage`, which writes
@@ -44,12 +44,13 @@ registered ``answer`` (:mod:`tailgate.prereg.answer`: H1, or named criteria of t
 report draws the answer, the criteria table, a section per analysis and, with the protocol, the
 per-condition cards; the audit check ``analyses`` (:mod:`tailgate.audit.criteria`)
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
-a module of this package, add it to ``KINDS`` and its parameter schema to
+a module of this package, add it to ``KINDS``, its report section to
+:data:`tailgate.report.sections.MODULES` and its parameter schema to
 ``$defs/analysis_<kind>`` of ``workflow/schemas/prereg.v1.schema.json`` (no ``default``
 keywords: an absent field means the documented behaviour in code).
 """
 
-from .base import AnalysisKind, AnalysisResult, FigureBlock, Paragraph, Problem
+from .base import AnalysisKind, AnalysisResult, Problem
 from .criteria import Criterion, CriterionOutcome, evaluate, parse_statistic
 
 __all__ = [
@@ -57,8 +58,6 @@ __all__ = [
     "AnalysisResult",
     "Criterion",
     "CriterionOutcome",
-    "FigureBlock",
-    "Paragraph",
     "Problem",
     "evaluate",
     "parse_statistic",

@@ -11,13 +11,7 @@ from tailgate.prereg.validated import Study
 
 from .criteria import Criterion, CriterionOutcome, StatisticRef, evaluate, parse_statistic
 
-__all__ = [
-    "AnalysisKind",
-    "AnalysisResult",
-    "FigureBlock",
-    "Paragraph",
-    "Problem",
-]
+__all__ = ["AnalysisKind", "AnalysisResult", "Problem"]
 
 
 @dataclass(frozen=True)
@@ -38,40 +32,16 @@ class AnalysisResult:
     tables: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Paragraph:
-    """A paragraph of the report section (``css``: None, ``"note"``, ``"alert"`` or ``"ok"``)."""
-
-    text: str
-    css: str | None = None
-
-
-@dataclass(frozen=True)
-class FigureBlock:
-    """A matplotlib figure, embedded in the HTML report."""
-
-    figure: Any
-    caption: str
-    alt: str
-
-
-#: A report block: a :class:`Paragraph`, a :class:`FigureBlock` or a
-#: :class:`tailgate.report.tables.Table` (imported by the kinds inside ``report_section``, so that
-#: analysis jobs do not load the report package and its plotting library).
-Block = Any
-
-
 class AnalysisKind(ABC):
     """One kind of pre-registered analysis (``analyses.<name>.kind``).
 
-    Subclasses set :attr:`kind` and :attr:`title` and implement :meth:`inputs`,
-    :meth:`compute`, :meth:`statistic`, :meth:`report_section` and :meth:`card_columns`;
-    :meth:`validate` and :meth:`criteria` have generic implementations built on
-    :meth:`check_spec` and :meth:`statistic`.
+    Subclasses set :attr:`kind` and implement :meth:`check_statistic`, :meth:`inputs`,
+    :meth:`compute` and :meth:`statistic`; :meth:`validate` and :meth:`criteria` have generic
+    implementations built on :meth:`check_spec` and :meth:`statistic`. What the report draws of
+    a kind is :mod:`tailgate.report.sections`' business.
     """
 
     kind: str = ""
-    title: str = ""
     #: the protocol fields (``alpha``, ``bootstrap``…) the kind falls back on for a parameter its
     #: spec leaves out (:func:`tailgate.prereg.answer.protocol_settings`)
     protocol_defaults: tuple[str, ...] = ()
@@ -162,17 +132,3 @@ class AnalysisKind(ABC):
                 value, note = None, f"not in the stored statistics ({type(exc).__name__})"
             out.append(evaluate(crit, value, note))
         return out
-
-    # --- report --------------------------------------------------------------------------
-    @abstractmethod
-    def report_section(
-        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
-    ) -> list[Block]:
-        """The analysis's section of the report (paragraphs, tables, figures)."""
-
-    @abstractmethod
-    def card_columns(
-        self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
-    ) -> dict[str, dict[str, str]]:
-        """Columns of the per-condition cards: header → condition → cell text (its headline
-        statistic; conditions it does not cover are left blank)."""

@@ -13,7 +13,6 @@ import numpy as np
 from .base import Problem
 
 __all__ = [
-    "ci_text",
     "condition_problems",
     "num",
     "scorer_problems",
@@ -30,12 +29,6 @@ def num(value: Any) -> float | None:
         return None
     v = float(value)
     return v if math.isfinite(v) else None
-
-
-def ci_text(low: float | None, high: float | None, digits: int = 3) -> str:
-    if low is None or high is None:
-        return "—"
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def condition_problems(

@@ -48,6 +48,7 @@ from .model import (
     check_report_inputs,
     qkey,
 )
+from .sections import FigureBlock, Paragraph, section_of
 
 __all__ = ["RenderedReport", "fishing_points", "forest_rows", "render"]
 
@@ -609,9 +610,7 @@ def _sensitivity_and_power(doc: _Doc, verdict: Verdict, power: PowerGrid) -> Non
 
 
 def _blocks(doc: _Doc, blocks: Sequence[Any]) -> None:
-    """Add an analysis kind's report blocks (tailgate.analyses.base)."""
-    from tailgate.analyses.base import FigureBlock, Paragraph
-
+    """Add an analysis kind's report blocks (:mod:`tailgate.report.sections`)."""
     for b in blocks:
         if isinstance(b, Paragraph):
             doc.para(b.text, b.css)
@@ -634,13 +633,11 @@ def _criteria_section(doc: _Doc, verdict: Verdict, registered: Sequence[dict] = 
 
 
 def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Sequence[Any]) -> None:
-    from tailgate.analyses.registry import KINDS
-
     columns: dict[str, dict[str, str]] = {}
     for a in analyses:
-        kind = KINDS.get(str(a.get("kind")))
-        if kind is not None:
-            columns.update(kind.card_columns(a["analysis"], a["spec"], a["statistics"]))
+        section = section_of(str(a.get("kind")))
+        if section is not None:
+            columns.update(section.card_columns(a["analysis"], a["spec"], a["statistics"]))
     head = verdict["headline"]
     if head is None:  # no protocol: the analyses' columns alone
         if not columns:
@@ -661,14 +658,12 @@ def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Seque
 
 
 def _analyses_sections(doc: _Doc, analyses: Sequence[Any]) -> None:
-    from tailgate.analyses.registry import KINDS
-
     for a in analyses:
-        kind = KINDS.get(str(a.get("kind")))
-        if kind is None:
+        section = section_of(str(a.get("kind")))
+        if section is None:
             continue
-        doc.heading(f"Analysis {a['analysis']}: {kind.title}")
-        _blocks(doc, kind.report_section(a["analysis"], a["spec"], a["statistics"]))
+        doc.heading(f"Analysis {a['analysis']}: {section.title}")
+        _blocks(doc, section.blocks(a["analysis"], a["spec"], a["statistics"]))
 
 
 def render(
