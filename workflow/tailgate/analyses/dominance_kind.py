@@ -277,7 +277,7 @@ class DominanceAnalysis(AnalysisKind):
         }
 
     def _load(self, st: dict[str, Any], paths: Sequence[str]) -> dict[str, list[np.ndarray]]:
-        from tailgate.stages.common import read_severities
+        from tailgate.severities import read_severities  # pyarrow loads with the first read
 
         it = iter(paths)
         by_scorer: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}

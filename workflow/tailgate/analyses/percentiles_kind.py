@@ -121,7 +121,7 @@ def _read_tokens(shards: Sequence[str]) -> PC.TokenLosses:
 
 def _tokens_from_rows(path: str, sequence_length: int) -> PC.TokenLosses:
     """A scorer's rows as tokens: sequence = prompt_id // sequence_length."""
-    from tailgate.stages.common import read_severities
+    from tailgate.severities import read_severities  # pyarrow loads with the first read
 
     ids, x = read_severities(path)
     if x.size == 0:

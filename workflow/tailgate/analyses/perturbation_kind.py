@@ -206,7 +206,7 @@ class PerturbationAnalysis(AnalysisKind):
         *,
         threads: int = 1,
     ) -> AnalysisResult:
-        from tailgate.stages.common import read_severities
+        from tailgate.severities import read_severities  # pyarrow loads with the first read
 
         st = settings(spec, study.data)
         yes: dict[str, np.ndarray] = {}

@@ -337,7 +337,7 @@ class SeverityAnalysis(AnalysisKind):
         *,
         threads: int = 1,
     ) -> AnalysisResult:
-        from tailgate.stages.common import read_severities
+        from tailgate.severities import read_severities  # pyarrow loads with the first read
 
         st = settings(spec)
         grid = _grid(st)
