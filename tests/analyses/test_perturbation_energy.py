@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dcor_reference import energy_tests
-from tailgate.analyses import perturbation as P
 from tailgate.analyses.criteria import parse_statistic
-from tailgate.analyses.perturbation_kind import PERTURBATION
+from tailgate.analyses.perturbation import statistics as P
+from tailgate.analyses.perturbation.kind import PERTURBATION
 from tailgate.prereg.study import Study
 from tailgate.report.sections import section_of
 

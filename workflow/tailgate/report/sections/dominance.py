@@ -1,5 +1,5 @@
 """The report section of analysis kind ``dominance`` (Nitsure et al. (2024),
-:mod:`tailgate.analyses.dominance_kind`): per target the rankings, the ε matrices of each order
+:mod:`tailgate.analyses.dominance`): per target the rankings, the ε matrices of each order
 with the relative test's wins, the mean–risk models and their dot plot; the aggregated ranks."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.analyses.dominance_calibration import CALIBRATION_TEXT, calibration_of
-from tailgate.analyses.meanrisk import RISKS
+from tailgate.analyses.dominance.calibration import CALIBRATION_TEXT, calibration_of
+from tailgate.analyses.dominance.meanrisk import RISKS
 from tailgate.report.content import plots
 from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
 from tailgate.report.tables import Table, fmt

@@ -1,5 +1,5 @@
 """The report section of analysis kind ``percentiles`` (Guo et al. (2025),
-:mod:`tailgate.analyses.percentiles_kind`): the per-token CE summaries, standardized percentiles,
+:mod:`tailgate.analyses.percentiles`): the per-token CE summaries, standardized percentiles,
 concordance and selection tables, the percentile fan and the reshaping histogram."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.analyses import percentiles as PC
+from tailgate.analyses.percentiles import statistics as PC
 from tailgate.report.content import plots
 from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
 from tailgate.report.tables import Table, fmt

@@ -1,5 +1,5 @@
 """The report section of analysis kind ``perturbation`` (Acharyya et al. (2025),
-:mod:`tailgate.analyses.perturbation_kind`): the derived design, the decision per test query beside
+:mod:`tailgate.analyses.perturbation`): the derived design, the decision per test query beside
 the naive two-proportion test, the p̂ figure and, where registered, the energy test."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.analyses import perturbation as P
+from tailgate.analyses.perturbation import statistics as P
 from tailgate.report.content import plots
 from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
 from tailgate.report.tables import Table, fmt

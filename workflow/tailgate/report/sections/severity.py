@@ -1,5 +1,5 @@
 """The report section of analysis kind ``severity`` (ERRORQUAKE (2026),
-:mod:`tailgate.analyses.severity_kind`): b and the error rate per condition, the matched-accuracy
+:mod:`tailgate.analyses.severity`): b and the error rate per condition, the matched-accuracy
 pairs, the deployment table, the families and the judge-aggregation robustness, and four figures
 (magnitude–frequency curves, b forest, ΔBIC, events per million)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.analyses import severity as S
+from tailgate.analyses.severity import statistics as S
 from tailgate.report.content import plots
 from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
 from tailgate.report.tables import Table, fmt
