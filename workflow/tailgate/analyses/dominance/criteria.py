@@ -16,6 +16,7 @@ __all__ = ["statistic"]
 def statistic(
     spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
 ) -> tuple[float | None, str]:
+    """The stored value of a criterion's ``ref`` and a note (None: not available, and why)."""
     conds = list(stats["settings"]["conditions"])
     target = ref.target or stats["settings"]["scorers"][0]
     t = stats["targets"][target]

@@ -19,6 +19,7 @@ __all__ = ["inputs", "read_samples"]
 def inputs(
     spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
 ) -> dict[str, list[str]]:
+    """The artifacts the analysis reads, by name, from the workflow's path templates."""
     st = settings(spec, study.data)
     return {
         "severities": [

@@ -63,6 +63,7 @@ def settings(spec: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
 
 
 def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+    """Problems of the registered parameters (``data``: the canonical study document)."""
     out = condition_problems(spec["conditions"], data)
     scorers = {s["name"]: s for s in data["scorers"]}
     for i, s in enumerate(spec["scorers"]):
@@ -135,6 +136,7 @@ def _targets(spec: Mapping[str, Any]) -> list[str]:
 def check_statistic(
     spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
 ) -> str | None:
+    """Why a criterion's ``ref`` names no statistic this analysis stores (None if it does)."""
     targets = _targets(spec)
     target = ref.target or (spec["scorers"][0] if len(spec["scorers"]) == 1 else None)
     if target is None:

@@ -15,6 +15,7 @@ __all__ = ["statistic"]
 def statistic(
     spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
 ) -> tuple[float | None, str]:
+    """The stored value of a criterion's ``ref`` and a note (None: not available, and why)."""
     st = stats["settings"]
     if ref.name in SETS:
         key = ref.args[0] if ref.args else next(iter(st["summary_sets"]))

@@ -21,6 +21,7 @@ __all__ = ["inputs", "read_tokens", "score_shards", "tokens_from_rows"]
 def inputs(
     spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
 ) -> dict[str, list[str]]:
+    """The artifacts the analysis reads, by name, from the workflow's path templates."""
     if spec.get("sequence_length") is not None:
         return {"severities": severity_paths(spec, layout, spec["conditions"])}
     return {

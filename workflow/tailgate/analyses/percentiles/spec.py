@@ -48,6 +48,7 @@ def summary_names_of(st: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+    """Problems of the registered parameters (``data``: the canonical study document)."""
     out = condition_problems(spec["conditions"], data)
     scorers = {s["name"]: s for s in data["scorers"]}
     sc = scorers.get(spec["scorer"])
@@ -89,6 +90,7 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
 def check_statistic(
     spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
 ) -> str | None:
+    """Why a criterion's ``ref`` names no statistic this analysis stores (None if it does)."""
     st = settings(spec)
     names = summary_names_of(st)
     if ref.name in SETS:

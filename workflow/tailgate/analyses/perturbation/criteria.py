@@ -20,6 +20,7 @@ __all__ = ["statistic"]
 def statistic(
     spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
 ) -> tuple[float | None, str]:
+    """The stored value of a criterion's ``ref`` and a note (None: not available, and why)."""
     d = stats["design"]
     if ref.name in ENERGY:
         return _energy_statistic(stats, ref)

@@ -19,6 +19,7 @@ __all__ = ["inputs", "read_answers", "read_vectors"]
 def inputs(
     spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
 ) -> dict[str, list[str]]:
+    """The artifacts the analysis reads, by name, from the workflow's path templates."""
     st = settings(spec, study.data)
     out = {"severities": severity_paths(spec, layout, all_conditions(st))}
     if st["embedding"] is not None:

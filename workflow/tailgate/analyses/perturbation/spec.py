@@ -68,6 +68,7 @@ def energy_conditions(st: Mapping[str, Any]) -> list[str]:
 
 
 def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+    """Problems of the registered parameters (``data``: the canonical study document)."""
     out = scorer_problems(spec, data)
     for key in ("pilot", "null_queries", "test_queries"):
         out += condition_problems(spec[key], data, key)
@@ -108,6 +109,7 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
 def check_statistic(
     spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
 ) -> str | None:
+    """Why a criterion's ``ref`` names no statistic this analysis stores (None if it does)."""
     if ref.name in DESIGN:
         return None if not ref.args else f"takes no arguments, got {len(ref.args)}"
     if ref.name in ENERGY:

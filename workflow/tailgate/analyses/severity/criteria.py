@@ -14,6 +14,7 @@ __all__ = ["statistic"]
 def statistic(
     spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
 ) -> tuple[float | None, str]:
+    """The stored value of a criterion's ``ref`` and a note (None: not available, and why)."""
     h = stats["headline"]
     conds = stats["conditions"]
     n = ref.name

@@ -18,6 +18,7 @@ __all__ = ["inputs", "read_grades"]
 def inputs(
     spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
 ) -> dict[str, list[str]]:
+    """The artifacts the analysis reads, by name, from the workflow's path templates."""
     out = {"severities": severity_paths(spec, layout, spec["conditions"])}
     if spec.get("secondary") is not None:
         second = {**spec, "scorer": spec["secondary"]}

@@ -74,6 +74,7 @@ def _on_grid(value: float, grid: np.ndarray, positive: bool = True) -> bool:
 
 
 def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+    """Problems of the registered parameters (``data``: the canonical study document)."""
     out = condition_problems(spec["conditions"], data) + scorer_problems(spec, data)
     st = settings(spec)
     try:
@@ -132,6 +133,7 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
 def check_statistic(
     spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
 ) -> str | None:
+    """Why a criterion's ``ref`` names no statistic this analysis stores (None if it does)."""
     need = 0 if ref.name in _NONE else 1 if ref.name in _ONE else 2 if ref.name in _TWO else None
     if ref.name == "disjoint_pairs_under":
         if spec.get("secondary") is None:
