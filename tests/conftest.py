@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     import numpy as np
-    from tailgate.analyses.dominance import bootstrap_ratios
+    from tailgate.analyses.dominance.statistics import bootstrap_ratios
 
     rng = np.random.default_rng(0)
     # one process at a time: the workers start together, and two processes writing numba's

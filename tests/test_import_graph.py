@@ -140,7 +140,10 @@ def test_the_graph_is_read() -> None:
     assert "tailgate.errors" in graph["tailgate.prereg.study"]
     assert "tailgate.audit.reproduce" in graph["tailgate.cli"]
     assert "tailgate.audit.findings" in graph["tailgate.audit.plain"]
-    assert "tailgate.analyses.perturbation" in graph["tailgate.analyses.perturbation_kind"]
+    assert (
+        "tailgate.analyses.perturbation.statistics"
+        in graph["tailgate.analyses.perturbation.compute"]
+    )
     assert sum(map(len, graph.values())) > 300
 
 

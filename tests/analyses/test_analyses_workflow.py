@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import yaml
-from tailgate.analyses.registry import KINDS
 from tailgate.prereg.study import load
 from tailgate.report.glossary import cite
+from tailgate.report.sections import section_of
 
 
 def test_analysis_runs_and_verdict_lists_every_criterion(analysis_run):
@@ -46,7 +46,7 @@ def test_report_has_criteria_table_cards_and_section(analysis_run):
     assert "Per-condition cards" in md
     assert "ranking: R-SSD rank (tox)" in md
     assert "calibration logit_percentile: bootstrap-percentile bound" in md
-    assert cite(f"Analysis ranking: {KINDS['dominance'].title}") in md
+    assert cite(f"Analysis ranking: {section_of('dominance').title}") in md
     html = (analysis_run.results / "report.html").read_text()
     assert html.count("data:image/png;base64") >= 1 and "mean-risk ranking tox" in html
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import integrate
-from tailgate.analyses.dominance import dominance_tests_orders
-from tailgate.analyses.dominance_kind import DOMINANCE, settings
+from tailgate.analyses.dominance.kind import DOMINANCE
+from tailgate.analyses.dominance.spec import settings
+from tailgate.analyses.dominance.statistics import dominance_tests_orders
 from tailgate.generate.simulate import truth_from_spec
 from tailgate.prereg.study import load
 

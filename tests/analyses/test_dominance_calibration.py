@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 from scipy.special import expit, logit
 from scipy.stats import norm
-from tailgate.analyses.dominance import (
+from tailgate.analyses.dominance.calibration import CALIBRATIONS, calibration_of
+from tailgate.analyses.dominance.statistics import (
     bootstrap_ratios,
     distinctness,
     dominance_from_replicates,
     dominance_tests_orders,
     logit_percentile_bound,
 )
-from tailgate.analyses.dominance_calibration import CALIBRATIONS, calibration_of
-from tailgate.analyses.dominance_kind import _calibrations_used
 
 #: population ε_W2, ε_IQ of "N(0.5, 2) dominates N(0, 1)" (test_dominance's quadrature)
 BOUNDARY = (0.16771140802030812, 0.44473447610333483)
@@ -181,6 +180,8 @@ def test_unknown_calibration_is_refused_and_legacy_statistics_read_as_normal():
             "aggregate": {"rank_fsd": [1, 2]},
         }
     }
+    from tailgate.report.sections.dominance import _calibrations_used
+
     text = _calibrations_used(stats)
     assert "logit_percentile" in text and "Eqs. 11–13" in text
 
@@ -188,7 +189,7 @@ def test_unknown_calibration_is_refused_and_legacy_statistics_read_as_normal():
 def test_normal_calibration_is_refused_on_tied_scores():
     """``calibration: normal`` is not calibrated on a lattice (0.09–0.18 at nominal 0.05/0.10):
     the analysis refuses it on tied scores, naming the condition and the fix."""
-    from tailgate.analyses.dominance_kind import _refuse_normal_on_ties
+    from tailgate.analyses.dominance.compute import _refuse_normal_on_ties
     from tailgate.errors import InputError
 
     rng = np.random.default_rng(34_600)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from tailgate.analyses import perturbation as P
+from tailgate.analyses.perturbation import statistics as P
 from tailgate.stats.gpd import seed_sequence_of
 
 

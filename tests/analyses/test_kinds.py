@@ -13,6 +13,7 @@ import pytest
 from tailgate.analyses.criteria import parse_statistic
 from tailgate.atomic import canonical_json_bytes
 from tailgate.prereg.study import Study
+from tailgate.report.sections import section_of
 
 LAYOUT = {"severities": "{root}/severities/{scorer}/{scale}/{condition}.parquet"}
 
@@ -44,9 +45,10 @@ def _check_protocol(kind, study, name, spec, stats) -> dict[str, str]:
     canonical_json_bytes(stats)  # plain JSON, no NaN
     stats = json.loads(json.dumps(stats))  # criteria are re-derived from the stored form
     outcomes = {o.name: o.outcome for o in kind.criteria(spec, stats)}
-    blocks = kind.report_section(name, spec, stats)
+    section = section_of(kind.kind)
+    blocks = section.blocks(name, spec, stats)
     assert blocks
-    cards = kind.card_columns(name, spec, stats)
+    cards = section.card_columns(name, spec, stats)
     assert all(isinstance(v, dict) for v in cards.values())
     return outcomes
 
@@ -63,7 +65,7 @@ def _gr_values(g: np.random.Generator, n: int, b: float, eps: float) -> np.ndarr
 
 
 def test_severity_kind_end_to_end(tmp_path: Path) -> None:
-    from tailgate.analyses.severity_kind import SEVERITY
+    from tailgate.analyses.severity.kind import SEVERITY
 
     truth = {"flat": (0.6, 0.30), "steep": (1.4, 0.31), "twin": (0.6, 0.31), "loose": (1.0, 0.6)}
     study = _study(tmp_path, list(truth))
@@ -104,7 +106,7 @@ def test_severity_kind_end_to_end(tmp_path: Path) -> None:
 
 
 def test_severity_kind_refuses_off_grid_values_and_bad_registrations(tmp_path: Path) -> None:
-    from tailgate.analyses.severity_kind import SEVERITY
+    from tailgate.analyses.severity.kind import SEVERITY
     from tailgate.errors import InputError
 
     study = _study(tmp_path, ["a", "b"])
@@ -134,7 +136,7 @@ def test_perturbation_kind_end_to_end(tmp_path: Path) -> None:
     """Null rates uniform on [.3, .5]; 'inside' (p = .33) is a semantically irrelevant variant,
     'outside' (p = .70) is not. The naive test calls 'inside' different from the base query;
     the composite test does not."""
-    from tailgate.analyses.perturbation_kind import PERTURBATION
+    from tailgate.analyses.perturbation.kind import PERTURBATION
 
     g = np.random.default_rng(4)
     pilot = [f"pilot{i}" for i in range(20)]
@@ -189,7 +191,7 @@ def test_perturbation_kind_end_to_end(tmp_path: Path) -> None:
 
 
 def test_perturbation_kind_not_met_is_not_tested(tmp_path: Path) -> None:
-    from tailgate.analyses.perturbation_kind import PERTURBATION
+    from tailgate.analyses.perturbation.kind import PERTURBATION
 
     conds = ["p0", "p1", "p2", "n0", "t"]
     study = _study(tmp_path, conds, scorer="says-yes")
@@ -235,7 +237,8 @@ def reshaping_checkpoints(g: np.random.Generator, steps: int, n_seq: int = 200):
 
 
 def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
-    from tailgate.analyses.percentiles_kind import PERCENTILES, score_shards
+    from tailgate.analyses.percentiles.inputs import score_shards
+    from tailgate.analyses.percentiles.kind import PERCENTILES
     from tailgate.score import token_losses_path
 
     steps = [f"step{i}" for i in range(5)]
@@ -294,7 +297,7 @@ def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
 
 
 def test_simulated_severity_grid_and_bernoulli_recover_their_truth() -> None:
-    from tailgate.analyses import severity as S
+    from tailgate.analyses.severity import statistics as S
     from tailgate.generate.simulate import DISCRETE_MODELS, discrete_model
 
     u = np.random.default_rng(12).random(200_000)
@@ -329,7 +332,7 @@ def test_composite_design_command(capsys) -> None:
 
 def test_perturbation_kind_degenerate_pilot_is_a_status(tmp_path: Path) -> None:
     """Pilot queries that all answer alike give an interval of width 0: no design, no error."""
-    from tailgate.analyses.perturbation_kind import PERTURBATION
+    from tailgate.analyses.perturbation.kind import PERTURBATION
 
     conds = ["p0", "p1", "n0", "t"]
     study = _study(tmp_path, conds, scorer="says-yes")
@@ -356,7 +359,8 @@ def test_perturbation_kind_degenerate_pilot_is_a_status(tmp_path: Path) -> None:
 
 
 def test_severity_judge_aggregations_and_robustness(tmp_path: Path) -> None:
-    from tailgate.analyses.severity_kind import SEVERITY, aggregate_grades
+    from tailgate.analyses.severity.compute import aggregate_grades
+    from tailgate.analyses.severity.kind import SEVERITY
 
     ids1, g1 = np.array([0, 1, 2, 3]), np.array([0.0, 1.0, 2.5, 4.0])
     ids2, g2 = np.array([1, 2, 3, 4]), np.array([1.5, 2.0, 4.0, 0.5])

@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 from tailgate.analyses.criteria import Criterion, evaluate, parse_statistic
-from tailgate.analyses.meanrisk import aggregate_ranks, mean_risk, mean_win_rate, portfolio
+from tailgate.analyses.dominance.meanrisk import (
+    aggregate_ranks,
+    mean_risk,
+    mean_win_rate,
+    portfolio,
+)
 from tailgate.errors import PreregError
 
 

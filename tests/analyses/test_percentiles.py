@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 from scipy import stats
-from tailgate.analyses import percentiles as P
+from tailgate.analyses.percentiles import statistics as P
 
 
 def _summaries(values: dict[str, dict[str, float]]) -> dict[str, P.Summaries]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from dcor_reference import energy_tests
 from scipy import integrate, stats
-from tailgate.analyses import perturbation as P
+from tailgate.analyses.perturbation import statistics as P
 
 A, B = 0.3, 0.5
 

@@ -14,10 +14,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dcor_reference import energy_tests
-from tailgate.analyses import perturbation as P
 from tailgate.analyses.criteria import parse_statistic
-from tailgate.analyses.perturbation_kind import PERTURBATION
+from tailgate.analyses.perturbation import statistics as P
+from tailgate.analyses.perturbation.kind import PERTURBATION
 from tailgate.prereg.study import Study
+from tailgate.report.sections import section_of
 
 LAYOUT = {
     "severities": "{root}/severities/{scorer}/{scale}/{condition}.parquet",
@@ -126,7 +127,7 @@ def test_energy_tests_pooled_and_pairwise(tmp_path: Path) -> None:
     assert (
         outcomes["shift-vs-n2"].value == energy["tests"]["shifted"]["pairwise"]["n2"]["statistic"]
     )
-    blocks = PERTURBATION.report_section("pert", spec, stats)
+    blocks = section_of("perturbation").blocks("pert", spec, stats)
     titles = [getattr(b, "title", "") for b in blocks]
     assert "pert: energy test of embedded responses" in titles
     # the same registration gives the same p-values (seeds derive from the study seed)

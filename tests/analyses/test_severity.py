@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import optimize, stats
-from tailgate.analyses import severity as S
+from tailgate.analyses.severity import statistics as S
 
 GRID = S.make_grid()
 

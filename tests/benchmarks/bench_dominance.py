@@ -18,7 +18,7 @@ import resource
 import time
 
 import numpy as np
-from tailgate.analyses.dominance import dominance_tests_orders
+from tailgate.analyses.dominance.statistics import dominance_tests_orders
 
 
 def data(k: int = 12, n: int = 5000) -> list[np.ndarray]:

@@ -17,7 +17,7 @@ import resource
 import time
 
 import numpy as np
-from tailgate.analyses import percentiles as P
+from tailgate.analyses.percentiles import statistics as P
 
 
 def make_data(g: np.random.Generator) -> dict[str, P.TokenLosses]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from tailgate.analyses import perturbation as P
+from tailgate.analyses.perturbation import statistics as P
 
 
 def plain_design(a: float, b: float, budget: int, alpha: float) -> tuple[int, int, int, float]:

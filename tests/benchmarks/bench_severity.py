@@ -20,7 +20,7 @@ import time
 import warnings
 
 import numpy as np
-from tailgate.analyses import severity as S
+from tailgate.analyses.severity import statistics as S
 
 GRID = S.make_grid()
 

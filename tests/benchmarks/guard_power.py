@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
 from size_table import _rate
-from tailgate.analyses.dominance import (
+from tailgate.analyses.dominance.statistics import (
     CALIBRATIONS,
     _pair_seed,
     ad_permutation,

@@ -39,7 +39,11 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
-from tailgate.analyses.dominance import bootstrap_ratios, distinctness, dominance_from_replicates
+from tailgate.analyses.dominance.statistics import (
+    bootstrap_ratios,
+    distinctness,
+    dominance_from_replicates,
+)
 from tailgate.analyses.perturbation import energy_test
 from tailgate.stats import inference
 

@@ -132,7 +132,7 @@ def test_regex_responses_and_the_derived_design(run) -> None:
         derived = d["derived_from"]
         assert derived["pilot_counts"] == st["pilot"]["counts"]
         assert (derived["budget"], derived["registration_change"]) == (36, False)
-        from tailgate.analyses import perturbation as P
+        from tailgate.analyses.perturbation import statistics as P
 
         iv = P.estimate_interval(np.array(st["pilot"]["counts"]) / n0, n0)
         again = P.design(iv.low, iv.high, 36, 0.05)
@@ -140,7 +140,7 @@ def test_regex_responses_and_the_derived_design(run) -> None:
 
 
 def test_energy_tests_on_embedded_responses(run) -> None:
-    from tailgate.analyses import perturbation as P
+    from tailgate.analyses.perturbation import statistics as P
 
     energy = _stats(run)["statistics"]["energy"]
     assert (energy["status"], energy["model"], energy["responses"]) == ("ok", "bert", 8)

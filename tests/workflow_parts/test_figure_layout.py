@@ -91,18 +91,22 @@ def _forest_rows() -> list[figures.ForestRow]:
 
 
 def _analysis_figures() -> dict:
-    from tailgate.analyses import dominance_kind, percentiles_kind, perturbation_kind, severity_kind
-    from tailgate.analyses import severity as S
-    from tailgate.analyses.meanrisk import RISKS
+    from tailgate.analyses.dominance.meanrisk import RISKS
+    from tailgate.analyses.percentiles import compute as percentiles_compute
+    from tailgate.analyses.percentiles.statistics import summary_names
+    from tailgate.analyses.severity import statistics as S
+    from tailgate.report.sections import dominance, percentiles, perturbation, severity
 
     rng = np.random.default_rng(3)
     conds = CONDITIONS[:4]
     scores = {r: (0.5 + 0.03 * rng.standard_normal(len(conds))).tolist() for r in RISKS}
     st_pc = {"conditions": conds, "percentiles": [10, 50, 90, 95, 99]}
     summ = {c: {"values": {n: float(np.exp(rng.normal(k / 2, 0.1)))
-                           for k, n in enumerate(percentiles_kind._names(st_pc))}}
+                           for k, n in enumerate(summary_names(st_pc["percentiles"]))}}
             for c in conds}  # fmt: skip
-    hist = percentiles_kind._histograms(SimpleNamespace(losses=FIRST), SimpleNamespace(losses=LAST))
+    hist = percentiles_compute._histograms(
+        SimpleNamespace(losses=FIRST), SimpleNamespace(losses=LAST)
+    )
     tests = {f"perturbed-{i}": {"p_test": 0.3 + 0.1 * i, "p_all": 0.3} for i in range(3)}
     pert = {"design": {"n": 50, "tau": 0.08}, "pilot": {"interval": {"low": 0.2, "high": 0.35}},
             "null": {"counts": [12, 14, 15, 16, 13]}, "tests": tests}  # fmt: skip
@@ -119,14 +123,14 @@ def _analysis_figures() -> dict:
         }  # fmt: skip
     st_sev = {"grid": {"top": top, "step": step}, "thresholds": [1.0, 2.0, 3.0]}
     return {
-        "mean-risk": dominance_kind._mean_risk_figure(conds, scores),
-        "percentile fan": percentiles_kind._fan_figure(st_pc, summ),
-        "per-token CE": percentiles_kind._reshape_figure(st_pc, hist),
-        "p-hat": perturbation_kind._phat_figure(pert),
-        "magnitude-frequency": severity_kind._mfd_figure(st_sev, sev_conds),
-        "b forest": severity_kind._forest_figure(sev_conds),
-        "delta BIC": severity_kind._bic_figure(sev_conds),
-        "per million": severity_kind._per_million_figure(st_sev, sev_conds),
+        "mean-risk": dominance._mean_risk_figure(conds, scores),
+        "percentile fan": percentiles._fan_figure(st_pc, summ),
+        "per-token CE": percentiles._reshape_figure(st_pc, hist),
+        "p-hat": perturbation._phat_figure(pert),
+        "magnitude-frequency": severity._mfd_figure(st_sev, sev_conds),
+        "b forest": severity._forest_figure(sev_conds),
+        "delta BIC": severity._bic_figure(sev_conds),
+        "per million": severity._per_million_figure(st_sev, sev_conds),
     }
 
 
@@ -296,7 +300,7 @@ def test_per_token_histogram_spans_the_occupied_bins() -> None:
     ax = FIGURES["per-token CE"].axes[0]
     lo, hi = ax.get_xlim()
     ratio = 10 ** (6 / 60)  # one log-spaced bin
-    from tailgate.analyses.percentiles_kind import HIST_EDGES
+    from tailgate.analyses.percentiles.compute import HIST_EDGES
 
     data = np.clip(np.concatenate([FIRST, LAST]), HIST_EDGES[0], HIST_EDGES[-1])
     assert data.min() / ratio**2 <= lo <= data.min()

@@ -685,11 +685,8 @@ def test_glossary_names_the_papers_and_defines_the_references(inputs, tmp_path):
 def test_report_renders_byte_identically_twice(inputs, tmp_path, monkeypatch):
     """Twice the same bytes, and again with its figures drawn two at a time (a report holds
     at most ``FIGURE_BATCH`` undrawn)."""
-    import importlib
-
+    from tailgate.report import document
     from tailgate.stages.registered_plan import registered_plan_verdicts
-
-    rendering = importlib.import_module("tailgate.report.render")  # the module, not render()
 
     verdict, fits, power = inputs
     amended, chain, doc, _ = _amended_case(_study(**{"tolerances.mean": 0.05}))
@@ -697,7 +694,7 @@ def test_report_renders_byte_identically_twice(inputs, tmp_path, monkeypatch):
     out = []
     for name in ("a", "b", "batches of 2"):
         if name == "batches of 2":
-            monkeypatch.setattr(rendering, "FIGURE_BATCH", 2)
+            monkeypatch.setattr(document, "FIGURE_BATCH", 2)
         d = tmp_path / name
         d.mkdir()
         result = render(verdict, fits, power, d / "r.html", d / "r.md", registered_plan=reg)

@@ -26,14 +26,24 @@ that registers no analyses keeps ``analyses: {}`` and its canonical hash.
     the artifacts it reads, as named lists of paths built from the workflow's path templates;
 ``compute(study, name, spec, inputs, threads=…)``
     an :class:`~tailgate.analyses.base.AnalysisResult`: the statistics (plain JSON) and optional
-    tables, deterministic for the study seed whatever ``threads``;
+    tables, deterministic for the study seed whatever ``threads`` (the kind's ``analyse`` of an
+    :class:`~tailgate.analyses.base.AnalysisRun`, whose ``seed(…)`` keys every random stream);
 ``statistic(spec, stats, ref)`` and ``criteria(spec, stats)``
     each criterion's outcome re-derived from the stored statistics only — used by the analysis
-    stage, by ``verdict.json`` and by the audit;
-``report_section(name, spec, stats)``
-    the blocks (paragraphs, tables, figures) of its report section;
-``card_columns(name, spec, stats)``
-    its columns of the per-condition cards (header → condition → cell).
+    stage, by ``verdict.json`` and by the audit.
+
+A kind computes and grades; the report presents: its section and figures are a
+:class:`tailgate.report.sections.base.KindSection` (the report's own registry,
+:func:`tailgate.report.sections.section_of`), and nothing here imports the report.
+
+**The folders.** Each kind is a package, ``analyses/<kind>/``, of one module per job:
+``spec`` (its parameters with their defaults, their checks and the statistics its criteria may
+name), ``inputs`` (the artifacts it reads and their readers), ``compute`` (the statistics JSON),
+``criteria`` (a criterion's value from the stored statistics), the statistical methods
+(``statistics`` and its companions) and ``kind`` (the :class:`~tailgate.analyses.base.AnalysisKind`
+binding them, registered in :data:`registry.MODULES`). What the kinds share — the protocol, the
+checks of conditions, scorers and criterion arguments, the artifacts' paths — is in
+:mod:`~tailgate.analyses.base`.
 
 **The workflow.** One rule per analysis (``workflow/rules/analyses.smk``) runs
 :func:`tailgate.stages.analyses.analysis_stage`, which writes
@@ -44,12 +54,13 @@ registered ``answer`` (:mod:`tailgate.prereg.answer`: H1, or named criteria of t
 report draws the answer, the criteria table, a section per analysis and, with the protocol, the
 per-condition cards; the audit check ``analyses`` (:mod:`tailgate.audit.criteria`)
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
-a module of this package, add it to ``KINDS`` and its parameter schema to
+a folder of this package, add it to :data:`registry.MODULES`, its report section to
+:data:`tailgate.report.sections.MODULES` and its parameter schema to
 ``$defs/analysis_<kind>`` of ``workflow/schemas/prereg.v1.schema.json`` (no ``default``
 keywords: an absent field means the documented behaviour in code).
 """
 
-from .base import AnalysisKind, AnalysisResult, FigureBlock, Paragraph, Problem
+from .base import AnalysisKind, AnalysisResult, Problem
 from .criteria import Criterion, CriterionOutcome, evaluate, parse_statistic
 
 __all__ = [
@@ -57,8 +68,6 @@ __all__ = [
     "AnalysisResult",
     "Criterion",
     "CriterionOutcome",
-    "FigureBlock",
-    "Paragraph",
     "Problem",
     "evaluate",
     "parse_statistic",

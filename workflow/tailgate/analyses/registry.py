@@ -21,10 +21,10 @@ __all__ = ["KINDS", "analysis_spec", "check_analyses", "kind_of", "problems_of",
 
 #: kind → (module, attribute) of its :class:`AnalysisKind`
 MODULES: dict[str, tuple[str, str]] = {
-    "dominance": ("tailgate.analyses.dominance_kind", "DOMINANCE"),
-    "severity": ("tailgate.analyses.severity_kind", "SEVERITY"),
-    "perturbation": ("tailgate.analyses.perturbation_kind", "PERTURBATION"),
-    "percentiles": ("tailgate.analyses.percentiles_kind", "PERCENTILES"),
+    "dominance": ("tailgate.analyses.dominance.kind", "DOMINANCE"),
+    "severity": ("tailgate.analyses.severity.kind", "SEVERITY"),
+    "perturbation": ("tailgate.analyses.perturbation.kind", "PERTURBATION"),
+    "percentiles": ("tailgate.analyses.percentiles.kind", "PERCENTILES"),
 }
 
 

@@ -2,7 +2,10 @@
 
 ``render(verdict, fits, power, out_html, out_md)`` writes ``results/<study>/report.html`` and
 ``report.md`` from the structures documented in :mod:`tailgate.report.model`;
-:mod:`tailgate.report.figures` writes standalone PNG figures (Figs 2–5 of Zhou (2026)).
+:mod:`tailgate.report.figures` writes standalone PNG figures (Figs 2–5 of Zhou (2026));
+:mod:`tailgate.report.document` is the HTML and Markdown body being built, and
+:mod:`tailgate.report.sections` the section of each pre-registered analysis kind (the report sits
+above :mod:`tailgate.analyses`: a kind computes, its section here presents).
 The names below load on first use, so that a stage importing a light module of this package
 (e.g. :mod:`tailgate.report.content`) does not load matplotlib.
 """

@@ -22,12 +22,10 @@ these digests, so another rasteriser's pixels are not mistaken for an edit.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import html
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +33,7 @@ from typing import Any
 from tailgate.atomic import write_text
 
 from . import figures, procedure, tables
-from .content import content_of, digest
+from .document import CSS, Document
 from .glossary import PAPERS, TERMS, cite
 from .model import (
     GATE_ORDER,
@@ -48,34 +46,9 @@ from .model import (
     check_report_inputs,
     qkey,
 )
+from .sections import FigureBlock, Paragraph, section_of
 
 __all__ = ["RenderedReport", "fishing_points", "forest_rows", "render"]
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#222;line-height:1.4}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-h3{font-size:1.1em;margin-top:1.4em}
-.scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;margin:1em 0;font-size:.85em}
-caption{text-align:left;font-weight:600;padding:.3em 0}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
-th{background:#f3f3f3}.note{font-size:.85em;color:#555;margin-top:-.6em}
-td.pass{background:#eaf7ea}td.fail{background:#fdecea}
-.sub{font-size:.8em;color:#555}
-.alert{border-left:4px solid #d62728;background:#fdecea;padding:.5em 1em}
-.ok{border-left:4px solid #2ca02c;background:#eaf7ea;padding:.5em 1em}
-.answer{font-size:1.15em}
-figure{margin:1em 0}figure img{max-width:100%;height:auto}figcaption{font-size:.85em;color:#555}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(440px,1fr));gap:.5em 1em}
-.grid figure{margin:.3em 0}
-details{margin:.6em 0;border:1px solid #ddd;border-radius:4px;padding:.2em .8em}
-summary{cursor:pointer;font-weight:600;padding:.2em 0}
-.toc{font-size:.9em}dt{font-weight:600;margin-top:.5em}dd{margin-left:1.5em}
-.verdict-PASS{color:#2ca02c;font-weight:700}
-.verdict-KILL,.verdict-FAIL{color:#d62728;font-weight:700}
-@media (max-width:900px){body{margin:1em auto}.grid{grid-template-columns:1fr}}
-"""
 
 
 @dataclass(frozen=True)
@@ -86,101 +59,6 @@ class RenderedReport:
     md_path: str
     n_figures: int
     n_tables: int
-
-
-def _anchor(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-#: figures a report holds undrawn at most: they are drawn as a batch, split between processes
-#: (:func:`figures.png_all`), and then let go
-FIGURE_BATCH = 32
-
-
-class _Doc:
-    """Parallel HTML and Markdown bodies; every text passes through :func:`cite`."""
-
-    def __init__(self) -> None:
-        self.html: list[str] = []
-        self.md: list[str] = []
-        self.n_figures = 0
-        self.n_tables = 0
-        self.sections: list[tuple[str, str]] = []
-        #: figures whose images are still to be drawn: (index in ``html``, figure, the HTML
-        #: before and after the image's data)
-        self._figures: list[tuple[int, Any, str, str]] = []
-
-    def heading(self, text: str, level: int = 2) -> None:
-        text = cite(text)
-        if level == 2:
-            anchor = _anchor(text)
-            self.sections.append((anchor, text))
-            self.html.append(f"<h2 id='{anchor}'>{html.escape(text)}</h2>")
-        else:
-            self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
-        self.md.append(f"{'#' * level} {text}\n")
-
-    def para(self, text: str, css: str | None = None) -> None:
-        text = cite(text)
-        cls = f" class='{css}'" if css else ""
-        self.html.append(f"<p{cls}>{html.escape(text)}</p>")
-        self.md.append(f"{'> ' if css == 'alert' else ''}{text}\n")
-
-    def raw(self, html_text: str, md_text: str | None = None) -> None:
-        """Pre-escaped HTML (and its Markdown, if any)."""
-        self.html.append(html_text)
-        if md_text is not None:
-            self.md.append(md_text)
-
-    def table(self, table: tables.Table) -> None:
-        table = dataclasses.replace(
-            table,
-            title=cite(table.title),
-            header=tuple(cite(h) for h in table.header),
-            rows=tuple(tuple(cite(c) for c in row) for row in table.rows),
-            note=cite(table.note),
-        )
-        self.html.append(table.html())
-        self.md.append(table.markdown())
-        self.n_tables += 1
-
-    def figure(self, fig: Any, caption: str, alt: str) -> None:
-        """A figure; its image is drawn by :meth:`draw_figures`, with all the others."""
-        caption = cite(caption)
-        content = content_of(fig)
-        plotted = "" if content is None else f"data-content='{digest(content)}' "
-        head = f"<figure><img alt='{html.escape(alt, quote=True)}' {plotted}"
-        tail = f"'/><figcaption>{html.escape(caption)}</figcaption></figure>"
-        self._figures.append((len(self.html), fig, head, tail))
-        self.html.append("")  # the figure's place, filled by draw_figures
-        self.md.append(f"*Figure ({alt}), embedded in report.html: {caption}*\n")
-        self.n_figures += 1
-        if len(self._figures) >= FIGURE_BATCH:  # a study of many conditions: bounded memory
-            self.draw_figures()
-
-    def draw_figures(self) -> None:
-        """Put every figure's PNG into the HTML: drawn as one batch (:func:`figures.png_all`)."""
-        images = figures.png_all([fig for _, fig, _, _ in self._figures])
-        for (at, _, head, tail), data in zip(self._figures, images, strict=True):
-            encoded = base64.b64encode(data).decode("ascii")
-            self.html[at] = f"{head}src='data:image/png;base64,{encoded}{tail}"
-        self._figures = []
-
-    def open_details(self, summary: str, is_open: bool = False) -> None:
-        """A collapsible block (HTML ``<details>``); in Markdown a bold line."""
-        summary = cite(summary)
-        flag = " open" if is_open else ""
-        self.html.append(f"<details{flag}><summary>{html.escape(summary)}</summary>")
-        self.md.append(f"**{summary}**\n")
-
-    def close_details(self) -> None:
-        self.html.append("</details>")
-
-    def open_grid(self) -> None:
-        self.html.append("<div class='grid'>")
-
-    def close_grid(self) -> None:
-        self.html.append("</div>")
 
 
 def _fit_xi(record: ConditionFits | None, q: float) -> float | None:
@@ -262,7 +140,7 @@ def _h1_names_the_answer(verdict: Verdict) -> bool:
     return verdict["h1"] is not None and (not answer or "H1" in answer["items"])
 
 
-def _outcome_line(doc: _Doc, label: str, outcome: str, why: str) -> None:
+def _outcome_line(doc: Document, label: str, outcome: str, why: str) -> None:
     """``label: OUTCOME — why.`` in the answer's type."""
     doc.raw(
         f"<p class='answer'>{html.escape(label)}: <span class='verdict-{_css_of(outcome)}'>"
@@ -271,7 +149,7 @@ def _outcome_line(doc: _Doc, label: str, outcome: str, why: str) -> None:
     )
 
 
-def _study_answer(doc: _Doc, verdict: Verdict) -> None:
+def _study_answer(doc: Document, verdict: Verdict) -> None:
     """The answer the study registered (tailgate.prereg.answer): its outcome and the criteria
     it names; the H1 verdict's own lines follow when H1 is (part of) the answer."""
     answer = verdict.get("answer")  # type: ignore[union-attr]
@@ -289,7 +167,7 @@ def _study_answer(doc: _Doc, verdict: Verdict) -> None:
         )
 
 
-def _h1_block(doc: _Doc, verdict: Verdict) -> None:
+def _h1_block(doc: Document, verdict: Verdict) -> None:
     """The protocol's H1 verdict of the headline analysis and of every scorer and scale."""
     h = verdict["headline"]
     h1 = verdict["h1"]
@@ -328,7 +206,7 @@ def _h1_block(doc: _Doc, verdict: Verdict) -> None:
 
 
 def _answer_section(
-    doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+    doc: Document, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
 ) -> None:
     doc.heading("Answer")
     _study_answer(doc, verdict)
@@ -393,7 +271,7 @@ def _summary(gates: GatesFile, q: float) -> str:
 
 
 def _matrix_section(
-    doc: _Doc, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
+    doc: Document, verdict: Verdict, registered: Sequence[RegisteredPlanVerdict]
 ) -> None:
     if verdict["h1"] is None:  # no protocol registered
         return
@@ -442,7 +320,7 @@ def _matrix_section(
             doc.close_details()
 
 
-def _amendment_section(doc: _Doc, verdict: Verdict) -> None:
+def _amendment_section(doc: Document, verdict: Verdict) -> None:
     if not verdict["amendments"]:
         return
     doc.heading("Amendments")
@@ -458,14 +336,16 @@ def _amendment_section(doc: _Doc, verdict: Verdict) -> None:
     doc.table(tables.amendments_table(verdict["amendments"]))
 
 
-def _procedure_companion(doc: _Doc, verdict: Verdict, power: PowerGrid) -> None:
+def _procedure_companion(doc: Document, verdict: Verdict, power: PowerGrid) -> None:
     if "family_size" not in power and not power.get("operating_characteristics"):
         return
     doc.heading("The registered procedure: multiplicity and operating characteristics")
     procedure.verdict_companion(doc, power)
 
 
-def _qq_figures(doc: _Doc, scorer: str, prob: Mapping[str, Any], logit: Mapping[str, Any]) -> None:
+def _qq_figures(
+    doc: Document, scorer: str, prob: Mapping[str, Any], logit: Mapping[str, Any]
+) -> None:
     """The QQ plot of every condition (Fig. 2 of Zhou (2026)) in a collapsible two-column grid."""
     made = []
     for condition, prob_rec in prob.items():
@@ -505,7 +385,7 @@ def _qq_figures(doc: _Doc, scorer: str, prob: Mapping[str, Any], logit: Mapping[
     doc.close_details()
 
 
-def _bounded_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
+def _bounded_section(doc: Document, verdict: Verdict, fits: FitsIndex) -> None:
     pairs = [
         (scorer, scales["probability"], scales["logit"])
         for scorer, scales in fits.items()
@@ -521,7 +401,7 @@ def _bounded_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
         _qq_figures(doc, scorer, prob, logit)
 
 
-def _stability_and_forest(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
+def _stability_and_forest(doc: Document, verdict: Verdict, fits: FitsIndex) -> None:
     doc.heading("Threshold stability and effect sizes")
     for gates in _ordered_gates(verdict):
         records = fits.get(gates["scorer"], {}).get(gates["scale"], {})
@@ -560,7 +440,7 @@ _GENERAL_TERMS = (
 )
 
 
-def _glossary_section(doc: _Doc, protocol: bool = True) -> None:
+def _glossary_section(doc: Document, protocol: bool = True) -> None:
     doc.heading("Glossary")
     doc.para(
         "The papers this report cites: tailgate implements the protocol of Zhou 2026 and, as "
@@ -589,7 +469,7 @@ def _band(verdict: Verdict, scorer: str, scale: str) -> tuple[float, list[float]
     return verdict["headline"]["q"], [verdict["headline"]["q"]]
 
 
-def _fits_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
+def _fits_section(doc: Document, verdict: Verdict, fits: FitsIndex) -> None:
     doc.heading("Per-condition fits")
     for scorer, scales in fits.items():
         for scale, records in scales.items():
@@ -598,7 +478,7 @@ def _fits_section(doc: _Doc, verdict: Verdict, fits: FitsIndex) -> None:
                 doc.table(tables.fits_table(scorer, scale, records, q))
 
 
-def _sensitivity_and_power(doc: _Doc, verdict: Verdict, power: PowerGrid) -> None:
+def _sensitivity_and_power(doc: Document, verdict: Verdict, power: PowerGrid) -> None:
     if verdict["sensitivity"]:
         doc.heading("Sensitivity to the equivalence tolerances")
         for sens in verdict["sensitivity"]:
@@ -608,10 +488,8 @@ def _sensitivity_and_power(doc: _Doc, verdict: Verdict, power: PowerGrid) -> Non
     doc.figure(figures.power_figure(power), figures.CAPTIONS["power"], "power")
 
 
-def _blocks(doc: _Doc, blocks: Sequence[Any]) -> None:
-    """Add an analysis kind's report blocks (tailgate.analyses.base)."""
-    from tailgate.analyses.base import FigureBlock, Paragraph
-
+def _blocks(doc: Document, blocks: Sequence[Any]) -> None:
+    """Add an analysis kind's report blocks (:mod:`tailgate.report.sections`)."""
     for b in blocks:
         if isinstance(b, Paragraph):
             doc.para(b.text, b.css)
@@ -621,7 +499,7 @@ def _blocks(doc: _Doc, blocks: Sequence[Any]) -> None:
             doc.table(b)
 
 
-def _criteria_section(doc: _Doc, verdict: Verdict, registered: Sequence[dict] = ()) -> None:
+def _criteria_section(doc: Document, verdict: Verdict, registered: Sequence[dict] = ()) -> None:
     rows = verdict.get("criteria")  # type: ignore[union-attr]
     if not rows:
         return
@@ -633,14 +511,14 @@ def _criteria_section(doc: _Doc, verdict: Verdict, registered: Sequence[dict] = 
         )
 
 
-def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Sequence[Any]) -> None:
-    from tailgate.analyses.registry import KINDS
-
+def _cards_section(
+    doc: Document, verdict: Verdict, fits: FitsIndex, analyses: Sequence[Any]
+) -> None:
     columns: dict[str, dict[str, str]] = {}
     for a in analyses:
-        kind = KINDS.get(str(a.get("kind")))
-        if kind is not None:
-            columns.update(kind.card_columns(a["analysis"], a["spec"], a["statistics"]))
+        section = section_of(str(a.get("kind")))
+        if section is not None:
+            columns.update(section.card_columns(a["analysis"], a["spec"], a["statistics"]))
     head = verdict["headline"]
     if head is None:  # no protocol: the analyses' columns alone
         if not columns:
@@ -660,15 +538,13 @@ def _cards_section(doc: _Doc, verdict: Verdict, fits: FitsIndex, analyses: Seque
     doc.table(tables.cards_table(head["scorer"], head["scale"], head["q"], records, columns))
 
 
-def _analyses_sections(doc: _Doc, analyses: Sequence[Any]) -> None:
-    from tailgate.analyses.registry import KINDS
-
+def _analyses_sections(doc: Document, analyses: Sequence[Any]) -> None:
     for a in analyses:
-        kind = KINDS.get(str(a.get("kind")))
-        if kind is None:
+        section = section_of(str(a.get("kind")))
+        if section is None:
             continue
-        doc.heading(f"Analysis {a['analysis']}: {kind.title}")
-        _blocks(doc, kind.report_section(a["analysis"], a["spec"], a["statistics"]))
+        doc.heading(f"Analysis {a['analysis']}: {section.title}")
+        _blocks(doc, section.blocks(a["analysis"], a["spec"], a["statistics"]))
 
 
 def render(
@@ -695,7 +571,7 @@ def render(
     check_report_inputs(verdict, fits, power)
     v: Verdict = verdict  # type: ignore[assignment]
     reg: Sequence[RegisteredPlanVerdict] = registered_plan  # type: ignore[assignment]
-    doc = _Doc()
+    doc = Document()
     protocol = v["h1"] is not None  # the study registers the tail-shape protocol
     _answer_section(doc, v, reg)
     _matrix_section(doc, v, reg)
@@ -749,7 +625,7 @@ def render(
     page = (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
         f"<h1>{html.escape(title)}</h1>{hyp_html}<p>{html.escape(header)}</p>"
         f"<p class='toc'>Contents: {toc_html}</p>" + "\n".join(doc.html) + "</body></html>\n"
     )

@@ -18,14 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from tailgate.errors import InputError
-from tailgate.parquet import read_parquet
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.provenance import ProvenanceRecord, record
 from tailgate.safe_read import load_json
+from tailgate.severities import read_severities
 
 if TYPE_CHECKING:  # the gates (and scipy.stats) load only in the stages that evaluate them
     from tailgate.protocol.gates import GateSettings
@@ -173,20 +171,6 @@ def read_json(path: str | os.PathLike[str], what: str) -> Any:
             f"{path}: the {what} file is not valid JSON ({exc}). Fix: delete it and re-run the "
             "workflow, which rewrites it."
         ) from None
-
-
-def read_severities(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(prompt_id, severity) of a ``severities/<scorer>/<scale>/<condition>.parquet`` file."""
-    try:
-        table = read_parquet(path, columns=["prompt_id", "severity"])
-    except (OSError, KeyError, ValueError) as exc:
-        raise InputError(
-            f"{path}: cannot read the severities table (columns prompt_id, severity): {exc}. "
-            "Fix: delete it and re-run the transform stage."
-        ) from None
-    ids = table.column("prompt_id").to_numpy()
-    x = table.column("severity").to_numpy().astype(np.float64)
-    return ids, x
 
 
 def scales_for(study: Study, scorer: str) -> list[str]:

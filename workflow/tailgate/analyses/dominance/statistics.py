@@ -75,7 +75,7 @@ import numba
 import numpy as np
 from scipy.special import expit, logit, ndtr, ndtri
 
-from .dominance_calibration import CALIBRATIONS, DEFAULT_CALIBRATION
+from .calibration import CALIBRATIONS, DEFAULT_CALIBRATION
 
 __all__ = [
     "CALIBRATIONS",

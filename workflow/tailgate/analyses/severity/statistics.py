@@ -37,7 +37,7 @@ count vector, so the bootstrap costs O(levels) per replicate, not O(rows).
 
 from __future__ import annotations
 
-from .severity_b import (
+from .b import (
     BEstimate,
     BootstrapB,
     DeltaBTest,
@@ -56,8 +56,8 @@ from .severity_b import (
     matched_pairs,
     select_mc,
 )
-from .severity_deployment import DeploymentRow, WilsonInterval, deployment_table, wilson_interval
-from .severity_families import (
+from .deployment import DeploymentRow, WilsonInterval, deployment_table, wilson_interval
+from .families import (
     DECISIVE_RULES,
     FAMILIES,
     FamilyComparison,

@@ -15,7 +15,7 @@ import numpy as np
 
 from tailgate.lazy import lazy_module
 
-from .severity_b import level_index
+from .b import level_index
 
 optimize = lazy_module("scipy.optimize")
 special = lazy_module("scipy.special")

@@ -16,7 +16,7 @@ import numpy as np
 
 from tailgate.stats.gpd import Interval, SeedLike, percentile_interval, seed_sequence_of
 
-from .severity_deployment import WilsonInterval, wilson_interval
+from .deployment import WilsonInterval, wilson_interval
 
 LOG10E = math.log10(math.e)
 #: the finite-grid MLE's safeguarded Newton: bracket [−T_MAX, T_MAX] of t = ln q, most steps
