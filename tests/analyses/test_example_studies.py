@@ -115,7 +115,7 @@ def test_severity_example_refuses_a_changed_grid_or_tolerance(severity_example) 
     )
 
 
-# --- perturbation-example --------------------------------------------------------------------------
+# --- perturbation-example -------------------------------------------------------------------------
 
 
 def _answers_with_its_criteria(proj: Project, analysis: str, summary: str) -> None:
@@ -164,7 +164,9 @@ def test_perturbation_example_outcomes_match_the_truth(perturbation_example) -> 
         "design-valid": "PASS",
     }
     doc = json.loads(
-        (perturbation_example.results / "analyses" / "composite-null" / "statistics.json").read_text()
+        (
+            perturbation_example.results / "analyses" / "composite-null" / "statistics.json"
+        ).read_text()
     )
     st = doc["statistics"]
     from tailgate.analyses.perturbation import design
@@ -199,14 +201,18 @@ def test_perturbation_example_refuses_a_changed_budget_or_perturbation_list(pert
     )
 
 
-def test_perturbation_example_design_is_stored_as_derived_from_the_pilot(perturbation_example) -> None:
+def test_perturbation_example_design_is_stored_as_derived_from_the_pilot(
+    perturbation_example,
+) -> None:
     """The design is a derived value of the registration: stored with the pilot counts it came
     from, re-derived by the criteria, and a forged design makes its criteria NOT_TESTED."""
     from tailgate.analyses.registry import kind_of
     from tailgate.prereg.study import load
 
     doc = json.loads(
-        (perturbation_example.results / "analyses" / "composite-null" / "statistics.json").read_text()
+        (
+            perturbation_example.results / "analyses" / "composite-null" / "statistics.json"
+        ).read_text()
     )
     st = doc["statistics"]
     derived = st["design"]["derived_from"]
@@ -268,7 +274,7 @@ def test_perturbation_example_amended_budget_and_list_after_the_pilot_is_a_devia
     assert st["statistics"]["design"]["derived_from"]["budget"] == 4000
 
 
-# --- percentiles-example ---------------------------------------------------------------------------
+# --- percentiles-example --------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -285,7 +291,9 @@ def test_percentiles_example_shows_the_reshaping(percentiles_example) -> None:
         "median-falls": "PASS",
     }
     doc = json.loads(
-        (percentiles_example.results / "analyses" / "ce-percentiles" / "statistics.json").read_text()
+        (
+            percentiles_example.results / "analyses" / "ce-percentiles" / "statistics.json"
+        ).read_text()
     )
     summ = doc["statistics"]["summaries"]
     steps = [f"step{i}" for i in range(1, 7)]
