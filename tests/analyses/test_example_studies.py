@@ -1,6 +1,6 @@
-"""The example studies of the severity (002) and perturbation (004) kinds, run through Snakemake
-in a throw-away project on the simulate backend with known truth: criteria outcomes, report
-sections, audit."""
+"""The example studies of the severity (ERRORQUAKE, 2026) and perturbation (Acharyya et al.,
+2025) kinds, run through Snakemake in a throw-away project on the simulate backend with known
+truth: criteria outcomes, report sections, audit."""
 
 from __future__ import annotations
 
@@ -42,13 +42,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def severity_demo(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("severity-demo"), "severity-demo")
+def severity_example(tmp_path_factory) -> Project:
+    return _run_example(tmp_path_factory.mktemp("severity-example"), "severity-example")
 
 
 @pytest.fixture(scope="module")
-def perturbation_demo(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("perturbation-demo"), "perturbation-demo")
+def perturbation_example(tmp_path_factory) -> Project:
+    return _run_example(tmp_path_factory.mktemp("perturbation-example"), "perturbation-example")
 
 
 def _refused_after_data(proj: Project, old: str, new: str, field: str) -> None:
@@ -63,8 +63,8 @@ def _refused_after_data(proj: Project, old: str, new: str, field: str) -> None:
         proj.prereg.write_text(text)
 
 
-def test_severity_demo_outcomes_match_the_truth(severity_demo) -> None:
-    assert _outcomes(severity_demo, "errorquake") == {
+def test_severity_example_outcomes_match_the_truth(severity_example) -> None:
+    assert _outcomes(severity_example, "errorquake") == {
         "disjoint-pairs": "PASS",
         "steep-vs-flat-at-30": "PASS",
         "same-shape-at-45": "PASS",
@@ -72,7 +72,7 @@ def test_severity_demo_outcomes_match_the_truth(severity_demo) -> None:
         "catastrophic-rare": "PASS",
     }
     doc = json.loads(
-        (severity_demo.results / "analyses" / "errorquake" / "statistics.json").read_text()
+        (severity_example.results / "analyses" / "errorquake" / "statistics.json").read_text()
     )
     truth = {"acc30-flat": 0.6, "acc30-steep": 1.3, "acc60-steep": 1.4, "acc60-flat": 0.65}
     for c, b in truth.items():
@@ -80,8 +80,8 @@ def test_severity_demo_outcomes_match_the_truth(severity_demo) -> None:
         assert low <= b <= high, (c, low, high)
 
 
-def test_severity_demo_report_shows_every_item(severity_demo) -> None:
-    md = (severity_demo.results / "report.md").read_text()
+def test_severity_example_report_shows_every_item(severity_example) -> None:
+    md = (severity_example.results / "report.md").read_text()
     for item in (
         "errorquake: b and error rate per condition",
         "errorquake: matched-accuracy pairs",
@@ -92,30 +92,30 @@ def test_severity_demo_report_shows_every_item(severity_demo) -> None:
         "Decisive (rule 'test')",
     ):
         assert item in md, item
-    html = (severity_demo.results / "report.html").read_text()
+    html = (severity_example.results / "report.html").read_text()
     for alt in ("magnitude frequency errorquake", "b forest errorquake", "delta BIC errorquake",
                 "per million errorquake"):  # fmt: skip
         assert alt in html
 
 
-def test_severity_demo_audit_passes(severity_demo) -> None:
-    res = severity_demo.cli("audit", "--no-git", severity_demo.results)
+def test_severity_example_audit_passes(severity_example) -> None:
+    res = severity_example.cli("audit", "--no-git", severity_example.results)
     assert res.returncode == 0, res.stdout[-3000:]
 
 
-def test_severity_demo_refuses_a_changed_grid_or_tolerance(severity_demo) -> None:
+def test_severity_example_refuses_a_changed_grid_or_tolerance(severity_example) -> None:
     _refused_after_data(
-        severity_demo,
+        severity_example,
         "grid: {step: 0.5, top: 4.0}",
         "grid: {step: 0.5, top: 4.5}",
         "analyses.errorquake.grid",
     )
     _refused_after_data(
-        severity_demo, "tolerance: 0.05", "tolerance: 0.10", "analyses.errorquake.tolerance"
+        severity_example, "tolerance: 0.05", "tolerance: 0.10", "analyses.errorquake.tolerance"
     )
 
 
-# --- perturbation-demo --------------------------------------------------------------------------
+# --- perturbation-example -------------------------------------------------------------------------
 
 
 def _answers_with_its_criteria(proj: Project, analysis: str, summary: str) -> None:
@@ -148,23 +148,25 @@ def _answers_with_its_criteria(proj: Project, analysis: str, summary: str) -> No
     )
 
 
-def test_perturbation_demo_answers_with_its_criteria(perturbation_demo) -> None:
-    _answers_with_its_criteria(perturbation_demo, "composite-null", "4 of 4 criteria PASS")
+def test_perturbation_example_answers_with_its_criteria(perturbation_example) -> None:
+    _answers_with_its_criteria(perturbation_example, "composite-null", "4 of 4 criteria PASS")
 
 
-def test_severity_demo_answers_with_its_criteria(severity_demo) -> None:
-    _answers_with_its_criteria(severity_demo, "errorquake", "5 of 5 criteria PASS")
+def test_severity_example_answers_with_its_criteria(severity_example) -> None:
+    _answers_with_its_criteria(severity_example, "errorquake", "5 of 5 criteria PASS")
 
 
-def test_perturbation_demo_outcomes_match_the_truth(perturbation_demo) -> None:
-    assert _outcomes(perturbation_demo, "composite-null") == {
+def test_perturbation_example_outcomes_match_the_truth(perturbation_example) -> None:
+    assert _outcomes(perturbation_example, "composite-null") == {
         "variant-kept": "PASS",
         "outside-rejected": "PASS",
         "naive-test-rejects-variant": "PASS",
         "design-valid": "PASS",
     }
     doc = json.loads(
-        (perturbation_demo.results / "analyses" / "composite-null" / "statistics.json").read_text()
+        (
+            perturbation_example.results / "analyses" / "composite-null" / "statistics.json"
+        ).read_text()
     )
     st = doc["statistics"]
     from tailgate.analyses.perturbation import design
@@ -175,8 +177,8 @@ def test_perturbation_demo_outcomes_match_the_truth(perturbation_demo) -> None:
     assert iv["low"] <= 0.3 and iv["high"] >= 0.5 - 0.02  # order statistics: conservative
 
 
-def test_perturbation_demo_report_and_audit(perturbation_demo) -> None:
-    md = (perturbation_demo.results / "report.md").read_text()
+def test_perturbation_example_report_and_audit(perturbation_example) -> None:
+    md = (perturbation_example.results / "report.md").read_text()
     for item in (
         "composite-null: design (Algorithm C)",
         "composite-null: decisions per test query",
@@ -185,37 +187,41 @@ def test_perturbation_demo_report_and_audit(perturbation_demo) -> None:
         "Assumption (registered null_model: uniform",
     ):
         assert item in md, item
-    assert "p-hat composite-null" in (perturbation_demo.results / "report.html").read_text()
-    res = perturbation_demo.cli("audit", "--no-git", perturbation_demo.results)
+    assert "p-hat composite-null" in (perturbation_example.results / "report.html").read_text()
+    res = perturbation_example.cli("audit", "--no-git", perturbation_example.results)
     assert res.returncode == 0, res.stdout[-3000:]
 
 
-def test_perturbation_demo_refuses_a_changed_budget_or_perturbation_list(perturbation_demo):
+def test_perturbation_example_refuses_a_changed_budget_or_perturbation_list(perturbation_example):
     _refused_after_data(
-        perturbation_demo, "budget: 3000", "budget: 4000", "analyses.composite-null.budget"
+        perturbation_example, "budget: 3000", "budget: 4000", "analyses.composite-null.budget"
     )
     _refused_after_data(
-        perturbation_demo, "null14, null15]", "null14]", "analyses.composite-null.null_queries"
+        perturbation_example, "null14, null15]", "null14]", "analyses.composite-null.null_queries"
     )
 
 
-def test_perturbation_demo_design_is_stored_as_derived_from_the_pilot(perturbation_demo) -> None:
+def test_perturbation_example_design_is_stored_as_derived_from_the_pilot(
+    perturbation_example,
+) -> None:
     """The design is a derived value of the registration: stored with the pilot counts it came
     from, re-derived by the criteria, and a forged design makes its criteria NOT_TESTED."""
     from tailgate.analyses.registry import kind_of
     from tailgate.prereg.study import load
 
     doc = json.loads(
-        (perturbation_demo.results / "analyses" / "composite-null" / "statistics.json").read_text()
+        (
+            perturbation_example.results / "analyses" / "composite-null" / "statistics.json"
+        ).read_text()
     )
     st = doc["statistics"]
     derived = st["design"]["derived_from"]
     assert derived["pilot_counts"] == st["pilot"]["counts"]
     assert (derived["pilot_responses"], derived["budget"], derived["alpha"]) == (100, 3000, 0.05)
     assert derived["registration_change"] is False
-    md = (perturbation_demo.results / "report.md").read_text()
+    md = (perturbation_example.results / "report.md").read_text()
     assert "derived value of the registration, not a change" in md
-    spec = load(perturbation_demo.prereg).data["analyses"]["composite-null"]
+    spec = load(perturbation_example.prereg).data["analyses"]["composite-null"]
     kind = kind_of(spec)
     honest = {o.name: o.outcome for o in kind.criteria(spec, st)}
     assert honest["design-valid"] == "PASS"
@@ -227,8 +233,8 @@ def test_perturbation_demo_design_is_stored_as_derived_from_the_pilot(perturbati
     assert outcomes["naive-test-rejects-variant"] == honest["naive-test-rejects-variant"]
 
 
-def test_perturbation_demo_amended_budget_and_list_after_the_pilot_is_a_deviation(
-    perturbation_demo, tmp_path
+def test_perturbation_example_amended_budget_and_list_after_the_pilot_is_a_deviation(
+    perturbation_example, tmp_path
 ) -> None:
     """A changed budget or perturbation list after the pilot data exist: verify and the
     workflow refuse; `tailgate amend` records it as a decision-rule change after data, which
@@ -237,8 +243,8 @@ def test_perturbation_demo_amended_budget_and_list_after_the_pilot_is_a_deviatio
     from tailgate.prereg.lock import read_lock
 
     root = tmp_path / "copy"
-    shutil.copytree(perturbation_demo.root, root, symlinks=True)  # with Snakemake's metadata
-    proj = Project(root, "perturbation-demo")
+    shutil.copytree(perturbation_example.root, root, symlinks=True)  # with Snakemake's metadata
+    proj = Project(root, "perturbation-example")
     proj.replace("budget: 3000", "budget: 4000")
     proj.replace("null14, null15]", "null14]")
     for res in (proj.cli("verify", proj.prereg), proj.snakemake("-n")):
@@ -268,24 +274,26 @@ def test_perturbation_demo_amended_budget_and_list_after_the_pilot_is_a_deviatio
     assert st["statistics"]["design"]["derived_from"]["budget"] == 4000
 
 
-# --- percentiles-demo ---------------------------------------------------------------------------
+# --- percentiles-example --------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def percentiles_demo(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("percentiles-demo"), "percentiles-demo")
+def percentiles_example(tmp_path_factory) -> Project:
+    return _run_example(tmp_path_factory.mktemp("percentiles-example"), "percentiles-example")
 
 
-def test_percentiles_demo_shows_the_reshaping(percentiles_demo) -> None:
+def test_percentiles_example_shows_the_reshaping(percentiles_example) -> None:
     # mean CE rises while median CE falls: the two summaries 003 warns about disagree
-    assert _outcomes(percentiles_demo, "ce-percentiles") == {
+    assert _outcomes(percentiles_example, "ce-percentiles") == {
         "mean-and-median-agree": "FAIL",
         "headline-concordant": "FAIL",
         "bulk-concordant": "PASS",
         "median-falls": "PASS",
     }
     doc = json.loads(
-        (percentiles_demo.results / "analyses" / "ce-percentiles" / "statistics.json").read_text()
+        (
+            percentiles_example.results / "analyses" / "ce-percentiles" / "statistics.json"
+        ).read_text()
     )
     summ = doc["statistics"]["summaries"]
     steps = [f"step{i}" for i in range(1, 7)]
@@ -298,12 +306,12 @@ def test_percentiles_demo_shows_the_reshaping(percentiles_demo) -> None:
     }
 
 
-def test_percentiles_demo_answers_with_its_criteria(percentiles_demo) -> None:
-    _answers_with_its_criteria(percentiles_demo, "ce-percentiles", "2 of 4 criteria PASS")
+def test_percentiles_example_answers_with_its_criteria(percentiles_example) -> None:
+    _answers_with_its_criteria(percentiles_example, "ce-percentiles", "2 of 4 criteria PASS")
 
 
-def test_percentiles_demo_report_and_audit(percentiles_demo) -> None:
-    md = (percentiles_demo.results / "report.md").read_text()
+def test_percentiles_example_report_and_audit(percentiles_example) -> None:
+    md = (percentiles_example.results / "report.md").read_text()
     for item in (
         "ce-percentiles: per-token CE summaries",
         "ce-percentiles: concordance",
@@ -312,9 +320,9 @@ def test_percentiles_demo_report_and_audit(percentiles_demo) -> None:
         "ce-percentiles: mean / p50 / p95 CE",
     ):
         assert item in md, item
-    html = (percentiles_demo.results / "report.html").read_text()
+    html = (percentiles_example.results / "report.html").read_text()
     assert "fan ce-percentiles" in html and "reshaping ce-percentiles" in html
     # --reproduce re-runs every derived stage from regenerated data and compares every file
-    res = percentiles_demo.cli("audit", "--no-git", "--reproduce", percentiles_demo.results)
+    res = percentiles_example.cli("audit", "--no-git", "--reproduce", percentiles_example.results)
     assert res.returncode == 0, res.stdout[-3000:]
     assert "compared with a re-run from the data" in res.stdout

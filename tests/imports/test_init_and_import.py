@@ -26,6 +26,7 @@ for helper in (TESTS, TESTS / "workflow"):
         sys.path.insert(0, str(helper))
 
 from git_repo import git_commit  # noqa: E402
+from review_edits import FASTER  # noqa: E402
 from tailgate.generate import DataInputError  # noqa: E402
 from tailgate.generate.importer import generate_shard  # noqa: E402
 from tailgate.prereg import load  # noqa: E402
@@ -346,21 +347,6 @@ def test_design_refuses_a_registered_condition_without_rows(tmp_path):
 
 
 # --- the whole day, through Snakemake ----------------------------------------------------------
-
-FASTER = [  # review edits a user may make; they keep the run small
-    ("    resamples: 10000 ", "    resamples: 200   "),
-    ("    trials: 80\n", "    trials: 4\n"),
-    (
-        "    resamples: 200           # bootstrap size",
-        "    resamples: 0             # bootstrap size",
-    ),
-    ("  min_exceedances: 500 ", "  min_exceedances: 100 "),
-    ("  band: [0.95, 0.96, 0.97, 0.98, 0.99]", "  band: [0.95, 0.97]"),
-    (
-        "  # operating_characteristics:",
-        "  operating_characteristics: {trials: 20, resamples: 20}\n  #",
-    ),
-]
 
 
 def review(proj: Project, worse: str | None = "higher") -> None:

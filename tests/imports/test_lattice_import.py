@@ -19,6 +19,7 @@ for helper in (TESTS, TESTS / "workflow"):
         sys.path.insert(0, str(helper))
 
 from git_repo import git_commit  # noqa: E402
+from review_edits import FASTER  # noqa: E402
 from wf_project import Project  # noqa: E402
 
 ROWS = {"judge-a": 3000, "judge-b": 3000}
@@ -51,21 +52,6 @@ def tailgate(root: Path, *args: str):
 
     return run(*args, cwd=root)
 
-
-FASTER = [
-    ("    resamples: 10000 ", "    resamples: 200   "),
-    ("    trials: 80\n", "    trials: 4\n"),
-    (
-        "    resamples: 200           # bootstrap size",
-        "    resamples: 0             # bootstrap size",
-    ),
-    ("  min_exceedances: 500 ", "  min_exceedances: 100 "),
-    ("  band: [0.95, 0.96, 0.97, 0.98, 0.99]", "  band: [0.95, 0.97]"),
-    (
-        "  # operating_characteristics:",
-        "  operating_characteristics: {trials: 20, resamples: 20}\n  #",
-    ),
-]
 
 
 def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_path):

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from dry_run import jobs_by_rule
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 
@@ -45,24 +46,12 @@ def project(tmp_path_factory):
     return workflow_project(root, "tiny")
 
 
-def _jobs(output: str) -> dict[str, list[dict[str, str]]]:
-    """Each dry-run job's resources, by rule."""
-    jobs: dict[str, list[dict[str, str]]] = {}
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
-        head = re.match(r"(?:local)?rule (\w+):", block)
-        res = re.search(r"^\s+resources: (.*)$", block, re.M)
-        if head and res:
-            pairs = dict(kv.split("=", 1) for kv in res.group(1).split(", "))
-            jobs.setdefault(head.group(1), []).append(pairs)
-    return jobs
-
-
 def test_slurm_profile_dry_run_requests_gpus_for_generation_and_scoring(project):
     res = project.snakemake("-n", "--profile", str(PROFILES / "slurm"), "--config", "study=tiny")
     output = res.stdout + res.stderr
     assert res.returncode == 0, output[-3000:]
     assert "This was a dry-run" in output
-    jobs = _jobs(output)
+    jobs = jobs_by_rule(output)
     assert len(jobs["generate"]) == 2 * 2  # conditions x shards
     assert len(jobs["score"]) == 4 * 2 * 2  # scorers x conditions x shards
     for job in jobs["generate"]:
@@ -106,4 +95,4 @@ def test_local_profile_dry_run_caps_gpu_jobs(project):
     assert res.returncode == 0, output[-3000:]
     profile = (PROFILES / "local" / "config.v8+.yaml").read_text()
     assert re.search(r"^resources:\n\s+gpu: 1$", profile, re.M)
-    assert "generate" in _jobs(output)
+    assert "generate" in jobs_by_rule(output)

@@ -9,11 +9,11 @@ gives for the rows it reads, and cover the measured peak at those rows.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 import pytest
+from dry_run import jobs_by_rule
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
@@ -28,18 +28,6 @@ from tailgate.stages.resources import (
 from wf_project import SMALL_STUDY, make_project
 
 PROFILE = Path(__file__).resolve().parents[2] / "workflow" / "profiles" / "slurm"
-
-
-def _jobs(output: str) -> dict[str, list[dict[str, str]]]:
-    """Each dry-run job's resources, by rule."""
-    jobs: dict[str, list[dict[str, str]]] = {}
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
-        head = re.match(r"(?:local)?rule (\w+):", block)
-        res = re.search(r"^\s+resources: (.*)$", block, re.M)
-        if head and res:
-            pairs = dict(kv.split("=", 1) for kv in res.group(1).split(", "))
-            jobs.setdefault(head.group(1), []).append(pairs)
-    return jobs
 
 
 def test_small_jobs_ask_the_profile_defaults_and_retries_ask_more():
@@ -87,7 +75,7 @@ def dry_runs(tmp_path_factory) -> dict[int, dict[str, list[dict[str, str]]]]:
         res = proj.snakemake("-n", "--profile", str(PROFILE), "--slurm-no-account", cores=1)
         text = res.stdout + res.stderr
         assert res.returncode == 0, text[-3000:]
-        out[rows] = _jobs(text)
+        out[rows] = jobs_by_rule(text)
     return out
 
 
