@@ -168,10 +168,10 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
 
     Uses :func:`tailgate.protocol.recovery.simulate_pass_rate` (App. E of Zhou (2026)) at
     Δξ_true = Δfloor and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's
-    80 % power), the planned exceedances, P1 as the gates apply it (registered method, 1 − α/m under Bonferroni
-    when P1 is adjusted, printed) and the ``protocol.power_simulation`` trials and resamples
-    (absent: the percentile interval's validated stand-in), each with a stream derived from the
-    study seed; every rate is shown with its Monte Carlo standard error.
+    80 % power), the planned exceedances, P1 as the gates apply it (registered method, 1 − α/m
+    under Bonferroni when P1 is adjusted, printed) and the ``protocol.power_simulation`` trials
+    and resamples (absent: the percentile interval's validated stand-in), each with a stream
+    derived from the study seed; every rate is shown with its Monte Carlo standard error.
     ``Design.simulated_power`` holds the rate at the floor.
     """
     try:
