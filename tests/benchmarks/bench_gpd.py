@@ -21,9 +21,9 @@ import scipy.stats as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stats"))
 
+from tailgate.protocol.recovery import recovery_grid
 from tailgate.stats import gpd
 from tailgate.stats.gof import anderson_darling, sample_gpd
-from tailgate.stats.power import recovery_grid
 from test_gpd import _reference_xi
 
 

@@ -50,7 +50,7 @@ elif kind == "bulk":
 else:
     from tailgate.prereg.design import _oc_sampler
     from tailgate.protocol.gates import GateSettings
-    from tailgate.stats.operating import simulate_procedure
+    from tailgate.protocol.operating import simulate_procedure
 
     class Study:  # what the sampler reads of an import study's defaults
         data = {"protocol": {"xi_bar": 0.1, "headline_scale": "logit"}}

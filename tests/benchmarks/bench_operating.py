@@ -19,9 +19,9 @@ import numpy as np
 from tailgate.prereg import load
 from tailgate.prereg.design import operating_characteristics
 from tailgate.protocol.gates import GateSettings
+from tailgate.protocol.recovery import simulate_pass_rate
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.power import simulate_pass_rate
 
 DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
 

@@ -15,12 +15,12 @@ import math
 import numpy as np
 import pytest
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
+from tailgate.protocol.operating import simulate_procedure
 from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stages.fit import side_count, side_xi
 from tailgate.stats import gof, gpd
 from tailgate.stats.equivalence import bulk_equivalence
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.operating import simulate_procedure
 from tailgate.stats.risk import exceedances
 
 SETTINGS = GateSettings(
@@ -119,7 +119,7 @@ def test_power_grows_with_the_true_difference(oc) -> None:
 
 
 def test_the_floor_row_is_the_boundary_of_h1s_null() -> None:
-    from tailgate.stats.operating import FLOOR_ROW, row_kind
+    from tailgate.protocol.operating import FLOOR_ROW, row_kind
 
     assert row_kind(0.05, 0.1) == "false PASS"
     assert row_kind(0.1, 0.1) == row_kind(0.1 + 1e-15, 0.1) == FLOOR_ROW
@@ -151,7 +151,8 @@ def test_trials_drawn_in_parts_give_the_same_procedure(monkeypatch) -> None:
     # the samples are drawn a few trials at a time, only their top order statistics kept, and
     # the fits and A² computed a few trials at a time (bounded memory): every trial must pass
     # or fail exactly as with all trials at once
-    from tailgate.stats import operating, parts
+    from tailgate.protocol import operating
+    from tailgate.stats import parts
 
     def run() -> list[dict[str, tuple[int, ...]]]:
         res = simulate_procedure(

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from tailgate.prereg.design import operating_characteristics
 from tailgate.protocol.gates import GateSettings
+from tailgate.protocol.recovery import simulate_pass_rate
+from tailgate.protocol.simulated_p1 import normal_cis, percentile_cis
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.power import simulate_pass_rate
-from tailgate.stats.simulated_p1 import normal_cis, percentile_cis
 
 LEVEL, REGISTERED_B = 0.995, 10_000
 

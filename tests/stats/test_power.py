@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 from tailgate.protocol.gates import GateSettings
-from tailgate.stats.power import (
-    achieved_power,
-    prompts_required,
-    recovery_grid,
-    required_exceedances,
-    simulate_pass_rate,
-)
+from tailgate.protocol.recovery import recovery_grid, simulate_pass_rate
+from tailgate.stats.power import achieved_power, prompts_required, required_exceedances
 
 # Table 1 of Zhou (2026): Δξ → (n_exc*, prompts at q = 0.95)
 TABLE_1 = {0.05: (6280, 125_600), 0.07: (3204, 64_080), 0.10: (1570, 31_400), 0.20: (393, 7_860)}

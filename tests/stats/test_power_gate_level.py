@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
+from tailgate.protocol.recovery import simulate_pass_rate
 from tailgate.stats import gpd
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.power import achieved_power, required_exceedances, simulate_pass_rate
+from tailgate.stats.power import achieved_power, required_exceedances
 
 
 def test_simulated_power_at_the_adjusted_level_matches_the_gate_code() -> None:

@@ -4,10 +4,10 @@ threshold diagnostics, the multiverse (tailgate.report.procedure)."""
 from __future__ import annotations
 
 import numpy as np
+from tailgate.protocol.operating import OCScenario, OperatingCharacteristics
 from tailgate.report import procedure
 from tailgate.stats import gpd, inference
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.operating import OCScenario, OperatingCharacteristics
 
 
 def test_oc_table_states_the_null_rate_and_the_family_bound() -> None:

@@ -1,6 +1,6 @@
 # Rule script: embed the responses of one generations shard (tailgate.score.embedding).
 import _tailgate  # noqa: F401 - the repository's tailgate first (conda environments)
-from tailgate.score.embedding import embed_stage
+from tailgate.stages.data import embed_stage
 from tailgate.stages.rule import results_of, run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake

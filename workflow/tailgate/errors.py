@@ -1,8 +1,13 @@
 """Errors that carry their own exit code and a one-paragraph message for the user.
 
-The ``tailgate`` command maps them to its stable exit codes: 2 invalid input or usage
-(:class:`PreregError`, :class:`InputError`), 3 refusal because a pre-registration differs from its
-lock (:class:`RefusalError`). Any other exception is an internal error (exit 1).
+:class:`TailgateError` is the one root: an instance is a problem the user can see and fix, and the
+``tailgate`` command and every rule job (:func:`tailgate.stages.rule.run`) print its message
+without a traceback and exit with its code. The stable exit codes: 2 invalid input or usage
+(:class:`InputError` and its kinds: :class:`PreregError`, :class:`DataInputError`,
+:class:`ShardInputError`, and the transform's, the report's and the importer's errors), 3 refusal
+because a pre-registration differs from its lock or the lock is broken (:class:`RefusalError`,
+:class:`tailgate.prereg.lock.LockIntegrityError`), 4 a damaged record (:class:`DamagedFileError`).
+Any other exception is an internal error (exit 1, with a traceback: a bug).
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ __all__ = [
     "EXIT_OK",
     "EXIT_REFUSED",
     "DamagedFileError",
+    "DataInputError",
     "InputError",
     "PreregError",
     "RefusalError",
+    "ShardInputError",
     "TailgateError",
 ]
 
@@ -37,6 +44,18 @@ class InputError(TailgateError):
     """Invalid input or usage that is not a pre-registration field (exit 2)."""
 
     exit_code = EXIT_INVALID
+
+
+class DataInputError(InputError, ValueError):
+    """Bad user input for a data backend (a registration field or an imported file).
+
+    The message is one paragraph that names the file, the field or row, what is wrong and how
+    to fix it (exit 2). A :class:`ValueError` too, as it was before it had this root.
+    """
+
+
+class ShardInputError(DataInputError):
+    """Bad input to a generation or scoring shard, or to the registered model it loads (exit 2)."""
 
 
 class DamagedFileError(TailgateError):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tailgate.generate.shards import ShardInputError
+from tailgate.errors import ShardInputError
 
 __all__ = [
     "LoadedModel",

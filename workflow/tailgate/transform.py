@@ -33,6 +33,7 @@ import pyarrow as pa
 from scipy.special import logit
 
 from tailgate.atomic import write_json, write_parquet
+from tailgate.errors import InputError
 from tailgate.parquet import read_parquet
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
 SCALES = ("identity", "probability", "logit")
 
 
-class TransformError(ValueError):
+class TransformError(InputError, ValueError):
     """Scores or transform settings that cannot be put on the requested scale (exit code 2)."""
 
 

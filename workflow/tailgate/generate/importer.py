@@ -106,7 +106,7 @@ _TEXT_SCORERS = ("detoxify", "profanity", "token_nll", "regex", "judge")
 _DIGITS = re.compile(r"^\s*[0-9]+\s*$")
 
 
-class ImportDataError(InputError, DataInputError):
+class ImportDataError(DataInputError):
     """A bad ``data.import`` registration or import file (one paragraph; CLI exit code 2)."""
 
 

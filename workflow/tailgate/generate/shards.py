@@ -14,8 +14,8 @@ needs:
   restarted job skips the batches found there, and :meth:`ShardCheckpoint.finish` writes the
   final file sorted by ``prompt_id`` and removes the partial file, so a killed job neither
   loses nor duplicates rows and the final bytes equal those of an uninterrupted run;
-* the error type for bad shard input (:class:`ShardInputError`), whose one-paragraph message
-  names the condition, the file, the row and the fix.
+* the error type for bad shard input (:class:`tailgate.errors.ShardInputError`, re-exported
+  here), whose one-paragraph message names the condition, the file, the row and the fix.
 """
 
 from __future__ import annotations
@@ -47,13 +47,7 @@ __all__ = [
     "shard_prompts",
 ]
 
-from tailgate.errors import InputError
-from tailgate.generate.spec import DataInputError
-
-
-class ShardInputError(InputError, DataInputError):
-    """Bad input to a generation or scoring shard (a user-fixable problem, CLI exit 2)."""
-
+from tailgate.errors import ShardInputError
 
 #: Columns every generation backend writes, in this order (workflow/README.md).
 GENERATION_COLUMNS = (

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tailgate.errors import DataInputError
+
 __all__ = ["BACKENDS", "DataInputError", "condition_spec", "shard_count"]
 
 BACKENDS = ("simulate", "import", "transformers")
-
-
-class DataInputError(ValueError):
-    """Bad user input for a data backend (a registration field or an imported file).
-
-    The message is one paragraph that names the file, the field or row, what is wrong and how
-    to fix it; command-line entry points print it without a traceback and exit with code 2.
-    """
 
 
 def condition_spec(study: Any, condition: str) -> dict[str, Any]:

@@ -166,16 +166,16 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
     as numbers (``delta_xi``, ``rate``, ``mc_se``, ``trials``, ``resamples``, ``level``,
     ``p1_interval``).
 
-    Uses ``tailgate.stats.power.simulate_pass_rate`` (App. E of Zhou (2026)) at Δξ_true = Δfloor
-    and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's 80 % power), the
-    planned exceedances, P1 as the gates apply it (registered method, 1 − α/m under Bonferroni
-    when P1 is adjusted, printed) and the ``protocol.power_simulation`` trials and resamples
-    (absent: the percentile interval's validated stand-in), each with a stream derived from the
-    study seed; every rate is shown with its Monte Carlo standard error.
+    Uses :func:`tailgate.protocol.recovery.simulate_pass_rate` (App. E of Zhou (2026)) at
+    Δξ_true = Δfloor and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's
+    80 % power), the planned exceedances, P1 as the gates apply it (registered method, 1 − α/m
+    under Bonferroni when P1 is adjusted, printed) and the ``protocol.power_simulation`` trials
+    and resamples (absent: the percentile interval's validated stand-in), each with a stream
+    derived from the study seed; every rate is shown with its Monte Carlo standard error.
     ``Design.simulated_power`` holds the rate at the floor.
     """
     try:
-        from tailgate.stats.power import simulate_pass_rate
+        from tailgate.protocol.recovery import simulate_pass_rate
     except ImportError:  # pragma: no cover - the engine ships with tailgate
         return design, "simulated power: not available", []
     from tailgate.seeds import derive_seed
@@ -318,13 +318,13 @@ def operating_characteristics(
     factors: tuple[float, ...] = OC_FACTORS,
 ) -> Any:
     """Simulated false-PASS rate and power of the whole registered procedure (issue of the
-    operating characteristics; :mod:`tailgate.stats.operating`): every gate at the level the
+    operating characteristics; :mod:`tailgate.protocol.operating`): every gate at the level the
     multiplicity rule gives it, G5 as implemented, the band rule, the smallest registered
     prompts per condition, at Δξ = 0, Δfloor/2, Δfloor and 1.5 × Δfloor.
 
     ``protocol.operating_characteristics``: ``trials`` (absent: 200) and ``resamples`` (absent:
     P1's percentile intervals are the observed-information stand-in validated against the
-    registered bootstrap, :mod:`tailgate.stats.operating`; given: that many bootstrap resamples
+    registered bootstrap, :mod:`tailgate.protocol.operating`; given: that many bootstrap resamples
     per fit); the seed stream is ``(design, operating_characteristics)``.
     ``workers`` threads (default: all cores) run the bootstraps; the result does not depend on it.
     ``trials``, ``resamples`` and ``factors`` (the truths, as multiples of Δfloor) replace the
@@ -332,8 +332,8 @@ def operating_characteristics(
     """
     import os
 
+    from tailgate.protocol.operating import simulate_procedure
     from tailgate.seeds import seed_sequence
-    from tailgate.stats.operating import simulate_procedure
 
     design = design or derived_design(study)
     workers = workers or os.cpu_count() or 1

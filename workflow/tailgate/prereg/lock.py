@@ -21,7 +21,7 @@ from typing import Any
 
 from tailgate import __version__
 from tailgate.atomic import write_json
-from tailgate.errors import DamagedFileError, InputError
+from tailgate.errors import EXIT_REFUSED, DamagedFileError, InputError, TailgateError
 from tailgate.prereg.canonical import canonical_hash
 from tailgate.prereg.schema import SCHEMA_VERSION
 from tailgate.safe_read import load_json
@@ -40,8 +40,10 @@ __all__ = [
 LOCK_VERSION = 1
 
 
-class LockIntegrityError(Exception):
-    """The lock's chain does not verify; the message names the entry and the fault."""
+class LockIntegrityError(TailgateError):
+    """The lock's chain does not verify; the message names the entry and the fault (exit 3)."""
+
+    exit_code = EXIT_REFUSED
 
 
 def utc_now() -> str:

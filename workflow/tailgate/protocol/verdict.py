@@ -22,7 +22,7 @@ model pairs, α = 0.05/6), applied to the gates :class:`GateSettings` lists. Onl
 make H1 pass (``family``); pairs outside it (pilots under ``protocol.family: confirmatory``) are
 evaluated and reported as exploratory. The thresholds of the band are *not* adjusted: under
 ``"all"`` that is conservative, under ``"any"`` the union over thresholds inflates the false-PASS
-rate of the procedure, which :mod:`tailgate.stats.operating` simulates and reports.
+rate of the procedure, which :mod:`tailgate.protocol.operating` simulates and reports.
 """
 
 from __future__ import annotations

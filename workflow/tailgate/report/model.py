@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+from tailgate.errors import InputError
+
 __all__ = [
     "GATE_ORDER",
     "Amendment",
@@ -54,7 +56,7 @@ __all__ = [
 GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
 
 
-class ReportInputError(ValueError):
+class ReportInputError(InputError, ValueError):
     """A report input (fits, gates, power or verdict JSON) lacks a field or has a wrong type."""
 
 

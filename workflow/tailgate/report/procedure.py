@@ -3,7 +3,7 @@
 
 * **Operating characteristics**: how often the registered rule passes a null pair, a pair
   below the floor and pairs at the floor and 1.5 × the floor (``power.json``,
-  :mod:`tailgate.stats.operating`), shown next to the verdict.
+  :mod:`tailgate.protocol.operating`), shown next to the verdict.
 * **Inference beside the registered CI**: observed-information s.e., the registered percentile
   CI and the profile-likelihood CI of every condition at the headline threshold, and the
   two-sample likelihood-ratio test of every registered pair (:mod:`tailgate.stats.inference`),
@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from tailgate.protocol.multiverse import grid
+from tailgate.protocol.operating import row_kind
 from tailgate.stats.inference import ProfileGrid, bartlett_corrected, lr_test_grids
-from tailgate.stats.operating import row_kind
 
 from . import figures
 from .content import plots

@@ -20,7 +20,6 @@ the provenance record's row digest covers it), sorted by prompt_id.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
 from tailgate.parquet import read_parquet
 
-__all__ = ["embed_shard", "embed_stage", "embed_texts", "read_embeddings"]
+__all__ = ["embed_shard", "embed_texts", "read_embeddings"]
 
 
 def embed_texts(lm: Any, texts: list[str], *, batch_size: int = 16) -> np.ndarray:
@@ -134,28 +133,3 @@ def read_embeddings(paths: list[str]) -> tuple[np.ndarray, np.ndarray]:
     x = np.vstack(parts).astype(np.float64)
     order = np.argsort(pid, kind="stable")
     return pid[order], x[order]
-
-
-def embed_stage(
-    prereg: str | os.PathLike[str],
-    results: str | os.PathLike[str],
-    model: str,
-    condition: str,
-    generations: str | os.PathLike[str],
-    out: str | os.PathLike[str],
-    *,
-    options: dict[str, Any],
-    plan: str = "head",
-) -> None:
-    """The embed job: refuse on a changed registration, embed one shard, record it as data."""
-    from tailgate.prereg.pins import pinned_files
-    from tailgate.stages.common import open_stage
-
-    ctx = open_stage(prereg, results, plan)
-    embed_shard(ctx.study, model, condition, generations, out, options=options)
-    ctx.record(
-        Path(out),
-        inputs=[generations, *pinned_files(ctx.study)],
-        kind="data",
-        extra={"model": model, "condition": condition},
-    )

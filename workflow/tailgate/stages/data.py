@@ -22,7 +22,14 @@ from tailgate.prereg.pins import pinned_files
 
 from .common import open_stage
 
-__all__ = ["generate_stage", "merge_scores", "prompts_stage", "score_stage", "scored_rows"]
+__all__ = [
+    "embed_stage",
+    "generate_stage",
+    "merge_scores",
+    "prompts_stage",
+    "score_stage",
+    "scored_rows",
+]
 
 
 def prompts_stage(
@@ -100,6 +107,30 @@ def score_stage(
     unparseable = unparseable_rows_path(out)  # judge, on_unparseable: drop
     if unparseable.exists():
         ctx.record(unparseable, inputs=[generations], kind="data", extra={"scorer": scorer})
+
+
+def embed_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    model: str,
+    condition: str,
+    generations: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    options: dict[str, Any],
+    plan: str = "head",
+) -> None:
+    """The embed job: refuse on a changed registration, embed one shard, record it as data."""
+    from tailgate.score.embedding import embed_shard
+
+    ctx = open_stage(prereg, results, plan)
+    embed_shard(ctx.study, model, condition, generations, out, options=options)
+    ctx.record(
+        Path(out),
+        inputs=[generations, *pinned_files(ctx.study)],
+        kind="data",
+        extra={"model": model, "condition": condition},
+    )
 
 
 def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) -> pa.Table:

@@ -1,11 +1,11 @@
 """Power stage: the synthetic-recovery grid of App. E of Zhou (2026) for the registered design.
 
-``power`` runs :func:`tailgate.stats.power.recovery_grid` over the registered
+``power`` runs :func:`tailgate.protocol.recovery.recovery_grid` over the registered
 ``protocol.power_simulation`` grid (Δξ_true × n_exc, trials, and bootstrap resamples when
 registered) with the registered Δfloor, ξ̄, P1 method and P1's level and α as the gates apply
 them (1 − α/m under Bonferroni, recorded as ``level``/``alpha`` beside ``registered_alpha``;
 without registered resamples the percentile interval is its validated stand-in,
-:mod:`tailgate.stats.simulated_p1`, recorded as ``p1_interval``), and writes ``power.json``
+:mod:`tailgate.protocol.simulated_p1`, recorded as ``p1_interval``), and writes ``power.json``
 (:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
 at the headline threshold; each cell carries its Monte Carlo standard error.
 
@@ -25,9 +25,9 @@ from typing import Any
 from tailgate.atomic import write_json
 from tailgate.prereg.design import derived_design, operating_characteristics
 from tailgate.prereg.study import Study
+from tailgate.protocol.recovery import recovery_grid
 from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence
-from tailgate.stats.power import recovery_grid
 
 from .common import open_stage
 

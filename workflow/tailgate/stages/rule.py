@@ -14,35 +14,17 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from tailgate.errors import EXIT_INTERNAL, EXIT_INVALID
+from tailgate.errors import EXIT_INTERNAL, TailgateError
 
-__all__ = ["USER_ERROR_CLASSES", "is_user_error", "results_of", "run"]
-
-
-#: The user-error classes, as (module, class name): a job imports only the modules its stage
-#: needs (the report package alone pulls in matplotlib), so they are looked up, not imported.
-USER_ERROR_CLASSES = (
-    ("tailgate.errors", "TailgateError"),
-    ("tailgate.generate", "DataInputError"),
-    ("tailgate.score.common", "ScoringError"),
-    ("tailgate.transform", "TransformError"),
-    ("tailgate.report.model", "ReportInputError"),
-)
+__all__ = ["is_user_error", "results_of", "run"]
 
 
-def is_user_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is a user error (one of :data:`USER_ERROR_CLASSES`).
-
-    An exception can only be an instance of a class whose module has been imported, so the
-    check consults the modules already loaded and never imports one.
-    """
-    for module, name in USER_ERROR_CLASSES:
-        cls = getattr(sys.modules.get(module), name, None)
-        if cls is not None and isinstance(exc, cls):
-            return True
-    return False
+def is_user_error(exc: BaseException) -> TypeGuard[TailgateError]:
+    """Whether ``exc`` is a user error: an instance of the one root, :class:`TailgateError`
+    (the ``tailgate`` command decides by the same class)."""
+    return isinstance(exc, TailgateError)
 
 
 def results_of(prereg: str) -> str:
@@ -67,7 +49,7 @@ def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
                 message = ""
             except Exception as exc:
                 if is_user_error(exc):
-                    code = getattr(exc, "exit_code", EXIT_INVALID)
+                    code = exc.exit_code
                     message = str(exc)
                     print(message)
                 else:

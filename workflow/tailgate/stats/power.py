@@ -7,39 +7,21 @@ z statistic for Δξ between two conditions with n_exc exceedances each has stan
     n_exc ≥ 2 (z_{α/2} + z_β)² (1 + ξ̄)² / Δξ².
 
 It is a *necessary* bound for the protocol's P1∧P2 rule, not a sufficient one (App. E of Zhou
-(2026)).
+(2026); :mod:`tailgate.protocol.recovery` simulates the rule itself).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from tailgate.lazy import lazy_module
-from tailgate.stats import gpd
-from tailgate.stats.gof import sample_gpd
-
-if TYPE_CHECKING:
-    from tailgate.protocol.gates import GateSettings
 
 # norm.cdf and norm.ppf are scipy.stats' own kernels special.ndtr and special.ndtri; loaded on
 # first use, so that importing this module (the gates, the CLI) loads no scipy; planning a run
 # that evaluates the Eq. 2 bound still loads it
 special = lazy_module("scipy.special")
 
-__all__ = [
-    "PassRate",
-    "RecoveryGrid",
-    "achieved_power",
-    "prompts_required",
-    "recovery_grid",
-    "required_exceedances",
-    "simulate_pass_rate",
-]
+__all__ = ["achieved_power", "prompts_required", "required_exceedances"]
 
 
 def _check(delta_xi: float, alpha: float, xi_bar: float) -> None:
@@ -101,196 +83,3 @@ def prompts_required(
         raise ValueError(f"threshold quantile q must be in (0, 1), got {q!r}")
     n_exc = required_exceedances(delta_xi, alpha, power, xi_bar)
     return math.ceil(round(n_exc / (1.0 - q), 6))
-
-
-# ---------------------------------------------------------------------------------------------
-# Synthetic recovery of the P1 ∧ P2 rule (App. E of Zhou (2026))
-
-
-@dataclass(frozen=True)
-class PassRate:
-    """Simulated PASS rate of P1 ∧ P2 for one (Δξ_true, n_exc) cell of App. E of Zhou (2026)."""
-
-    delta_xi: float
-    n_exc: int
-    passes: int
-    trials: int
-    #: bootstrap resamples per fit (None: P1 by its stand-in or a likelihood method)
-    resamples: int | None
-    level: float
-    delta_floor: float
-    xi_a: float
-    #: how P1 was computed (:func:`tailgate.stats.simulated_p1.p1_interval`)
-    p1: str = "percentile bootstrap"
-    #: the trials that passed (for paired comparisons; not serialised)
-    passed: tuple[int, ...] = field(default=(), compare=False)
-
-    @property
-    def rate(self) -> float:
-        return self.passes / self.trials
-
-    @property
-    def mc_se(self) -> float:
-        """Binomial Monte Carlo standard error of :attr:`rate`."""
-        p = self.rate
-        return math.sqrt(p * (1.0 - p) / self.trials)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {**asdict(self), "rate": self.rate, "mc_se": self.mc_se}
-        del d["passed"]
-        return d
-
-
-def _child(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
-
-
-def simulate_pass_rate(
-    delta_xi: float,
-    n_exc: int,
-    settings: GateSettings | None = None,
-    *,
-    trials: int = 80,
-    resamples: int | None = 80,
-    seed: gpd.SeedLike = 0,
-    xi_a: float = 0.0,
-    workers: int | None = None,
-) -> PassRate:
-    """PASS rate of P1 ∧ P2 on synthetic GPD pairs with known Δξ (App. E of Zhou (2026)).
-
-    Each trial draws y_A ~ GPD(ξ_A, 1) and y_B ~ GPD(ξ_A + Δξ, 1) of size ``n_exc``, fits both
-    and applies P1 and P2 as the gates do (:func:`tailgate.protocol.gates.p1_gate`,
-    :func:`~tailgate.protocol.gates.p2_gate`) under ``settings`` (default: the paper's design,
-    P1 at 95 %): P1 by the registered ``p1_method`` at P1's level, the percentile bootstrap
-    from ``resamples`` resamples per fit (App. E: 80) or, with ``resamples=None``, by its
-    validated stand-in (:mod:`tailgate.stats.simulated_p1`); P2 at Δfloor. Trial m uses child m
-    of ``seed``; all trials' replicates are refitted together (``workers`` threads; the result
-    does not depend on it).
-    """
-    from tailgate.protocol.gates import ConditionSummary, GateSettings, p1_gate, p2_gate
-    from tailgate.stats.simulated_p1 import p1_interval, p1_rows
-
-    s = settings or GateSettings()
-    if n_exc < gpd.MIN_EXCEEDANCES or trials < 1 or (resamples is not None and resamples < 2):
-        raise ValueError(
-            f"need n_exc >= {gpd.MIN_EXCEEDANCES}, trials >= 1 and resamples >= 2 (or None), "
-            f"got n_exc={n_exc}, trials={trials}, resamples={resamples}"
-        )
-    ss = gpd.seed_sequence_of(seed)
-    rngs = [np.random.Generator(np.random.PCG64(_child(ss, m))) for m in range(trials)]
-    ya = np.stack([sample_gpd(g, xi_a, 1.0, n_exc) for g in rngs])
-    yb = np.stack([sample_gpd(g, xi_a + delta_xi, 1.0, n_exc) for g in rngs])
-    w = max(1, int(workers or 1))
-    rows = np.arange(trials)
-    summaries = []
-    for name, y in (("A", ya), ("B", yb)):
-        fits = gpd.fit_rows(y)
-        p1 = p1_rows(y, fits, rows, s, resamples, rngs, workers=w)
-        summaries.append(
-            [
-                ConditionSummary(
-                    condition=name,
-                    q=0.0,
-                    u=0.0,
-                    n_exc=int(n_exc),
-                    xi=float(fits.xi[t]),
-                    sigma=float(fits.sigma[t]),
-                    fit_status=gpd.status_name(int(fits.status[t])),
-                    xi_ci_low=float(p1.ci[t, 0]),
-                    xi_ci_high=float(p1.ci[t, 1]),
-                    ci_level=s.ci_level,
-                    ad_pvalue=math.nan,
-                    xi_minus=None,
-                    xi_plus=None,
-                    profile_ci_low=float(p1.profile_ci[t, 0]),
-                    profile_ci_high=float(p1.profile_ci[t, 1]),
-                    profile=p1.profiles[t],
-                )
-                for t in rows
-            ]
-        )
-    passed = tuple(
-        t
-        for t, (a, b) in enumerate(zip(*summaries, strict=True))
-        if p1_gate(a, b, s).passed and p2_gate(a, b, s).passed
-    )
-    return PassRate(
-        float(delta_xi),
-        int(n_exc),
-        len(passed),
-        int(trials),
-        None if resamples is None or s.p1_method != "percentile" else int(resamples),
-        float(s.ci_level),
-        float(s.delta_floor),
-        float(xi_a),
-        p1_interval(s, resamples),
-        passed,
-    )
-
-
-@dataclass(frozen=True)
-class RecoveryGrid:
-    """App. E grid: PASS rates over Δξ_true × n_exc and the Eq. 2 frontier n_exc*(Δξ)."""
-
-    cells: tuple[PassRate, ...]
-    delta_xis: tuple[float, ...]
-    n_excs: tuple[int, ...]
-    frontier: dict[float, int]
-
-    def rate(self, delta_xi: float, n_exc: int) -> float:
-        for c in self.cells:
-            if math.isclose(c.delta_xi, delta_xi) and c.n_exc == n_exc:
-                return c.rate
-        raise KeyError((delta_xi, n_exc))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "delta_xis": list(self.delta_xis),
-            "n_excs": list(self.n_excs),
-            "cells": [c.to_dict() for c in self.cells],
-            "frontier": [{"delta_xi": d, "n_exc": n} for d, n in self.frontier.items()],
-        }
-
-
-def recovery_grid(
-    delta_xis: Sequence[float] = (0.0, 0.05, 0.10, 0.15, 0.20),
-    n_excs: Sequence[int] = (200, 500, 1000, 1500, 2000, 3000),
-    settings: GateSettings | None = None,
-    *,
-    trials: int = 80,
-    resamples: int | None = 80,
-    seed: gpd.SeedLike = 0,
-    power: float = 0.80,
-    xi_bar: float = 0.0,
-    workers: int | None = None,
-) -> RecoveryGrid:
-    """The synthetic-recovery grid of App. E of Zhou (2026) with the Eq. 2 frontier.
-
-    Condition A has ξ_A = ``xi_bar`` (the registered ξ̄), B has ξ̄ + Δξ; P1 and P2 follow
-    ``settings`` as in :func:`simulate_pass_rate`, and the frontier is at P1's α as the gates
-    apply it, so that the frontier and the rates are at the same level. Cell (i, j) uses child
-    (i, j) of ``seed``.
-    """
-    from tailgate.protocol.gates import GateSettings
-
-    s = settings or GateSettings()
-    ss = gpd.seed_sequence_of(seed)
-    cells = tuple(
-        simulate_pass_rate(
-            d,
-            n,
-            s,
-            trials=trials,
-            resamples=resamples,
-            seed=_child(ss, i, j),
-            xi_a=xi_bar,
-            workers=workers,
-        )
-        for i, d in enumerate(delta_xis)
-        for j, n in enumerate(n_excs)
-    )
-    alpha = s.alpha_of("P1")
-    frontier = {float(d): required_exceedances(d, alpha, power, xi_bar) for d in delta_xis if d > 0}
-    return RecoveryGrid(
-        cells, tuple(float(d) for d in delta_xis), tuple(int(n) for n in n_excs), frontier
-    )

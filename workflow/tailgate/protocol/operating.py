@@ -19,7 +19,7 @@ synthetic pairs with known truth and counts how often it passes:
 * the gates are then evaluated by :func:`tailgate.protocol.gates.evaluate_pair` — the same code
   the workflow runs — and combined by every band rule.
 
-P1's statistics come from :mod:`tailgate.stats.simulated_p1`: the profile-likelihood interval and
+P1's statistics come from :mod:`tailgate.protocol.simulated_p1`: the profile-likelihood interval and
 the likelihood-ratio test as the analysis computes them; the registered percentile bootstrap
 either at ``resamples`` replicates per cell or, with ``resamples=None``, by its validated
 observed-information stand-in (the registered 10,000 per fit are out of reach here, and a
@@ -32,7 +32,7 @@ m times the pair's rate (union bound; pairs that share a condition are dependent
 
 Speed: condition A is shared across the truths (common random numbers), and all trials'
 bootstrap replicates at a threshold are refitted in one vectorised Newton call
-(:func:`tailgate.stats.simulated_p1.percentile_cis`). Memory: the trials are drawn a few at a
+(:func:`tailgate.protocol.simulated_p1.percentile_cis`). Memory: the trials are drawn a few at a
 time and only their order statistics above the lowest threshold read are kept (with each
 sample's mean and variance), and the exceedances are cut from them again where P1 needs them.
 Determinism: trial t of A draws from child
@@ -50,13 +50,13 @@ from typing import Any
 import numpy as np
 
 from tailgate.protocol.gates import ConditionSummary, GateSettings, PairVerdict, evaluate_pair
+from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
 from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
 from tailgate.stats.parts import BLAS_ROWS, parts_within
 from tailgate.stats.profile import STATUS_OK
-from tailgate.stats.simulated_p1 import p1_interval, p1_rows
 
 __all__ = [
     "FLOOR_ROW",

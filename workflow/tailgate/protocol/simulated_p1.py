@@ -1,8 +1,8 @@
 """P1 of Zhou (2026), Section 3, on simulated exceedances: the statistics the registered
 ``p1_method`` reads, for many samples at once.
 
-The App. E grid (:mod:`tailgate.stats.power`) and the whole-procedure simulation
-(:mod:`tailgate.stats.operating`) both decide P1 through :func:`tailgate.protocol.gates.p1_gate`,
+The App. E grid (:mod:`tailgate.protocol.recovery`) and the whole-procedure simulation
+(:mod:`tailgate.protocol.operating`) both decide P1 through :func:`tailgate.protocol.gates.p1_gate`,
 the code the workflow runs; this module gives them its inputs:
 
 * ``percentile`` with a number of resamples: the percentile bootstrap of ξ̂, all samples'
