@@ -223,3 +223,11 @@ def test_the_typed_readers_read_each_protocol_block_as_registered():
         assert study.power_simulation.n_exc == tuple(p["power_simulation"]["n_exc"])
         oc = p.get("operating_characteristics") or {}
         assert study.operating_characteristics.trials == oc.get("trials")
+
+
+def test_every_field_of_the_schema_is_described():
+    from tailgate.prereg.reference import field_table
+
+    rows = [r for r in field_table().splitlines() if r.startswith("| `")]
+    assert len(rows) > 200
+    assert [r.split(" | ")[0] for r in rows if r.endswith("|  |")] == []
