@@ -46,15 +46,15 @@ class _Parser(argparse.ArgumentParser):
 def _cmd_design(args: argparse.Namespace) -> int:
     import time
 
-    from tailgate.prereg.design import (
+    from tailgate.authoring.importcheck import import_findings
+    from tailgate.prereg.study import load
+    from tailgate.protocol.design import (
         check_false_pass,
         derived_design,
         describe,
         operating_characteristics,
         simulated_power,
     )
-    from tailgate.prereg.importcheck import import_findings
-    from tailgate.prereg.study import load
 
     study = load(args.prereg)
     findings = import_findings(study)
@@ -135,8 +135,8 @@ def _freeze_refusals(study: Any, false_pass_problem: str | None) -> list[str]:
     """What ``tailgate freeze`` would refuse in this registration, by the checks freeze itself
     runs (the Eq. 2 cap check and, when registered, the false-PASS bound): ``design`` exits 2
     whenever freeze would."""
-    from tailgate.prereg.freeze import check_design
-    from tailgate.prereg.runnable import runnable_problems
+    from tailgate.authoring.freeze import check_design
+    from tailgate.authoring.runnable import runnable_problems
 
     problems = [str(p) for p in runnable_problems(study)]
     try:
@@ -164,7 +164,7 @@ def _print_json(verb: str, doc: dict[str, Any]) -> None:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from tailgate.prereg.scaffold import scaffold
+    from tailgate.authoring.scaffold import scaffold
 
     written = scaffold(
         args.study, from_import=args.from_import, directory=args.directory, task=args.task
@@ -198,7 +198,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_freeze(args: argparse.Namespace) -> int:
-    from tailgate.prereg.freeze import freeze
+    from tailgate.authoring.freeze import freeze
 
     res = freeze(args.prereg, tag=args.tag, timestamp=args.timestamp, data_limit=_data_limit(args))
     head = res.lock.head
@@ -270,8 +270,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_amend(args: argparse.Namespace) -> int:
+    from tailgate.authoring.freeze import amend
     from tailgate.prereg.diff import format_changes
-    from tailgate.prereg.freeze import amend
 
     res = amend(
         args.prereg,

@@ -36,7 +36,7 @@ Every row is checked before anything is written; a bad file raises :class:`Impor
 :class:`tailgate.generate.DataInputError`, exit code 2) whose message lists each bad row with the
 file, row number (1-based data rows; for JSONL the line number), column, what is wrong and how to
 fix it. The same checks run in ``tailgate design`` (:func:`inspect_import`, through
-:mod:`tailgate.prereg.importcheck`) before anything is frozen. A CSV or Parquet file is checked
+:mod:`tailgate.authoring.importcheck`) before anything is frozen. A CSV or Parquet file is checked
 column by column into a few arrays (:class:`ImportedRows`; every generation job reads the whole
 file, and a Python dict per row took 2.6 GB at 10⁶ rows per condition); only a file with a row to
 name, or with text keys, is read row by row, with the same rules. Rows of one condition are

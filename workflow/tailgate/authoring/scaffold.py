@@ -22,7 +22,7 @@ With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled 
   several, :mod:`tailgate.generate.harness`); one condition alone is written with a note (the
   protocol has no pair to compare: design and freeze refuse it as written);
 * ``sample_cap`` = the largest condition, and the Eq. 2 check of Zhou (2026)
-  (:func:`tailgate.prereg.design.derived_design`): whether the smallest condition's rows give the
+  (:func:`tailgate.protocol.design.derived_design`): whether the smallest condition's rows give the
   n_exc* exceedances at the headline q that the registered Δfloor, α and power need. When they do
   not, ``accepted_power`` stays null with a note: init never accepts a lower power for the user,
   and design and freeze refuse the size until more rows are imported or the user writes it;
@@ -48,8 +48,8 @@ import numpy as np
 
 from tailgate.atomic import write_text
 from tailgate.errors import InputError
-from tailgate.prereg.design import WHAT_A_SMALL_STUDY_LEARNS
 from tailgate.prereg.schema import load_schema
+from tailgate.protocol.design import WHAT_A_SMALL_STUDY_LEARNS
 
 __all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
 
@@ -443,10 +443,11 @@ def _from_import(
 def _g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
     """Warnings init prints for the written registration: G3 (n_exc ≥ N*) failing for every pair
     at the headline threshold or the whole band, and ties in the scores that call for
-    ``protocol.thresholds.ties: half_step`` (:func:`tailgate.prereg.importcheck.tie_findings`)."""
+    ``protocol.thresholds.ties: half_step``
+    (:func:`tailgate.authoring.importcheck.tie_findings`)."""
+    from tailgate.authoring.importcheck import tie_findings
     from tailgate.generate.importer import inspect_import
-    from tailgate.prereg.design import exceedances_at
-    from tailgate.prereg.importcheck import tie_findings
+    from tailgate.protocol.design import exceedances_at
 
     loaded = _load_text(text, study)
     summary, checked = inspect_import(loaded, base_dir=root)
@@ -785,7 +786,7 @@ def _load_text(text: str, study: str, root: Path | None = None) -> Any:
 
 
 def _design_of(text: str, study: str, root: Path) -> Any:
-    from tailgate.prereg.design import derived_design
+    from tailgate.protocol.design import derived_design
 
     return derived_design(_load_text(text, study, root))
 
