@@ -31,7 +31,9 @@ def _user_error_classes() -> list[tuple[type[BaseException], int]]:
     ]
 
 
-@pytest.mark.parametrize(("cls", "code"), _user_error_classes(), ids=lambda c: str(c))
+@pytest.mark.parametrize(
+    ("cls", "code"), _user_error_classes(), ids=lambda v: getattr(v, "__name__", str(v))
+)
 def test_every_user_error_has_the_one_root(cls: type[TailgateError], code: int) -> None:
     assert issubclass(cls, TailgateError)
     exc = cls("the field is missing. Fix: add it.")
