@@ -138,7 +138,7 @@ def test_the_graph_is_read() -> None:
     # an edge at module level, one inside a function, a relative one and one to a submodule
     # named in ``from pkg import name``: the reader sees each
     assert "tailgate.errors" in graph["tailgate.prereg.study"]
-    assert "tailgate.audit.reproduce" in graph["tailgate.cli"]
+    assert "tailgate.audit.reproduce" in graph["tailgate.cli.audit"]
     assert "tailgate.audit.findings" in graph["tailgate.audit.plain"]
     assert (
         "tailgate.analyses.perturbation.statistics"

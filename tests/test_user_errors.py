@@ -31,7 +31,9 @@ def _user_error_classes() -> list[tuple[type[BaseException], int]]:
     ]
 
 
-@pytest.mark.parametrize(("cls", "code"), _user_error_classes(), ids=lambda c: str(c))
+@pytest.mark.parametrize(
+    ("cls", "code"), _user_error_classes(), ids=lambda v: getattr(v, "__name__", str(v))
+)
 def test_every_user_error_has_the_one_root(cls: type[TailgateError], code: int) -> None:
     assert issubclass(cls, TailgateError)
     exc = cls("the field is missing. Fix: add it.")
@@ -43,3 +45,22 @@ def test_value_errors_stay_value_errors() -> None:
     for cls, _ in _user_error_classes()[:3] + _user_error_classes()[5:7]:
         assert issubclass(cls, ValueError), cls
     assert not is_user_error(ValueError("x"))
+
+
+def test_the_command_and_a_job_decide_by_the_root(tmp_path, capsys) -> None:
+    import argparse
+
+    from tailgate.cli.base import call
+    from tailgate.stages.rule import run
+    from tailgate.transform import TransformError
+
+    def broken(**_: object) -> int:
+        raise TransformError("scores outside [0, 1]. Fix: register the identity scale.")
+
+    args = argparse.Namespace(func=lambda a: broken(), debug=False)
+    assert call(args) == EXIT_INVALID
+    with pytest.raises(SystemExit) as info:
+        run(str(tmp_path / "job.log"), broken)
+    assert info.value.code == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert err.count("scores outside [0, 1]") == 2 and "Traceback" not in err

@@ -24,7 +24,7 @@ def _run_example(root: Path, name: str) -> Project:
     (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
     proj = Project(root, name)
     shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.yaml", proj.prereg)
-    from tailgate.prereg.freeze import freeze
+    from tailgate.authoring.freeze import freeze
 
     freeze(proj.prereg)
     res = proj.snakemake()

@@ -46,7 +46,7 @@ def _project(root: Path, name: str, text: str | None = None, freeze: bool = True
     else:
         proj.prereg.write_text(text)
     if freeze:
-        from tailgate.prereg.freeze import freeze as do_freeze
+        from tailgate.authoring.freeze import freeze as do_freeze
 
         do_freeze(proj.prereg)
     return proj

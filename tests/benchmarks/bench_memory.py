@@ -48,7 +48,7 @@ elif kind == "bulk":
     from tailgate.stats.risk import bulk_bootstrap_scales
     bulk_bootstrap_scales({"probability": p, "logit": x}, resamples, 5, tvar_level=0.9)
 else:
-    from tailgate.prereg.design import _oc_sampler
+    from tailgate.protocol.design import _oc_sampler
     from tailgate.protocol.gates import GateSettings
     from tailgate.protocol.operating import simulate_procedure
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from tailgate.prereg import load
-from tailgate.prereg.design import operating_characteristics
+from tailgate.protocol.design import operating_characteristics
 from tailgate.protocol.gates import GateSettings
 from tailgate.protocol.recovery import simulate_pass_rate
 from tailgate.stats import gpd

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from tailgate.prereg import load
-from tailgate.prereg.design import OC_FACTORS, operating_characteristics
+from tailgate.protocol.design import OC_FACTORS, operating_characteristics
 
 DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
 

@@ -297,7 +297,7 @@ def scaffolded(tmp_path: Path, name: str = "chk") -> Path:
 
 
 def test_design_prints_the_import_findings(tmp_path):
-    from tailgate.prereg.importcheck import import_findings
+    from tailgate.authoring.importcheck import import_findings
 
     prereg = scaffolded(tmp_path)
     text = prereg.read_text().replace("    prompts: 300 ", "    prompts: 350 ", 1)

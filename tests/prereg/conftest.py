@@ -54,7 +54,7 @@ class Project(StudyFiles):
         self.prereg.write_text(text)
 
     def freeze(self) -> None:
-        from tailgate.prereg.freeze import freeze
+        from tailgate.authoring.freeze import freeze
 
         freeze(self.prereg)
 
@@ -62,7 +62,7 @@ class Project(StudyFiles):
         """Commit the registration (as a user does before collecting data), then write and
         record the placeholder data artifact (as the workflow's rule does)."""
         from git_repo import commit_registration
-        from tailgate.prereg.placeholder import write_placeholder
+        from placeholder_data import write_placeholder
 
         commit_registration(self.root)
         out = self.results / "placeholder" / "draws.parquet"

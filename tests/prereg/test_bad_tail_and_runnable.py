@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from conftest import STUDY_TEXT
 from scipy.special import logit
+from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import PreregError
-from tailgate.prereg.runnable import runnable_problems
 from tailgate.prereg.study import load
 from tailgate.transform import TransformError, transform_scores
 
@@ -65,7 +65,7 @@ def test_an_unknown_direction_and_a_missing_scorer_package_are_refused(tmp_path,
     assert "field 'scorers[0].worse'" in problems[0] and "worse: lower" in problems[0]
     assert "field 'scorers[1].kind'" in problems[1]
     assert "alt-profanity-check" in problems[1] and "tailgate[llm]" in problems[1]
-    from tailgate.prereg.freeze import freeze
+    from tailgate.authoring.freeze import freeze
 
     with pytest.raises(PreregError, match="worse"):
         freeze(study.path)
@@ -143,8 +143,8 @@ def test_init_names_dropped_columns_and_design_refuses_a_constant_one(tmp_path):
 
 
 def test_ties_are_looked_for_in_the_bad_tail_of_a_lower_is_worse_scorer():
+    from tailgate.authoring.importcheck import tie_findings
     from tailgate.generate.importer import ImportedRows
-    from tailgate.prereg.importcheck import tie_findings
 
     rng = np.random.default_rng(9)
     n = 2000

@@ -28,7 +28,7 @@ def test_a_bound_that_holds_is_recorded_in_the_lock(project, capsys):
 
 def test_a_bound_the_rule_exceeds_is_refused(project, capsys, monkeypatch):
     """The refusal path (the rate check itself is tested with the simulation)."""
-    import tailgate.prereg.design as design
+    import tailgate.protocol.design as design
 
     seen = []
 

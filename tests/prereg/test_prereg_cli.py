@@ -31,7 +31,7 @@ def test_usage_errors_exit_2(capsys, argv):
 
 
 def test_internal_errors_exit_1(capsys, monkeypatch, frozen):
-    import tailgate.prereg.design as design
+    import tailgate.protocol.design as design
 
     def boom(study):
         raise RuntimeError("kaboom")

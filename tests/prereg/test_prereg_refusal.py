@@ -131,7 +131,7 @@ def test_semantic_edit_after_data_is_refused_everywhere(with_data, edit):
     assert with_data.lock.read_bytes() == lock_before
 
     # a script that would write results refuses too
-    from tailgate.prereg.placeholder import main as placeholder_main
+    from placeholder_data import main as placeholder_main
 
     assert placeholder_main([str(with_data.prereg), str(with_data.results / "x.parquet")]) == 3
     assert not (with_data.results / "x.parquet").exists()

@@ -14,7 +14,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from tailgate.prereg.design import operating_characteristics
+from tailgate.protocol.design import operating_characteristics
 from tailgate.protocol.gates import GateSettings
 from tailgate.protocol.recovery import simulate_pass_rate
 from tailgate.protocol.simulated_p1 import normal_cis, percentile_cis

@@ -86,7 +86,7 @@ def make_project(root: Path, text: str = SMALL_STUDY) -> Project:
     proj = Project(root)
     proj.prereg.write_text(text)
     from git_repo import git_commit
-    from tailgate.prereg.freeze import freeze
+    from tailgate.authoring.freeze import freeze
 
     freeze(proj.prereg)
     git_commit(root, "Pre-register the study", "preregistrations")  # before any data

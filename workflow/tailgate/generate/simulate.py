@@ -63,6 +63,7 @@ import pyarrow as pa
 from scipy.special import expit
 
 from tailgate.atomic import write_parquet
+from tailgate.protocol.design import DEFAULT_BULK
 from tailgate.seeds import rng
 from tailgate.stats.distributions import (
     gpd_cdf,
@@ -91,8 +92,8 @@ __all__ = [
 
 SCORE_COLUMN = "simulated_score"
 BULK_FAMILIES = ("logistic", "normal")
-#: Defaults for ``conditions[].simulate`` (documented in the pre-registration schema).
-DEFAULT_BULK: dict[str, Any] = {"family": "logistic", "loc": -6.0, "scale": 1.0}
+#: Defaults for ``conditions[].simulate`` (documented in the pre-registration schema); the bulk's
+#: is also the reference pair's of the operating characteristics (:mod:`tailgate.protocol.design`).
 DEFAULT_TAIL: dict[str, Any] = {"xi": 0.1, "sigma": 0.5, "share": 0.05}
 DEFAULT_SATURATION: dict[str, Any] = {"share": 0.0, "at": 0.999}
 

@@ -6,7 +6,6 @@ Public entry points::
     from tailgate.prereg import load, PreregError, RefusalError
     study = load("preregistrations/protocol-demo.yaml")  # validated, defaults applied, hashed
     from tailgate.prereg.guard import require_frozen     # refuse unless it matches its lock
-    from tailgate.prereg.design import derived_design    # Eq. 2 of Zhou (2026)
 """
 
 from tailgate.errors import PreregError, RefusalError

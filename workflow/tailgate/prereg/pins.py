@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.study import project_root
 
 __all__ = [
+    "RowCounter",
     "describe_pin",
     "manifest_path",
     "pin",
@@ -33,6 +35,9 @@ __all__ = [
     "project_root",
     "registered_paths",
 ]
+
+#: counts an import file's rows per registered condition: (study, project root) → counts
+RowCounter = Callable[[Any, Path], dict[str, int]]
 
 
 def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
@@ -127,7 +132,7 @@ def pin(path: Path, *, use_cache: bool = False) -> dict[str, Any]:
 def pins_of(
     study: Any,
     *,
-    import_rows: bool = True,
+    import_rows: RowCounter | None = None,
     use_cache: bool = False,
     registered: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -137,7 +142,9 @@ def pins_of(
     :class:`PreregError`: before the freeze its fix is to create the file; once ``registered``
     (the lock's pins) holds a pin for it, e.g. in a reviewer's clone of the published tag, its
     fix names the file to obtain, its hash and where to place it. A model or prompt source that
-    is not a local path pins nothing.
+    is not a local path pins nothing. With ``import_rows`` (the importer's counter,
+    :func:`tailgate.authoring.importcheck.import_rows`; the freeze records them) the import file's
+    pin also holds its rows per condition.
     """
     root = project_root(study.path)
     out: dict[str, dict[str, Any]] = {}
@@ -157,7 +164,7 @@ def pins_of(
             continue
         out[field] = {"path": text, **pin(path, use_cache=use_cache)}
         if field == "data.import.path" and import_rows:
-            out[field]["rows"] = _import_rows(study, root)
+            out[field]["rows"] = import_rows(study, root)
     return out
 
 
@@ -190,27 +197,6 @@ def _missing_pinned(study: Any, field: str, pin_: dict[str, Any], path: Path) ->
         f"that its SHA-256 is {pin_['sha256']}, place it at {path}, and run "
         f"'tailgate verify {study.path}' again",
     )
-
-
-def _import_rows(study: Any, root: Path) -> dict[str, int]:
-    """Rows per registered condition in the import file (the realised design's first fact)."""
-    from tailgate.generate.importer import import_spec, read_rows
-    from tailgate.generate.spec import DataInputError
-
-    names = [c["name"] for c in study.data["conditions"]]
-    try:
-        spec = import_spec(study, base_dir=root)
-        records, _ = read_rows(spec)
-    except DataInputError as exc:
-        raise PreregError(
-            str(exc), file=str(study.path), field="data.import", fix="see the message above"
-        ) from None
-    counts = dict.fromkeys(names, 0)
-    for r in records:
-        c = str(r.get(spec.condition)) if spec.condition else names[0]
-        if c in counts:
-            counts[c] += 1
-    return counts
 
 
 def pinned_files(study: Any) -> list[Path]:

@@ -36,7 +36,7 @@ def _gate_level(study: Any) -> Any:
 def _power_settings(study: Any) -> Any:
     # the planned exceedances without the rest of the Eq. 2 design: Snakemake evaluates this
     # when it builds the plan, and the design's normal quantiles would load scipy there
-    from tailgate.prereg.design import exceedances_at, planned_prompts
+    from tailgate.protocol.design import exceedances_at, planned_prompts
     from tailgate.protocol.registered import registered_settings
 
     s = registered_settings(study)

@@ -10,7 +10,7 @@ without registered resamples the percentile interval is its validated stand-in,
 at the headline threshold; each cell carries its Monte Carlo standard error.
 
 ``operating`` writes ``operating.json``: the false-PASS rate and power of the whole registered
-procedure (:func:`tailgate.prereg.design.operating_characteristics`), which the report shows
+procedure (:func:`tailgate.protocol.design.operating_characteristics`), which the report shows
 next to the verdict. It is a job of its own because it reads every decision rule (tolerances
 included) while the App. E grid reads only P1∧P2's settings: a tolerance-only amendment re-runs
 the former and not the latter (:mod:`tailgate.stages.dependencies`).
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tailgate.atomic import write_json
-from tailgate.prereg.design import derived_design, operating_characteristics
 from tailgate.prereg.study import Study
+from tailgate.protocol.design import derived_design, operating_characteristics
 from tailgate.protocol.recovery import recovery_grid
 from tailgate.protocol.registered import registered_settings
 from tailgate.seeds import seed_sequence

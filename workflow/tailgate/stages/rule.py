@@ -1,10 +1,12 @@
 """The adapter between a Snakemake job and a stage function: one log per job, clean exits.
 
 :func:`run` sends the stage's output (messages, tqdm progress bars) to the job's log file. A user
-error — an invalid or changed pre-registration, bad input data — is written to the log and to the
-job's stderr as the one-paragraph message it carries, without a traceback, and the job exits with
-the error's code (2 invalid input, 3 refused); a job stopped by Ctrl-C exits 130 without a
-traceback (the run prints one line for it); anything else is a bug and keeps its traceback.
+error — an invalid or changed pre-registration, bad input data: an instance of the one root
+:class:`tailgate.errors.TailgateError`, by which the ``tailgate`` command decides too — is written
+to the log and to the job's stderr as the one-paragraph message it carries, without a traceback,
+and the job exits with the error's code (2 invalid input, 3 refused); a job stopped by Ctrl-C
+exits 130 without a traceback (the run prints one line for it); anything else is a bug and keeps
+its traceback.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled 
   several, :mod:`tailgate.generate.harness`); one condition alone is written with a note (the
   protocol has no pair to compare: design and freeze refuse it as written);
 * ``sample_cap`` = the largest condition, and the Eq. 2 check of Zhou (2026)
-  (:func:`tailgate.prereg.design.derived_design`): whether the smallest condition's rows give the
+  (:func:`tailgate.protocol.design.derived_design`): whether the smallest condition's rows give the
   n_exc* exceedances at the headline q that the registered Δfloor, α and power need. When they do
   not, ``accepted_power`` stays null with a note: init never accepts a lower power for the user,
   and design and freeze refuse the size until more rows are imported or the user writes it;
@@ -39,17 +39,22 @@ from __future__ import annotations
 
 import math
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tailgate.atomic import write_text
+from tailgate.authoring.proposals import (
+    g3_and_tie_notes,
+    is_constant,
+    load_text,
+    numeric_values,
+    propose_lattice,
+    propose_tolerances,
+)
 from tailgate.errors import InputError
-from tailgate.prereg.design import WHAT_A_SMALL_STUDY_LEARNS
 from tailgate.prereg.schema import load_schema
+from tailgate.protocol.design import WHAT_A_SMALL_STUDY_LEARNS
 
 __all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
 
@@ -123,7 +128,7 @@ def scaffold(
         if task is not None:
             raise InputError("tailgate init: --task selects a task of --from-import harness output")
         text = _set(text, "title", '""')
-    _load_text(text, study)  # the file as written must load
+    load_text(text, study)  # the file as written must load
     write_text(target, text)
     return Scaffold(target, tuple(notes))
 
@@ -219,13 +224,8 @@ def _read_file(path: Path, task: str | None) -> _File:
     """The import file as init reads it (:class:`_File`)."""
     from tailgate.generate.harness import FORMATS as HARNESS
     from tailgate.generate.harness import read_harness
-    from tailgate.generate.importer import (
-        _SUFFIXES,
-        ImportSpec,
-        file_columns,
-        format_of,
-        read_rows,
-    )
+    from tailgate.generate.import_spec import SUFFIXES
+    from tailgate.generate.importer import ImportSpec, file_columns, format_of, read_rows
 
     fmt = format_of(path)
     if (fmt in HARNESS or not path.suffix) and not path.exists():
@@ -236,7 +236,7 @@ def _read_file(path: Path, task: str | None) -> _File:
     if fmt is None:
         raise InputError(
             f"tailgate init: cannot tell the format of {path} from its suffix {path.suffix!r}. "
-            f"Fix: name it with one of {', '.join(sorted(_SUFFIXES))}, or import the output of "
+            f"Fix: name it with one of {', '.join(sorted(SUFFIXES))}, or import the output of "
             f"lm-evaluation-harness (a samples_*.jsonl file or its folder) or an Inspect log."
         )
     if fmt in HARNESS:
@@ -274,52 +274,6 @@ def _guess(columns: list[str], role: str, taken: set[str]) -> str | None:
         if name in lower and lower[name] not in taken:
             return lower[name]
     return None
-
-
-def _numeric(rows: list[dict[str, Any]], column: str, unit: str) -> tuple[list[float], str]:
-    """The column's values when every row holds a finite number; else no values and why the
-    column is not a score (the rows that are not numbers, or text), for init to say."""
-    values: list[float] = []
-    missing: list[int] = []
-    text: list[tuple[int, Any]] = []
-    for r in rows:
-        v = r.get(column)
-        x = None
-        if not isinstance(v, bool) and v is not None and v != "":
-            try:
-                x = float(v)
-            except (TypeError, ValueError):
-                text.append((r["__row__"], v))
-                continue
-        if x is None or not math.isfinite(x):
-            missing.append(r["__row__"])
-            continue
-        values.append(x)
-    if not missing and not text:
-        return values, ""
-    n = len(rows)
-    if text and len(text) * 2 > n:
-        return [], f"text, not a score ({unit} {text[0][0]}: {str(text[0][1])[:40]!r})"
-    parts = []
-    if missing:
-        shown = ", ".join(map(str, missing[:3])) + (" …" if len(missing) > 3 else "")
-        parts.append(f"{len(missing)} of {n} {unit}s are empty, NaN or infinite ({unit}s {shown})")
-    if text:
-        parts.append(
-            f"{len(text)} of {n} {unit}s are not numbers ({unit} {text[0][0]}: "
-            f"{str(text[0][1])[:40]!r})"
-        )
-    return [], (
-        "; ".join(parts) + ": a score column needs a finite number in every row. Fix: drop or "
-        "rescore those rows, then run init again"
-    )
-
-
-def _constant(values: list[float]) -> bool:
-    """Whether a column holds one value (up to the float noise of its own magnitude): a
-    constant score has no tail to compare, and its s.d. would be noise."""
-    lo, hi = min(values), max(values)
-    return hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi))
 
 
 def _scorer_name(column: str, used: set[str]) -> str:
@@ -361,10 +315,10 @@ def _from_import(
     for column in columns:
         if column in taken:
             continue
-        values, why = _numeric(rows, column, unit)
+        values, why = numeric_values(rows, column, unit)
         if why:
             dropped.append(f"column {column!r} skipped: {why}")
-        elif _constant(values):
+        elif is_constant(values):
             dropped.append(
                 f"column {column!r} skipped: constant (every {unit} is {values[0]:g}): a "
                 "constant score has no tail to compare"
@@ -420,9 +374,9 @@ def _from_import(
     design = _design_of(draft, study, root)
     notes = _design_notes(design, counts)
     text = _fill(text, study, data, design=design)
-    text, lattice_notes = _propose_lattice(text, rows, scores)
-    notes += _g3_and_tie_notes(text, study, root) + lattice_notes
-    text, proposed = _propose_tolerances(text, study, rows, chosen["condition"], scores)
+    text, lattice_notes = propose_lattice(text, rows, scores)
+    notes += g3_and_tie_notes(text, study, root) + lattice_notes
+    text, proposed = propose_tolerances(text, study, rows, chosen["condition"], scores)
     if proposed:
         notes.append(
             f"tolerances: {proposed} proposed from the data (0.1 and 0.2 of each scale's pooled "
@@ -438,136 +392,6 @@ def _from_import(
     notes[:0] = [f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores)]
     notes[1:1] = read_notes
     return text, notes
-
-
-def _g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
-    """Warnings init prints for the written registration: G3 (n_exc ≥ N*) failing for every pair
-    at the headline threshold or the whole band, and ties in the scores that call for
-    ``protocol.thresholds.ties: half_step`` (:func:`tailgate.prereg.importcheck.tie_findings`)."""
-    from tailgate.generate.importer import inspect_import
-    from tailgate.prereg.design import exceedances_at
-    from tailgate.prereg.importcheck import tie_findings
-
-    loaded = _load_text(text, study)
-    summary, checked = inspect_import(loaded, base_dir=root)
-    proto = loaded.protocol
-    n_star = int(proto["min_exceedances"])
-    smallest = min(min(summary.rows.values()), int(loaded.data["sample_cap"]))
-    head = float(proto["thresholds"]["headline"])
-    band = [float(q) for q in proto["thresholds"]["band"]]
-    notes = []
-    at_head, best = exceedances_at(smallest, head), exceedances_at(smallest, min(band))
-    if best < n_star:
-        notes.append(
-            f"G3 cannot pass: the smallest condition ({smallest} rows) gives at most {best} "
-            f"exceedances in the band (q = {min(band):g}), below N* = {n_star} "
-            "(protocol.min_exceedances), so every pair fails G3 at every threshold and H1 cannot "
-            "PASS: import more rows, or REVIEW min_exceedances and the band"
-        )
-    elif at_head < n_star:
-        notes.append(
-            f"G3 fails at the headline q = {head:g}: the smallest condition gives {at_head} "
-            f"exceedances there, below N* = {n_star}; only lower thresholds of the band can pass"
-        )
-    columns = [(s.scorer, s.column) for s in summary.spec.scores]
-    notes += [line.strip() for line in tie_findings(loaded, checked, columns)]
-    return notes
-
-
-_TIES_LINE = "    # ties: strict           #"
-
-
-def _propose_lattice(
-    text: str, rows: list[dict[str, Any]], scores: list[tuple[str, str, bool, str | None]]
-) -> tuple[str, list[str]]:
-    """``protocol.thresholds.ties: lattice`` written (marked REVIEW) when every score column is
-    unbounded and lies on a lattice (judge grades, Likert items, counts): the rule under which
-    the fits use the discretised likelihood (methods note P10). Bounded scores are analysed on
-    the logit scale too, where a lattice of probabilities is no longer evenly spaced, so they
-    keep the rule they have."""
-    from tailgate.stats.lattice import detect_step
-
-    steps = []
-    for _, column, bounded, *_ in scores:
-        values, why = _numeric(rows, column, "row")
-        step = None if bounded or why else detect_step(np.asarray(values, float))
-        if step is None:
-            return text, []
-        steps.append(f"{column} (step {step:g})")
-    if not steps or _TIES_LINE not in text:
-        return text, []
-    line = "    ties: lattice            # REVIEW: scores on a lattice; discretised GPD fits"
-    text = text.replace(_TIES_LINE, line + "\n" + _TIES_LINE, 1)
-    return text, [
-        f"ties: lattice is written: {', '.join(steps)} lie on a lattice, whose tails the "
-        "discretised GPD likelihood fits (REVIEW it); design and freeze refuse a headline "
-        "threshold that leaves fewer distinct exceedance values than protocol.thresholds."
-        "min_levels (absent: 30)"
-    ]
-
-
-#: the G1 and G2 tolerances init proposes, as multiples of a scale's pooled s.d.
-PROPOSED_SD_MULTIPLES = {"mean": 0.1, "tvar": 0.2}
-
-
-def _pooled_sd(groups: list[list[float]]) -> float:
-    """The pooled within-group standard deviation, sqrt(Σ (n_g − 1) s_g² / (N − G))."""
-    num = sum((len(g) - 1) * float(np.var(g, ddof=1)) for g in groups if len(g) > 1)
-    dof = sum(len(g) - 1 for g in groups if len(g) > 1)
-    return math.sqrt(num / dof) if dof > 0 else float("nan")
-
-
-def _propose_tolerances(
-    text: str,
-    study: str,
-    rows: list[dict[str, Any]],
-    cond_col: str | None,
-    scores: list[tuple[str, str, bool, str | None]],
-) -> tuple[str, int]:
-    """Write ``protocol.tolerances.scales``: for every scorer and scale the run analyses,
-    :data:`PROPOSED_SD_MULTIPLES` of the scale's pooled within-condition s.d. (the scale's own
-    units) of the scores that carry information (bounded scores strictly inside the ε clip),
-    each marked REVIEW, and ``protocol.tolerances.proposed: data``, so the lock records and the
-    report says that they came from the data; return the text and the number of entries."""
-    from tailgate.stages.common import scales_for
-    from tailgate.transform import transform_scores
-
-    loaded = _load_text(text, study)
-    eps = float(loaded.data["transform"]["epsilon"])
-    lines = []
-    for name, column, bounded, *_ in scores:
-        groups: dict[str, list[float]] = {}
-        for r in rows:
-            value = float(r[column])
-            # bounded scores at the ε clip carry no information about spread: on the logit
-            # scale a mass of clipped zeros sets the s.d. by the clip (1.4 s.d. of the rest)
-            if bounded and not eps < value < 1.0 - eps:
-                continue
-            groups.setdefault(str(r.get(cond_col) if cond_col else ""), []).append(value)
-        for scale in scales_for(loaded, name):
-            values = [
-                transform_scores(np.asarray(g, dtype=float), scale, epsilon=eps).values.tolist()
-                for g in groups.values()
-            ]
-            sd = _pooled_sd(values)
-            spread = max((abs(v) for g in values for v in g), default=0.0)
-            if not (math.isfinite(sd) and sd > 1e-9 * max(1.0, spread)):
-                continue  # a constant scale: its s.d. would be float noise, not a design
-            tol = {k: float(f"{m * sd:.2g}") for k, m in PROPOSED_SD_MULTIPLES.items()}
-            lines.append(
-                f"      {name}/{scale}: {{mean: {tol['mean']:g}, tvar: {tol['tvar']:g}}}"
-                f"   # REVIEW: pooled s.d. {sd:.3g}"
-            )
-    if not lines:
-        return text, 0
-    anchor = "    tvar: 0.20\n"
-    block = (
-        "    proposed: data         # init proposed the scales' tolerances from the data\n"
-        "    scales:                # REVIEW: proposed by init, in each scale's units\n"
-        + "\n".join(lines)
-        + "\n"
-    )
-    return text.replace(anchor, anchor + block, 1), len(lines)
 
 
 def _mapping_line(
@@ -768,26 +592,10 @@ def _scorers_block(scores: list[tuple[str, str, bool, str | None]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load_text(text: str, study: str, root: Path | None = None) -> Any:
-    """Load ``text`` as ``preregistrations/<study>.yaml`` of a scratch folder (the full loader)."""
-    from tailgate.prereg.study import load
-
-    with tempfile.TemporaryDirectory(prefix="tailgate-init-") as tmp:
-        path = Path(tmp) / "preregistrations" / f"{study}.yaml"
-        path.parent.mkdir()
-        path.write_text(text, encoding="utf-8")
-        loaded = load(path)
-        if root is not None:
-            from tailgate.generate.importer import inspect_import
-
-            inspect_import(loaded, base_dir=root)
-        return loaded
-
-
 def _design_of(text: str, study: str, root: Path) -> Any:
-    from tailgate.prereg.design import derived_design
+    from tailgate.protocol.design import derived_design
 
-    return derived_design(_load_text(text, study, root))
+    return derived_design(load_text(text, study, root))
 
 
 def _design_notes(design: Any, counts: dict[str, int]) -> list[str]:

@@ -24,6 +24,7 @@ from tailgate.protocol.registered import registered_settings
 from tailgate.stats.power import achieved_power, required_exceedances
 
 __all__ = [
+    "DEFAULT_BULK",
     "WHAT_A_SMALL_STUDY_LEARNS",
     "Design",
     "cannot_pass",
@@ -271,6 +272,9 @@ def describe(design: Design) -> list[str]:
     return lines
 
 
+#: the bulk of the reference pair of :func:`operating_characteristics`: the ``simulate``
+#: backend's default ``conditions[].simulate.bulk`` (documented in the pre-registration schema)
+DEFAULT_BULK: dict[str, Any] = {"family": "logistic", "loc": -6.0, "scale": 1.0}
 #: truths simulated by :func:`operating_characteristics`, as multiples of Δfloor
 OC_FACTORS = (0.0, 0.5, 1.0, 1.5)
 #: defaults of ``protocol.operating_characteristics`` when absent (documented in the template)
@@ -282,8 +286,6 @@ def _oc_sampler(study: Any, share: float) -> Any:
     bulk with a GPD(ξ̄ + Δξ) tail above ``share`` and the mean excess of GPD(ξ̄, 1)
     (bulk-matched, as the demo's pairs), by closed-form inversion of one uniform per row."""
     from scipy.special import expit, logit
-
-    from tailgate.generate.simulate import DEFAULT_BULK
 
     proto = study.data["protocol"]
     xi_bar = float(proto["xi_bar"])

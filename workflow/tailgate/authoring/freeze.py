@@ -3,7 +3,7 @@
 Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of Zhou (2026),
 or at which H1 cannot PASS (G3 fails at every threshold), unless the pre-registration records an
 ``accepted_power`` that the design achieves; and what would fail after the freeze
-(:mod:`tailgate.prereg.runnable`).
+(:mod:`tailgate.authoring.runnable`).
 
 A lock is append-only. ``freeze`` never replaces a lock that was ever committed (the way forward
 is ``amend``), never registers a study once data exists for it, and replaces an uncommitted lock
@@ -29,14 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_text
+from tailgate.authoring.importcheck import import_rows
+from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.ledger import ledger_head
-from tailgate.prereg.design import (
-    WHAT_A_SMALL_STUDY_LEARNS,
-    Design,
-    cannot_pass,
-    derived_design,
-)
 from tailgate.prereg.diff import Change, format_changes
 from tailgate.prereg.evidence import data_evidence
 from tailgate.prereg.gitinfo import head_state, repo_root
@@ -51,8 +47,13 @@ from tailgate.prereg.lock import (
     write_lock,
 )
 from tailgate.prereg.pins import manifest_path, pin_changes, pins_of, project_root
-from tailgate.prereg.runnable import runnable_problems
 from tailgate.prereg.study import Study, load, lock_path_for, results_dir_for
+from tailgate.protocol.design import (
+    WHAT_A_SMALL_STUDY_LEARNS,
+    Design,
+    cannot_pass,
+    derived_design,
+)
 
 __all__ = [
     "DATA_LIMIT",
@@ -103,19 +104,20 @@ class AmendResult:
 
 def check_design(study: Study, *, runnable: bool = True) -> Design | None:
     """The derived design; :class:`PreregError` for what would fail after the freeze
-    (:func:`tailgate.prereg.runnable.runnable_problems`, unless ``runnable`` is false), for
+    (:func:`tailgate.authoring.runnable.runnable_problems`, unless ``runnable`` is false), for
     imported lattice scores that leave fewer distinct exceedance values at the headline threshold
-    than ``protocol.thresholds.min_levels`` (:func:`tailgate.prereg.importcheck.lattice_refusal`),
-    for a size at which H1 cannot PASS (:func:`tailgate.prereg.design.cannot_pass`) and for a cap
-    below Eq. 2, each of the last two unless ``accepted_power`` explicitly records the achieved
-    lower power. None when the study registers no protocol (the Eq. 2 bound is the protocol's)."""
+    than ``protocol.thresholds.min_levels``
+    (:func:`tailgate.authoring.importcheck.lattice_refusal`), for a size at which H1 cannot PASS
+    (:func:`tailgate.protocol.design.cannot_pass`) and for a cap below Eq. 2, each of the last
+    two unless ``accepted_power`` explicitly records the achieved lower power. None when the study
+    registers no protocol (the Eq. 2 bound is the protocol's)."""
     if runnable:
         problems = runnable_problems(study)
         if problems:
             raise problems[0]
     if not study.has_protocol:
         return None
-    from tailgate.prereg.importcheck import lattice_refusal
+    from tailgate.authoring.importcheck import lattice_refusal
 
     too_coarse = lattice_refusal(study)
     if too_coarse is not None:
@@ -172,7 +174,7 @@ def derived_of(study: Study, design: Design | None) -> dict[str, Any]:
     :class:`PreregError`, exit 2). The simulation takes seconds to a minute, so it runs at freeze
     only when a registered bound needs it; ``tailgate design`` and the power stage always run it.
     """
-    from tailgate.prereg.design import check_false_pass, operating_characteristics
+    from tailgate.protocol.design import check_false_pass, operating_characteristics
 
     if design is None:
         return {}
@@ -249,7 +251,7 @@ def freeze(
     if state.lock is not None and state.ok:
         design = check_design(study)
         registered = state.lock.head_entry.get("pins", {})
-        changed = pin_changes(registered, pins_of(study, import_rows=False))
+        changed = pin_changes(registered, pins_of(study))
         if changed:
             raise RefusalError(
                 f"{study.path}: the file matches its lock, but registered input(s) "
@@ -292,7 +294,7 @@ def freeze(
         derived=derived_of(study, design),
         data_existed=False,
         git=head_state(study.path),
-        pins=pins_of(study),
+        pins=pins_of(study, import_rows=import_rows),
     )
     lock = _stamped(new_lock(lock_path, study.name, [entry]), timestamp)
     write_lock(lock)
@@ -340,7 +342,7 @@ def amend(
             f"('git checkout HEAD -- {state.lock.path}') and amend again."
         )
     head = state.lock.head_entry
-    now_pins = pins_of(study)
+    now_pins = pins_of(study, import_rows=import_rows)
     changes = amendment_changes(head, {"prereg": study.data, "pins": now_pins})
     if not changes:
         raise InputError(

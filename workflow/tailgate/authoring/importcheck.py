@@ -14,10 +14,12 @@ condition (the pairs of paired resampling), and each imported score's range.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tailgate.prereg.design import exceedances_at
+from tailgate.errors import DataInputError, PreregError
 from tailgate.prereg.pins import project_root
+from tailgate.protocol.design import exceedances_at
 
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
@@ -199,3 +201,23 @@ def lattice_refusal(study: Any) -> str | None:
         f"(scorer {scorer}, condition {name}; {len(short)} condition(s) below the minimum), "
         f"fewer than the {minimum} that a discretised GPD fit of the tail needs"
     )
+
+
+def import_rows(study: Any, root: Path) -> dict[str, int]:
+    """Rows per registered condition in the import file (the realised design's first fact)."""
+    from tailgate.generate.importer import import_spec, read_rows
+
+    names = [c["name"] for c in study.data["conditions"]]
+    try:
+        spec = import_spec(study, base_dir=root)
+        records, _ = read_rows(spec)
+    except DataInputError as exc:
+        raise PreregError(
+            str(exc), file=str(study.path), field="data.import", fix="see the message above"
+        ) from None
+    counts = dict.fromkeys(names, 0)
+    for r in records:
+        c = str(r.get(spec.condition)) if spec.condition else names[0]
+        if c in counts:
+            counts[c] += 1
+    return counts

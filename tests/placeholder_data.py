@@ -1,11 +1,9 @@
-"""Placeholder data artifact of the pre-registration stage.
+"""A placeholder data artifact for the pre-registration tests.
 
-Until the protocol workflow provides the real DAG, the workflow's one rule draws, for every
-registered condition, ``n`` severities from the simulate truth's GPD tail with a stream derived
-from the study seed, writes them as Parquet and records them as a *data* artifact. It exists so
-that refusal, ``has data`` and ``tailgate audit`` are exercised end to end.
-
-Usage: ``python -m tailgate.prereg.placeholder PREREG OUT [--n N]``
+For every registered condition, ``n`` severities drawn from the simulate truth's GPD tail with a
+stream derived from the study seed, written as Parquet and recorded as a *data* artifact, as a
+workflow job would: so that refusal, ``has data`` and ``tailgate audit`` are exercised end to end
+without running the workflow.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.stats import genpareto
-
 from tailgate.atomic import write_parquet
 from tailgate.errors import TailgateError
 from tailgate.prereg.guard import require_runnable
@@ -61,7 +58,7 @@ def write_placeholder(prereg: str | Path, out: str | Path, n: int = 200) -> None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tailgate.prereg.placeholder")
+    parser = argparse.ArgumentParser(prog="placeholder_data")
     parser.add_argument("prereg")
     parser.add_argument("out")
     parser.add_argument("--n", type=int, default=200)
@@ -72,7 +69,3 @@ def main(argv: list[str] | None = None) -> int:
         print(str(exc), file=sys.stderr)
         return exc.exit_code
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

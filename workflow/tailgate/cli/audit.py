@@ -1,0 +1,129 @@
+"""``tailgate audit``: re-verify a results folder, and with ``--reproduce`` re-run it
+(:mod:`tailgate.audit`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tailgate.cli.base import Verbs, verb
+from tailgate.errors import EXIT_AUDIT_FAILED, EXIT_INVALID, EXIT_OK
+
+
+def add_audit(sub: Verbs) -> None:
+    """``tailgate audit RESULTS_DIR``."""
+    p = verb(
+        sub,
+        "audit",
+        "re-verify a results directory (exit 4 if anything fails)",
+        "Check RESULTS_DIR (no links; every file has a record and every record a file, with "
+        "its hash), the lock's chain, that every committed version of the lock on any branch "
+        "extends the one before and that entry 0 was committed before the first artifact (git; "
+        "--tsa-cert: its trusted timestamp), the pins of the "
+        "registration's input files, that one code made every artifact, the realised design and "
+        "its deviations, every recorded verdict (re-derived from stored statistics) and the "
+        "report (re-rendered). --reproduce also re-runs every derived stage from the data with "
+        "your code, up to the verdict, and compares every file (the report's are the report "
+        "check's). Exit 0 if all checks pass, 4 otherwise.\n\n"
+        "example: tailgate audit results/mystudy --expected-hash <published entry hash>",
+        _cmd_audit,
+    )
+    p.add_argument("results_dir", metavar="RESULTS_DIR", help="results/<study>")
+    p.add_argument(
+        "--expected-hash",
+        metavar="H",
+        default=None,
+        help="a receipt's hash published elsewhere (entry_hash or canonical_hash of any chain "
+        "entry): that entry and every one before it must be in the chain",
+    )
+    p.add_argument(
+        "--expected-run",
+        metavar="RECEIPT",
+        action="append",
+        default=None,
+        help="a run receipt published with the results (printed when the run ended: the SHA-256 "
+        "of its ledger line): the ledger must still hold that run; repeat for several runs",
+    )
+    p.add_argument(
+        "--tsa-cert",
+        metavar="FILE",
+        default=None,
+        help="the time-stamping authority's root certificate (PEM or DER; intermediates may "
+        "follow in the same file): verify the lock's timestamp tokens offline and report the "
+        "registration time as proven",
+    )
+    p.add_argument(
+        "--no-git",
+        action="store_true",
+        help="audit without git (the study is not in a repository): timing is then reported as "
+        "unverified",
+    )
+    p.add_argument(
+        "--reproduce",
+        action="store_true",
+        help="re-run every derived stage from the study's data with this tailgate in a scratch "
+        "folder and compare every file: simulated and imported data made again from the "
+        "registration; for the transformers backend, scores, per-token losses, judge grades and "
+        "embeddings recomputed from the recorded generations with the registered models (one "
+        "whose model cannot be loaded here is taken as recorded and listed as unproven)",
+    )
+    p.add_argument(
+        "--generate",
+        action="store_true",
+        help="with --reproduce, re-generate a transformers study's prompts and generations too "
+        "(seeded per row: the same bytes on the same kind of device and versions) instead of "
+        "starting from the recorded ones",
+    )
+    p.add_argument(
+        "--cores", type=int, default=2, metavar="N", help="cores for --reproduce (default 2)"
+    )
+    p.add_argument(
+        "--keep", metavar="DIR", default=None, help="keep the --reproduce project in DIR"
+    )
+    p.add_argument("--json", action="store_true", help="print the audit as JSON")
+    p.add_argument(
+        "--prereg",
+        metavar="PREREG",
+        default=None,
+        help="the pre-registration (default: preregistrations/<study>.yaml beside results/)",
+    )
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from tailgate.audit import audit
+
+    if args.generate and not args.reproduce:
+        print(
+            "tailgate audit: --generate re-generates data for --reproduce only; add "
+            "--reproduce (or leave --generate out).",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    options = {
+        "prereg": args.prereg,
+        "expected_hash": args.expected_hash,
+        "expected_runs": args.expected_run or (),
+        "no_git": args.no_git,
+        "tsa_cert": args.tsa_cert,
+    }
+    if args.reproduce:
+        from tailgate.audit.reproduce import reproduce, with_reproduction
+        from tailgate.forked import Forked
+
+        # the plain audit reads the stored files only: it runs beside the re-run, which
+        # writes nothing but its scratch project
+        with Forked(lambda: audit(args.results_dir, **options)) as plain:
+            check, unproven = reproduce(
+                args.results_dir, cores=args.cores, keep=args.keep, generate=args.generate
+            )
+            report = with_reproduction(plain.result(), check, unproven)
+    else:
+        report = audit(args.results_dir, **options)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            print(line)
+    return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
