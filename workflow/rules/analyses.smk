@@ -25,7 +25,7 @@ rule analysis:
         inputs=lambda wc: list(analysis_inputs(wc.analysis)),
         registered=lambda wc: registered("analysis", analysis=wc.analysis),
     script:
-        "../scripts/analysis.py"
+        "../scripts/stage.py"
 
 
 ALL_TARGETS.extend(analysis_statistics())

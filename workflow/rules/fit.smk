@@ -21,7 +21,7 @@ rule fit:
         **COMMON,
         registered=lambda wc: registered("fit", condition=wc.condition),
     script:
-        "../scripts/fit.py"
+        "../scripts/stage.py"
 
 
 ALL_TARGETS.extend(f for s, sc in analyses() for f in fits_of(s, sc))

@@ -30,7 +30,7 @@ rule bulk:
         scales=lambda wc: scorer_scales(wc.scorer),
         registered=registered("bulk"),
     script:
-        "../scripts/bulk.py"
+        "../scripts/stage.py"
 
 
 rule gates:
@@ -51,4 +51,4 @@ rule gates:
         conditions=protocol_conditions(),
         registered=registered("gates"),
     script:
-        "../scripts/gates.py"
+        "../scripts/stage.py"

@@ -22,4 +22,4 @@ rule generate:
         registered=lambda wc: registered("generate", condition=wc.condition),
         options=options("generation"),
     script:
-        "../scripts/generate.py"
+        "../scripts/stage.py"

@@ -22,4 +22,4 @@ if STUDY.data["data"]["backend"] == "transformers":
             registered=registered("select_prompts"),
             options=options("generation"),
         script:
-            "../scripts/prompts.py"
+            "../scripts/stage.py"

@@ -40,7 +40,7 @@ if BRANCH is not None:
                 registered=BRANCH.fingerprint("select_prompts"),
                 options=options("generation"),
             script:
-                "../scripts/prompts.py"
+                "../scripts/stage.py"
 
     use rule generate as registered_generate with:
         input:

@@ -22,7 +22,7 @@ rule score:
         registered=lambda wc: registered("score", scorer=wc.scorer),
         options=options("scoring"),
     script:
-        "../scripts/score.py"
+        "../scripts/stage.py"
 
 
 # Response embeddings (Acharyya et al. (2025), methods note A8): embed[model, condition, shard], the mean-pooled last
@@ -52,4 +52,4 @@ rule embed:
         registered=lambda wc: registered("embed", embedder=wc.embedder),
         options=options("scoring"),
     script:
-        "../scripts/embed.py"
+        "../scripts/stage.py"

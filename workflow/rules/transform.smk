@@ -31,4 +31,4 @@ rule transform:
         shards=len(shards()),
         registered=lambda wc: registered("transform", scorer=wc.scorer),
     script:
-        "../scripts/transform.py"
+        "../scripts/stage.py"
