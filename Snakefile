@@ -43,7 +43,6 @@ include: "workflow/rules/gates.smk"
 include: "workflow/rules/sensitivity.smk"
 include: "workflow/rules/power.smk"
 include: "workflow/rules/analyses.smk"
-include: "workflow/rules/registered.smk"
 include: "workflow/rules/report.smk"
 
 

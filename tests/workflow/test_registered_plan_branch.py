@@ -17,10 +17,11 @@ decision-rule test (a dry run) 5 s, and the slow ``audit --reproduce`` test abou
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
-from wf_project import Project, job_counts, make_project
+from wf_project import REPO_ROOT, Project, job_counts, make_project
 
 PLAN_STUDY = """\
 schema_version: 1
@@ -280,6 +281,32 @@ def test_the_branch_runs_only_the_jobs_whose_registered_inputs_differ(head):
     assert not branch.own("score", scorer="tox", condition="base", shard="0")
     assert branch.own("transform", scorer="tox", scale="logit")
     assert branch.own("fit", **fit) and branch.analysis_targets()
+
+
+def test_one_rule_definition_serves_both_plans(head):
+    """Each stage's rule is defined once, for every plan (``rules/*.smk``: ``for plan in
+    PLANS``): the plans differ in the rule's name and parameters, the folder of its own files
+    and which file a job reads (the branch's input functions)."""
+    from tailgate.stages.branch import LAYOUT, Plan
+
+    main = Plan(head, "results/small")
+    branch = _branch(head, **{"protocol.bootstrap.resamples": 100 + 1})
+    assert (main.rule("fit"), main.params) == ("fit", {})
+    assert (branch.rule("fit"), branch.params) == ("registered_fit", {"plan": "registered"})
+    for kind, rel in LAYOUT.items():
+        assert main.pattern(kind) == f"results/small/{rel}"
+        assert branch.pattern(kind) == f"results/small/registered/{rel}"
+    assert main.input("severities") == main.pattern("severities")  # the head reads its own
+    job = {"scorer": "tox", "scale": "logit", "condition": "heavy"}
+    wildcards = type("Wildcards", (), {"items": lambda self: job.items()})()
+    shared = "results/small/severities/tox/logit/heavy.parquet"  # the main tree's
+    assert branch.input("severities")(wildcards) == shared
+    assert branch.each("fits", condition=["base", "heavy"])(wildcards) == [
+        "results/small/registered/fits/tox/logit/base.json",
+        "results/small/registered/fits/tox/logit/heavy.json",
+    ]
+    rules = "".join(p.read_text() for p in (REPO_ROOT / "workflow" / "rules").glob("*.smk"))
+    assert not re.search(r"rule registered_\w+:|as registered_\w+ with:", rules)
 
 
 def test_decision_rules_and_display_settings_add_no_branch(head):

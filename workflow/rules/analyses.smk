@@ -3,29 +3,33 @@
 # criteria outcomes. An invalid analyses block never gets here: loading the pre-registration
 # (design, freeze and the Snakefile's guard alike) refuses it.
 
-ANALYSIS = f"{RESULTS}/analyses/{{analysis}}/statistics.json"
-LAYOUT = {"severities": SEVERITIES, "fits": FITS, "embeddings": EMBEDDINGS}
+ANALYSIS = MAIN_PLAN.pattern("analysis")
 
 
-rule analysis:
-    input:
-        unpack(lambda wc: analysis_inputs(wc.analysis)),
-    output:
-        stats=ANALYSIS,
-        record=provenance_of(ANALYSIS),
-    log:
-        log_for("analysis", "{analysis}"),
-    wildcard_constraints:
-        analysis="[a-z0-9][a-z0-9_-]*",
-    conda:
-        "../../envs/stats.yaml"
-    threads: config.get("threads", 2)
-    params:
-        **COMMON,
-        inputs=lambda wc: list(analysis_inputs(wc.analysis)),
-        registered=lambda wc: registered("analysis", analysis=wc.analysis),
-    script:
-        "../scripts/analysis.py"
+for plan in PLANS:
+
+    rule:
+        name:
+            plan.rule("analysis")
+        input:
+            unpack(plan.analysis_files),
+        output:
+            stats=plan.pattern("analysis"),
+            record=provenance_of(plan.pattern("analysis")),
+        log:
+            log_for(plan.rule("analysis"), "{analysis}"),
+        wildcard_constraints:
+            analysis="[a-z0-9][a-z0-9_-]*",
+        conda:
+            "../../envs/stats.yaml"
+        threads: config.get("threads", 2)
+        params:
+            **COMMON,
+            **plan.params,
+            inputs=plan.analysis_input_names,
+            registered=plan.fingerprint_of("analysis", "analysis"),
+        script:
+            "../scripts/stage.py"
 
 
 ALL_TARGETS.extend(analysis_statistics())

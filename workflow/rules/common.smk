@@ -9,31 +9,33 @@ RESULTS = f"results/{STUDY.name}"
 PREREG = str(STUDY.path)
 ALL_TARGETS = []  # each stage appends the files `rule all` must produce
 
+# The plans whose rules the stages define (tailgate.stages.branch): the chain head's, whose
+# files are the main tree under RESULTS, and beside an amendment entry 0's (the registered plan,
+# under RESULTS/registered/ where its job is its own). Each stage's rule is defined once and
+# instantiated for each plan (`for plan in PLANS`).
+from tailgate.stages.branch import plans
+
+PLANS = plans(STUDY, RESULTS)
+MAIN_PLAN = PLANS[0]
+BRANCH = (
+    PLANS[1] if len(PLANS) > 1 else None
+)  # entry 0's plan; None without an amendment
+
 
 def conditions():
     """Registered condition names, in registration order."""
-    return [c["name"] for c in STUDY.conditions()]
+    return MAIN_PLAN.conditions()
 
 
 def protocol_conditions():
     """The conditions the protocol fits (those its registered pairs name; none when the study
     registers no protocol)."""
-    return STUDY.protocol_conditions()
-
-
-def scorers():
-    """Registered scorer names, in registration order."""
-    return [s["name"] for s in STUDY.scorers()]
-
-
-def scales():
-    """Registered transform scales."""
-    return list(STUDY.data["transform"]["scales"])
+    return MAIN_PLAN.protocol_conditions()
 
 
 def shards():
     """Generation shard indices 0..shards-1."""
-    return list(range(int(STUDY.data["generation"]["shards"])))
+    return MAIN_PLAN.shards()
 
 
 def provenance_of(path):
@@ -53,26 +55,20 @@ def all_targets():
 
 def scorer_scales(scorer):
     """The scales a scorer is analysed on (every registered scale if bounded, else identity)."""
-    from tailgate.stages.common import scales_for
-
-    return scales_for(STUDY, scorer)
+    return MAIN_PLAN.scales(scorer)
 
 
 def analyses():
     """Every (scorer, scale) pair that gets fits, gates and sensitivity (none when the study
     registers no protocol)."""
-    if not STUDY.has_protocol:
-        return []
-    return [(s, sc) for s in scorers() for sc in scorer_scales(s)]
+    return MAIN_PLAN.analyses()
 
 
 def registered(stage, **wildcards):
     """Fingerprint of what `stage` reads of the registration (tailgate.stages.dependencies):
     a params entry, so that Snakemake re-runs a job exactly when an amendment changed it.
     """
-    from tailgate.stages.dependencies import stage_fingerprint
-
-    return stage_fingerprint(STUDY, stage, **wildcards)
+    return MAIN_PLAN.fingerprint(stage, **wildcards)
 
 
 def condition_rows(condition):
@@ -110,23 +106,6 @@ def gpus(section):
     return int((config.get(section, {}) or {}).get("gpus", 0))
 
 
-def generate_inputs(wildcards):
-    if STUDY.data["data"]["backend"] == "transformers":
-        if STUDY.condition(wildcards.condition).get("query") is not None:
-            # a query condition answers its registered query: no prompt selection
-            return {}
-        return {"prompts": PROMPTS}
-    if STUDY.data["data"]["backend"] == "import":
-        return {"data": STUDY.data["data"]["import"]["path"]}
-    return {}
-
-
-def severities_of(scorer, scale):
-    return [
-        SEVERITIES.format(scorer=scorer, scale=scale, condition=c) for c in conditions()
-    ]
-
-
 def fits_of(scorer, scale):
     return [
         FITS.format(scorer=scorer, scale=scale, condition=c)
@@ -136,18 +115,6 @@ def fits_of(scorer, scale):
 
 # the run mode is a parameter of every job, so that switching it re-runs them
 COMMON = {"prereg": PREREG, "mode": run_mode()}
-
-
-# The registered plan beside an amendment (rules/registered.smk, tailgate.stages.branch):
-# None while the lock has no amendment.
-from tailgate.stages.branch import registered_branch
-
-BRANCH = registered_branch(STUDY, RESULTS)
-
-
-def registered_log(rule_name, *parts):
-    """The log of a registered-plan job: results/<study>/logs/registered_<rule>/<parts>.log"""
-    return log_for(f"registered_{rule_name}", *parts)
 
 
 def registered_plan_gates():
@@ -162,7 +129,7 @@ def registered_plan_analyses():
     return BRANCH.analysis_targets() if BRANCH is not None else []
 
 
-# Analyses (rules/analyses.smk defines ANALYSIS and LAYOUT before any of these is called)
+# Analyses (rules/analyses.smk defines ANALYSIS before any of these is called)
 
 
 def analysis_names():
@@ -170,14 +137,6 @@ def analysis_names():
     from tailgate.analyses.registry import registered as registered_specs
 
     return list(registered_specs(STUDY))
-
-
-def analysis_inputs(name):
-    """Named input lists of one analysis, as its kind declares them."""
-    from tailgate.analyses.registry import kind_of, registered as registered_specs
-
-    spec = registered_specs(STUDY)[name]
-    return kind_of(spec).inputs(spec, STUDY, LAYOUT)
 
 
 def analysis_statistics():

@@ -18,7 +18,7 @@ rule power:
         **COMMON,
         registered=registered("power"),
     script:
-        "../scripts/power.py"
+        "../scripts/stage.py"
 
 
 rule operating:
@@ -41,4 +41,4 @@ rule operating:
         **COMMON,
         registered=registered("operating"),
     script:
-        "../scripts/power.py"
+        "../scripts/stage.py"

@@ -32,7 +32,7 @@ rule verdict:
         **COMMON,
         registered=registered("verdict"),
     script:
-        "../scripts/verdict.py"
+        "../scripts/stage.py"
 
 
 # A study that registers the protocol gets its figures (power, stability) and their statistics;
@@ -77,7 +77,7 @@ if STUDY.has_protocol:
         params:
             **COMMON,
         script:
-            "../scripts/report.py"
+            "../scripts/stage.py"
 
     ALL_TARGETS.extend(
         [
@@ -109,6 +109,6 @@ else:
         params:
             **COMMON,
         script:
-            "../scripts/report.py"
+            "../scripts/stage.py"
 
     ALL_TARGETS.extend([VERDICT, REPORT_HTML, REPORT_MD])

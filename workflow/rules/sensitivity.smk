@@ -18,4 +18,4 @@ rule sensitivity:
         **COMMON,
         registered=registered("sensitivity"),
     script:
-        "../scripts/sensitivity.py"
+        "../scripts/stage.py"

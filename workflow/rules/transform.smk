@@ -1,34 +1,39 @@
 # Transform stage: transform[scorer, scale] puts every condition's score shards on one scale
 # (identity, probability, or logit with the registered clipping ε) and records the clip counts.
 
-SEVERITIES = f"{RESULTS}/severities/{{scorer}}/{{scale}}/{{condition}}.parquet"
-TRANSFORM_SUMMARY = f"{RESULTS}/severities/{{scorer}}/{{scale}}/transform.json"
+for plan in PLANS:
 
-
-rule transform:
-    input:
-        scores=lambda wc: [
-            SCORES.format(scorer=wc.scorer, condition=c, shard=k)
-            for c in conditions()
-            for k in shards()
-        ],
-    output:
-        severities=expand(SEVERITIES, condition=conditions(), allow_missing=True),
-        records=expand(
-            provenance_of(SEVERITIES), condition=conditions(), allow_missing=True
-        ),
-        summary=TRANSFORM_SUMMARY,
-        summary_record=provenance_of(TRANSFORM_SUMMARY),
-    log:
-        log_for("transform", "{scorer}", "{scale}"),
-    conda:
-        "../../envs/stats.yaml"
-    resources:
-        **sized("transform", lambda wc: sum(condition_rows(c) for c in conditions())),
-    params:
-        **COMMON,
-        conditions=conditions(),
-        shards=len(shards()),
-        registered=lambda wc: registered("transform", scorer=wc.scorer),
-    script:
-        "../scripts/transform.py"
+    rule:
+        name:
+            plan.rule("transform")
+        input:
+            scores=plan.each("scores", condition=plan.conditions(), shard=plan.shards()),
+        output:
+            severities=expand(
+                plan.pattern("severities"),
+                condition=plan.conditions(),
+                allow_missing=True,
+            ),
+            records=expand(
+                provenance_of(plan.pattern("severities")),
+                condition=plan.conditions(),
+                allow_missing=True,
+            ),
+            summary=plan.pattern("transform_summary"),
+            summary_record=provenance_of(plan.pattern("transform_summary")),
+        log:
+            log_for(plan.rule("transform"), "{scorer}", "{scale}"),
+        conda:
+            "../../envs/stats.yaml"
+        resources:
+            **sized(
+                "transform", lambda wc: sum(condition_rows(c) for c in conditions())
+            ),
+        params:
+            **COMMON,
+            **plan.params,
+            conditions=plan.conditions(),
+            shards=len(plan.shards()),
+            registered=plan.fingerprint_of("transform", "scorer"),
+        script:
+            "../scripts/stage.py"

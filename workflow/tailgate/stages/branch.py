@@ -10,6 +10,15 @@ own fields, the data…), :class:`RegisteredBranch` lays out the jobs that compu
 statistics into ``results/<study>/registered/`` — the same stage functions, run with
 ``plan="registered"`` (:mod:`tailgate.stages.plan`).
 
+The workflow defines each stage's rule once, for every plan of :func:`plans`
+(``rules/*.smk``: ``for plan in PLANS``): the chain head's :class:`Plan` names its rules after
+their stages and writes the main tree, ``results/<study>/`` + :data:`LAYOUT`; entry 0's names
+them ``registered_<stage>``, writes ``results/<study>/registered/`` + :data:`LAYOUT` and reads,
+through its rules' input functions (:meth:`Plan.path`), the file of each job it reads from:
+the main tree's where that job is shared, its own otherwise. (A rule per plan rather than a
+plan wildcard: the transform rule's outputs are one file per condition *of its plan*, and a
+rule's outputs cannot depend on a wildcard.)
+
 A job of entry 0's plan is *shared* — the branch reads the main tree's file — when the amended
 plan runs the same job (same wildcards) with the same fingerprint (:func:`tailgate.stages.
 dependencies.stage_fingerprint`: everything the stage reads of the registration) on shared
@@ -23,9 +32,11 @@ statistics cannot serve the registered plan (:meth:`RegisteredBranch.protocol_re
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from itertools import product
 from pathlib import Path
+from string import Formatter
 from typing import Any
 
 from tailgate.prereg.lock import read_lock
@@ -33,11 +44,13 @@ from tailgate.prereg.study import Study
 
 from .common import band, scales_for
 from .dependencies import stage_fingerprint
-from .plan import BRANCH_DIR, changed_pins, entry_study, registered_pin_problems
+from .plan import BRANCH_DIR, HEAD, REGISTERED, changed_pins, entry_study, registered_pin_problems
 
-__all__ = ["LAYOUT", "WRITER", "RegisteredBranch", "registered_branch"]
+__all__ = ["LAYOUT", "WRITER", "Plan", "RegisteredBranch", "plans", "registered_branch"]
 
-#: every artifact kind the branch can hold, relative to ``results/<study>`` (and to the branch)
+#: the files of every artifact kind a plan's rules write, relative to the plan's folder
+#: (``results/<study>``, or ``results/<study>/registered`` for entry 0's own jobs): the one
+#: place the workflow's layout of these stages is written down
 LAYOUT: dict[str, str] = {
     "prompts": "prompts.parquet",
     "prompts_digest": "prompts.digest.json",
@@ -86,25 +99,170 @@ def _names(items: list[dict[str, Any]]) -> list[str]:
 
 
 class _Template(str):
-    """A path template whose :meth:`format` gives the main tree's or the branch's file of one
-    job (what an analysis kind's ``inputs`` formats, :meth:`RegisteredBranch.analysis_inputs`)."""
+    """A path template whose :meth:`format` gives a plan's file of one job (what an analysis
+    kind's ``inputs`` formats, :meth:`Plan.analysis_inputs`)."""
 
-    branch: RegisteredBranch
+    plan: Plan
     kind: str
 
-    def __new__(cls, branch: RegisteredBranch, kind: str) -> _Template:
-        out = super().__new__(cls, branch.pattern(kind))
-        out.branch, out.kind = branch, kind
+    def __new__(cls, plan: Plan, kind: str) -> _Template:
+        out = super().__new__(cls, plan.pattern(kind))
+        out.plan, out.kind = plan, kind
         return out
 
     def format(self, *args: Any, **wildcards: Any) -> str:  # type: ignore[override]
-        return self.branch.path(self.kind, **{k: str(v) for k, v in wildcards.items()})
+        return self.plan.path(self.kind, **wildcards)
 
 
-class RegisteredBranch:
+def _fields(template: str) -> list[str]:
+    """The wildcards a path template names."""
+    return [f for _, f, _, _ in Formatter().parse(template) if f]
+
+
+class Plan:
+    """One plan's jobs as the workflow's rules declare them: each rule is defined once and
+    instantiated for every plan (``rules/*.smk``: ``for plan in PLANS``). This class is the
+    chain head's plan, whose files are the main tree's under ``results``;
+    :class:`RegisteredBranch` is entry 0's beside an amendment."""
+
+    #: the plan a stage computes under (:mod:`tailgate.stages.plan`)
+    name = HEAD
+
+    def __init__(self, study: Study, results: str | Path) -> None:
+        self.study = study
+        self.results = str(results).rstrip("/")
+
+    # --- the plan's rules ---------------------------------------------------------------------
+    def rule(self, stage: str) -> str:
+        """The plan's rule of ``stage`` (the registered plan's: ``registered_<stage>``)."""
+        return stage if self.name == HEAD else f"{self.name}_{stage}"
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The plan's rule parameters beyond the common ones (a stage's default: the head)."""
+        return {} if self.name == HEAD else {"plan": self.name}
+
+    def fingerprint(self, stage: str, **wildcards: str) -> str:
+        """The ``registered`` parameter of a job of the plan: its stage's fingerprint
+        (:func:`tailgate.stages.dependencies.stage_fingerprint`) under the plan's study."""
+        return stage_fingerprint(self.study, stage, **wildcards)
+
+    def fingerprint_of(self, stage: str, wildcard: str) -> Callable[[Any], str]:
+        """The ``registered`` parameter as a function of a job's wildcards, keyed by one."""
+        return lambda wc: self.fingerprint(stage, **{wildcard: getattr(wc, wildcard)})
+
+    # --- the plan's lists ---------------------------------------------------------------------
+    def conditions(self) -> list[str]:
+        return _names(self.study.conditions())
+
+    def protocol_conditions(self) -> list[str]:
+        return self.study.protocol_conditions()
+
+    def scorers(self) -> list[str]:
+        return _names(self.study.scorers())
+
+    def scales(self, scorer: str) -> list[str]:
+        return _scales(self.study, scorer)
+
+    def scales_of(self, wildcards: Any) -> list[str]:
+        """The scales of a job's scorer."""
+        return self.scales(wildcards.scorer)
+
+    def shards(self) -> list[int]:
+        return list(range(int(self.study.data["generation"]["shards"])))
+
+    def analyses(self) -> list[tuple[str, str]]:
+        """The plan's (scorer, scale) pairs with fits, gates and an H1 verdict."""
+        if not self.study.has_protocol:
+            return []
+        return [(s, sc) for s in self.scorers() for sc in self.scales(s)]
+
+    # --- paths --------------------------------------------------------------------------------
+    @property
+    def root(self) -> str:
+        """The folder of the plan's own files."""
+        return self.results
+
+    def pattern(self, kind: str) -> str:
+        """The path template of the plan's own files of an artifact kind (Snakemake wildcards
+        in braces): a rule's output."""
+        return f"{self.root}/{LAYOUT[kind]}"
+
+    def main(self, kind: str) -> str:
+        """The main tree's path template of an artifact kind."""
+        return f"{self.results}/{LAYOUT[kind]}"
+
+    def own(self, stage: str, **wildcards: str) -> bool:
+        """Whether the plan's job of ``stage`` writes its own file (the head's always does)."""
+        return True
+
+    def path(self, kind: str, **wildcards: Any) -> str:
+        """The file of the plan's job: its own, or the main tree's where the job is shared."""
+        wc = {k: str(wildcards[k]) for k in _fields(LAYOUT[kind])}
+        own = self.own(WRITER[kind], **wc)
+        return (self.pattern(kind) if own else self.main(kind)).format(**wc)
+
+    def input(self, kind: str) -> str | Callable[[Any], str]:
+        """A rule's input: the file of ``kind`` a job reads (the head's: its own, a template of
+        the job's wildcards)."""
+        return self.pattern(kind)
+
+    def each(self, kind: str, **over: Any) -> Callable[[Any], list[str]]:
+        """A rule's input: the files of ``kind`` for every combination of the values ``over``
+        (lists, or functions of the job's wildcards) beside the job's wildcards, in order."""
+
+        def paths(wc: Any) -> list[str]:
+            axes = [values(wc) if callable(values) else values for values in over.values()]
+            return [
+                self.path(kind, **{**dict(wc.items()), **dict(zip(over, combo, strict=True))})
+                for combo in product(*axes)
+            ]
+
+        return paths
+
+    def generate_inputs(self, wildcards: Any) -> dict[str, str]:
+        """The generate job's inputs (:meth:`data_inputs` of its condition)."""
+        return self.data_inputs(wildcards.condition)
+
+    def data_inputs(self, condition: str) -> dict[str, str]:
+        """What a condition's generation reads: the prompt selection (transformers backend,
+        unless the condition answers its registered query) or the import file."""
+        data = self.study.data["data"]
+        if data["backend"] == "transformers":
+            if self.study.condition(condition).get("query") is not None:
+                return {}  # a query condition answers its registered query
+            return {"prompts": self.path("prompts")}
+        if data["backend"] == "import":
+            return {"data": str(data["import"]["path"])}
+        return {}
+
+    def layout(self) -> dict[str, str]:
+        """Templates for an analysis kind's ``inputs`` (each formats to the plan's file)."""
+        return {k: _Template(self, k) for k in ("severities", "fits", "embeddings", "scores")}
+
+    def analysis_inputs(self, name: str) -> dict[str, list[str]]:
+        """Named input lists of the plan's analysis ``name``, as its kind declares them."""
+        from tailgate.analyses.registry import kind_of
+        from tailgate.analyses.registry import registered as registered_specs
+
+        spec = registered_specs(self.study)[name]
+        return kind_of(spec).inputs(spec, self.study, self.layout())
+
+    def analysis_files(self, wildcards: Any) -> dict[str, list[str]]:
+        """The analysis job's inputs."""
+        return self.analysis_inputs(wildcards.analysis)
+
+    def analysis_input_names(self, wildcards: Any) -> list[str]:
+        """The names of the analysis job's input lists (its ``inputs`` parameter)."""
+        return list(self.analysis_inputs(wildcards.analysis))
+
+
+class RegisteredBranch(Plan):
     """Entry 0's plan (``registered``) beside the chain head (``head``): which of its jobs are
     shared with the main tree under ``results`` and which are the branch's own (module
-    docstring), the branch's path templates and the files it must produce."""
+    docstring), and the files it must produce."""
+
+    name = REGISTERED
 
     def __init__(
         self,
@@ -113,78 +271,20 @@ class RegisteredBranch:
         results: str | Path,
         chain: Sequence[Mapping[str, Any]],
     ) -> None:
+        super().__init__(registered, results)
         self.head = head
         self.registered = registered
-        self.results = str(results).rstrip("/")
         self.chain = chain
         self._own: dict[tuple[str, tuple[tuple[str, str], ...]], bool] = {}
 
-    # --- the registered plan's lists ---------------------------------------------------------
-    def conditions(self) -> list[str]:
-        return _names(self.registered.conditions())
-
-    def protocol_conditions(self) -> list[str]:
-        return self.registered.protocol_conditions()
-
-    def scorers(self) -> list[str]:
-        return _names(self.registered.scorers())
-
-    def scales(self, scorer: str) -> list[str]:
-        return _scales(self.registered, scorer)
-
-    def shards(self) -> list[int]:
-        return list(range(int(self.registered.data["generation"]["shards"])))
-
-    def analyses(self) -> list[tuple[str, str]]:
-        """Entry 0's (scorer, scale) pairs with fits, gates and an H1 verdict."""
-        if not self.registered.has_protocol:
-            return []
-        return [(s, sc) for s in self.scorers() for sc in self.scales(s)]
-
-    def fingerprint(self, stage: str, **wildcards: str) -> str:
-        """The ``registered`` parameter of a branch job (entry 0's fingerprint)."""
-        return stage_fingerprint(self.registered, stage, **wildcards)
-
-    # --- paths --------------------------------------------------------------------------------
     @property
     def root(self) -> str:
         return f"{self.results}/{BRANCH_DIR}"
 
-    def pattern(self, kind: str) -> str:
-        """The branch's path template of an artifact kind (Snakemake wildcards in braces)."""
-        return f"{self.root}/{LAYOUT[kind]}"
-
-    def main_pattern(self, kind: str) -> str:
-        return f"{self.results}/{LAYOUT[kind]}"
-
-    def path(self, kind: str, **wildcards: str) -> str:
-        """The file of entry 0's job: the main tree's where the job is shared, else the
-        branch's."""
-        own = self.own(WRITER[kind], **wildcards)
-        return (self.pattern(kind) if own else self.main_pattern(kind)).format(**wildcards)
-
-    def layout(self) -> dict[str, str]:
-        """Templates for an analysis kind's ``inputs`` (each formats to the shared or own file)."""
-        return {k: _Template(self, k) for k in ("severities", "fits", "embeddings", "scores")}
-
-    def analysis_inputs(self, name: str) -> dict[str, list[str]]:
-        """Named input lists of entry 0's analysis ``name``, as its kind declares them."""
-        from tailgate.analyses.registry import kind_of
-        from tailgate.analyses.registry import registered as registered_specs
-
-        spec = registered_specs(self.registered)[name]
-        return kind_of(spec).inputs(spec, self.registered, self.layout())
-
-    def generate_inputs(self, condition: str) -> dict[str, str]:
-        """The generate job's inputs under entry 0 (rules/common.smk: ``generate_inputs``)."""
-        data = self.registered.data["data"]
-        if data["backend"] == "transformers":
-            if self.registered.condition(condition).get("query") is not None:
-                return {}
-            return {"prompts": self.path("prompts")}
-        if data["backend"] == "import":
-            return {"data": str(data["import"]["path"])}
-        return {}
+    def input(self, kind: str) -> str | Callable[[Any], str]:
+        """A rule's input: the file of ``kind`` a job reads, the branch's own or the main
+        tree's (:meth:`own`), from the job's wildcards."""
+        return lambda wc: self.path(kind, **dict(wc.items()))
 
     # --- which jobs are the branch's own ------------------------------------------------------
     def own(self, stage: str, **wildcards: str) -> bool:
@@ -201,13 +301,12 @@ class RegisteredBranch:
     @cached_property
     def _head_embeddings(self) -> set[str]:
         """The embedding files the amended plan's analyses read."""
-        from tailgate.analyses.registry import kind_of
         from tailgate.analyses.registry import registered as registered_specs
 
-        layout = {k: self.main_pattern(k) for k in ("severities", "fits", "embeddings", "scores")}
+        head = Plan(self.head, self.results)
         out: set[str] = set()
-        for spec in registered_specs(self.head).values():
-            out.update(kind_of(spec).inputs(spec, self.head, layout).get("embeddings", []))
+        for name in registered_specs(self.head):
+            out.update(head.analysis_inputs(name).get("embeddings", []))
         return out
 
     def _same(self, stage: str, **wildcards: str) -> bool:
@@ -233,10 +332,10 @@ class RegisteredBranch:
             if c not in head_conditions or k >= head_shards:
                 return True
             if stage == "generate":
-                return "prompts" in self.generate_inputs(c) and self.own("select_prompts")
+                return "prompts" in self.data_inputs(c) and self.own("select_prompts")
             if stage == "score" and wc["scorer"] not in _names(head.scorers()):
                 return True
-            if stage == "embed" and self.main_pattern("embeddings").format(**wc) not in (
+            if stage == "embed" and self.main("embeddings").format(**wc) not in (
                 self._head_embeddings
             ):
                 return True
@@ -363,3 +462,10 @@ def registered_branch(
     if len(chain) < 2:
         return None
     return RegisteredBranch(head, entry_study(head, chain[0]), results, chain)
+
+
+def plans(head: Study, results: str | Path) -> list[Plan]:
+    """The plans whose rules the workflow defines: the chain head's, and entry 0's beside an
+    amendment (:func:`registered_branch`)."""
+    branch = registered_branch(head, results)
+    return [Plan(head, results)] if branch is None else [Plan(head, results), branch]
