@@ -53,7 +53,6 @@ def tailgate(root: Path, *args: str):
     return run(*args, cwd=root)
 
 
-
 def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_path):
     name = "judges"
     root = tmp_path / "proj"
