@@ -106,21 +106,26 @@ class Sampler(threading.Thread):
                     continue
                 if "scripts/" not in cmd and ".snakemake/scripts" not in cmd:
                     continue
-                rule = _rule_of(cmd)
-                job = self.jobs.setdefault(
-                    p.pid, {"rule": rule, "start": now, "rss": 0, "cpu": 0.0}
-                )
+                job = self.jobs.setdefault(p.pid, {"rule": "?", "start": now, "rss": 0, "cpu": 0.0})
+                if job["rule"] == "?":
+                    job["rule"] = _rule_of(p)
                 job["end"] = now
                 job["rss"] = max(job["rss"], rss)
                 job["cpu"] = max(job["cpu"], cpu)
             time.sleep(0.2)
 
 
-def _rule_of(cmd: str) -> str:
-    # Snakemake copies a rule's script to .snakemake/scripts/tmpXXXX.<name>.py
-    for word in cmd.split():
-        if word.endswith(".py") and ("scripts" in word):
-            return Path(word).name.split(".")[-2]
+def _rule_of(process: psutil.Process) -> str:
+    """The job's rule, from the log it holds open (results/<study>/logs/<rule>/…): every rule
+    runs the same script, so the command line does not say."""
+    try:
+        files = process.open_files()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return "?"
+    for f in files:
+        parts = Path(f.path).parts
+        if "logs" in parts[:-2]:
+            return parts[parts.index("logs") + 1]
     return "?"
 
 
