@@ -160,7 +160,7 @@ def test_answer_document_names_the_registered_criteria() -> None:
         True,
     )
     assert [r["name"] for r in doc["criteria"]] == ["outside-rejected", "variant-kept"]
-    h1 = {"analysis": "protocol", "name": "H1", "value": "KILL", "outcome": "FAIL"}
+    h1 = {"analysis": "protocol", "name": "H1", "value": "KILL", "outcome": "KILL"}
     demo = load(REPO_ROOT / "preregistrations" / "protocol-demo.yaml")
     doc = answer_document(demo.data, [h1, *rows])
     assert (doc["outcome"], doc["summary"], doc["criteria"]) == ("FAIL", "H1 KILL", [h1])

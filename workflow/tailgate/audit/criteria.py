@@ -72,7 +72,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
         return fails
     h1 = [r for r in rows if r.get("analysis") == "protocol"]
     if study.has_protocol:
-        expect = "PASS" if (verdict.get("h1") or {}).get("verdict") == "PASS" else "FAIL"
+        expect = "PASS" if (verdict.get("h1") or {}).get("verdict") == "PASS" else "KILL"
         if len(h1) != 1 or h1[0].get("outcome") != expect:
             fails.append(
                 f"{verdict_path}: the criteria table's H1 row does not match its H1 verdict"

@@ -403,7 +403,7 @@ def gate_values_table(gates: GatesFile, q: float) -> Table:
 def registered_criteria_table(rows: Sequence[dict], amended_seq: int) -> Table:
     """Each analysis criterion's outcome under the registered plan (entry 0 of the lock) beside
     its outcome as amended (:func:`tailgate.stages.registered_plan.registered_plan_criteria`)."""
-    css = {"PASS": "pass", "FAIL": "fail"}
+    css = {"PASS": "pass", "FAIL": "fail", "KILL": "fail"}
     body, classes = [], []
     for r in rows:
         then = r["registered"] or "—"

@@ -72,8 +72,9 @@ def read_analyses(paths: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any
 
 
 def h1_row(study: Study, h1: Mapping[str, Any], headline: Mapping[str, Any]) -> dict[str, Any]:
-    """Zhou (2026)'s H1 as a row of the study's criteria table (PASS iff the verdict is
-    PASS)."""
+    """Zhou (2026)'s H1 as a row of the study's criteria table, in the verdict's own words: PASS
+    iff the verdict is PASS, else KILL (one word for one outcome in the terminal, the report,
+    ``verdict.json`` and the tracker)."""
     verdict = str(h1.get("verdict"))
     return {
         "analysis": "protocol",
@@ -85,7 +86,7 @@ def h1_row(study: Study, h1: Mapping[str, Any], headline: Mapping[str, Any]) -> 
         "threshold": "PASS",
         "borderline": None,
         "value": verdict,
-        "outcome": "PASS" if verdict == "PASS" else "FAIL",
+        "outcome": "PASS" if verdict == "PASS" else "KILL",
         "note": str(h1.get("reason", "")),
     }
 
