@@ -58,7 +58,7 @@ def check_prereg(prereg_path: Path, lock: Lock | None, checks: list[Check]) -> S
                 f"run 'tailgate verify {prereg_path}' for the field diff"
             )
         try:
-            now = pins_of(study, import_rows=False, registered=lock.head_entry.get("pins", {}))
+            now = pins_of(study, registered=lock.head_entry.get("pins", {}))
         except TailgateError as exc:
             fails.append(str(exc))
         else:

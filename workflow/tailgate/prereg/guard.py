@@ -79,7 +79,7 @@ def check_frozen(prereg_path: str | Path, *, pins: bool = True) -> FrozenState:
     if not pins:
         return FrozenState(study, lock, [], None)
     registered = lock.head_entry.get("pins", {})
-    now = pins_of(study, import_rows=False, registered=registered)
+    now = pins_of(study, registered=registered)
     changed = pin_changes(registered, now)
     if not changed:
         return FrozenState(study, lock, [], None, pins=now)

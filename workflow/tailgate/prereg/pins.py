@@ -163,7 +163,7 @@ def pins_of(
                 )
             continue
         out[field] = {"path": text, **pin(path, use_cache=use_cache)}
-        if field == "data.import.path" and import_rows:
+        if field == "data.import.path" and import_rows is not None:
             out[field]["rows"] = import_rows(study, root)
     return out
 

@@ -85,7 +85,7 @@ def registered_pin_problems(registered: Study, chain: Sequence[Mapping[str, Any]
         return []
     pinned = chain[0].get("pins") or {}
     try:
-        now = pins_of(registered, import_rows=False, registered=pinned)
+        now = pins_of(registered, registered=pinned)
     except TailgateError as exc:
         return [str(exc)]
     changed = [f for f in pin_changes(pinned, now) if f in fields]
