@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from scipy import integrate
 from scipy.stats import norm
+from tailgate.analyses.dominance import statistics as dom
 from tailgate.analyses.dominance.statistics import (
     bootstrap_ratios,
     dominance_tests,
     dominance_tests_orders,
     violation_ratio,
 )
-from tailgate.analyses.dominance.statistics import statistics as dom
 
 
 def plotting_positions(n: int) -> tuple[np.ndarray, np.ndarray]:

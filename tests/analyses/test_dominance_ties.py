@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.stats._morestats import _anderson_ksamp_midrank
-from tailgate.analyses.dominance.statistics import statistics as dom
+from tailgate.analyses.dominance import statistics as dom
 
 
 def _levels(rng: np.random.Generator, levels: int | None, n: int) -> np.ndarray:

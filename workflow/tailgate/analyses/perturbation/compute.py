@@ -151,15 +151,15 @@ def _energy_tests(run: AnalysisRun, st: Mapping[str, Any]) -> dict[str, Any]:
     out["status"] = "ok"
     pooled = np.vstack([vectors[q][:k] for q in st["null_queries"]])
 
-    def run(t: str, other: str, y: np.ndarray) -> dict[str, Any]:
+    def energy(t: str, other: str, y: np.ndarray) -> dict[str, Any]:
         seed = run.seed("energy", t, other)
         res = P.energy_test(vectors[t][:k], y, R, seed)
         return {"statistic": res.statistic, "pvalue": res.pvalue, "n1": res.n1, "n2": res.n2}
 
     for t in st["test_queries"]:
         out["tests"][t] = {
-            "pooled": run(t, "pooled", pooled),
-            "pairwise": {q: run(t, q, vectors[q][:k]) for q in st["null_queries"]},
+            "pooled": energy(t, "pooled", pooled),
+            "pairwise": {q: energy(t, q, vectors[q][:k]) for q in st["null_queries"]},
         }
     return out
 
