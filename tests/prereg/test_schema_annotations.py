@@ -65,6 +65,18 @@ def test_a_field_moved_the_way_its_annotation_loosens_is_a_loosening():
         assert (change.field, change.direction) == (f.pattern, "loosening")
 
 
+def test_a_field_of_a_list_entry_is_classified_by_its_annotation():
+    """``conditions[*].min_rows`` names every condition's field (brackets are literal, not a
+    character class): lowering it after the data refuses fewer conditions, a loosening."""
+    old = {"conditions": [{"name": "a", "min_rows": 500}, {"name": "b", "min_rows": 500}]}
+    new = {"conditions": [{"name": "a", "min_rows": 100}, {"name": "b", "min_rows": 900}]}
+    changes = {c.field: c.direction for c in diff(old, new)}
+    assert changes == {
+        "conditions[a].min_rows": "loosening",
+        "conditions[b].min_rows": "tightening",
+    }
+
+
 def test_an_ordered_choice_loosens_from_its_first_value_to_its_last():
     for f in fields.annotations().fields:
         rule = f.own.get("loosens")

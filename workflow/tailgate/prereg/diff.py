@@ -91,10 +91,17 @@ def _plain(field: str) -> str:
     return field
 
 
+def _glob(pattern: str) -> str:
+    """A field pattern as an ``fnmatch`` pattern: its brackets are literal (``[*]`` names any
+    entry of a list, which ``fnmatch`` would read as a character class matching ``*``)."""
+    return pattern.replace("[", "[[]").replace("[[]*]", "[[]*[]]")
+
+
 def _matches(field: str, patterns: Any) -> Any:
     plain = _plain(field)
     for pattern in patterns:
-        if fnmatch.fnmatchcase(field, pattern) or fnmatch.fnmatchcase(plain, pattern):
+        glob = _glob(pattern)
+        if fnmatch.fnmatchcase(field, glob) or fnmatch.fnmatchcase(plain, glob):
             return pattern
     return None
 
