@@ -239,7 +239,7 @@ def reshaping_checkpoints(g: np.random.Generator, steps: int, n_seq: int = 200):
 def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
     from tailgate.analyses.percentiles.inputs import score_shards
     from tailgate.analyses.percentiles.kind import PERCENTILES
-    from tailgate.score import token_losses_path
+    from tailgate.score_files import token_losses_path
 
     steps = [f"step{i}" for i in range(5)]
     study = _study(tmp_path, steps, scorer="nll")

@@ -19,8 +19,8 @@ from tailgate.score import (
     count_dropped,
     dropped_rows_path,
     score_shard,
-    token_losses_path,
 )
+from tailgate.score_files import token_losses_path
 
 # Batched, padded float32 inference differs from one-text-at-a-time inference by ~1e-6 on some
 # CPUs (kernel choice); a wrong head, label or sigmoid is off by far more than this.

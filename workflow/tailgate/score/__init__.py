@@ -14,7 +14,6 @@ text scorers treat empty completions as their registered ``on_empty`` says
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from tailgate.score.empty import (
     scorable_rows,
     write_dropped_rows,
 )
+from tailgate.score_files import token_losses_path
 
 __all__ = [
     "ScorerSpec",
@@ -41,14 +41,7 @@ __all__ = [
     "count_dropped",
     "dropped_rows_path",
     "score_shard",
-    "token_losses_path",
 ]
-
-
-def token_losses_path(out_path: str | os.PathLike[str]) -> Path:
-    """Where ``token_nll`` writes per-token losses: ``<out>.tokens.parquet`` beside ``out``."""
-    out = Path(out_path)
-    return out.with_name(out.name.removesuffix(".parquet") + ".tokens.parquet")
 
 
 def score_shard(

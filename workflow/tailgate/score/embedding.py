@@ -29,7 +29,7 @@ from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
 from tailgate.parquet import read_parquet
 
-__all__ = ["embed_shard", "embed_texts", "read_embeddings"]
+__all__ = ["embed_shard", "embed_texts"]
 
 
 def embed_texts(lm: Any, texts: list[str], *, batch_size: int = 16) -> np.ndarray:
@@ -109,27 +109,3 @@ def embed_shard(
             metadata={"dimension": str(width), "dtype": "float32 little-endian"},
         ),
     )
-
-
-def read_embeddings(paths: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """prompt ids and the (rows, d) float64 embeddings of a condition's shards, by prompt id."""
-    ids, parts = [], []
-    for p in paths:
-        try:
-            t = read_parquet(p, columns=["prompt_id", "embedding"])
-        except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
-            raise InputError(
-                f"{p}: cannot read response embeddings (columns prompt_id, embedding): {exc}. "
-                "Fix: re-run the embed stage of this condition."
-            ) from None
-        if t.num_rows == 0:
-            continue
-        ids.append(t.column("prompt_id").to_numpy())
-        blob = b"".join(t.column("embedding").to_pylist())
-        parts.append(np.frombuffer(blob, dtype="<f4").reshape(t.num_rows, -1))
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros((0, 0))
-    pid = np.concatenate(ids)
-    x = np.vstack(parts).astype(np.float64)
-    order = np.argsort(pid, kind="stable")
-    return pid[order], x[order]

@@ -91,7 +91,8 @@ def score_stage(
     plan: str = "head",
 ) -> None:
     """Score one generations shard with the registered ``scorer``."""
-    from tailgate.score import dropped_rows_path, score_shard, token_losses_path
+    from tailgate.score import dropped_rows_path, score_shard
+    from tailgate.score_files import token_losses_path
 
     ctx = open_stage(prereg, results, plan)
     score_shard(ctx.study, scorer, condition, generations, out, options=options)

@@ -31,7 +31,7 @@ def inputs(
 
 def score_shards(study: Study, layout: Mapping[str, str], scorer: str, condition: str) -> list[str]:
     """The score shards of ``scorer`` for one condition (declared outputs of the score rule);
-    the per-token losses lie beside each (:func:`tailgate.score.token_losses_path`)."""
+    the per-token losses lie beside each (:func:`tailgate.score_files.token_losses_path`)."""
     tail = "/scores/{scorer}/{condition}/shard-{shard}.parquet"
     return shard_paths(study, layout, "scores", tail, scorer=scorer, condition=condition)
 
@@ -39,7 +39,7 @@ def score_shards(study: Study, layout: Mapping[str, str], scorer: str, condition
 def read_tokens(shards: Sequence[str]) -> PC.TokenLosses:
     """The per-token losses beside a condition's score shards."""
     from tailgate.parquet import read_parquet
-    from tailgate.score import token_losses_path
+    from tailgate.score_files import token_losses_path
 
     paths = [str(token_losses_path(s)) for s in shards]
     ids, losses = [], []

@@ -47,7 +47,7 @@ def read_answers(st: Mapping[str, Any], paths: Sequence[str]) -> dict[str, np.nd
 
 def read_vectors(st: Mapping[str, Any], paths: Sequence[str]) -> dict[str, np.ndarray]:
     """The embedded responses of each query of the energy test (its shards in order)."""
-    from tailgate.score.embedding import read_embeddings
+    from tailgate.score_files import read_embeddings
 
     conditions = energy_conditions(st)
     per = len(paths) // len(conditions)
