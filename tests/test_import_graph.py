@@ -184,3 +184,45 @@ def test_the_layers_are_climbed_only_where_known() -> None:
     mutual = {frozenset(e) for e in edges if e[0] != e[1] and (e[1], e[0]) in edges}
     assert mutual <= KNOWN_CLIMBS, sorted(map(sorted, mutual - KNOWN_CLIMBS))
     assert len(KNOWN_CLIMBS) <= 4
+
+
+#: the charter's layers, lowest first (workflow/README.md): the contract, statistics, data and
+#: stages, report, audit, the commands; the root helpers below may be imported by anyone
+LAYERS: dict[str, int] = {
+    "prereg": 0,
+    **dict.fromkeys(("stats", "protocol", "analyses"), 1),
+    **dict.fromkeys(
+        ("generate", "score", "transform", "stages", "models", "ledger", "provenance"), 2
+    ),
+    **dict.fromkeys(("summary", "diagnostics"), 2),
+    "report": 3,
+    "audit": 4,
+    "authoring": 5,
+    **dict.fromkeys(("cli", "status", "export_mlflow"), 6),
+}
+HELPERS = frozenset(
+    {
+        "tailgate", "atomic", "code", "environment", "errors", "forked", "forkserver",
+        "joblog", "lazy", "operational", "parquet", "safe_read", "seeds", "severities",
+        "score_files",
+    }
+)  # fmt: skip
+#: imports against the layers, each with its reason: the study's loader checks each analysis
+#: spec with its kind's own check
+KNOWN_UPWARD = {("tailgate.prereg.study", "tailgate.analyses.registry")}
+
+
+def test_every_import_runs_down_the_layers() -> None:
+    graph = import_graph()
+    rooms = {_room(m) for m in graph}
+    assert rooms <= set(LAYERS) | HELPERS, (
+        f"place in a layer: {sorted(rooms - set(LAYERS) - HELPERS)}"
+    )
+    upward = {
+        (a, b)
+        for a, targets in graph.items()
+        for b in targets
+        if _room(a) in LAYERS and _room(b) in LAYERS and LAYERS[_room(b)] > LAYERS[_room(a)]
+    }
+    assert upward <= KNOWN_UPWARD, sorted(upward - KNOWN_UPWARD)
+    assert len(KNOWN_UPWARD) <= 4

@@ -231,7 +231,7 @@ def test_a_protocol_study_answering_with_criteria_reports_h1_after_them(
     """The small study (protocol and a dominance analysis) with ``answer: [ranking]``: the
     verdict, the summary and the report lead with the criteria; H1 follows."""
     from tailgate.report.render import render
-    from tailgate.stages.report import report_inputs
+    from tailgate.report.stage import report_inputs
     from tailgate.summary import verdict_lines
 
     verdict = json.loads((analysis_run.results / "verdict.json").read_text())

@@ -86,7 +86,7 @@ def _rerender(proj: Any, verdict: dict[str, Any], fits: list[Path] | None = None
     """Write ``verdict`` as verdict.json and re-render the report and figures from it with the
     library, re-sealing every file (the attacker's honest-looking report)."""
     from tailgate.prereg.study import load
-    from tailgate.stages.report import render_report, report_inputs
+    from tailgate.report.stage import render_report, report_inputs
     from tailgate.stages.verdict import verdict_bytes
 
     study = load(proj.prereg)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 from tailgate.diagnostics import qq_data
+from tailgate.protocol.documents import GATE_ORDER, qkey
 from tailgate.report import ReportInputError, render
 from tailgate.report.figures import CAPTIONS, write_forest, write_power, write_qq, write_stability
-from tailgate.report.model import GATE_ORDER, qkey
 from tailgate.report.render import fishing_points, forest_rows
 
 BAND = [0.95, 0.96, 0.97, 0.98, 0.99]
@@ -299,8 +299,8 @@ def test_standalone_figures_are_reproducible_pngs(inputs, tmp_path):
 
 def test_protocol_verdict_adapts_to_the_report_shape(inputs, tmp_path):
     from tailgate.protocol.gates import GateResult, GateSettings, PairVerdict
+    from tailgate.protocol.gates_file import gates_file_from_protocol
     from tailgate.protocol.verdict import ProtocolVerdict
-    from tailgate.report.adapt import gates_file_from_protocol
 
     verdict, fits, power = inputs
 
@@ -399,8 +399,8 @@ def _sections(text):
 
 def test_every_band_threshold_has_its_gate_values(inputs, tmp_path):
     from tailgate.protocol.gates import GateSettings
+    from tailgate.protocol.gates_file import gates_file_from_protocol
     from tailgate.protocol.verdict import h1_verdict, pairwise_matrix
-    from tailgate.report.adapt import gates_file_from_protocol
 
     verdict, fits, power = inputs
     band = (0.95, 0.96, 0.97)
@@ -494,7 +494,7 @@ def _study(path="preregistrations/unit.yaml", **protocol):
 
 
 def _gates_doc(summaries, bulk):
-    from tailgate.report.model import qkey as key
+    from tailgate.protocol.documents import qkey as key
 
     return {
         "scorer": "toxicity",
@@ -509,8 +509,8 @@ def _gates_doc(summaries, bulk):
 def _amended_case(registered, path="preregistrations/unit.yaml"):
     """Stored statistics of the amended study (mean tolerance 0.10) and a lock chain whose entry
     0 is ``registered``; the mean-difference CI is [-0.08, 0.08]."""
+    from tailgate.protocol.gates_file import gates_file_from_protocol
     from tailgate.protocol.registered import registered_settings
-    from tailgate.report.adapt import gates_file_from_protocol
     from tailgate.stages.gates import evaluate
 
     amended = _study(path)
@@ -604,8 +604,8 @@ def test_registered_plan_read_from_its_branch_when_the_statistics_differ():
 
 def _branch_view(registered):
     """The report view of a gates document computed under ``registered`` (a branch's)."""
+    from tailgate.protocol.gates_file import gates_file_from_protocol
     from tailgate.protocol.registered import registered_settings
-    from tailgate.report.adapt import gates_file_from_protocol
     from tailgate.stages.gates import evaluate
 
     summaries, _ = _stored()

@@ -165,7 +165,7 @@ STAGES = {
     "operating": ("tailgate.stages.power", "operating_stage", _power),
     "analysis": ("tailgate.stages.analyses", "analysis_stage", _analysis),
     "verdict": ("tailgate.stages.verdict", "verdict_stage", _verdict),
-    "report": ("tailgate.stages.report", "report_stage", _report),
+    "report": ("tailgate.report.stage", "report_stage", _report),
 }
 
 module, function, arguments = STAGES[sm.rule.removeprefix("registered_")]

@@ -34,7 +34,7 @@ re-made                                from
 the run summary                        the re-made verdict: the answer and H1 verdicts of the
                                        ledger's last successful run
 ``report.html``, ``report.md``,        the re-made verdict and the stored statistics
-``figures/*.png`` and sidecars         (:func:`tailgate.stages.report.render_report`)
+``figures/*.png`` and sidecars         (:func:`tailgate.report.stage.render_report`)
 =====================================  =========================================================
 
 A file one of these rules makes that is missing fails, naming the rule, once the study has an

@@ -15,7 +15,7 @@ What is re-made, in the rules' order (``workflow/rules/``):
   the criteria and the registered-plan block;
 - ``report.html``, ``report.md``, ``figures/*.png`` and their sidecars (rule ``report``): from
   the re-made ``verdict.json`` (never the stored one) with
-  :func:`tailgate.stages.report.render_report`;
+  :func:`tailgate.report.stage.render_report`;
 - the run summary: the ``answer`` and ``verdicts`` of the ledger's last successful run, from
   the re-made ``verdict.json`` as :mod:`tailgate.ledger` writes them.
 
@@ -122,11 +122,11 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool
     the verdict was made in (its deviations name an exploratory run); without ``pixels`` the
     figures are not rasterised (what they plot is still there)."""
     from tailgate.prereg.deviations import generated_rows
+    from tailgate.report.stage import render_report, report_inputs
     from tailgate.stages.analyses import read_analyses
     from tailgate.stages.branch import registered_branch
     from tailgate.stages.common import scales_for
     from tailgate.stages.gates import gates_document
-    from tailgate.stages.report import render_report, report_inputs
     from tailgate.stages.sensitivity import sensitivity_document
     from tailgate.stages.verdict import verdict_bytes, verdict_document
 

@@ -432,7 +432,7 @@ def _compare_all(
 ) -> Check:
     """Compare every file of the study with the scratch project's ``out`` (module docstring);
     the report's files are the report check's (:data:`REPORT_RULE`), and must be there."""
-    from tailgate.stages.report import rerendered
+    from tailgate.report.stage import rerendered
 
     own = {LEDGER}  # each run keeps its own history
     mine, theirs = set(result_files(rd)) - own, set(result_files(out)) - own

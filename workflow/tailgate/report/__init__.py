@@ -1,7 +1,7 @@
 """The study report: tables, figures, self-contained HTML and Markdown.
 
 ``render(verdict, fits, power, out_html, out_md)`` writes ``results/<study>/report.html`` and
-``report.md`` from the structures documented in :mod:`tailgate.report.model`;
+``report.md`` from the structures documented in :mod:`tailgate.protocol.documents`;
 :mod:`tailgate.report.figures` writes standalone PNG figures (Figs 2–5 of Zhou (2026));
 :mod:`tailgate.report.document` is the HTML and Markdown body being built, and
 :mod:`tailgate.report.sections` the section of each pre-registered analysis kind (the report sits

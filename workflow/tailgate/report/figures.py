@@ -1,6 +1,6 @@
 """Report figures in the spirit of Figs 2–5 of Zhou (2026), drawn with matplotlib's Agg canvas.
 
-Builders take plain structures (:mod:`tailgate.report.model`) and return a
+Builders take plain structures (:mod:`tailgate.protocol.documents`) and return a
 :class:`matplotlib.figure.Figure`; :func:`png_bytes` renders one to PNG bytes (no timestamp or
 software metadata, so identical inputs give identical bytes) and the ``write_*`` functions write
 standalone PNG files atomically, e.g. for ``snakemake --report`` entries with :data:`CAPTIONS`,
@@ -24,9 +24,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tailgate.atomic import write_bytes, write_json
+from tailgate.protocol.documents import PowerGrid, QQRecord, StabilityScan
 
 from .content import content_of, plots, sidecar
-from .model import PowerGrid, QQRecord, StabilityScan
 from .raster import rasterise
 
 __all__ = [

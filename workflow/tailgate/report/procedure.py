@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.protocol.documents import fit_at
 from tailgate.protocol.multiverse import grid
 from tailgate.protocol.operating import row_kind
 from tailgate.stats.inference import ProfileGrid, bartlett_corrected, lr_test_grids
 
 from . import figures
 from .content import plots
-from .tables import Table, _ci, fit_at, fmt
+from .tables import Table, _ci, fmt
 
 __all__ = [
     "CAPTION_DIAGNOSTICS",

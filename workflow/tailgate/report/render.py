@@ -31,11 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tailgate.atomic import write_text
-
-from . import figures, procedure, tables
-from .document import CSS, Document
-from .glossary import PAPERS, TERMS, cite
-from .model import (
+from tailgate.protocol.documents import (
     GATE_ORDER,
     ConditionFits,
     FitsIndex,
@@ -43,9 +39,14 @@ from .model import (
     PowerGrid,
     RegisteredPlanVerdict,
     Verdict,
-    check_report_inputs,
+    fit_at,
     qkey,
 )
+
+from . import figures, procedure, tables
+from .document import CSS, Document
+from .glossary import PAPERS, TERMS, cite
+from .model import check_report_inputs
 from .sections import FigureBlock, Paragraph, section_of
 
 __all__ = ["RenderedReport", "fishing_points", "forest_rows", "render"]
@@ -64,7 +65,7 @@ class RenderedReport:
 def _fit_xi(record: ConditionFits | None, q: float) -> float | None:
     if record is None:
         return None
-    fit = tables.fit_at(record, q)
+    fit = fit_at(record, q)
     return None if fit is None else fit["xi"]
 
 
@@ -361,8 +362,8 @@ def _qq_figures(
     doc.para(figures.CAPTIONS["qq"], "note")
     doc.open_grid()
     for condition, prob_rec, logit_rec, key in made:
-        fp = tables.fit_at(prob_rec, float(key))
-        fl = tables.fit_at(logit_rec, float(key))
+        fp = fit_at(prob_rec, float(key))
+        fl = fit_at(logit_rec, float(key))
         fig = figures.qq_figure(
             prob_rec["qq"][key],
             logit_rec["qq"][key],
@@ -560,7 +561,7 @@ def render(
 ) -> RenderedReport:
     """Write the study report as self-contained HTML and as Markdown (both atomically).
 
-    Inputs are the structures of :mod:`tailgate.report.model`; they are checked first and a
+    Inputs are the structures of :mod:`tailgate.protocol.documents`; they are checked first and a
     missing field raises :class:`tailgate.report.model.ReportInputError` before any file is
     written. ``registered_plan``: the verdict under the registered plan (entry 0 of
     the lock), one per scorer and scale of either plan, when the pre-registration was amended

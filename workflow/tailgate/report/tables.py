@@ -1,6 +1,6 @@
 """Report tables in the spirit of Tables 2–5 of Zhou (2026), rendered as Markdown and HTML.
 
-Each builder takes the plain structures of :mod:`tailgate.report.model` and returns a
+Each builder takes the plain structures of :mod:`tailgate.protocol.documents` and returns a
 :class:`Table`; :meth:`Table.markdown` and :meth:`Table.html` render the same cells.
 """
 
@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .model import (
+from tailgate.protocol.documents import (
     GATE_ORDER,
     Amendment,
     ConditionFits,
@@ -20,7 +20,7 @@ from .model import (
     GatesFile,
     PowerGrid,
     SensitivityFile,
-    ThresholdFit,
+    fit_at,
     qkey,
 )
 
@@ -30,7 +30,6 @@ __all__ = [
     "cards_table",
     "criteria_table",
     "deviations_table",
-    "fit_at",
     "fits_table",
     "fmt",
     "gate_criteria",
@@ -177,14 +176,6 @@ def cards_table(
         ("condition", "n", "mean", f"TVaR_{tvar:g}", "ξ̂", "ξ CI", *columns),
         tuple(rows),
     )
-
-
-def fit_at(record: ConditionFits, q: float) -> ThresholdFit | None:
-    """The fit of ``record`` at quantile level ``q`` (None if that threshold was not fitted)."""
-    for fit in record["thresholds"]:
-        if math.isclose(fit["q"], q, abs_tol=1e-9):
-            return fit
-    return None
 
 
 def amendments_table(amendments: Sequence[Amendment]) -> Table:

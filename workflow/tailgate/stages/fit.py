@@ -1,7 +1,8 @@
 """Fit stage: POT-GPD fits of one condition on one scale (Sections 3, 6.1–6.3 of Zhou (2026)).
 
 ``fit[scorer, scale, condition]`` writes ``fits/<scorer>/<scale>/<condition>.json`` in the
-:class:`tailgate.report.model.ConditionFits` shape. At every threshold q of the registered band:
+:class:`tailgate.protocol.documents.ConditionFits` shape. At every threshold q of the registered
+band:
 the threshold u (empirical q-quantile), n_exc, ξ̂ and σ̂ (Eq. 1), percentile-bootstrap CIs of ξ
 from the registered B resamples — ``xi_ci`` at the registered bootstrap level (Tables 2–4) and
 ``xi_ci_gate`` at the gates' level 1 − α/k (Bonferroni over the k registered pairs, P1) — the

@@ -6,8 +6,8 @@ the A − B differences at the gates' level, reads every condition's stored fits
 pairwise matrix (:func:`tailgate.protocol.verdict.pairwise_matrix`) and the H1 verdict under the
 registered band rule, and writes ``gates/<scorer>/<scale>.json``: the inputs of every decision
 (``bulk`` CIs, ``summaries``), the engine's verdict (``protocol``) and the report's view
-(``report``, :class:`tailgate.report.model.GatesFile`). :func:`evaluate` is also what the audit
-calls to re-derive the verdict from stored statistics."""
+(``report``, :class:`tailgate.protocol.documents.GatesFile`). :func:`evaluate` is also what the
+audit calls to re-derive the verdict from stored statistics."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def gates_document(
     """The ``gates/<scorer>/<scale>.json`` document (module docstring)."""
     # the report's view: imported here, so that the audit and the sensitivity stage, which use
     # only evaluate(), do not load the report package (and its plotting library)
-    from tailgate.report.adapt import gates_file_from_protocol
+    from tailgate.protocol.gates_file import gates_file_from_protocol
 
     settings = registered_settings(study, scorer=scorer, scale=scale)
     pairs = study.pairs()

@@ -6,8 +6,8 @@ registered) with the registered Δfloor, ξ̄, P1 method and P1's level and α a
 them (1 − α/m under Bonferroni, recorded as ``level``/``alpha`` beside ``registered_alpha``;
 without registered resamples the percentile interval is its validated stand-in,
 :mod:`tailgate.protocol.simulated_p1`, recorded as ``p1_interval``), and writes ``power.json``
-(:class:`tailgate.report.model.PowerGrid`) with the Eq. 2 frontier and the design's exceedances
-at the headline threshold; each cell carries its Monte Carlo standard error.
+(:class:`tailgate.protocol.documents.PowerGrid`) with the Eq. 2 frontier and the design's
+exceedances at the headline threshold; each cell carries its Monte Carlo standard error.
 
 ``operating`` writes ``operating.json``: the false-PASS rate and power of the whole registered
 procedure (:func:`tailgate.protocol.design.operating_characteristics`), which the report shows

@@ -78,7 +78,7 @@ def _is_headline(registered: Study, scorer: str, scale: str) -> bool:
 
 def _rederived(registered: Study, gates: Mapping[str, Any]) -> dict[str, Any]:
     """The entry-0 verdict of one stored gates document, re-derived from its gate inputs."""
-    from tailgate.report.adapt import gates_file_from_protocol
+    from tailgate.protocol.gates_file import gates_file_from_protocol
 
     scorer, scale = str(gates["scorer"]), str(gates["scale"])
     headline = _is_headline(registered, scorer, scale)
@@ -128,7 +128,7 @@ def registered_plan_verdicts(
     branch_gates: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The H1 verdict under entry 0 of ``chain`` for every scorer and scale of either plan
-    (report shape :class:`tailgate.report.model.RegisteredPlanVerdict`): re-derived from the
+    (report shape :class:`tailgate.protocol.documents.RegisteredPlanVerdict`): re-derived from the
     amended plan's gates documents ``gates`` where they serve entry 0, else read from the
     registered-plan branch's ``branch_gates`` (module docstring). Empty when there is no
     amendment."""

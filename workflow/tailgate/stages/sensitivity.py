@@ -3,8 +3,8 @@
 ``sensitivity[scorer, scale]`` re-evaluates the stored gate inputs of the gates document
 with (δμ, δTVaR) multiplied by each registered ``protocol.sensitivity.tolerance_multipliers``
 (Zhou (2026): ×0.5 tight, ×1 registered, ×2 loose) and writes
-``sensitivity/<scorer>/<scale>.json`` (:class:`tailgate.report.model.SensitivityFile`): one row
-per multiplier and band threshold with the admissible (G1–G4) and passing pairs, plus the H1
+``sensitivity/<scorer>/<scale>.json`` (:class:`tailgate.protocol.documents.SensitivityFile`):
+one row per multiplier and band threshold with the admissible (G1–G4) and passing pairs, plus the H1
 verdict per multiplier. The bulk CIs do not change with the tolerances, only the bands do.
 It also holds the multiverse of the gates document (``multiverse``; every threshold rule,
 multiplier, G5 rule and P1 method, :mod:`tailgate.protocol.multiverse`).

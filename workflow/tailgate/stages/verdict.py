@@ -1,7 +1,7 @@
 """Verdict stage: ``verdict.json``, the study's outcome (Section 3 and 6.4 of Zhou (2026)).
 
 Collects every ``gates/<scorer>/<scale>.json`` and ``sensitivity/<scorer>/<scale>.json`` into the
-:class:`tailgate.report.model.Verdict` document: the study's registered answer
+:class:`tailgate.protocol.documents.Verdict` document: the study's registered answer
 (:mod:`tailgate.prereg.answer`), the H1 verdict of the headline analysis (the first
 registered scorer on ``protocol.headline_scale``), the per-pair per-threshold gate table with the
 first failing gate, the tolerance sensitivity, the pre-registration's canonical hash and the

@@ -20,9 +20,8 @@ from typing import Any
 from tailgate.report import figures
 from tailgate.report.raster import available_processes
 from tailgate.report.render import fishing_points, render
-
-from .analyses import read_analyses
-from .common import open_stage, read_json
+from tailgate.stages.analyses import read_analyses
+from tailgate.stages.common import open_stage, read_json
 
 __all__ = ["render_report", "report_inputs", "report_stage", "rerender", "rerendered"]
 
@@ -138,7 +137,7 @@ def report_stage(
 
 def report_inputs(results: Path, study: Any) -> dict[str, Any]:
     """The report rule's inputs inside ``results``, in the rule's order (rules/report.smk)."""
-    from .common import scales_for
+    from tailgate.stages.common import scales_for
 
     names = study.protocol_conditions()  # none without the protocol
     fits = [

@@ -1,4 +1,4 @@
-"""Convert the protocol engine's verdict into the report's :class:`GatesFile` shape.
+"""Convert the protocol engine's verdict into the gates document (:class:`GatesFile`).
 
 ``tailgate.protocol.ProtocolVerdict.to_dict()`` lists one record per (pair, threshold) with the
 gates as a list; the report groups them per pair over the band. Δξ̂ is ξ̂_A − ξ̂_B from the
@@ -11,8 +11,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .model import FitsIndex, GateOutcome, GatesFile, PairAtThreshold, PairResult, qkey
-from .tables import fit_at
+from .documents import (
+    FitsIndex,
+    GateOutcome,
+    GatesFile,
+    PairAtThreshold,
+    PairResult,
+    fit_at,
+    qkey,
+)
 
 __all__ = ["gates_file_from_protocol"]
 
