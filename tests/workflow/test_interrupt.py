@@ -16,7 +16,17 @@ from tailgate.summary import STOPPED
 from wf_project import REPO_ROOT, make_project
 
 #: attempts at an interrupt that lands while a job runs (see the test's docstring)
-ATTEMPTS = 3
+ATTEMPTS = 5
+
+
+def _in_a_job_start_up(text: str) -> bool:
+    """Whether the only traceback is Python's own for a job interrupted in Snakemake's script
+    preamble, before any code of the job's stage ran (the interpreter prints it; nothing of
+    tailgate has started in that process to stop it)."""
+    if "KeyboardInterrupt" not in text or ".snakemake/scripts/" not in text:
+        return False
+    frames = text.split("Traceback", 1)[1].split("KeyboardInterrupt", 1)[0]
+    return "workflow/tailgate/" not in frames
 
 
 def _interrupted_run(root):
@@ -48,19 +58,24 @@ def _interrupted_run(root):
 
 def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
     """Snakemake ends without its hooks when the signal lands while it evaluates the DAG
-    (an input function raises KeyboardInterrupt), which a loaded machine makes likely: the
-    interrupt is then tried again on a fresh project, up to :data:`ATTEMPTS` times; one of
-    them must show the whole behaviour (one line, no traceback, the ledger's ``interrupted``)."""
+    (an input function raises KeyboardInterrupt), and a job that gets it while Snakemake's
+    script preamble imports prints Python's own traceback: a loaded machine makes both likely,
+    so the interrupt is then tried again on a fresh project, up to :data:`ATTEMPTS` times; one
+    of them must show the whole behaviour (one line, no traceback, the ledger's
+    ``interrupted``), and no traceback may come from tailgate's code."""
     seen = []
     for attempt in range(ATTEMPTS):
         proj, out, err, outcomes = _interrupted_run(tmp_path / f"small{attempt}")
         if f"tailgate · study small · {STOPPED}" in out and outcomes == ["interrupted"]:
-            assert "Traceback" not in out + err, err[-3000:]
             assert "fix the cause" not in out
-            break
+            if "Traceback" not in out + err:
+                break
+            assert _in_a_job_start_up(out + err), (out + err)[-3000:]
         seen.append(out[-1500:] + err[-1500:])
     else:
-        raise AssertionError("no attempt was recorded as interrupted:\n" + "\n---\n".join(seen))
+        raise AssertionError(
+            "no attempt was recorded as interrupted without a traceback:\n" + "\n---\n".join(seen)
+        )
     kept = {p: p.stat().st_mtime_ns for p in (proj.results / "generations").rglob("*.parquet")}
     assert kept  # the job that finished before Ctrl-C
     # the same command resumes: the finished jobs are kept, the run ends with the answer
