@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tailgate.prereg import protocol_blocks as blocks
+import tailgate.prereg.protocol_blocks as blocks
 
 __all__ = ["Study", "lock_path_for", "prereg_for", "project_root", "results_dir_for"]
 
