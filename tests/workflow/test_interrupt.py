@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,18 +16,26 @@ from git_repo import commit_registration
 from tailgate.summary import STOPPED
 from wf_project import REPO_ROOT, make_project
 
+#: the line of a job's script that holds Snakemake's preamble (one line between its start and
+#: end markers; the rule script follows); Python reports a signal that lands before the first
+#: line as line 0
+PREAMBLE_LINE = 2
 #: attempts at an interrupt that lands while a job runs (see the test's docstring)
 ATTEMPTS = 5
 
 
 def _in_a_job_start_up(text: str) -> bool:
-    """Whether the only traceback is Python's own for a job interrupted in Snakemake's script
-    preamble, before any code of the job's stage ran (the interpreter prints it; nothing of
-    tailgate has started in that process to stop it)."""
-    if "KeyboardInterrupt" not in text or ".snakemake/scripts/" not in text:
-        return False
-    frames = text.split("Traceback", 1)[1].split("KeyboardInterrupt", 1)[0]
-    return "workflow/tailgate/" not in frames
+    """Whether every traceback is Python's own for a job interrupted in Snakemake's script
+    preamble, before the first line of the rule script ran (the interpreter prints it; nothing
+    of tailgate has started in that process to stop it): no frame of tailgate's code, the rule
+    scripts' included."""
+    tracebacks = text.split("Traceback")[1:]
+    return bool(tracebacks) and all(
+        "KeyboardInterrupt" in t
+        and "workflow/tailgate/" not in (frames := t.split("KeyboardInterrupt", 1)[0])
+        and all(int(n) <= PREAMBLE_LINE for n in re.findall(r'stage\.py", line (\d+)', frames))
+        for t in tracebacks
+    )
 
 
 def _interrupted_run(root):
@@ -92,3 +101,33 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
     assert "tailgate · study small · up to date (0 job(s) run)" in idle.stdout
     assert f"answer: {verdict['answer']['outcome']}" in idle.stdout
     assert len((proj.results / "runs.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_job_stopped_while_it_starts_ends_with_the_interrupt_status_and_no_traceback(tmp_path):
+    """Ctrl-C after a rule script's first line (its imports, its rule's parameters) and before
+    its stage begins: the job exits 130 without a traceback; without the rule scripts' start-up
+    handler the interpreter prints one and dies of the signal (the control below)."""
+    job = tmp_path / "job.py"
+    job.write_text(
+        "import _tailgate  # noqa: F401\n"
+        "import time\n"
+        "print('started', flush=True)\n"
+        "while True:\n"
+        "    time.sleep(0.01)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAILGATE_")}
+    env["PYTHONPATH"] = str(REPO_ROOT / "workflow" / "scripts")
+    for control in (False, True):
+        if control:
+            job.write_text(job.read_text().replace("import _tailgate  # noqa: F401\n", ""))
+        proc = subprocess.Popen(
+            [sys.executable, str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env,
+        )  # fmt: skip
+        assert proc.stdout.readline() == "started\n"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate()
+        if control:
+            assert proc.returncode == -signal.SIGINT and "KeyboardInterrupt" in err, err
+        else:
+            assert proc.returncode == 130 and err == "", err

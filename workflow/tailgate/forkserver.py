@@ -252,12 +252,18 @@ class _StashedModules:
         """The module ran in the server."""
 
 
+def _stopped_at_start_up(_signum: int, _frame: Any) -> None:
+    raise SystemExit(130)
+
+
 def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
     """In the forked child: become the job, run its script, report its status. Never returns."""
     code = 1
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # until the job's stage begins, Ctrl-C ends it quietly, as in its own process
+        # (scripts/_tailgate.py; tailgate.stages.rule.run hands Ctrl-C to the stage)
+        signal.signal(signal.SIGINT, _stopped_at_start_up)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)

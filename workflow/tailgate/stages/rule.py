@@ -12,6 +12,7 @@ its traceback.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -45,6 +46,9 @@ def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
         message = ""
         with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
             try:
+                # the rule script's start-up handler (scripts/_tailgate.py) ends here: from now
+                # on Ctrl-C is a KeyboardInterrupt the stage cleans up after
+                signal.signal(signal.SIGINT, signal.default_int_handler)
                 stage(**kwargs)
             except KeyboardInterrupt:  # Ctrl-C stops the run: the run says so, once
                 code = 130
