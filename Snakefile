@@ -18,7 +18,7 @@ from tailgate.operational import operational_guard
 operational_guard(config)
 validate(config, "workflow/schemas/config.schema.json")
 
-from tailgate.prereg.guard import workflow_guard
+from tailgate.registration import workflow_guard
 
 STUDY = workflow_guard(config["study"], exploratory=config.get("exploratory", False))
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
-from tailgate.prereg.study import load
+from tailgate.registration import load
 from tailgate.report.glossary import cite
 from tailgate.report.sections import section_of
 

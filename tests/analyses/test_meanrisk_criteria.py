@@ -95,7 +95,7 @@ def test_criteria_outcomes_fail_closed():
 
 
 def _study(tmp_path, analyses: str):
-    from tailgate.prereg.study import load
+    from tailgate.registration import load
     from wf_project import SMALL_STUDY
 
     p = tmp_path / "small.yaml"

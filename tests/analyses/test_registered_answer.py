@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
 from tailgate.errors import PreregError
 from tailgate.prereg.answer import answer_document, registered_answer
-from tailgate.prereg.study import load
+from tailgate.registration import load
 from wf_project import REPO_ROOT, Project
 
 SHIPPED = sorted(p for p in (REPO_ROOT / "preregistrations").glob("*.yaml") if p.stem != "template")

@@ -14,7 +14,7 @@ from conftest import STUDY_TEXT
 from scipy.special import logit
 from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import PreregError
-from tailgate.prereg.study import load
+from tailgate.registration import load
 from tailgate.transform import TransformError, transform_scores
 
 

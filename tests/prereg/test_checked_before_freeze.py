@@ -70,3 +70,26 @@ def test_design_exits_2_whenever_freeze_would_refuse_the_cap(project, study_text
     assert code == 0, err
     code, out, err = proj.cli("freeze", proj.prereg)
     assert code == 0, err
+
+
+def test_every_entry_point_checks_the_analyses_itself(project, study_text, monkeypatch):
+    """A lock that holds an analysis the run would refuse (made by a freeze that skipped the
+    kinds' checks, as another tool or a hand-made lock could): ``verify``, ``design`` and
+    Snakemake's parse-time guard each refuse it as invalid input (exit 2, the field named), not
+    only ``freeze``."""
+    import tailgate.registration
+
+    proj = project
+    proj.write(_with_analysis(study_text, "claen").replace("study: NAME", "study: study"))
+    monkeypatch.setattr(tailgate.registration, "check_analyses", lambda *_a, **_k: None)
+    proj.freeze()
+    monkeypatch.undo()
+    assert proj.lock.exists()
+    for verb in ("verify", "design"):
+        code, out, err = proj.cli(verb, proj.prereg)
+        assert code == 2, (verb, out, err)
+        assert "analyses.ranking.criteria[0].statistic" in err and "Traceback" not in err, err
+    run = proj.snakemake("-n")
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "analyses.ranking.criteria[0].statistic" in run.stderr
+    assert "Traceback" not in run.stdout + run.stderr

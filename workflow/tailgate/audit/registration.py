@@ -13,7 +13,8 @@ from typing import Any
 from tailgate.errors import TailgateError
 from tailgate.prereg.gitinfo import repo_root
 from tailgate.prereg.lock import Lock, LockIntegrityError, parse_time, read_lock
-from tailgate.prereg.study import Study, load
+from tailgate.prereg.study import Study
+from tailgate.registration import load
 
 from .findings import Check
 

@@ -62,7 +62,8 @@ from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
-from tailgate.prereg.study import load, lock_path_for, prereg_for
+from tailgate.prereg.study import lock_path_for, prereg_for
+from tailgate.registration import load
 from tailgate.safe_read import load_json
 
 from .artifacts import result_files

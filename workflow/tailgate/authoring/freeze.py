@@ -47,13 +47,14 @@ from tailgate.prereg.lock import (
     write_lock,
 )
 from tailgate.prereg.pins import manifest_path, pin_changes, pins_of, project_root
-from tailgate.prereg.study import Study, load, lock_path_for, results_dir_for
+from tailgate.prereg.study import Study, lock_path_for, results_dir_for
 from tailgate.protocol.design import (
     WHAT_A_SMALL_STUDY_LEARNS,
     Design,
     cannot_pass,
     derived_design,
 )
+from tailgate.registration import load
 
 __all__ = [
     "DATA_LIMIT",

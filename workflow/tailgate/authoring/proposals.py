@@ -75,7 +75,7 @@ def is_constant(values: list[float]) -> bool:
 
 def load_text(text: str, study: str, root: Path | None = None) -> Any:
     """Load ``text`` as ``preregistrations/<study>.yaml`` of a scratch folder (the full loader)."""
-    from tailgate.prereg.study import load
+    from tailgate.registration import load
 
     with tempfile.TemporaryDirectory(prefix="tailgate-init-") as tmp:
         path = Path(tmp) / "preregistrations" / f"{study}.yaml"

@@ -69,8 +69,8 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tailgate.errors import InputError
-    from tailgate.prereg.study import load
     from tailgate.protocol.multiverse import grid
+    from tailgate.registration import load
     from tailgate.stages.common import read_json
     from tailgate.stages.sensitivity import multiverse_document
     from tailgate.stages.verdict import headline_of

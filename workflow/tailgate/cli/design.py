@@ -34,7 +34,6 @@ def _cmd_design(args: argparse.Namespace) -> int:
     import time
 
     from tailgate.authoring.importcheck import import_findings
-    from tailgate.prereg.study import load
     from tailgate.protocol.design import (
         check_false_pass,
         derived_design,
@@ -42,6 +41,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
         operating_characteristics,
         simulated_power,
     )
+    from tailgate.registration import load
 
     study = load(args.prereg)
     findings = import_findings(study)

@@ -6,6 +6,9 @@ Public entry points::
     from tailgate.prereg import load, PreregError, RefusalError
     study = load("preregistrations/protocol-demo.yaml")  # validated, defaults applied, hashed
     from tailgate.prereg.guard import require_frozen     # refuse unless it matches its lock
+
+An entry point loads a study through :mod:`tailgate.registration`, which adds each analysis
+kind's own checks (a layer above this one).
 """
 
 from tailgate.errors import PreregError, RefusalError

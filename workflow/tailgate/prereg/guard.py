@@ -32,7 +32,6 @@ __all__ = [
     "require_runnable",
     "results_dir_for",
     "verify_study",
-    "workflow_guard",
 ]
 
 
@@ -206,24 +205,3 @@ def verify_study(study: Study) -> dict[str, Any]:
             f"'tailgate verify {study.path}' and run the workflow again."
         )
     return {"seq": lock.head["seq"], "entry_hash": lock.head["entry_hash"]}
-
-
-def workflow_guard(
-    study_name: str, root: str | Path = ".", *, exploratory: bool | str = False
-) -> Study:
-    """Parse-time guard for the Snakefile: the frozen (and, unless ``exploratory``, committed)
-    study; otherwise the CLI's message on stderr and the CLI's exit code (3 refused, 2 invalid
-    input) — ``SystemExit`` passes through Snakemake's error handling, so no traceback or job is
-    shown and scripts see the same code. Sets the run mode its jobs inherit."""
-    import sys
-
-    from tailgate.errors import TailgateError
-    from tailgate.prereg.committed import set_run_mode
-
-    set_run_mode(exploratory in (True, "true"))  # `--config exploratory=true` gives a string
-    prereg = Path(root) / "preregistrations" / f"{study_name}.yaml"
-    try:
-        return require_runnable(prereg)
-    except TailgateError as exc:
-        print(str(exc), file=sys.stderr)
-        raise SystemExit(exc.exit_code) from None

@@ -1,9 +1,10 @@
 """A loaded pre-registration: validated, defaults applied, hashed.
 
-``load(path)`` is the only way the rest of tailgate reads a study: strict YAML
+``load(path)`` is the only way tailgate reads a study: strict YAML
 (:mod:`tailgate.prereg.strict_yaml`), the versioned JSON Schema (:mod:`tailgate.prereg.schema`),
 derived defaults, the cross-field checks the schema cannot express, then the canonical hash
-(:mod:`tailgate.prereg.canonical`).
+(:mod:`tailgate.prereg.canonical`). Each analysis entry's own checks belong to its kind, a layer
+above: the entry points load a study through :func:`tailgate.registration.load`, which adds them.
 """
 
 from __future__ import annotations
@@ -83,12 +84,6 @@ def load(path: str | Path) -> Study:
     _derive(data)
     check_cross_fields(data, doc, p)
     data = normalise(data)
-    # the analyses' cross-field checks (criteria statistics, condition and scorer names) are the
-    # same function for design, freeze, verify and Snakemake's parse time: a registration the
-    # run would refuse is never frozen
-    from tailgate.analyses.registry import check_analyses
-
-    check_analyses(data, p, doc)
     return Study(path=p, data=data, canonical_hash=canonical_hash(data), raw_hash=sha256_bytes(raw))
 
 
