@@ -27,18 +27,13 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   0/0 noise: ε̂ spreads over [0, 1] (for ε_IQ almost 0 or 1), the bootstrap sd underestimates its
   spread (0.35 vs 0.48 at n = 400) and the normal-theory tests above reject "1 dominates 2"
   in 7.5 % (second order) and 12 % (first order) of samples at a nominal α/k² = 1.25 %. A win
-  (relative or absolute) therefore also needs the two-sample Anderson–Darling test of
-  F_i = F_j (:func:`distinctness`) to reject at α′; at F_i = F_j this bounds the size by α′
-  and elsewhere it only removes wins. Scores are often tied (judge grades on a grid,
-  pass/fail), so the statistic uses midranks (Scholz & Stephens 1987, Eq. 7, A²akN; equal to
-  scipy's ``anderson_ksamp(midrank=True)`` statistic) and, on tied or small samples, a
-  permutation p-value (:func:`ad_permutation`): the continuous asymptotic p of an argsort
-  ranking had size 0.31–0.57 at a nominal 0.05 on 2–5 levels. Anderson–Darling, not
-  Kolmogorov–Smirnov: the
-  differences that matter here sit in the tails, where KS has almost no power (the demo's
-  qwen vs nemo differ only above the 95 % quantile: KS p 0.01–0.1 at n = 30,000, AD p < 10⁻⁶).
-  ``tests/analyses`` checks the size by simulation. (For paired samples the test ignores the
-  pairing, which makes it conservative under the usual positive dependence.)
+  (relative or absolute) therefore also needs the guard (:mod:`.guard`) to reject F_i = F_j at
+  α′; at F_i = F_j this bounds the size by α′ and elsewhere it only removes wins. On tied or
+  small samples it is a permutation test of the midrank Anderson–Darling statistic and the
+  squared Wasserstein-2 distance together (exact for any ties: judge grades, pass/fail), on
+  larger continuous ones the Anderson–Darling asymptotic p. ``tests/analyses`` checks the
+  size by simulation. (For paired samples the test ignores the pairing, which makes it
+  conservative under the usual positive dependence.)
   Ranks are Borda counts of the wins (most wins first; ties broken by the lower one-versus-all
   ratio ε_i, then registration order).
 - **Calibration** (``calibration``, methods note D7). ``normal`` is the paper's bound above:
@@ -76,6 +71,14 @@ import numpy as np
 from scipy.special import expit, logit, ndtr, ndtri
 
 from .calibration import CALIBRATIONS, DEFAULT_CALIBRATION
+from .guard import (
+    ad_permutation,
+    ad_two_sample,
+    distinct_permutation,
+    distinctness,
+    guard_permutations,
+)
+from .quantiles import _pair
 
 __all__ = [
     "CALIBRATIONS",
@@ -85,6 +88,7 @@ __all__ = [
     "ad_two_sample",
     "bootstrap_ratios",
     "borda_ranks",
+    "distinct_permutation",
     "distinctness",
     "dominance_from_replicates",
     "dominance_tests",
@@ -99,71 +103,6 @@ _UPPER_P = 0.95  # the second tail quantile of logit_percentile_bound (methods n
 _UPPER_Z = float(ndtri(_UPPER_P))
 
 _CHUNK = 64  # bootstrap replicates per kernel call (bounds the index buffer: 64 × Σn int32)
-
-
-@numba.njit(cache=True, inline="always")
-def _positive_square(a: float, b: float, h: float) -> float:
-    """∫ over a segment of length h of (the line from a to b)₊²."""
-    if a >= 0.0 and b >= 0.0:
-        return h * (a * a + a * b + b * b) / 3.0
-    if a <= 0.0 and b <= 0.0:
-        return 0.0
-    if a > 0.0:
-        return h * a * a * a / (3.0 * (a - b))
-    return h * b * b * b / (3.0 * (b - a))
-
-
-@numba.njit(cache=True)
-def _pair(xv, xc, n, yv, yc, m, out):  # pragma: no cover - compiled
-    """Positive and negative parts of ∫(Q_y − Q_x)² and ∫(Q₂,y − Q₂,x)² for the step functions
-    with values xv (sorted) of multiplicities xc summing to n, and yv, yc summing to m.
-    Widths are integers in units of 1/(n·m), so the merged breakpoints are exact."""
-    total = float(n) * float(m)
-    i = 0
-    j = 0
-    nx = xv.shape[0]
-    ny = yv.shape[0]
-    while i < nx and xc[i] == 0:
-        i += 1
-    while j < ny and yc[j] == 0:
-        j += 1
-    rx = xc[i] * m if i < nx else 0
-    ry = yc[j] * n if j < ny else 0
-    a = 0.0
-    p1 = 0.0
-    q1 = 0.0
-    p2 = 0.0
-    q2 = 0.0
-    while i < nx and j < ny:
-        seg = rx if rx < ry else ry
-        h = seg / total
-        d = yv[j] - xv[i]
-        b = a + h * d
-        if d > 0.0:
-            p1 += h * d * d
-        else:
-            q1 += h * d * d
-        p2 += _positive_square(a, b, h)
-        q2 += _positive_square(-a, -b, h)
-        a = b
-        rx -= seg
-        ry -= seg
-        if rx == 0:
-            i += 1
-            while i < nx and xc[i] == 0:
-                i += 1
-            if i < nx:
-                rx = xc[i] * m
-        if ry == 0:
-            j += 1
-            while j < ny and yc[j] == 0:
-                j += 1
-            if j < ny:
-                ry = yc[j] * n
-    out[0] = p1
-    out[1] = q1
-    out[2] = p2
-    out[3] = q2
 
 
 @numba.njit(cache=True, parallel=True)
@@ -430,124 +369,6 @@ class DominanceTests:
     def statistic(self) -> np.ndarray:
         """The relative statistics Δε (Eq. 8), like ``scipy.stats`` results' ``statistic``."""
         return self.delta
-
-
-def _adinf_sf(z: float) -> float:
-    """P(A∞ > z) for the asymptotic Anderson–Darling distribution: Marsaglia & Marsaglia
-    (2004), "Evaluating the Anderson–Darling distribution", J. Stat. Softw. 9(2), ``ADinf``
-    (absolute error < 2·10⁻⁶; the upper tail written with expm1 so small p keep their digits).
-    scipy has no p-value for the asymptotic distribution (``anderson_ksamp`` floors its
-    interpolated p at 0.001, above the α/k² of k ≥ 8 conditions)."""
-    if z <= 0.0:
-        return 1.0
-    if z < 2.0:
-        poly = (
-            2.00012
-            + (0.247105 - (0.0649821 - (0.0347962 - (0.011672 - 0.00168691 * z) * z) * z) * z) * z
-        )
-        return 1.0 - np.exp(-1.2337141 / z) / np.sqrt(z) * poly
-    g = 1.0776 - (2.30695 - (0.43424 - (0.082433 - (0.008056 - 0.0003146 * z) * z) * z) * z) * z
-    return float(-np.expm1(-np.exp(g)))
-
-
-def _midrank_terms(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Level counts of the pooled sample and the weights of the midrank statistic."""
-    levels, counts = np.unique(values, return_counts=True)
-    big = float(values.size)
-    b_mid = np.cumsum(counts) - counts / 2.0
-    den = b_mid * (big - b_mid) - big * counts / 4.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(den > 0.0, (counts / big) / den, 0.0)
-    return levels, counts, w
-
-
-def _midrank_a2(f1: np.ndarray, counts: np.ndarray, w: np.ndarray, n1: int, n2: int) -> np.ndarray:
-    """Scholz & Stephens (1987), Eq. 7 (A²akN, midranks) for k = 2 from the counts ``f1``
-    (…, L) of sample 1 on the L pooled levels; the two samples' terms are equal, hence the
-    factor 1/n₁ + 1/n₂ and the symmetry in the samples."""
-    big = n1 + n2
-    b_mid = np.cumsum(counts) - counts / 2.0
-    m_mid = np.cumsum(f1, axis=-1) - f1 / 2.0
-    dev = big * m_mid - n1 * b_mid
-    return (big - 1) / big * (1.0 / n1 + 1.0 / n2) * np.sum(w * dev * dev, axis=-1)
-
-
-def ad_two_sample(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Two-sample Anderson–Darling statistic with midranks for ties (Scholz & Stephens 1987,
-    Eq. 7, A²akN, k = 2; Pettitt 1976 without ties) and its asymptotic p-value (A² → A∞ under
-    F = G for continuous data). Symmetric in x and y."""
-    x, y = np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()
-    levels, counts, w = _midrank_terms(np.concatenate([x, y]))
-    f1 = np.bincount(np.searchsorted(levels, x), minlength=levels.size)
-    a2 = float(_midrank_a2(f1, counts, w, x.size, y.size))
-    return a2, _adinf_sf(a2)
-
-
-_PERM_CHUNK = 4096
-_ASYMPTOTIC_FROM = 1000  # pooled size above which continuous data use the A∞ p-value
-_PERM_TOL = 1e-9  # relative tolerance of "permuted statistic ≥ observed"
-
-
-def ad_permutation(
-    x: np.ndarray, y: np.ndarray, permutations: int, seed: int | np.random.SeedSequence
-) -> tuple[float, float]:
-    """Midrank Anderson–Darling statistic of F_x = F_y and its permutation p-value
-    (1 + #{A²* ≥ A² − tol}) / (P + 1), exact in size for any ties. A permutation of the pooled
-    labels only moves counts between the samples within each pooled level, so the permuted
-    counts of the smaller sample are one multivariate hypergeometric draw over the levels
-    (O(L) per permutation, L distinct values). Drawn for the smaller sample (the first given
-    when sizes are equal; the statistic is the same either way), so the result does not
-    depend on which sample comes first."""
-    x, y = np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()
-    if y.size < x.size:
-        x, y = y, x
-    levels, counts, w = _midrank_terms(np.concatenate([x, y]))
-    f1 = np.bincount(np.searchsorted(levels, x), minlength=levels.size)
-    obs = float(_midrank_a2(f1, counts, w, x.size, y.size))
-    rng = np.random.Generator(np.random.PCG64(seed))
-    tol = _PERM_TOL * max(1.0, abs(obs))
-    hits = 0
-    for start in range(0, permutations, _PERM_CHUNK):
-        size = min(_PERM_CHUNK, permutations - start)
-        draws = rng.multivariate_hypergeometric(counts, x.size, size=size, method="marginals")
-        hits += int(np.count_nonzero(_midrank_a2(draws, counts, w, x.size, y.size) >= obs - tol))
-    return obs, (1.0 + hits) / (permutations + 1.0)
-
-
-def guard_permutations(alpha_pair: float) -> int:
-    """Permutations of the guard at level α′: enough that p can fall to α′/20."""
-    return max(999, int(np.ceil(20.0 / alpha_pair)))
-
-
-def _pair_seed(seed: int | np.random.SeedSequence, i: int, j: int) -> np.random.SeedSequence:
-    base = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, 0x6775617264, i, j))
-
-
-def distinctness(
-    samples: Sequence[np.ndarray],
-    alpha_pair: float | None = None,
-    seed: int | np.random.SeedSequence = 0,
-) -> np.ndarray:
-    """p-values of F_i = F_j for every pair (the guard; NaN on the diagonal): the midrank
-    Anderson–Darling statistic (Scholz & Stephens 1987, Eq. 7) with its permutation p-value
-    (:func:`ad_permutation`, ``guard_permutations(α′)`` draws, a stream per pair from
-    ``seed``) where the pair's pooled sample has ties or at most 1,000 values; for larger
-    samples without ties the statistic is distribution-free and its asymptotic p is used.
-    ``alpha_pair`` None: asymptotic p always."""
-    k = len(samples)
-    out = np.full((k, k), np.nan)
-    for i in range(k):
-        for j in range(i + 1, k):
-            x, y = samples[i], samples[j]
-            pooled = np.concatenate([x, y])
-            exact = np.unique(pooled).size < pooled.size or pooled.size <= _ASYMPTOTIC_FROM
-            if exact and alpha_pair is not None:
-                p = ad_permutation(x, y, guard_permutations(alpha_pair), _pair_seed(seed, i, j))[1]
-            else:
-                p = ad_two_sample(x, y)[1]
-            out[i, j] = out[j, i] = p
-    return out
 
 
 def logit_percentile_bound(replicates: np.ndarray, z: float, wider: bool = True) -> np.ndarray:
