@@ -38,6 +38,17 @@ def _in_a_job_start_up(text: str) -> bool:
     )
 
 
+def _a_generation_finished(root) -> bool:
+    """Whether Snakemake has recorded a finished generation job in its log: a job's own files
+    exist a moment before, and outputs of a job Snakemake has not yet seen finish are discarded
+    as incomplete when the run stops."""
+    return any(
+        "(Rule: generate)" in line and "Finished" in line
+        for log in (root / ".snakemake" / "log").glob("*.snakemake.log")
+        for line in log.read_text(errors="replace").splitlines()
+    )
+
+
 def _interrupted_run(root):
     """Start the study's run, send Ctrl-C to its process group once the first job has
     finished, and return (stdout, stderr, the ledger's outcomes or None)."""
@@ -51,8 +62,7 @@ def _interrupted_run(root):
     run = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
-    records = proj.results / "provenance"
-    while run.poll() is None and not any(records.glob("generations*")):
+    while run.poll() is None and not _a_generation_finished(proj.root):
         time.sleep(0.05)  # until the first job has finished (no deadline: a busy machine waits)
     assert run.poll() is None, "the run ended before it could be interrupted"
     os.killpg(run.pid, signal.SIGINT)
