@@ -92,22 +92,17 @@ def score_stage(
 ) -> None:
     """Score one generations shard with the registered ``scorer``."""
     from tailgate.score import dropped_rows_path, score_shard
+    from tailgate.score.judge import unparseable_rows_path
     from tailgate.score_files import token_losses_path
 
     ctx = open_stage(prereg, results, plan)
     score_shard(ctx.study, scorer, condition, generations, out, options=options)
     ctx.record(out, inputs=[generations], kind="data", extra={"scorer": scorer})
-    tokens = token_losses_path(out)
-    if tokens.exists():
-        ctx.record(tokens, inputs=[generations], kind="data", extra={"scorer": scorer})
-    dropped = dropped_rows_path(out)  # on_empty: drop
-    if dropped.exists():
-        ctx.record(dropped, inputs=[generations], kind="data", extra={"scorer": scorer})
-    from tailgate.score.judge import unparseable_rows_path
-
-    unparseable = unparseable_rows_path(out)  # judge, on_unparseable: drop
-    if unparseable.exists():
-        ctx.record(unparseable, inputs=[generations], kind="data", extra={"scorer": scorer})
+    # the files a scorer may write beside its scores: per-token losses, the rows left unscored
+    # (on_empty: drop) and a judge's unparseable replies (on_unparseable: drop)
+    for side in (token_losses_path(out), dropped_rows_path(out), unparseable_rows_path(out)):
+        if side.exists():
+            ctx.record(side, inputs=[generations], kind="data", extra={"scorer": scorer})
 
 
 def embed_stage(

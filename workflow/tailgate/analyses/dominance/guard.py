@@ -23,6 +23,7 @@ have power where the ratios look.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain
 
 import numba
 import numpy as np
@@ -94,6 +95,20 @@ _ASYMPTOTIC_FROM = 1000  # pooled size above which continuous data use the A∞ 
 _PERM_TOL = 1e-9  # relative tolerance of "permuted statistic ≥ observed"
 
 
+def _pooled(
+    x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The pooled levels, their counts and midrank weights, and the smaller sample's counts
+    over them (the first given when sizes are equal), with the two sizes (smaller first): what
+    a permutation of the pooled labels needs, the same whichever sample comes first."""
+    x, y = np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()
+    if y.size < x.size:
+        x, y = y, x
+    levels, counts, w = _midrank_terms(np.concatenate([x, y]))
+    f1 = np.bincount(np.searchsorted(levels, x), minlength=levels.size)
+    return levels, counts.astype(np.int64), w, f1, x.size, y.size
+
+
 def ad_permutation(
     x: np.ndarray, y: np.ndarray, permutations: int, seed: int | np.random.SeedSequence
 ) -> tuple[float, float]:
@@ -104,16 +119,12 @@ def ad_permutation(
     (O(L) per permutation, L distinct values). Drawn for the smaller sample (the first given
     when sizes are equal; the statistic is the same either way), so the result does not
     depend on which sample comes first."""
-    x, y = np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()
-    if y.size < x.size:
-        x, y = y, x
-    levels, counts, w = _midrank_terms(np.concatenate([x, y]))
-    f1 = np.bincount(np.searchsorted(levels, x), minlength=levels.size)
-    obs = float(_midrank_a2(f1, counts, w, x.size, y.size))
+    _, counts, w, f1, n, m = _pooled(x, y)
+    obs = float(_midrank_a2(f1, counts, w, n, m))
     tol = _PERM_TOL * max(1.0, abs(obs))
     hits = 0
-    for draws in _draws(counts, x.size, permutations, seed):
-        hits += int(np.count_nonzero(_midrank_a2(draws, counts, w, x.size, y.size) >= obs - tol))
+    for draws in _draws(counts, n, permutations, seed):
+        hits += int(np.count_nonzero(_midrank_a2(draws, counts, w, n, m) >= obs - tol))
     return obs, (1.0 + hits) / (permutations + 1.0)
 
 
@@ -154,22 +165,15 @@ def distinct_permutation(
     (the same stream, so A²'s own p is :func:`ad_permutation`'s), combined by their minimum
     p-value over the observed and permuted labels together: exact in size, symmetric in the
     samples."""
-    x, y = np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()
-    if y.size < x.size:
-        x, y = y, x
-    n, m = x.size, y.size
-    levels, counts, w = _midrank_terms(np.concatenate([x, y]))
-    f1 = np.bincount(np.searchsorted(levels, x), minlength=levels.size)
-    rows = [f1[None, :], *_draws(counts, n, permutations, seed)]
-    a2 = np.concatenate([_midrank_a2(d, counts, w, n, m) for d in rows])
-    w2 = np.empty(a2.size)
-    at = 0
-    for d in rows:
-        _w2_of_counts(levels, np.ascontiguousarray(d, np.int64), counts.astype(np.int64), n, m,
-                      w2[at : at + len(d)])  # fmt: skip
-        at += len(d)
+    levels, counts, w, f1, n, m = _pooled(x, y)
+    a2, w2 = [], []
+    # one chunk of draws at a time (P × L counts at once would not fit at α/k² of many pairs)
+    for d in chain([f1[None, :]], _draws(counts, n, permutations, seed)):  # row 0: observed
+        a2.append(_midrank_a2(d, counts, w, n, m))
+        w2.append(np.empty(len(d)))
+        _w2_of_counts(levels, np.ascontiguousarray(d, np.int64), counts, n, m, w2[-1])
     # each labelling's smaller p, as counts of labellings at least as extreme (row 0: observed)
-    least = np.minimum(_at_least_counts(a2), _at_least_counts(w2))
+    least = np.minimum(_at_least_counts(np.concatenate(a2)), _at_least_counts(np.concatenate(w2)))
     return float(np.count_nonzero(least <= least[0]) / least.size)
 
 
