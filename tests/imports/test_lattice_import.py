@@ -82,6 +82,8 @@ def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_
     res = tailgate(root, "design", proj.prereg)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "registered: ties: lattice" in res.stdout
+    # the operating characteristics simulate the lattice rule on the coarsest lattice admitted
+    assert "note: lattice rule: both samples rounded to a lattice of step" in res.stdout
     res = tailgate(root, "freeze", proj.prereg)
     assert res.returncode == 0, res.stdout + res.stderr
     git_commit(root, "Pre-register the judge study", "preregistrations", "data", "config")

@@ -20,15 +20,12 @@ from typing import TYPE_CHECKING, Any
 from tailgate.errors import DataInputError, PreregError
 from tailgate.prereg.pins import project_root
 from tailgate.protocol.design import exceedances_at
+from tailgate.protocol.registered import MIN_LEVELS, min_levels
 
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
 
 __all__ = ["MIN_LEVELS", "import_findings", "lattice_refusal", "tie_findings"]
-
-#: fewest distinct exceedance values at the headline threshold under ``ties: lattice`` when
-#: ``protocol.thresholds.min_levels`` is absent (methods note P10)
-MIN_LEVELS = 30
 
 
 def import_findings(study: Any) -> list[str]:
@@ -178,7 +175,7 @@ def lattice_refusal(study: Any) -> str | None:
     from tailgate.generate.importer import inspect_import
     from tailgate.stats.risk import exceedances
 
-    minimum = int(thresholds.get("min_levels", MIN_LEVELS))
+    minimum = min_levels(study)
     head = float(thresholds["headline"])
     step = thresholds.get("lattice_step")
     summary, rows = inspect_import(study, base_dir=project_root(study.path))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.protocol.registered import registered_settings
+from tailgate.protocol.registered import min_levels, registered_settings
 from tailgate.stats.power import achieved_power, required_exceedances
 
 __all__ = [
@@ -327,7 +327,11 @@ def operating_characteristics(
     ``protocol.operating_characteristics``: ``trials`` (absent: 200) and ``resamples`` (absent:
     P1's percentile intervals are the observed-information stand-in validated against the
     registered bootstrap, :mod:`tailgate.protocol.operating`; given: that many bootstrap resamples
-    per fit); the seed stream is ``(design, operating_characteristics)``.
+    per fit); the seed stream is ``(design, operating_characteristics)``. Under
+    ``thresholds.ties: lattice`` the pair is rounded to the coarsest lattice the registration
+    admits (:func:`tailgate.protocol.operating_lattice.reference_step` at ``min_levels``; its
+    own stream ``(design, operating_characteristics, lattice)``) and every condition is fitted
+    and tested by the lattice rule.
     ``workers`` threads (default: all cores) run the bootstraps; the result does not depend on it.
     ``trials``, ``resamples`` and ``factors`` (the truths, as multiples of Δfloor) replace the
     registered values for validation runs (``tests/benchmarks/operating_resolution.py``).
@@ -335,6 +339,7 @@ def operating_characteristics(
     import os
 
     from tailgate.protocol.operating import simulate_procedure
+    from tailgate.protocol.operating_lattice import reference_step
     from tailgate.seeds import seed_sequence
 
     design = design or derived_design(study)
@@ -345,19 +350,26 @@ def operating_characteristics(
     delta = float(proto["stability"]["delta"])
     share = min(0.5, max(0.10, round(1.0 - (min(band) - delta) + 0.01, 6)))
     settings = registered_settings(study)
+    headline = float(proto["thresholds"]["headline"])
+    sample = _oc_sampler(study, share)
+    step = None
+    if proto["thresholds"].get("ties") == "lattice":
+        seed = seed_sequence(study.seed, "design", "operating_characteristics", "lattice")
+        step = reference_step(sample, design.min_prompts, headline, min_levels(study), seed)
     return simulate_procedure(
         settings,
         band=band,
-        headline_q=float(proto["thresholds"]["headline"]),
+        headline_q=headline,
         band_rule=str(proto["band_rule"]),
         n_prompts=design.min_prompts,
-        sample=_oc_sampler(study, share),
+        sample=sample,
         delta_xis=[f * design.delta_floor for f in factors],
         trials=int(oc.get("trials", OC_TRIALS)) if trials is REGISTERED else int(trials),
         resamples=resamples if resamples is not REGISTERED else oc.get("resamples"),
         min_side_exceedances=int(proto["stability"]["min_exceedances"]),
         seed=seed_sequence(study.seed, "design", "operating_characteristics"),
         workers=workers,
+        lattice_step=step,
     )
 
 

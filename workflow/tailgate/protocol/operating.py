@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.protocol.gates import ConditionSummary, GateSettings, PairVerdict, evaluate_pair
+from tailgate.protocol.operating_lattice import GOF_RESAMPLES, LatticeCondition, round_to
 from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
 from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
@@ -212,6 +213,16 @@ class _Sorted:
     k0: int
     mean: np.ndarray
     var: np.ndarray
+    #: on a lattice: per trial, the values below order statistic k0 tied with it
+    ties_below: np.ndarray | None = None
+
+    def sample(self, t: int, step: float) -> np.ndarray:
+        """Trial ``t``'s sample on a lattice of ``step``, sorted, with the values below ``k0``
+        that the procedure never reads stood in by the lattice point below (those tied with
+        order statistic k0 kept: a lattice threshold counts every value tied at it)."""
+        e = 0 if self.ties_below is None else int(self.ties_below[t])
+        low = self.top[t, 0]
+        return np.concatenate([np.full(self.k0 - e, low - step), np.full(e, low), self.top[t]])
 
 
 def _bulk_cis(
@@ -226,6 +237,8 @@ def _bulk_cis(
 
     def stats(x: _Sorted) -> tuple[np.ndarray, ...]:
         var_p = _quantile_sorted(x, tvar_level)
+        if x.ties_below is not None:
+            return (x.mean, x.var / n, *_tail_moments(x.top, var_p, tvar_level))
         k = _count_above(x, var_p)
         tv, tvar_var = np.empty_like(var_p), np.empty_like(var_p)
         # a few trials at a time (row-wise sums: the same values; bounded memory)
@@ -242,6 +255,20 @@ def _bulk_cis(
     dm, sm = ma - mb, np.sqrt(va + vb)
     dt, st = ta - tb, np.sqrt(wa + wb)
     return dm, dm - zm * sm, dm + zm * sm, dt, dt - zt * st, dt + zt * st
+
+
+def _tail_moments(
+    top: np.ndarray, var_p: np.ndarray, tvar_level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """TVaR and its asymptotic variance (:func:`_bulk_cis`) of every trial when the number of
+    values above VaR differs between trials (ties on a lattice)."""
+    above = top > var_p[:, None]
+    k = np.maximum(above.sum(axis=1), 1)
+    excess = np.where(above, top - var_p[:, None], 0.0)
+    mean_excess = excess.sum(axis=1) / k
+    spread = np.where(above, (excess - mean_excess[:, None]) ** 2, 0.0).sum(axis=1) / k
+    tv = var_p + mean_excess
+    return tv, (spread + tvar_level * mean_excess**2) / k
 
 
 def _quantile_sorted(xs: _Sorted, q: float) -> np.ndarray:
@@ -342,7 +369,10 @@ class _Condition:
         self.profiles: dict[tuple[int, int], inference.ProfileGrid | None] = {}
         self.done = np.zeros((trials, len(self.band)), dtype=bool)
 
-    def need(self, cells: np.ndarray) -> None:
+    #: the gates computed only where every other passes (:meth:`need`)
+    lazy = ("P1",)
+
+    def need(self, cells: np.ndarray, gate: str = "P1") -> None:
         """Compute P1's statistics for the (trial, threshold) ``cells`` (boolean mask)."""
         todo = cells & ~self.done
         s = self.settings
@@ -409,6 +439,7 @@ def simulate_procedure(
     min_side_exceedances: int,
     seed: gpd.SeedLike,
     workers: int = 1,
+    lattice_step: float | None = None,
 ) -> OperatingCharacteristics:
     """PASS rates of the registered procedure for one bulk-matched pair under each Δξ.
 
@@ -416,7 +447,9 @@ def simulate_procedure(
     condition A). Returns the rates under every band rule; ``band_rule`` is the registered one.
     ``resamples``: replicates of P1's percentile bootstrap per cell, or ``None`` for the
     observed-information stand-in (module docstring). ``workers`` threads run the bootstraps;
-    the result does not depend on it.
+    the result does not depend on it. ``lattice_step``: the samples are rounded to that lattice
+    and every condition is fitted and tested by the lattice rule
+    (:mod:`tailgate.protocol.operating_lattice`).
     """
     if band_rule not in BAND_RULES:
         raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")
@@ -438,22 +471,34 @@ def simulate_procedure(
         # order statistics from k0 up are all the procedure reads (the mean ignores the order)
         top = np.empty((shape[0], shape[1] - k0))
         mean, var = np.empty(shape[0]), np.empty(shape[0])
+        ties = None if lattice_step is None else np.zeros(shape[0], dtype=np.int64)
         for t0 in range(0, shape[0], per_draw):
             t1 = min(t0 + per_draw, shape[0])
-            x = np.partition(sample(gen, dxi, (t1 - t0, shape[1])), k0, axis=1)
+            x = sample(gen, dxi, (t1 - t0, shape[1]))
+            if lattice_step is not None:
+                x = round_to(x, lattice_step)
+            x = np.partition(x, k0, axis=1)
             x[:, k0:] = np.sort(x[:, k0:], axis=1)
             top[t0:t1], mean[t0:t1], var[t0:t1] = x[:, k0:], x.mean(axis=1), x.var(axis=1)
-        return _Sorted(top, shape[1], k0, mean, var)
+            if ties is not None:
+                ties[t0:t1] = np.count_nonzero(x[:, :k0] == x[:, k0 : k0 + 1], axis=1)
+        return _Sorted(top, shape[1], k0, mean, var, ties)
 
-    args = (band, settings, resamples, min_side_exceedances)
+    def condition(xs: _Sorted, ss: np.random.SeedSequence) -> _Condition | LatticeCondition:
+        if lattice_step is None:
+            return _Condition(xs, band, settings, resamples, min_side_exceedances, ss, workers)
+        return LatticeCondition(
+            xs, band, settings, resamples, min_side_exceedances, ss, lattice_step
+        )
+
     xa = draw(np.random.Generator(np.random.PCG64(child(0))), 0.0)
-    cond_a = _Condition(xa, *args, child(0, 1), workers)
+    cond_a = condition(xa, child(0, 1))
     levels = (settings.level_of("G1"), settings.level_of("G2"))
     scenarios = []
     for s, dxi in enumerate(delta_xis):
         gen = np.random.Generator(np.random.PCG64(child(1 + s)))
         xb = draw(gen, float(dxi))
-        cond_b = _Condition(xb, *args, child(1 + s, 1), workers)
+        cond_b = condition(xb, child(1 + s, 1))
         dm, m_lo, m_hi, dt, t_lo, t_hi = _bulk_cis(xa, xb, *levels, settings.tvar_level)
         bulks = [
             BulkEquivalence(
@@ -468,19 +513,22 @@ def simulate_procedure(
             for t in range(shape[0])
         ]
 
-        def verdicts(t: int, b: _Condition = cond_b, bulk: list = bulks) -> list[PairVerdict]:
+        def verdicts(t: int, b: Any = cond_b, bulk: list = bulks) -> list[PairVerdict]:
             return [
                 evaluate_pair(cond_a.summary("a", t, j), b.summary("b", t, j), bulk[t], settings)
                 for j in range(len(band))
             ]
 
-        # P1 matters only where every other gate passes: compute its statistics there only
-        need = np.zeros((shape[0], len(band)), dtype=bool)
-        for t in range(shape[0]):
-            for j, v in enumerate(verdicts(t)):
-                need[t, j] = all(g.passed for g in v.gates if g.gate != "P1")
-        cond_a.need(need)
-        cond_b.need(need)
+        # P1 (and G4 on a lattice) matters only where every other gate passes: computed
+        # there, one gate after the other
+        lazy = cond_a.lazy
+        for k, gate in enumerate(lazy):
+            need = np.zeros((shape[0], len(band)), dtype=bool)
+            for t in range(shape[0]):
+                for j, v in enumerate(verdicts(t)):
+                    need[t, j] = all(g.passed for g in v.gates if g.gate not in lazy[k:])
+            cond_a.need(need, gate)
+            cond_b.need(need, gate)
         passed: dict[str, list[int]] = {rule: [] for rule in BAND_RULES}
         for t in range(shape[0]):
             pairs = verdicts(t)
@@ -500,10 +548,17 @@ def simulate_procedure(
         )
         # this truth's sample goes before the next one is drawn (two would be held at once)
         del xb, cond_b, bulks, verdicts
-    notes = (
+    notes: tuple[str, ...] = (
         "G1/G2 use the asymptotic normal CIs of the mean and TVaR differences (the bulk "
         "bootstrap's percentile CIs at these sample sizes)",
     )
+    if lattice_step is not None:
+        notes += (
+            f"lattice rule: both samples rounded to a lattice of step {lattice_step:.6g}; fits, "
+            f"G5's sides and P1 by the discretised likelihood, G4 by the discretised "
+            f"Anderson-Darling test ({GOF_RESAMPLES} parametric-bootstrap samples per fit, "
+            "drawn until its decision is certain)",
+        )
     return OperatingCharacteristics(
         band_rule,
         float(settings.delta_floor),

@@ -25,6 +25,10 @@ documented defaults (the schema gives them none, so they never enter the canonic
     G5's rule for a side beyond the data range (absent: ``one_sided``), its tolerance
     (absent: ``fixed``, the registered 0.05) and the multiple of the s.e. under ``se``
     (absent: 2).
+``protocol.thresholds.min_levels``
+    under ``ties: lattice``, the fewest distinct exceedance values the headline threshold may
+    leave (absent: 30, :data:`MIN_LEVELS`): ``design`` and ``freeze`` refuse imported scores
+    that leave fewer, and the operating characteristics simulate that coarsest lattice.
 """
 
 from __future__ import annotations
@@ -34,10 +38,18 @@ from typing import Any
 from tailgate.protocol.gates import GateSettings
 from tailgate.stats.inference import LR_BOOTSTRAP_BELOW
 
-__all__ = ["family_pairs", "registered_settings", "tolerances_for"]
+__all__ = ["MIN_LEVELS", "family_pairs", "min_levels", "registered_settings", "tolerances_for"]
 
 #: G5's multiple of the s.e. under ``tolerance_rule: se`` when none is registered
 SE_MULTIPLIER = 2.0
+#: fewest distinct exceedance values at the headline threshold under ``ties: lattice`` when
+#: ``protocol.thresholds.min_levels`` is absent (methods note P10)
+MIN_LEVELS = 30
+
+
+def min_levels(study: Any) -> int:
+    """The registered ``protocol.thresholds.min_levels`` (absent: :data:`MIN_LEVELS`)."""
+    return int(study.protocol["thresholds"].get("min_levels", MIN_LEVELS))
 
 
 def family_pairs(study: Any) -> list[tuple[str, str]]:

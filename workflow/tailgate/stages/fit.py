@@ -62,8 +62,6 @@ __all__ = [
 ]
 
 QQ_POINTS = 200
-#: parametric-bootstrap samples of G4's p-value on a lattice (methods note P10)
-LATTICE_GOF_RESAMPLES = 999
 
 
 def _num(v: float) -> float | None:
@@ -177,7 +175,7 @@ def fit_threshold(
     if h is None:
         ad = gof.anderson_darling(ex.y, f, seed=gof_seed)
     else:
-        ad = gof.anderson_darling_lattice(ex.y, h, f, n_boot=LATTICE_GOF_RESAMPLES, seed=gof_seed)
+        ad = gof.anderson_darling_lattice(ex.y, h, f, n_boot=gof.LATTICE_RESAMPLES, seed=gof_seed)
     delta = float(p["stability"]["delta"])
     smin = int(p["stability"]["min_exceedances"])
     known = sides or {}

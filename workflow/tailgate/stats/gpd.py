@@ -68,6 +68,7 @@ __all__ = [
     "SeedLike",
     "bootstrap",
     "fit",
+    "fit_lattice_samples",
     "fit_rows",
     "log_survival",
     "percentile_interval",
@@ -289,31 +290,49 @@ def lattice_groups(y: np.ndarray, step: float) -> lattice.Groups | None:
 
 
 def _fit_lattice(y: np.ndarray, step: float) -> GPDFit:
-    """The discretised-likelihood fit (``fit(y, step=...)``): the best of a moment start and
-    the starts :data:`_LATTICE_STARTS`, all by Fisher scoring."""
+    """The discretised-likelihood fit (``fit(y, step=...)``): :func:`fit_lattice_samples` of
+    one sample."""
     n = int(y.size)
     if not (math.isfinite(step) and step > 0):
         return GPDFit(math.nan, math.nan, n, "off_lattice", math.nan)
     g = lattice_groups(y, step)
     if g is None:
         return GPDFit(math.nan, math.nan, n, "off_lattice", math.nan)
-    if int(np.count_nonzero(g.counts[0])) < MIN_LEVELS:
-        return GPDFit(math.nan, math.nan, n, "too_few_levels", math.nan)
-    m = float(np.mean(y))
-    xi0 = np.array([math.nan, *_LATTICE_STARTS])
-    rows = lattice.Groups(g.edges, np.repeat(g.counts, xi0.size, axis=0), step)
+    return fit_lattice_samples(g, np.array([np.mean(y)]))[0]
+
+
+def fit_lattice_samples(g: lattice.Groups, means: np.ndarray) -> list[GPDFit]:
+    """Discretised-likelihood fits of every row of ``g`` (one sample's counts a row, ``means``
+    its mean exceedance): the best of a moment start and the starts :data:`_LATTICE_STARTS`,
+    all by Fisher scoring in one vectorised call; a row with fewer than :data:`MIN_LEVELS`
+    distinct values is ``too_few_levels`` (many samples at once: the operating
+    characteristics)."""
+    r = g.counts.shape[0]
+    starts = np.array([math.nan, *_LATTICE_STARTS])
+    k = starts.size
+    rows = lattice.Groups(g.edges, np.repeat(g.counts, k, axis=0), g.step)
     mx, ms = lattice.moment_start(rows)
-    xi0[0] = mx[0]
-    sig0 = np.where(np.isnan(xi0), math.exp(ms[0]), m * (1.0 - np.minimum(xi0, 0.9)))
-    sig0[0] = math.exp(ms[0])
+    xi0 = np.tile(starts, r)
+    m = np.repeat(np.asarray(means, dtype=np.float64), k)
+    sig0 = np.where(np.isnan(xi0), np.exp(ms), m * (1.0 - np.minimum(xi0, 0.9)))
+    xi0 = np.where(np.isnan(xi0), mx, xi0)
     res = lattice.fit_groups(rows, xi0, sig0)
-    ll = np.where(res.converged, res.loglik, -np.inf)
-    k = int(np.argmax(ll))
-    if not np.isfinite(ll[k]):
-        return GPDFit(math.nan, math.nan, n, "failed", math.nan, int(res.iterations.sum()))
-    return GPDFit(
-        float(res.xi[k]), float(res.sigma[k]), n, "ok", float(ll[k]), int(res.iterations.sum())
-    )
+    ll = np.where(res.converged, res.loglik, -np.inf).reshape(r, k)
+    levels = np.count_nonzero(g.counts, axis=1)
+    out = []
+    for i in range(r):
+        n, best = round(float(g.counts[i].sum())), int(np.argmax(ll[i]))
+        its = int(res.iterations[i * k : (i + 1) * k].sum())
+        if levels[i] < MIN_LEVELS:
+            out.append(GPDFit(math.nan, math.nan, n, "too_few_levels", math.nan))
+        elif not np.isfinite(ll[i, best]):
+            out.append(GPDFit(math.nan, math.nan, n, "failed", math.nan, its))
+        else:
+            j = i * k + best
+            out.append(
+                GPDFit(float(res.xi[j]), float(res.sigma[j]), n, "ok", float(ll[i, best]), its)
+            )
+    return out
 
 
 def _sigma_of(y: np.ndarray, xi: float, t: float) -> float:

@@ -43,6 +43,7 @@ __all__ = [
     "StabilityCheck",
     "StabilityScan",
     "lattice_side",
+    "lattice_side_threshold",
     "side_difference_se",
     "stability_check",
     "stability_scan",
@@ -285,21 +286,12 @@ def stability_check(
 def lattice_side(
     x: np.ndarray, q_side: float, t_q: float, step: float, min_exceedances: int, direction: int
 ) -> tuple[float | None, int | None, str]:
-    """G5's side on a lattice: (ξ̂, exceedances, reason) at the lattice threshold of ``q_side``,
-    moved one step beyond q's threshold ``t_q`` when it equals it (``direction`` −1 below, +1
-    above), so a side never refits q's own exceedances. ξ̂ is None when the side is beyond the
-    data range (q ± δ outside (0, 1), or no lattice value below the lower threshold) and NaN
+    """G5's side on a lattice: (ξ̂, exceedances, reason) at the lattice threshold of ``q_side``
+    (:func:`lattice_side_threshold`). ξ̂ is None when the side is beyond the data range and NaN
     when it is not testable (too few exceedances or distinct values, or no fit)."""
-    if not 0.0 < q_side < 1.0:
-        return None, None, "beyond the data range"
-    t = lattice.exceedances(x, q_side, step).u
-    reason = "distinct lattice threshold"
-    if direction < 0 and t > t_q - 0.5 * step:
-        t, reason = t_q - step, "q - delta falls on q's threshold: one lattice step lower"
-    if direction > 0 and t < t_q + 0.5 * step:
-        t, reason = t_q + step, "q + delta falls on q's threshold: one lattice step higher"
-    if direction < 0 and not np.any(x < t):
-        return None, None, "no lattice threshold below q's (beyond the data range)"
+    t, reason = lattice_side_threshold(x, q_side, t_q, step, direction)
+    if t is None:
+        return None, None, reason
     y = x[x > t] - t
     y = (np.round(y / step - 0.5) + 0.5) * step
     if y.size < min_exceedances:
@@ -308,3 +300,23 @@ def lattice_side(
     if f.status != "ok":
         return math.nan, int(y.size), f"not testable: the fit is {f.status}"
     return f.xi, int(y.size), reason
+
+
+def lattice_side_threshold(
+    x: np.ndarray, q_side: float, t_q: float, step: float, direction: int
+) -> tuple[float | None, str]:
+    """The threshold of G5's side at ``q_side`` on a lattice and why: the lattice threshold of
+    ``q_side``, moved one step beyond q's threshold ``t_q`` when it equals it (``direction`` −1
+    below, +1 above), so a side never refits q's own exceedances; None beyond the data range
+    (q ± δ outside (0, 1), or no lattice value below the lower threshold)."""
+    if not 0.0 < q_side < 1.0:
+        return None, "beyond the data range"
+    t = lattice.exceedances(x, q_side, step).u
+    reason = "distinct lattice threshold"
+    if direction < 0 and t > t_q - 0.5 * step:
+        t, reason = t_q - step, "q - delta falls on q's threshold: one lattice step lower"
+    if direction > 0 and t < t_q + 0.5 * step:
+        t, reason = t_q + step, "q + delta falls on q's threshold: one lattice step higher"
+    if direction < 0 and not np.any(x < t):
+        return None, "no lattice threshold below q's (beyond the data range)"
+    return t, reason

@@ -1,0 +1,244 @@
+"""The whole-procedure simulation on a lattice (registered ``protocol.thresholds.ties: lattice``;
+methods note P10; Ma, Yan & Zhang (2026), Sections 2–3).
+
+:func:`tailgate.protocol.operating.simulate_procedure` rounds both conditions' samples to a
+lattice of step h and then runs, trial by trial, what the fit stage runs under the lattice rule:
+
+* each band threshold half a step below the lattice value on or above the empirical quantile
+  (:func:`tailgate.stats.lattice.exceedances`), so the exceedance count differs between trials;
+* ξ̂ by the discretised likelihood (:func:`tailgate.stats.gpd.fit_lattice_samples`, every
+  trial's fit of a threshold in one vectorised call; the same starts as
+  :func:`tailgate.stats.gpd.fit`);
+* G4 by the discretised Anderson–Darling statistic with its parametric-bootstrap p-value
+  (:func:`tailgate.stats.gof.anderson_darling_lattice`) from :data:`GOF_RESAMPLES` simulated
+  samples, drawn only until the gate's decision is certain (Besag & Clifford (1991)'s
+  sequential test: the decision of the full test). The fit stage draws 999; both are exact
+  tests, of level ⌊α(B + 1)⌋/(B + 1): the same at α = 0.05, and 0.005 instead of 0.008 at
+  α = 0.05/6 (G4 among the adjusted gates). Fewer samples lose power against a misfitting
+  model, which the simulated tails never are;
+* G5's sides at distinct lattice thresholds
+  (:func:`tailgate.stats.stability.lattice_side_threshold`);
+* P1 from the discretised model: the normal stand-in with its information's s.e., the
+  percentile bootstrap refitted on the cells, the profile interval or the profile the
+  likelihood-ratio test reads (:mod:`tailgate.stats.inference` with ``step``).
+
+G4 and P1 cost most, and neither can change a verdict where another gate fails, so they are
+computed only for the (trial, threshold) cells where every other gate passes, the cheaper of the
+two first (:attr:`LatticeCondition.lazy`).
+
+:func:`reference_step` chooses h for the reference pair: the step at which the headline threshold
+leaves, on average, the registered minimum of distinct exceedance values (``min_levels``): the
+coarsest lattice the registration admits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from tailgate.protocol.gates import ConditionSummary, GateSettings
+from tailgate.stats import gof, gpd, inference, lattice
+from tailgate.stats.distributions import norm_ppf
+from tailgate.stats.stability import lattice_side_threshold
+
+__all__ = [
+    "GOF_RESAMPLES",
+    "LatticeCondition",
+    "SortedTrials",
+    "reference_step",
+    "round_to",
+]
+
+#: simulated samples of G4's parametric bootstrap per (trial, threshold) cell (docstring)
+GOF_RESAMPLES = 199
+#: trials of condition A that :func:`reference_step` averages over
+_STEP_TRIALS = 16
+
+
+class SortedTrials(Protocol):
+    """What the simulation keeps of each trial's sample (its order statistics from ``k0`` up)."""
+
+    top: np.ndarray
+
+    def sample(self, t: int, step: float) -> np.ndarray:
+        """Trial ``t``'s whole sample on the lattice, for the lattice rule's thresholds."""
+        ...
+
+
+def round_to(x: np.ndarray, step: float) -> np.ndarray:
+    """Scores rounded to the nearest point of the lattice {k·step}."""
+    return step * np.round(x / step)
+
+
+def _distinct_at(x: np.ndarray, q: float, step: float) -> float:
+    """Mean number of distinct exceedance values at ``q`` of the rows of ``x`` on the lattice."""
+    return float(
+        np.mean([np.unique(lattice.exceedances(row, q, step).y).size for row in round_to(x, step)])
+    )
+
+
+def reference_step(
+    sample: Callable[[np.random.Generator, float, tuple[int, int]], np.ndarray],
+    n_prompts: int,
+    q: float,
+    levels: int,
+    seed: np.random.SeedSequence,
+) -> float:
+    """The lattice step at which the headline threshold ``q`` of condition A (Δξ = 0) leaves
+    ``levels`` distinct exceedance values on average over a few trials (bisection on log h)."""
+    x = np.sort(sample(np.random.Generator(np.random.PCG64(seed)), 0.0, (_STEP_TRIALS, n_prompts)))
+    top = x[:, math.floor((n_prompts - 1) * q) :]
+    hi = float(np.max(top[:, -1] - top[:, 0]))
+    lo = hi * 1e-6
+    if hi <= 0 or _distinct_at(x, q, lo) <= levels:
+        return lo
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _distinct_at(x, q, mid) > levels else (lo, mid)
+    return float(hi)
+
+
+class LatticeCondition:
+    """One condition's statistics at every band threshold for every trial, under the lattice
+    rule (module docstring); the interface of :class:`tailgate.protocol.operating` 's condition:
+    :meth:`need` and :meth:`summary`."""
+
+    def __init__(
+        self,
+        xs: SortedTrials,
+        band: Sequence[float],
+        settings: GateSettings,
+        resamples: int | None,
+        min_side: int,
+        ss: np.random.SeedSequence,
+        step: float,
+    ) -> None:
+        self.settings, self.resamples, self.ss, self.step = settings, resamples, ss, step
+        self.band, self.trials = list(band), xs.top.shape[0]
+        delta = settings.stability_delta
+        nan = np.full((self.trials, len(self.band)), math.nan)
+        self.u, self.n_exc = nan.copy(), np.zeros((self.trials, len(self.band)), dtype=np.int64)
+        self.y: list[list[np.ndarray]] = [[] for _ in range(self.trials)]
+        self.sides: list[list[dict[str, tuple[float | None, int | None]]]] = []
+        side_rows: list[tuple[int, int, str, np.ndarray]] = []
+        for t in range(self.trials):
+            x = xs.sample(t, step)
+            sides = []
+            for j, q in enumerate(self.band):
+                ex = lattice.exceedances(x, q, step)
+                self.u[t, j], self.n_exc[t, j] = ex.u, ex.n_exc
+                self.y[t].append(ex.y)
+                out: dict[str, tuple[float | None, int | None]] = {}
+                for name, qs, d in (("minus", q - delta, -1), ("plus", q + delta, 1)):
+                    th, _ = lattice_side_threshold(x, round(qs, 10), ex.u, step, d)
+                    if th is None:
+                        out[name] = (None, None)
+                        continue
+                    y = x[x > th] - th
+                    out[name] = (math.nan, int(y.size))
+                    if y.size >= min_side:
+                        side_rows.append((t, j, name, (np.round(y / step - 0.5) + 0.5) * step))
+                sides.append(out)
+            self.sides.append(sides)
+        self.fits = [self._fit([ys[j] for ys in self.y]) for j in range(len(self.band))]
+        side_fits = self._fit([y for *_, y in side_rows])
+        for (t, j, name, _), f in zip(side_rows, side_fits, strict=True):
+            n = self.sides[t][j][name][1]
+            self.sides[t][j][name] = (f.xi if f.status == "ok" else math.nan, n)
+        self.ad_p = nan.copy()
+        self.ci = np.full((*nan.shape, 2), math.nan)
+        self.profile_ci = self.ci.copy()
+        self.profiles: dict[tuple[int, int], inference.ProfileGrid | None] = {}
+        self.g4_done = np.zeros(nan.shape, dtype=bool)
+        self.p1_done = np.zeros(nan.shape, dtype=bool)
+
+    def _fit(self, ys: Sequence[np.ndarray]) -> list[gpd.GPDFit]:
+        """Discretised fits of the samples ``ys`` (too few exceedances: ``too_few``)."""
+        out: list[gpd.GPDFit | None] = [
+            None if y.size >= gpd.MIN_EXCEEDANCES else gpd.fit(y, self.step) for y in ys
+        ]
+        todo = [i for i, f in enumerate(out) if f is None]
+        if todo:
+            g = lattice.groups_of([lattice.cells_of(ys[i], self.step) for i in todo], self.step)
+            means = np.array([np.mean(ys[i]) for i in todo])
+            for i, f in zip(todo, gpd.fit_lattice_samples(g, means), strict=True):
+                out[i] = f
+        return [f for f in out if f is not None]
+
+    def _child(self, *keys: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.ss.entropy, spawn_key=(*self.ss.spawn_key, *keys))
+
+    @property
+    def lazy(self) -> tuple[str, ...]:
+        """The gates computed only where every other passes, the cheaper first: P1's stand-in
+        costs less than G4's parametric bootstrap, a bootstrap or profile of P1 more."""
+        cheap_p1 = self.settings.p1_method == "percentile" and self.resamples is None
+        return ("P1", "G4") if cheap_p1 else ("G4", "P1")
+
+    def need(self, cells: np.ndarray, gate: str) -> None:
+        """Compute ``gate``'s statistics (G4's p-value or P1's) for the (trial, threshold)
+        ``cells``."""
+        done = self.g4_done if gate == "G4" else self.p1_done
+        for t, j in zip(*np.nonzero(cells & ~done), strict=True):
+            t, j = int(t), int(j)
+            done[t, j] = True
+            if self.fits[j][t].status == "ok":
+                self._g4(t, j) if gate == "G4" else self._p1(t, j)
+
+    def _g4(self, t: int, j: int) -> None:
+        ad = gof.anderson_darling_lattice(
+            self.y[t][j],
+            self.step,
+            self.fits[j][t],
+            n_boot=GOF_RESAMPLES,
+            seed=self._child(j, t, 1),
+            passes_above=self.settings.alpha_of("G4"),
+        )
+        self.ad_p[t, j] = ad.pvalue
+
+    def _p1(self, t: int, j: int) -> None:
+        s, step, y, f = self.settings, self.step, self.y[t][j], self.fits[j][t]
+        if s.p1_method == "percentile" and self.resamples is None:
+            z = float(norm_ppf(0.5 + s.ci_level / 2.0))
+            se = inference.observed_information(y, f, step=step).se_xi
+            self.ci[t, j] = (f.xi - z * se, f.xi + z * se)
+        elif s.p1_method == "percentile":
+            boot = gpd.bootstrap(
+                y, int(self.resamples), self._child(j, t), full_fit=f, workers=1, step=step
+            )
+            self.ci[t, j] = boot.ci(s.ci_level)
+        elif s.p1_method == "profile":
+            p = inference.profile_ci(y, s.ci_level, f, step=step)
+            self.profile_ci[t, j] = (p.low, p.high)
+        else:
+            self.profiles[(t, j)] = inference.profile_grid(y, f, step=step)
+
+    def summary(self, name: str, t: int, j: int) -> ConditionSummary:
+        """Condition ``name`` at band threshold ``j`` in trial ``t``; until :meth:`need`
+        computed it, G4's p-value stands at 1 (a gate not yet computed is left out of the need
+        mask)."""
+        f = self.fits[j][t]
+        (xm, nm), (xp, np_) = self.sides[t][j]["minus"], self.sides[t][j]["plus"]
+        return ConditionSummary(
+            condition=name,
+            q=self.band[j],
+            u=float(self.u[t, j]),
+            n_exc=int(self.n_exc[t, j]),
+            xi=f.xi,
+            sigma=f.sigma,
+            fit_status=f.status,
+            xi_ci_low=float(self.ci[t, j, 0]),
+            xi_ci_high=float(self.ci[t, j, 1]),
+            ci_level=self.settings.ci_level,
+            ad_pvalue=float(self.ad_p[t, j]) if self.g4_done[t, j] else 1.0,
+            xi_minus=xm,
+            xi_plus=xp,
+            n_minus=nm,
+            n_plus=np_,
+            profile_ci_low=float(self.profile_ci[t, j, 0]),
+            profile_ci_high=float(self.profile_ci[t, j, 1]),
+            profile=self.profiles.get((t, j)),
+        )
