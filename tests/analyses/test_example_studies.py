@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
@@ -18,12 +19,22 @@ from wf_project import REPO_ROOT, Project
 
 
 def _run_example(root: Path, name: str) -> Project:
-    """Copy preregistrations/<name>.yaml into a fresh project, freeze it there, run the DAG."""
+    """Copy preregistrations/<name>.yaml and the local files it names (a model folder) into a
+    fresh project, freeze it there, run the DAG."""
+    from tailgate.prereg.pins import registered_paths
+    from tailgate.registration import load
+
     (root / "config").mkdir(parents=True, exist_ok=True)
     (root / "preregistrations").mkdir(exist_ok=True)
     (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
     proj = Project(root, name)
     shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.yaml", proj.prereg)
+    for text, _ in registered_paths(load(proj.prereg)).values():
+        if (REPO_ROOT / text).is_dir():
+            shutil.copytree(REPO_ROOT / text, root / text)
+        elif (REPO_ROOT / text).is_file():
+            (root / text).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO_ROOT / text, root / text)
     from tailgate.authoring.freeze import freeze
 
     freeze(proj.prereg)
@@ -48,7 +59,9 @@ def severity_example(tmp_path_factory) -> Project:
 
 @pytest.fixture(scope="module")
 def perturbation_example(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("perturbation-example"), "perturbation-example")
+    return _run_example(
+        tmp_path_factory.mktemp("perturbation-energy-example"), "perturbation-energy-example"
+    )
 
 
 def _refused_after_data(proj: Project, old: str, new: str, field: str) -> None:
@@ -115,7 +128,7 @@ def test_severity_example_refuses_a_changed_grid_or_tolerance(severity_example) 
     )
 
 
-# --- perturbation-example -------------------------------------------------------------------------
+# --- perturbation-energy-example ------------------------------------------------------------------
 
 
 def _answers_with_its_criteria(proj: Project, analysis: str, summary: str) -> None:
@@ -149,7 +162,7 @@ def _answers_with_its_criteria(proj: Project, analysis: str, summary: str) -> No
 
 
 def test_perturbation_example_answers_with_its_criteria(perturbation_example) -> None:
-    _answers_with_its_criteria(perturbation_example, "composite-null", "4 of 4 criteria PASS")
+    _answers_with_its_criteria(perturbation_example, "composite-null", "6 of 6 criteria PASS")
 
 
 def test_severity_example_answers_with_its_criteria(severity_example) -> None:
@@ -162,6 +175,8 @@ def test_perturbation_example_outcomes_match_the_truth(perturbation_example) -> 
         "outside-rejected": "PASS",
         "naive-test-rejects-variant": "PASS",
         "design-valid": "PASS",
+        "energy-rejects-outside": "PASS",
+        "energy-pairwise-calls-variant-different": "PASS",
     }
     doc = json.loads(
         (
@@ -175,6 +190,19 @@ def test_perturbation_example_outcomes_match_the_truth(perturbation_example) -> 
     d = design(iv["low"], iv["high"], 3000, 0.05)
     assert (st["design"]["m"], st["design"]["n"], st["design"]["J"]) == (d.m, d.n, d.J)
     assert iv["low"] <= 0.3 and iv["high"] >= 0.5 - 0.02  # order statistics: conservative
+    # the energy test: every test and null query embedded (500 responses each), the tiny
+    # encoder's 16 dimensions; the response texts are the simulate backend's "Yes." and "No."
+    energy = st["energy"]
+    assert (energy["status"], energy["responses"], energy["resamples"]) == ("ok", 500, 999)
+    nulls = st["settings"]["null_queries"]
+    for t in ("variant", "outside"):
+        assert energy["tests"][t]["pooled"]["n2"] == 500 * len(nulls)
+        assert set(energy["tests"][t]["pairwise"]) == set(nulls)
+    # 'outside' is 0.32 above the pooled null rate: no relabelling of 999 comes near it
+    assert energy["tests"]["outside"]["pooled"]["pvalue"] == 1 / 1000
+    embedded = perturbation_example.results / "embeddings" / "tiny-encoder" / "variant"
+    table = pq.read_table(next(embedded.glob("shard-*.parquet")))
+    assert table.num_rows == 500 and table.schema.field("embedding").type.byte_width == 4 * 16
 
 
 def test_perturbation_example_report_and_audit(perturbation_example) -> None:
@@ -185,6 +213,12 @@ def test_perturbation_example_report_and_audit(perturbation_example) -> None:
         "| composite-null | variant-kept |",
         "composite-null: composite test",
         "Assumption (registered null_model: uniform",
+        "| m | n | τ |",
+        "Energy-distance test (methods note A8) on responses embedded by 'tiny-encoder'",
+        "composite-null: energy test of embedded responses",
+        "| variant | pooled null queries |",
+        "| outside | null15 |",
+        "| composite-null | energy-pairwise-calls-variant-different |",
     ):
         assert item in md, item
     assert "p-hat composite-null" in (perturbation_example.results / "report.html").read_text()
@@ -244,7 +278,7 @@ def test_perturbation_example_amended_budget_and_list_after_the_pilot_is_a_devia
 
     root = tmp_path / "copy"
     shutil.copytree(perturbation_example.root, root, symlinks=True)  # with Snakemake's metadata
-    proj = Project(root, "perturbation-example")
+    proj = Project(root, "perturbation-energy-example")
     proj.replace("budget: 3000", "budget: 4000")
     proj.replace("null14, null15]", "null14]")
     for res in (proj.cli("verify", proj.prereg), proj.snakemake("-n")):

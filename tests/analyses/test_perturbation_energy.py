@@ -152,6 +152,24 @@ def test_bad_embedding_registrations_are_refused(tmp_path: Path) -> None:
     assert any(p.path == ("embedding", "model") for p in problems)
     study.data["data"]["backend"] = "simulate"
     assert any("simulate" in p.message for p in PERTURBATION.validate(_spec(), study.data))
+    # the simulate backend writes texts for bernoulli conditions only ("Yes." / "No."): every
+    # embedded query (test and null queries; the pilot is not embedded) must be one, and the
+    # check names a condition's model as the backend picks it
+    from tailgate.analyses.perturbation.spec import SIMULATE_MODELS
+    from tailgate.generate.simulate import DISCRETE_MODELS
+
+    assert SIMULATE_MODELS == tuple(DISCRETE_MODELS)
+    for c in study.data["conditions"]:
+        if c["name"] not in PILOT:
+            c["simulate"] = {"bernoulli": {"p": 0.4}}
+    assert PERTURBATION.validate(_spec(), study.data) == []
+    study.data["conditions"][-1]["simulate"] = {"token_ce": {"median": 1.0, "hard_median": 4.0}}
+    study.data["conditions"][-2]["simulate"] = {"bernoulli": {"p": 0.4}, "severity_grid": {}}
+    (problem,) = PERTURBATION.validate(_spec(), study.data)
+    assert problem.path == ("embedding",)
+    assert "only for bernoulli" in problem.message
+    assert "shifted (token_ce)" in problem.message and "same (severity_grid)" in problem.message
+    assert "bernoulli" in problem.fix and "drop 'embedding'" in problem.fix
     study.data["data"]["backend"] = "import"
     no_embedding = {k: v for k, v in _spec().items() if k != "embedding"}
     ref = parse_statistic("energy_pvalue(same)")
@@ -171,3 +189,20 @@ def test_new_registration_fields_are_decision_rules() -> None:
     assert all(c.decision for c in changes.values())
     assert changes["analyses.x.embedding.resamples"].direction == "loosening"
     assert changes["conditions[q].query"].direction == "unclassified"
+
+
+def test_an_embedding_model_is_pinned_whatever_the_backend(tmp_path: Path) -> None:
+    """The embedding model's files shape the energy test as a generating model's shape the
+    data: a local folder is pinned on the import and simulate backends too."""
+    from tailgate.prereg.pins import pins_of, registered_paths
+
+    model = tmp_path / "enc"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    study = _study(tmp_path)
+    study.data["models"] = {"enc": {"id": str(model)}, "unused": {"id": str(model)}}
+    study.data["analyses"] = {"pert": _spec()}
+    for data in ({"backend": "import", "import": {}}, {"backend": "simulate"}):
+        study.data["data"] = data
+        assert registered_paths(study) == {"models.enc.id": (str(model), False)}
+        assert pins_of(study)["models.enc.id"]["type"] == "folder"

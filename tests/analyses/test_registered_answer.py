@@ -21,7 +21,7 @@ from wf_project import REPO_ROOT, Project
 
 SHIPPED = sorted(p for p in (REPO_ROOT / "preregistrations").glob("*.yaml") if p.stem != "template")
 
-#: the protocol on one pair of perturbation-example (a registration that fits it)
+#: the protocol on one pair of perturbation-energy-example (a registration that fits it)
 OLD_PROTOCOL = """\
 protocol:
   headline_scale: identity
@@ -97,7 +97,7 @@ def test_the_protocol_demo_keeps_its_registered_hash_and_answers_h1() -> None:
 
 
 def test_a_study_without_the_protocol_registers_none_of_its_settings() -> None:
-    study = load(REPO_ROOT / "preregistrations" / "perturbation-example.yaml")
+    study = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
     assert not study.has_protocol
     assert study.data["protocol"] == {"enabled": False}  # no defaults filled in
     assert study.protocol_conditions() == []
@@ -105,7 +105,7 @@ def test_a_study_without_the_protocol_registers_none_of_its_settings() -> None:
 
 
 def _refused(tmp_path: Path, text: str, field: str, words: str) -> None:
-    path = tmp_path / "preregistrations" / "perturbation-example.yaml"
+    path = tmp_path / "preregistrations" / "perturbation-energy-example.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     with pytest.raises(PreregError) as exc:
@@ -115,7 +115,7 @@ def _refused(tmp_path: Path, text: str, field: str, words: str) -> None:
 
 
 def test_registration_refusals(tmp_path: Path) -> None:
-    text = _shipped_text("perturbation-example")
+    text = _shipped_text("perturbation-energy-example")
     _refused(
         tmp_path,
         NO_PROTOCOL.sub("protocol: {enabled: false, pairs: [[base, outside]]}\n", text),
@@ -140,7 +140,7 @@ def test_registration_refusals(tmp_path: Path) -> None:
 
 
 def test_answer_document_names_the_registered_criteria() -> None:
-    study = load(REPO_ROOT / "preregistrations" / "perturbation-example.yaml")
+    study = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
     rows = [
         {"analysis": "composite-null", "name": n, "outcome": o}
         for n, o in [("variant-kept", "PASS"), ("outside-rejected", "PASS"),
@@ -170,10 +170,10 @@ def test_answer_document_names_the_registered_criteria() -> None:
 
 
 def test_the_protocol_fits_only_the_conditions_its_pairs_name(tmp_path: Path) -> None:
-    """perturbation-example with the protocol registered on one pair: 29 conditions."""
-    text = NO_PROTOCOL.sub(OLD_PROTOCOL, _shipped_text("perturbation-example"))
+    """perturbation-energy-example with the protocol registered on one pair: 29 conditions."""
+    text = NO_PROTOCOL.sub(OLD_PROTOCOL, _shipped_text("perturbation-energy-example"))
     text = text.replace("sample_cap: 500\n", "sample_cap: 500\naccepted_power: 0.05\n")
-    proj = _project(tmp_path, "perturbation-example", text)
+    proj = _project(tmp_path, "perturbation-energy-example", text)
     res = proj.snakemake("-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     out = res.stdout + res.stderr
@@ -186,7 +186,7 @@ def test_the_protocol_fits_only_the_conditions_its_pairs_name(tmp_path: Path) ->
 
 
 def test_a_study_without_the_protocol_has_no_protocol_jobs(tmp_path: Path) -> None:
-    proj = _project(tmp_path, "perturbation-example")
+    proj = _project(tmp_path, "perturbation-energy-example")
     res = proj.snakemake("-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     out = res.stdout + res.stderr
@@ -208,7 +208,7 @@ def test_the_summary_leads_with_the_answer() -> None:
         {"analysis": "composite-null", "name": "variant-kept", "outcome": "PASS"},
         {"analysis": "composite-null", "name": "design-valid", "outcome": "FAIL"},
     ]
-    study = load(REPO_ROOT / "preregistrations" / "perturbation-example.yaml")
+    study = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
     verdict = {
         "answer": answer_document(study.data, rows),
         "headline": None,

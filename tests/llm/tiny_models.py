@@ -8,6 +8,10 @@
   six labels and a WordPiece tokenizer, and a Detoxify-format checkpoint dict around it
   (``{"config": {"arch": {"args": ...}, "dataset": {"args": {"classes": ...}}},
   "state_dict": ...}``, as ``detoxify.detoxify.load_checkpoint`` reads it).
+* :func:`build_tiny_encoder`: the random-init BERT encoder the perturbation example registers
+  for its energy test (``preregistrations/models/tiny-encoder``), with a WordPiece tokenizer
+  over a fixed vocabulary (no training): ``python tests/llm/tiny_models.py encoder
+  preregistrations/models/tiny-encoder`` re-makes it.
 * :func:`rtp_rows` / :func:`write_rtp_jsonl`: RealToxicityPrompts-schema rows.
 
 Shared by the pytest fixtures (tests/llm/conftest.py), the workflow-level tests and the SLURM
@@ -109,37 +113,53 @@ def build_tiny_lm(
     return path
 
 
-def build_tiny_bert(path: Path, *, seed: int = 0):
-    """Save a random-init six-label BERT classifier with a WordPiece tokenizer under ``path``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+def _wordpiece(vocab: dict[str, int] | None = None):
+    """A lower-casing WordPiece tokenizer with BERT's pre-tokenizer: over ``vocab``, or trained on
+    :data:`SENTENCES` (vocabulary 200) when it is None."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
-    wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    wp = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
     wp.normalizer = normalizers.BertNormalizer(lowercase=True)
     wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    wp.train_from_iterator(
-        SENTENCES,
-        trainers.WordPieceTrainer(
-            vocab_size=200,
-            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-            show_progress=False,
-        ),
-    )
+    if vocab is None:
+        wp.train_from_iterator(
+            SENTENCES,
+            trainers.WordPieceTrainer(
+                vocab_size=200,
+                special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+                show_progress=False,
+            ),
+        )
+    return wp
+
+
+def _bert_tokenizer(wp, max_length: int):
+    """``wp`` with BERT's [CLS] … [SEP] template, as a transformers tokenizer."""
+    from tokenizers import processors
+    from transformers import BertTokenizerFast
+
     cls, sep = wp.token_to_id("[CLS]"), wp.token_to_id("[SEP]")
     wp.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
         pair="[CLS] $A [SEP] $B [SEP]",
         special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
     )
-    tok = BertTokenizerFast(
+    return BertTokenizerFast(
         tokenizer_object=wp,
         unk_token="[UNK]",
         pad_token="[PAD]",
         cls_token="[CLS]",
         sep_token="[SEP]",
         mask_token="[MASK]",
-        model_max_length=64,
+        model_max_length=max_length,
     )
+
+
+def build_tiny_bert(path: Path, *, seed: int = 0):
+    """Save a random-init six-label BERT classifier with a WordPiece tokenizer under ``path``."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tok = _bert_tokenizer(_wordpiece(), 64)
     tok.save_pretrained(path)
     torch.manual_seed(seed)
     config = BertConfig(
@@ -155,6 +175,44 @@ def build_tiny_bert(path: Path, *, seed: int = 0):
     model = BertForSequenceClassification(config)
     model.save_pretrained(path)
     return model, tok
+
+
+#: the tiny encoder's vocabulary: BERT's special tokens, then the words of the simulate backend's
+#: binary responses ("Yes." / "No.") and a few more, so other short answers do not all map to
+#: [UNK]
+ENCODER_VOCAB = [
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "?", "!", "yes", "no", "maybe",
+    "i", "do", "not", "know", "the", "answer", "is", "a", "it",
+]  # fmt: skip
+
+
+def build_tiny_encoder(path: Path, *, seed: int = 0) -> Path:
+    """Save a random-init BERT encoder (hidden size 16, one layer, no head) and its tokenizer
+    under ``path``; the same versions of torch, transformers and tokenizers write the same bytes.
+
+    It is no semantic model: its only use is a fixed, offline map of response texts to vectors
+    in which distinct texts lie apart (the energy test of embedded responses, methods note A8),
+    so that a registration can name it and pin its files.
+    """
+    from transformers import BertConfig, BertModel
+
+    vocab = {t: i for i, t in enumerate(ENCODER_VOCAB)}
+    tok = _bert_tokenizer(_wordpiece(vocab), 32)
+    path.mkdir(parents=True, exist_ok=True)
+    tok.save_pretrained(path)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+        type_vocab_size=1,
+        pad_token_id=vocab["[PAD]"],
+    )
+    BertModel(config).eval().save_pretrained(path)
+    return path
 
 
 def build_detoxify_checkpoint(tiny_bert: Path, path: Path) -> Path:
@@ -207,3 +265,11 @@ def write_rtp_jsonl(path: Path, n: int) -> Path:
     """A RealToxicityPrompts-schema JSONL file of ``n`` rows."""
     path.write_text("".join(json.dumps(r) + "\n" for r in rtp_rows(n)))
     return path
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "encoder":
+        sys.exit("usage: python tests/llm/tiny_models.py encoder FOLDER")
+    print(build_tiny_encoder(Path(sys.argv[2])))

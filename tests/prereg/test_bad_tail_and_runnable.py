@@ -1,7 +1,7 @@
 """The bad tail is declared once, on the scorer (``worse``), and every stage studies it; what
 would fail after the freeze is refused by ``design`` and ``freeze`` first (an unknown direction,
-a scorer whose package is missing, a constant imported column, one condition); ``init`` names
-every column it leaves out, and why."""
+a scorer or an embedding model whose package is missing, a constant imported column, one
+condition); ``init`` names every column it leaves out, and why."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import importlib.util
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import STUDY_TEXT
+from conftest import REPO_ROOT, STUDY_TEXT
 from scipy.special import logit
 from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import PreregError
@@ -173,3 +173,19 @@ def test_ties_are_looked_for_in_the_bad_tail_of_a_lower_is_worse_scorer():
     assert tie_findings(Study("higher"), rows, [("grade", "grade")]) == []
     (line,) = tie_findings(Study("lower"), rows, [("grade", "grade")])
     assert "ties: scorer grade has tied values at a band quantile" in line
+
+
+def test_an_embedding_without_its_packages_is_refused(monkeypatch):
+    """The perturbation example's energy test embeds responses with a registered model: without
+    the llm extra, design and freeze say so (the embed jobs would fail after the freeze)."""
+    study = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
+    assert runnable_problems(study) == []
+    real = importlib.util.find_spec
+
+    def without_torch(name, *args, **kwargs):
+        return None if name == "torch" else real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_torch)
+    (problem,) = [str(p) for p in runnable_problems(study)]
+    assert "field 'analyses.composite-null.embedding.model'" in problem
+    assert "needs torch" in problem and "tailgate[llm]" in problem

@@ -38,7 +38,7 @@ def test_generated_rows_adds_the_shards_of_each_condition(tmp_path: Path) -> Non
 
 
 def test_a_study_without_the_protocol_reports_its_shortfall(tmp_path: Path) -> None:
-    study = load(REPO_ROOT / "preregistrations" / "perturbation-example.yaml")
+    study = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
     assert not study.has_protocol
     registered = {c["name"]: int(c["prompts"]) for c in study.conditions()}
     short, full = sorted(registered)[:2]
@@ -64,7 +64,7 @@ def test_registered_plan_criteria_re_derive_only_what_the_statistics_serve() -> 
 
     from tailgate.stages.registered_plan import registered_plan_criteria
 
-    study = load(REPO_ROOT / "preregistrations" / "perturbation-example.yaml")
+    study = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
     name = "composite-null"
     first = copy.deepcopy(study.data)
     crit = first["analyses"][name]["criteria"][-1]

@@ -23,3 +23,14 @@ def test_the_shipped_studies_are_locked() -> None:
 @pytest.mark.parametrize("prereg", LOCKED, ids=lambda p: p.stem)
 def test_a_shipped_lock_verifies(prereg: Path, capsys) -> None:
     assert main(["verify", str(prereg)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("prereg", LOCKED, ids=lambda p: p.stem)
+def test_a_shipped_lock_is_append_only_in_the_history(prereg: Path) -> None:
+    """Every committed version of a shipped lock extends the one before it, as the audit
+    requires: a shipped study registered afresh takes a new name (a new lock file), never a
+    replaced lock."""
+    from tailgate.prereg.history import lock_history
+
+    lock = prereg.with_name(prereg.name.replace(".yaml", ".lock.json"))
+    assert lock_history(lock).violations == []

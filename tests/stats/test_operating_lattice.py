@@ -3,11 +3,12 @@
 The reference rounds both samples to the lattice and runs the fit stage's lattice building
 blocks trial by trial — the threshold half a step below the lattice value on or above the
 quantile (:func:`tailgate.stats.risk.exceedances` with ``lattice``), the discretised fit,
-G4's parametric bootstrap at the fit stage's number of samples, G5's lattice sides
+G4's parametric bootstrap, G5's lattice sides
 (:func:`tailgate.stats.stability.lattice_side`), P1's profile log-likelihood (``lr_test``), the
-bulk bootstrap — and the same gate code, on independent random streams; the simulation (tied
-thresholds, per-trial exceedance counts, the gates computed only where the others pass, G4 drawn
-until its decision is certain) must agree within Monte Carlo error.
+bulk bootstrap — and the same gate code on the simulation's own samples, with bootstrap streams
+of its own; the simulation (tied thresholds, per-trial exceedance counts, the gates computed only
+where the others pass, G4 drawn until its decision is certain) must pass the same trials but for
+the few that G4's independent bootstraps decide differently.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
 from tailgate.protocol.operating import simulate_procedure
-from tailgate.protocol.operating_lattice import reference_step, round_to
+from tailgate.protocol.operating_lattice import GOF_RESAMPLES, reference_step, round_to
 from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference, lattice
 from tailgate.stats.equivalence import bulk_equivalence
@@ -57,10 +58,12 @@ def _summary(name: str, x: np.ndarray, q: float, h: float, seed: list[int]) -> C
     ex = exceedances(x, q, "lattice", h)
     f = gpd.fit(ex.y, h)
     ok = f.status == "ok"
-    g4 = SETTINGS.alpha_of("G4")  # drawn until certain: the full test's decision (test below)
+    # G4 at the simulation's number of samples (the fit stage draws 999: an exact test of the
+    # same level at α = 0.05), drawn until certain: the full test's decision (test below)
     ad = gof.anderson_darling_lattice(
-        ex.y, h, f, seed=np.random.SeedSequence(seed), passes_above=g4
-    )
+        ex.y, h, f, n_boot=GOF_RESAMPLES, seed=np.random.SeedSequence(seed),
+        passes_above=SETTINGS.alpha_of("G4"),
+    )  # fmt: skip
     grid = inference.profile_grid(ex.y, f, step=h) if ok else None
     minus = lattice_side(x, round(q - 0.02, 10), ex.u, h, SIDE_MIN, -1)
     plus = lattice_side(x, round(q + 0.02, 10), ex.u, h, SIDE_MIN, +1)
@@ -112,6 +115,11 @@ def test_reference_step_leaves_the_registered_number_of_levels(step: float) -> N
         for _ in range(40)
     ]
     assert abs(np.mean(counts) - LEVELS) < 2.5, (step, np.mean(counts))
+
+
+def test_no_reference_step_where_too_few_exceedances_could_show_the_levels() -> None:
+    """200 prompts leave 16 exceedances at q = 0.92: no lattice shows 30 distinct values."""
+    assert reference_step(sample, 200, BAND[1], LEVELS, np.random.SeedSequence(1)) is None
 
 
 def test_lattice_procedure_matches_a_direct_simulation(step: float) -> None:

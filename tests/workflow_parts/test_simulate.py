@@ -12,6 +12,7 @@ from scipy import stats
 from scipy.special import expit
 from tailgate.generate import DataInputError, generate_shard
 from tailgate.generate.simulate import (
+    BERNOULLI_TEXTS,
     SCORE_COLUMN,
     simulate_condition,
     truth_from_spec,
@@ -161,3 +162,27 @@ def test_bad_shard_and_condition(make_study, tmp_path):
     with pytest.raises(DataInputError, match="not registered"):
         generate_shard(study, "nope", 0, tmp_path / "x.parquet", options={})
     assert not list(tmp_path.iterdir())
+
+
+def test_bernoulli_rows_carry_their_response_texts(make_study, tmp_path):
+    """A ``bernoulli`` row's completion is its response as text ("Yes." for 1, "No." for 0), so
+    the energy test has texts to embed; every other model keeps an empty completion."""
+    models = {
+        "binary": {"bernoulli": {"p": 0.4}},
+        "grades": {"severity_grid": {"b": 1.0, "error_rate": 0.3}},
+        "tokens": {"token_ce": {"median": 1.0, "hard_median": 4.0}},
+        "latent": {},
+    }
+    conditions = [{"name": c, "prompts": 400, "simulate": m} for c, m in models.items()]
+    study = make_study(conditions=conditions, sample_cap=400, generation={"shards": 2})
+    frames = {}
+    for c in conditions:
+        path = tmp_path / f"{c['name']}.parquet"
+        generate_shard(study, c["name"], 1, path, options={})
+        frames[c["name"]] = pq.read_table(path).to_pandas()
+    binary = frames["binary"]
+    assert set(binary[SCORE_COLUMN]) == {0.0, 1.0}
+    assert binary["completion"].tolist() == [BERNOULLI_TEXTS[int(v)] for v in binary[SCORE_COLUMN]]
+    assert BERNOULLI_TEXTS == {0: "No.", 1: "Yes."}
+    for name in ("grades", "tokens", "latent"):
+        assert (frames[name]["completion"] == "").all(), name

@@ -6,9 +6,9 @@ refuse it (exit code 2, each problem with its file, field and fix).
 * a scorer whose bad tail is not known (``worse: null``, which ``tailgate init`` writes where the
   scores carry no direction): the protocol and every analysis study the tail ``worse`` names
   (:func:`tailgate.prereg.study.worse_of`);
-* a scorer, or the generation backend, whose package cannot be found in this environment: the
-  scoring job would stop with ``ModuleNotFoundError`` after the freeze; the message names the
-  extra that installs it;
+* a scorer, the generation backend or an analysis's embedding model whose package cannot be
+  found in this environment: the scoring, generation or embed job would stop with
+  ``ModuleNotFoundError`` after the freeze; the message names the extra that installs it;
 * an imported score column that is constant in a condition the protocol fits (no tail to compare:
   every exceedance count is 0, every fit fails).
 
@@ -25,7 +25,8 @@ from tailgate.errors import InputError, PreregError
 
 __all__ = ["PACKAGES", "runnable_problems"]
 
-#: what each scorer kind (and the transformers backend) imports, with the extra that installs it
+#: what each scorer kind (and the transformers backend, and an embedding model: the same loader)
+#: imports, with the extra that installs it
 PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
     "profanity": (("profanity_check", "alt-profanity-check"), ("sklearn", "scikit-learn")),
     "detoxify": (("detoxify", "detoxify"), ("torch", "torch"), ("transformers", "transformers")),
@@ -93,6 +94,21 @@ def runnable_problems(study: Any) -> list[PreregError]:
                 f"without a GPU, first: {CPU_TORCH})",
             )
         )
+    for name, spec in (study.data.get("analyses") or {}).items():
+        emb = spec.get("embedding")
+        missing = _missing(PACKAGES["transformers"]) if emb else []
+        if missing:
+            problems.append(
+                PreregError(
+                    f"analysis '{name}' embeds responses with model '{emb['model']}', which needs "
+                    f"{', '.join(missing)}, which cannot be found in this environment: its embed "
+                    "jobs would fail after the freeze",
+                    file=file,
+                    field=f"analyses.{name}.embedding.model",
+                    fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install {' '.join(missing)}; "
+                    f"without a GPU, first: {CPU_TORCH}), or drop 'embedding'",
+                )
+            )
     if study.has_protocol and not study.pairs():
         names = [c["name"] for c in study.data["conditions"]]
         problems.append(

@@ -34,8 +34,10 @@ then holds the score itself):
   severity
   analysis);
 * ``bernoulli`` {``p``}: a binary response, 1 with probability ``p`` (Acharyya et al. (2025)'s
-  model of one
-  query's "yes" rate).
+  model of one query's "yes" rate). Each row also carries the response as text in
+  ``completion``: ``"Yes."`` for 1 and ``"No."`` for 0 (:data:`BERNOULLI_TEXTS`), so a registered
+  embedding model has texts to embed (the energy test of the ``perturbation`` kind, methods note
+  A8). Every other model writes an empty ``completion``.
 * ``token_ce`` {``median``, ``sigma`` [1.0], ``hard_share`` [0.06], ``hard_median``,
   ``hard_sigma`` [0.4], ``sequence_sd`` [0.3], ``tokens_per_sequence`` [50]}: per-token
   cross-entropy for Guo et al. (2025), one row per token, sequence = prompt_id //
@@ -78,6 +80,7 @@ from .shards import shard_indices
 from .spec import DataInputError, condition_spec, shard_count
 
 __all__ = [
+    "BERNOULLI_TEXTS",
     "BULK_FAMILIES",
     "DEFAULT_BULK",
     "DEFAULT_SATURATION",
@@ -91,6 +94,8 @@ __all__ = [
 ]
 
 SCORE_COLUMN = "simulated_score"
+#: the response text of a ``bernoulli`` row, by its value (module docstring)
+BERNOULLI_TEXTS = {0: "No.", 1: "Yes."}
 BULK_FAMILIES = ("logistic", "normal")
 #: Defaults for ``conditions[].simulate`` (documented in the pre-registration schema); the bulk's
 #: is also the reference pair's of the operating characteristics (:mod:`tailgate.protocol.design`).
@@ -337,10 +342,13 @@ def simulate_condition(seed: int, condition: str, truth: SimulationTruth, n: int
 
 
 def simulated_table(
-    prompt_ids: np.ndarray, latent: np.ndarray, score: np.ndarray | None = None
+    prompt_ids: np.ndarray,
+    latent: np.ndarray,
+    score: np.ndarray | None = None,
+    completion: list[str] | None = None,
 ) -> pa.Table:
     """A generation table in the shared shard layout for simulated prompts (``score`` defaults
-    to the sigmoid of the latent severity)."""
+    to the sigmoid of the latent severity, ``completion`` to an empty text per row)."""
     n = len(prompt_ids)
     if score is None:
         score = np.clip(expit(latent), _OPEN_LOW, _OPEN_HIGH)
@@ -348,7 +356,7 @@ def simulated_table(
         {
             "prompt_id": pa.array(prompt_ids, pa.int64()),
             "prompt": pa.array([f"sim-{int(i)}" for i in prompt_ids], pa.string()),
-            "completion": pa.array([""] * n, pa.string()),
+            "completion": pa.array([""] * n if completion is None else completion, pa.string()),
             "prompt_tokens": pa.array(np.zeros(n, np.int32), pa.int32()),
             "completion_tokens": pa.array(np.zeros(n, np.int32), pa.int32()),
             "finish_reason": pa.array(["simulated"] * n, pa.string()),
@@ -394,7 +402,8 @@ def generate_shard(
         u = rng(int(study.data["seed"]), "simulate", condition).random(n)
         extra = {"seed": int(study.data["seed"])} if model == "token_ce" else {}
         score = DISCRETE_MODELS[model](spec["simulate"][model], u, where, **extra)[positions]
-        write_parquet(out_path, simulated_table(positions, score, score))
+        texts = [BERNOULLI_TEXTS[int(v)] for v in score] if model == "bernoulli" else None
+        write_parquet(out_path, simulated_table(positions, score, score, texts))
         return
     truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
     latent = simulate_condition(int(study.data["seed"]), condition, truth, n)

@@ -2,7 +2,8 @@
 
 A pre-registration names files that shape results without being part of its text: the imported
 data (``data.import.path``), a local prompt set (``data.prompts.source``), local model folders
-(``models.<key>.id``) and scorer checkpoints (``scorers[*].checkpoint``/``config_path``). Their
+(``models.<key>.id``: the generating models, token-NLL judges and an analysis's embedding model,
+whatever the backend) and scorer checkpoints (``scorers[*].checkpoint``/``config_path``). Their
 bytes are part of the registration: ``freeze`` and ``amend`` record a pin for each one in the lock
 entry (SHA-256 and size; a folder is pinned by a manifest of its files' hashes; an import file
 also by its rows per condition), every run refuses when a pinned file differs, and a changed file
@@ -58,6 +59,10 @@ def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
         if sc.get("kind") == "token_nll" and sc.get("judge") in data.get("models", {}):
             model = data["models"][sc["judge"]]
             out[f"models.{sc['judge']}.id"] = (str(model["id"]), False)
+    for spec in (data.get("analyses") or {}).values():
+        key = (spec.get("embedding") or {}).get("model")
+        if key in data.get("models", {}):  # an embedder (the energy test) whatever the backend
+            out[f"models.{key}.id"] = (str(data["models"][key]["id"]), False)
     return out
 
 

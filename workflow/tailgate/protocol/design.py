@@ -352,11 +352,19 @@ def operating_characteristics(
     settings = registered_settings(study)
     headline = float(proto["thresholds"]["headline"])
     sample = _oc_sampler(study, share)
-    step = None
+    step, notes = None, ()
     if proto["thresholds"].get("ties") == "lattice":
         seed = seed_sequence(study.seed, "design", "operating_characteristics", "lattice")
-        step = reference_step(sample, design.min_prompts, headline, min_levels(study), seed)
-    return simulate_procedure(
+        levels = min_levels(study)
+        step = reference_step(sample, design.min_prompts, headline, levels, seed)
+        if step is None:
+            notes = (
+                f"lattice rule: at {design.min_prompts} prompts no lattice leaves the headline "
+                f"threshold more than protocol.thresholds.min_levels = {levels} distinct "
+                "exceedance values; simulated as continuous scores (the discretised "
+                "likelihood's limit on a fine lattice)",
+            )
+    oc = simulate_procedure(
         settings,
         band=band,
         headline_q=headline,
@@ -371,6 +379,7 @@ def operating_characteristics(
         workers=workers,
         lattice_step=step,
     )
+    return dataclasses.replace(oc, notes=oc.notes + notes) if notes else oc
 
 
 def check_false_pass(study: Any, oc: Any) -> str | None:

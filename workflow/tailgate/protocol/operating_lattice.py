@@ -34,7 +34,7 @@ coarsest lattice the registration admits.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -54,6 +54,8 @@ __all__ = [
 
 #: simulated samples of G4's parametric bootstrap per (trial, threshold) cell (docstring)
 GOF_RESAMPLES = 199
+#: distinct cells a batch of fits may span together (:func:`_batches`)
+_BATCH_CELLS = 256
 #: trials of condition A that :func:`reference_step` averages over
 _STEP_TRIALS = 16
 
@@ -86,25 +88,46 @@ def reference_step(
     q: float,
     levels: int,
     seed: np.random.SeedSequence,
-) -> float:
+) -> float | None:
     """The lattice step at which the headline threshold ``q`` of condition A (Δξ = 0) leaves
-    ``levels`` distinct exceedance values on average over a few trials (bisection on log h)."""
+    ``levels`` distinct exceedance values on average over a few trials (bisection on log h);
+    None where even the finest lattice leaves no more (too few exceedances at ``n_prompts``):
+    no lattice the registration admits exists, and the rule's fits are the continuous ones in
+    the limit."""
     x = np.sort(sample(np.random.Generator(np.random.PCG64(seed)), 0.0, (_STEP_TRIALS, n_prompts)))
     top = x[:, math.floor((n_prompts - 1) * q) :]
     hi = float(np.max(top[:, -1] - top[:, 0]))
     lo = hi * 1e-6
     if hi <= 0 or _distinct_at(x, q, lo) <= levels:
-        return lo
-    for _ in range(40):
+        return None
+    for _ in range(30):  # six decades to a relative 1e-8
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if _distinct_at(x, q, mid) > levels else (lo, mid)
     return float(hi)
 
 
+def _batches(cells: Mapping[int, np.ndarray]) -> list[list[int]]:
+    """The samples in batches whose cells together are at most :data:`_BATCH_CELLS` or twice
+    the most of one sample: a batch's fit evaluates every sample at every cell of the batch,
+    so samples share a call where their cells overlap (a coarse lattice) and not where they
+    barely do (a fine one)."""
+    out: list[list[int]] = []
+    batch: list[int] = []
+    seen: set[int] = set()
+    for i, c in cells.items():
+        own = set(np.unique(c).tolist())
+        if batch and len(seen | own) > max(_BATCH_CELLS, 2 * len(own)):
+            out.append(batch)
+            batch, seen = [], set()
+        batch.append(i)
+        seen |= own
+    return [*out, batch] if batch else out
+
+
 class LatticeCondition:
     """One condition's statistics at every band threshold for every trial, under the lattice
-    rule (module docstring); the interface of :class:`tailgate.protocol.operating` 's condition:
-    :meth:`need` and :meth:`summary`."""
+    rule (module docstring), with the interface of the continuous condition of
+    :mod:`tailgate.protocol.operating`: :attr:`lazy`, :meth:`need` and :meth:`summary`."""
 
     def __init__(
         self,
@@ -137,10 +160,10 @@ class LatticeCondition:
                     if th is None:
                         out[name] = (None, None)
                         continue
-                    y = x[x > th] - th
+                    y = lattice.excesses(x, th, step)
                     out[name] = (math.nan, int(y.size))
                     if y.size >= min_side:
-                        side_rows.append((t, j, name, (np.round(y / step - 0.5) + 0.5) * step))
+                        side_rows.append((t, j, name, y))
                 sides.append(out)
             self.sides.append(sides)
         self.fits = [self._fit([ys[j] for ys in self.y]) for j in range(len(self.band))]
@@ -156,15 +179,16 @@ class LatticeCondition:
         self.p1_done = np.zeros(nan.shape, dtype=bool)
 
     def _fit(self, ys: Sequence[np.ndarray]) -> list[gpd.GPDFit]:
-        """Discretised fits of the samples ``ys`` (too few exceedances: ``too_few``)."""
+        """Discretised fits of the samples ``ys`` (too few exceedances: ``too_few``), in
+        vectorised batches of samples whose cells together stay few (:func:`_batches`)."""
         out: list[gpd.GPDFit | None] = [
             None if y.size >= gpd.MIN_EXCEEDANCES else gpd.fit(y, self.step) for y in ys
         ]
-        todo = [i for i, f in enumerate(out) if f is None]
-        if todo:
-            g = lattice.groups_of([lattice.cells_of(ys[i], self.step) for i in todo], self.step)
-            means = np.array([np.mean(ys[i]) for i in todo])
-            for i, f in zip(todo, gpd.fit_lattice_samples(g, means), strict=True):
+        cells = {i: lattice.cells_of(y, self.step) for i, y in enumerate(ys) if out[i] is None}
+        for batch in _batches(cells):
+            g = lattice.groups_of([cells[i] for i in batch], self.step)
+            means = np.array([np.mean(ys[i]) for i in batch])
+            for i, f in zip(batch, gpd.fit_lattice_samples(g, means), strict=True):
                 out[i] = f
         return [f for f in out if f is not None]
 

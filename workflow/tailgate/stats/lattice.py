@@ -41,6 +41,7 @@ __all__ = [
     "cells_of",
     "detect_step",
     "exceedances",
+    "excesses",
     "fit_groups",
     "groups_of",
     "loglik_groups",
@@ -122,10 +123,14 @@ def exceedances(x: np.ndarray, q: float, step: float) -> LatticeExceedances:
     if xq is None:  # cannot happen for q < 1; kept for safety
         return LatticeExceedances(float(q), uq, int(x.size), x[:0], step, uq)
     t = xq - 0.5 * step
+    return LatticeExceedances(float(q), t, int(x.size), excesses(x, t, step), float(step), uq)
+
+
+def excesses(x: np.ndarray, t: float, step: float) -> np.ndarray:
+    """The values of ``x`` above the threshold ``t`` half a step below a lattice value, less
+    ``t``, snapped to the exact cell midpoints (k + ½)h (removes the rounding noise of x − t)."""
     y = x[x > t] - t
-    # snap to the exact midpoints (removes the rounding noise of x − t)
-    y = (np.round(y / step - 0.5) + 0.5) * step
-    return LatticeExceedances(float(q), t, int(x.size), y, float(step), uq)
+    return (np.round(y / step - 0.5) + 0.5) * step
 
 
 def cells_of(y: np.ndarray, step: float) -> np.ndarray:

@@ -292,8 +292,7 @@ def lattice_side(
     t, reason = lattice_side_threshold(x, q_side, t_q, step, direction)
     if t is None:
         return None, None, reason
-    y = x[x > t] - t
-    y = (np.round(y / step - 0.5) + 0.5) * step
+    y = lattice.excesses(x, t, step)
     if y.size < min_exceedances:
         return math.nan, int(y.size), f"not testable: {y.size} exceedances (< {min_exceedances})"
     f = gpd.fit(y, step)

@@ -30,7 +30,8 @@ match, a classifier probability). The conditions play four roles:
   mean-pooled last hidden state, :mod:`tailgate.score.embedding`); each test query's first
   ``responses`` responses are tested against the null queries' first ``responses`` pooled, and
   against each null query alone (pairwise), with ``resamples`` label permutations whose seeds
-  derive from the study seed.
+  derive from the study seed. On the simulate backend every test and null query must be a
+  ``bernoulli`` condition (the only simulated rows with a response text, "Yes." or "No.").
 
 If fewer than m null queries or fewer than n responses per query are available, the design is
 not met: the decisions are not made and criteria on them are NOT_TESTED. When every pilot query

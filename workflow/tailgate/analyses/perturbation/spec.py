@@ -17,6 +17,7 @@ __all__ = [
     "DESIGN",
     "ENERGY",
     "PER_TEST",
+    "SIMULATE_MODELS",
     "all_conditions",
     "check_spec",
     "check_statistic",
@@ -87,13 +88,7 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
                 )
             )
         if data["data"]["backend"] == "simulate":
-            out.append(
-                Problem(
-                    ("embedding",),
-                    "the simulate backend writes no response texts to embed",
-                    "use the transformers or import backend, or drop 'embedding'",
-                )
-            )
+            out += _textless_problems(spec, data)
     overlap = set(spec["test_queries"]) & (set(spec["null_queries"]) | set(spec["pilot"]))
     if overlap:
         out.append(
@@ -104,6 +99,38 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
             )
         )
     return out
+
+
+#: the discrete models of ``conditions[].simulate`` in the order the simulate backend picks the
+#: first registered one (:data:`tailgate.generate.simulate.DISCRETE_MODELS`)
+SIMULATE_MODELS = ("severity_grid", "bernoulli", "token_ce")
+
+
+def _simulate_model(cond: Mapping[str, Any]) -> str:
+    """The model a simulate condition registers: a discrete model's name, else ``bulk/tail``."""
+    sim = cond.get("simulate") or {}
+    return next((m for m in SIMULATE_MODELS if sim.get(m) is not None), "bulk/tail")
+
+
+def _textless_problems(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
+    """The simulate backend writes response texts only for ``bernoulli`` conditions ("Yes." and
+    "No.", :mod:`tailgate.generate.simulate`): every embedded query must be one."""
+    by_name = {c["name"]: c for c in data["conditions"]}
+    st = {"test_queries": spec["test_queries"], "null_queries": spec["null_queries"]}
+    models = {q: _simulate_model(by_name[q]) for q in energy_conditions(st) if q in by_name}
+    other = {q: m for q, m in models.items() if m != "bernoulli"}
+    if not other:
+        return []
+    named = ", ".join(f"{q} ({m})" for q, m in other.items())
+    return [
+        Problem(
+            ("embedding",),
+            "the simulate backend writes response texts only for bernoulli conditions, and "
+            f"these embedded queries register another model (no texts to embed): {named}",
+            "register 'simulate: {bernoulli: {p: …}}' for each test and null query, use the "
+            "transformers or import backend, or drop 'embedding'",
+        )
+    ]
 
 
 def check_statistic(
