@@ -54,17 +54,18 @@ class _GroupedIds:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Load numba's LLVM, and compile (or load from numba's cache) the dominance kernels the
-    tests call in-process, before any test loads PyTorch. A numba compilation after PyTorch has
-    loaded its own copy of LLVM can abort the process (numba issue 9996; the other order works),
-    and a dead worker ends the run. ``dcor``, which compiles at import, is only imported in a
-    fresh interpreter (``dcor_reference.py``)."""
+    """Load numba's LLVM, and compile (or load from numba's cache) the dominance and bulk
+    bootstrap kernels the tests call in-process, before any test loads PyTorch. A numba
+    compilation after PyTorch has loaded its own copy of LLVM can abort the process (numba
+    issue 9996; the other order works), and a dead worker ends the run. ``dcor``, which
+    compiles at import, is only imported in a fresh interpreter (``dcor_reference.py``)."""
     import fcntl
     import os
     import tempfile
 
     import numpy as np
     from tailgate.analyses.dominance.statistics import bootstrap_ratios
+    from tailgate.stats.risk import bulk_bootstrap
 
     rng = np.random.default_rng(0)
     # one process at a time: the workers start together, and two processes writing numba's
@@ -75,6 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for sizes in ((20, 20), (20, 30)):  # equal sizes and unequal sizes: one kernel each
             bootstrap_ratios([rng.normal(size=n) for n in sizes], 2, 0)
+    bulk_bootstrap(rng.normal(size=50), 2, 0)  # its kernel compiles under the same lock itself
     config.pluginmanager.register(_GroupedIds(), "tailgate-grouped-ids")
 
 

@@ -91,21 +91,19 @@ def test_bulk_bootstrap_is_reproducible_and_prefix_stable() -> None:
     np.testing.assert_array_equal(a.tvar[:192], longer.tvar[:192])
 
 
-@pytest.mark.parametrize("n_boot", [3, 9, 17, 300])
-def test_counts_in_sub_blocks_give_the_same_replicates(monkeypatch, n_boot) -> None:
-    # a block's counts are held a few rows at a time (bounded memory); the replicates must be
-    # the same bits as with whole blocks (one BLAS thread, as a bulk job runs: a threaded
-    # matrix-vector product splits its rows by the thread count)
+@pytest.mark.parametrize("n_boot", [3, 9, 17, 130])
+def test_replicates_do_not_depend_on_the_run_length_or_blas_threads(n_boot) -> None:
+    # replicate r is fixed by (seed, r): a run cut inside a block gives the first replicates
+    # of a longer run bit for bit, whatever BLAS's thread count (the sums are the kernel's own)
     from threadpoolctl import threadpool_limits
 
     x = np.random.default_rng(12).logistic(size=30_001)
     with threadpool_limits(limits=1, user_api="blas"):
-        monkeypatch.setattr(risk, "SUB_ROWS", risk.BLOCK)
-        whole = bulk_bootstrap(x, n_boot, seed=2)
-        monkeypatch.setattr(risk, "SUB_ROWS", 4)
-        parts = bulk_bootstrap(x, n_boot, seed=2)
-    np.testing.assert_array_equal(whole.mean, parts.mean)
-    np.testing.assert_array_equal(whole.tvar, parts.tvar)
+        short = bulk_bootstrap(x, n_boot, seed=2)
+    with threadpool_limits(limits=2, user_api="blas"):
+        longer = bulk_bootstrap(x, 200, seed=2)
+    np.testing.assert_array_equal(short.mean, longer.mean[:n_boot])
+    np.testing.assert_array_equal(short.tvar, longer.tvar[:n_boot])
 
 
 @pytest.mark.parametrize(
@@ -158,3 +156,36 @@ def test_bad_input_messages() -> None:
         exceedances(np.array([1.0, np.nan]), 0.9)
     with pytest.raises(ValueError, match=r"in \(0, 1\)"):
         tvar(np.ones(5), 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 500, 1_000_000, 1_610_612_736, 2**31 - 1])
+def test_drawn_indices_are_numpys_bounded_integers(n) -> None:
+    # the replicates count the indices numpy's Generator.integers draws from the same stream;
+    # n = 1.5·2³⁰ rejects a quarter of the draws (Lemire's method), a range of one draws none
+    from tailgate.stats.bulk_replicates import draw_indices
+
+    k = 20_000
+    words = np.random.Generator(np.random.PCG64(7)).bit_generator.random_raw(k)
+    out = np.empty(k, dtype=np.int32)
+    end = draw_indices(words, 0, out, n)
+    assert end == 0 if n == 1 else end >= k  # one half a draw, more where draws are rejected
+    expected = np.random.Generator(np.random.PCG64(7)).integers(0, n, size=k, dtype=np.int32)
+    np.testing.assert_array_equal(out, expected)
+    assert draw_indices(words[:10], 0, out, n) == (-1 if n > 1 else 0)  # words run out
+
+
+def test_a_prompt_drawn_more_than_255_times_is_counted_in_full() -> None:
+    # an all-zero stream draws prompt 0 every time (n a power of two: nothing is rejected),
+    # past the one-byte counts: the replicate is recounted in a wide buffer
+    from tailgate.stats.bulk_replicates import Sample, _replicate_rows
+
+    n = 512
+    x = np.stack([np.linspace(-1.0, 1.0, n), np.linspace(0.0, 5.0, n)])
+    order = np.arange(n)
+    means, tvars = np.empty((2, 1)), np.empty((2, 1))
+    words = np.zeros(n, dtype=np.uint64)
+    sample = Sample(x, x, order, 0, 459, 460, 0.9)
+    done, _ = _replicate_rows(words, 0, 0, sample, np.empty(n, np.uint8), means, tvars)
+    assert done == 1
+    np.testing.assert_array_equal(means[:, 0], x[:, 0])
+    np.testing.assert_array_equal(tvars[:, 0], x[:, 0])

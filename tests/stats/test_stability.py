@@ -27,3 +27,30 @@ def test_g5_check_both_sides() -> None:
     assert ok.passed and ok.deviation == 0.04 and ok.sides == ("minus", "plus")
     bad = stability_check(0.008, 0.07, -0.02, q=0.97, delta=0.02, tolerance=0.05)
     assert not bad.passed
+
+
+def test_wald_scan_intervals_are_the_observed_information_intervals_and_cover() -> None:
+    # ξ̂ ± 1.96 s.e. from the observed information; the asymptotic s.e. of the GPD MLE is
+    # (1 + ξ)/√n_exc (Smith 1987), and over repeated samples the intervals cover ξ about 95 %
+    from tailgate.stats import gpd, inference
+
+    x = sample_gpd(np.random.default_rng(1), 0.1, 1.0, 40_000)
+    scan = stability_scan(x, [0.5, 0.9], min_exceedances=200, intervals="wald")
+    for p in scan.points:
+        y = x[x > p.u] - p.u
+        se = inference.observed_information(y, gpd.fit(y)).se_xi
+        np.testing.assert_allclose(
+            [p.ci_low, p.ci_high], [p.xi - 1.959964 * se, p.xi + 1.959964 * se], rtol=1e-6
+        )
+        assert (
+            abs((p.ci_high - p.ci_low) / 2 - 1.96 * 1.1 / np.sqrt(p.n_exc))
+            < 0.08 * (p.ci_high - p.ci_low) / 2
+        )
+    rng = np.random.default_rng(2)
+    covered = 0
+    for _ in range(300):
+        s = stability_scan(
+            sample_gpd(rng, 0.1, 1.0, 2_000), [0.75], min_exceedances=200, intervals="wald"
+        )
+        covered += s.points[0].ci_low <= 0.1 <= s.points[0].ci_high
+    assert 0.91 <= covered / 300 <= 0.985  # binomial s.d. at 0.95: 0.0126

@@ -315,6 +315,17 @@ def scan_ordered(reg: Registration) -> Iterator[Problem]:
         )
 
 
+def scan_resamples_only_for_bootstrap(reg: Registration) -> Iterator[Problem]:
+    st = reg.protocol["stability"]
+    if st.get("intervals") == "wald" and st["resamples"] != 0:
+        yield (
+            ("protocol", "stability", "resamples"),
+            f"protocol.stability.resamples ({st['resamples']}) sizes the scan's bootstrap "
+            "intervals, but intervals is wald: the scan would draw none",
+            "set protocol.stability.resamples: 0, or register intervals: bootstrap",
+        )
+
+
 def pairs_name_two_conditions(reg: Registration) -> Iterator[Problem]:
     pairs = reg.protocol["pairs"]
     if pairs == "all":
@@ -435,6 +446,7 @@ PROTOCOL_RULES: tuple[Rule, ...] = (
     band_increasing,
     headline_in_band,
     scan_ordered,
+    scan_resamples_only_for_bootstrap,
     pairs_name_two_conditions,
     resamples_only_for_percentile_p1,
     lr_calibration_only_for_lr_test,

@@ -124,6 +124,7 @@ class Stability(ProtocolBlock):
     scan: Scan
     min_exceedances: int
     resamples: int
+    intervals: str | None
     edge: str | None
     tolerance_rule: str | None
     se_multiplier: float | None

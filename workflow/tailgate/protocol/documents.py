@@ -20,7 +20,7 @@ where they key a JSON object they are written with ``format(q, "g")`` ("0.95").
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "GATE_ORDER",
@@ -87,6 +87,7 @@ class StabilityScan(TypedDict):
     ci_low: list[float | None]
     ci_high: list[float | None]
     n_exc: list[int]
+    intervals: NotRequired[str]
     median: float | None
     std: float | None
 

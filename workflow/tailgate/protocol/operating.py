@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 #: values drawn at once by :func:`simulate_procedure` (trials × prompts)
-DRAW_ELEMENTS = 1 << 22
+DRAW_ELEMENTS = 1 << 20
 
 #: sampler(rng, delta_xi, shape) -> severities on the headline scale; it fills the array in
 #: order (row by row from its generator), so drawing the trials in parts gives the same trials

@@ -66,8 +66,10 @@ CAPTIONS = {
         "2026); a straight logit-scale QQ means the transform restored the GPD."
     ),
     "stability": (
-        "Parameter-stability scan: ξ̂(u) with its 95% CI over thresholds; the grey band is the "
-        "scan's median ± one standard deviation, the shaded span the registered robustness band. "
+        "Parameter-stability scan: ξ̂(u) with its 95% CI over thresholds (the registered "
+        "intervals: percentile bootstrap, or Wald from the observed information); the grey "
+        "band is the scan's median ± one standard deviation, the shaded span the registered "
+        "robustness band. "
         "Red stars mark thresholds where a pair passed every gate except stability (G5): "
         "threshold fishing (Fig. 3, Section 6.3 of Zhou (2026))."
     ),

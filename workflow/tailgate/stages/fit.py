@@ -10,8 +10,9 @@ Anderson–Darling p-value (G4), ξ̂ at q ± δ (G5: ``xi_minus``/``xi_plus``; 
 outside (0, 1) or has fewer than the scan's minimum exceedances, "nan" when it has no interior
 fit), the mean excess and TVaR_q above u, and for the probability scale the share of exceedances
 above 0.9 and 0.95 (Section 6.2). Plus the stability scan ξ̂(u) of Fig. 3 with its display CIs
-(``protocol.stability.resamples``) and QQ data at every band threshold (Fig. 2). The scan runs
-first: its fits at q ± δ are G5's side fits (the same exceedances), so they are not repeated.
+(``protocol.stability.intervals``: a percentile bootstrap of ``resamples``, or Wald) and QQ
+data at every band threshold (Fig. 2). The scan runs first: its fits at q ± δ are G5's side fits
+(the same exceedances), so they are not repeated.
 
 Lattice scores (registered ``protocol.thresholds.ties: lattice``, methods note P10): the
 threshold lies half a step below a lattice value, every fit, bootstrap, standard error and
@@ -55,6 +56,7 @@ __all__ = [
     "fit_stage",
     "fit_threshold",
     "lattice_step",
+    "scan_intervals",
     "scan_sides",
     "side_count",
     "side_xi",
@@ -105,6 +107,11 @@ def lattice_step(study: Study, x: np.ndarray, where: str = "the scores") -> floa
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
     return [_num(lo), _num(hi)] if math.isfinite(lo) or math.isfinite(hi) else None
+
+
+def scan_intervals(study: Study) -> str:
+    """The registered display intervals of the stability scan (absent: ``bootstrap``)."""
+    return str(study.protocol["stability"].get("intervals", "bootstrap"))
 
 
 def tie_rule(study: Study) -> str:
@@ -278,7 +285,8 @@ def fit_condition(
     step = lattice_step(study, x, f"condition {condition!r} on scale {scale!r}")
     level = study.bootstrap.level
     grid = _scan_quantiles(study)
-    # the scan's display bootstraps are about half of a fit job's time on large samples
+    # the scan's display bootstraps (intervals: bootstrap) are about half of a fit job's time
+    # on large samples; Wald intervals cost one information matrix per threshold
     scanned = tqdm(grid, desc=f"scan {scorer}/{scale}/{condition}", disable=not progress)
     scan = stability_scan(
         x,
@@ -290,6 +298,7 @@ def fit_condition(
         workers=workers,
         ties=tie_rule(study),
         step=step,
+        intervals=scan_intervals(study),
     )
     sides = scan_sides(scan, grid)
     thresholds = []
@@ -332,6 +341,7 @@ def fit_condition(
             "ci_low": [_num(pt.ci_low) for pt in scan.points],
             "ci_high": [_num(pt.ci_high) for pt in scan.points],
             "n_exc": [int(pt.n_exc) for pt in scan.points],
+            "intervals": scan_intervals(study),
             "median": _num(scan.median),
             "std": _num(scan.std),
             **threshold_diagnostics(x, scan, tie_rule(study), step),

@@ -27,8 +27,12 @@ UPSTREAM_STAGES: tuple[tuple[str, str | None], ...] = (
 )
 
 #: parts an upstream stage reads that the re-derivation of the registered plan handles itself
-#: (:mod:`tailgate.stages.registered_plan`)
-_HANDLED = ("protocol.thresholds.band", "protocol.stability.resamples")
+#: (:mod:`tailgate.stages.registered_plan`; the scan's display intervals enter no gate)
+_HANDLED = (
+    "protocol.thresholds.band",
+    "protocol.stability.resamples",
+    "protocol.stability.intervals",
+)
 
 
 def _handled(part: str) -> bool:

@@ -84,6 +84,8 @@ MIN_LEVELS = 3
 _LATTICE_STARTS = (-0.5, 0.0, 0.5, 1.0)
 #: bootstrap replicates per block (each block has its own random stream)
 BLOCK = 128
+#: exceedances above which the Zhang–Stephens start reads evenly spaced order statistics only
+ZS_SAMPLE = 20_000
 
 SeedLike = int | np.random.SeedSequence | np.random.Generator
 
@@ -177,9 +179,17 @@ def _degenerate(y: np.ndarray) -> str | None:
 
 
 def _zhang_stephens_theta(y: np.ndarray) -> float:
-    """Zhang & Stephens (2009) posterior-mean estimate of θ = ξ/σ, used as the Newton start."""
-    n = y.size
+    """Zhang & Stephens (2009) posterior-mean estimate of θ = ξ/σ, used as the Newton start.
+
+    Above :data:`ZS_SAMPLE` exceedances it is computed from that many evenly spaced order
+    statistics: it is only where Newton starts (the maximum is then found, and checked against a
+    scan of the whole range, on every exceedance), and on all of them it would cost
+    20 + √n profile evaluations of the whole sample (the stability scan's lowest thresholds
+    at 10⁶ prompts: 300,000 exceedances, 567 passes)."""
     ys = np.sort(y)
+    if ys.size > ZS_SAMPLE:
+        ys = ys[np.linspace(0, ys.size - 1, ZS_SAMPLE).round().astype(np.int64)]
+    n = ys.size
     m = 20 + int(math.sqrt(n))
     x_star = ys[max(int(n / 4 + 0.5) - 1, 0)]
     j = np.arange(1, m + 1)

@@ -26,24 +26,12 @@ aligned by prompt are resampled *paired by prompt*; with different seeds, indepe
 :func:`bulk_bootstrap_scales` does the same for one condition on several (monotonically related)
 scales from one set of draws, as the bulk stage does for G1/G2.
 
-How the replicates are computed (the numbers are fixed by the seed; only the speed is a choice):
-the draws of a block become counts over the sample's sorted order (each row counted by prompt with
-``np.bincount``, then taken in the sorted order: 1.1–1.2 times as fast as counting the ranks of
-several rows at once, measured at 3·10⁴ and 10⁶ prompts), :data:`SUB_ROWS` rows at a time into one
-reused buffer (memory: the block's indices as int32 plus a sub-block's counts, not the whole
-block's counts: 1.7 GB instead of 3.8 GB at 2.5·10⁶ prompts, two scales); the means are one
-matrix-vector product per sub-block. The TVaR quantile of a replicate lies, with overwhelming
-probability, within a few binomial standard deviations of the sample's own quantile rank, so the
-TVaR sums run over the ranks above ``k_low``, :data:`WINDOW_SDS` standard deviations below it (the
-block's counts above ``k_low`` are kept); a block with a replicate whose quantile falls below
-``k_low`` is counted again and recomputed over all ranks, so the answer never depends on the
-shortcut. Every product keeps one fixed shape (BLAS sums depend on the shape of the call and, in a
-threaded BLAS, on the thread count: a bulk job runs one thread), so the replicates are bit-for-bit
-reproducible; sub-blocks in multiples of 4 rows give the bits of whole blocks
-(:mod:`tailgate.stats.parts`). Measured on the demo study (B = 10,000, two scales, one core): 2.5 s
-at n = 30,000 and 4.6 s at n = 60,000, against 3.1 s / 6.3 s counting whole blocks at once and ~9 s
-/ ~19 s resampling explicitly with ``np.quantile`` (``tests/benchmarks/bench_demo.py``); about a
-third of the time is the drawing of the indices themselves, which the seed fixes.
+How the replicates are computed (the indices are fixed by the seed; only the speed is a choice):
+one compiled pass per replicate counts its draws by prompt and sums count · value on every scale
+in a fixed order (the same bits on every machine); the TVaR quantile and sums read only the
+counts of a window of ranks around the sample's own quantile rank
+(:mod:`tailgate.stats.bulk_replicates`, which says why the window never changes the answer).
+Memory: the stream's words for a few replicates and one replicate's counts.
 """
 
 from __future__ import annotations
@@ -56,8 +44,8 @@ from typing import Any
 import numpy as np
 
 from tailgate.stats import lattice
-from tailgate.stats.gpd import SeedLike, _block_rng, _index_dtype, seed_sequence_of
-from tailgate.stats.parts import BLAS_ROWS, row_parts
+from tailgate.stats.bulk_replicates import Sample, replicate_rows
+from tailgate.stats.gpd import SeedLike, _block_rng, seed_sequence_of
 
 __all__ = [
     "TIE_RULES",
@@ -74,11 +62,6 @@ __all__ = [
 
 #: bootstrap replicates per block (each block has its own random stream)
 BLOCK = 64
-#: rows of a block held as counts over the whole sample at once (their means are one
-#: matrix-vector product); the TVaR sums need only the counts above the window's start, which
-#: are kept for the whole block. A job's memory is then about BLOCK × n indices (int32) plus
-#: SUB_ROWS × n counts (a multiple of 4: module docstring).
-SUB_ROWS = 8
 #: the TVaR window starts this many binomial standard deviations below the quantile rank
 WINDOW_SDS = 8.0
 
@@ -253,90 +236,23 @@ def bulk_bootstrap_scales(
     ss = seed_sequence_of(seed)
     h = (n - 1) * tvar_level
     k0 = math.floor(h)
-    frac = h - k0
     k1 = min(k0 + 1, n - 1)
     spread = math.sqrt(n * tvar_level * (1.0 - tvar_level)) + 1.0
     lo = max(0, int(k0 - WINDOW_SDS * spread))
-    means = [np.empty(n_boot) for _ in names]
-    tvars = [np.empty(n_boot) for _ in names]
-    rows_max = min(BLOCK, n_boot)
-    # one sub-block's counts (a last one holds up to BLAS_ROWS - 1 rows more)
-    counts = np.empty((min(SUB_ROWS + BLAS_ROWS - 1, rows_max), n))
-    window = np.empty((rows_max, n - lo))  # the block's counts over the ranks lo..n-1
-    sorted_counts = np.empty(n, dtype=np.int64)  # one row's counts, in the sorted order
-
-    def count(idx: np.ndarray, s0: int, s1: int) -> np.ndarray:
-        """Counts over the sorted order of the block's rows s0..s1-1: each row's counts by
-        prompt, then taken in the sorted order (the same integers as counting the ranks)."""
-        w = counts[: s1 - s0]
-        for i in range(s0, s1):
-            w[i - s0] = np.take(np.bincount(idx[i], minlength=n), order, out=sorted_counts)
-        return w
-
+    sample = Sample(np.stack(arrays), np.stack(sorted_), order, lo, k0, k1, h - k0)
+    means, tvars = np.empty((len(names), n_boot)), np.empty((len(names), n_boot))
     for b in range(-(-n_boot // BLOCK)):
         first, last = b * BLOCK, min((b + 1) * BLOCK, n_boot)
-        rows = last - first
-        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        subs = row_parts(rows, SUB_ROWS, BLAS_ROWS)
-        for s0, s1 in subs:
-            w = count(idx, s0, s1)
-            for i, xs in enumerate(sorted_):
-                means[i][first + s0 : first + s1] = (w @ xs) / n
-            window[s0:s1] = w[:, lo:]
-        win = window[:rows]
-        base = n - win.sum(axis=1)  # exact: integer-valued sums far below 2**53
-        if not np.any(base > k0):
-            j0, j1 = _quantile_ranks(win, base, k0, k1, lo, n)
-            for i, xs in enumerate(sorted_):
-                tvars[i][first:last] = _tvar_rows(win, xs, j0, j1, frac, lo)
-            continue
-        # a quantile below the window: count again and use every rank
-        for s0, s1 in subs:
-            w = count(idx, s0, s1)
-            j0, j1 = _quantile_ranks(w, np.zeros(s1 - s0), k0, k1, 0, n)
-            for i, xs in enumerate(sorted_):
-                tvars[i][first + s0 : first + s1] = _tvar_rows(w, xs, j0, j1, frac, 0)
+        m, t = np.empty((len(names), last - first)), np.empty((len(names), last - first))
+        replicate_rows(_block_rng(ss, b), last - first, sample, m, t)
+        means[:, first:last], tvars[:, first:last] = m, t
     return {
         k: BulkBootstrap(
-            mean=means[i],
-            tvar=tvars[i],
+            mean=means[i].copy(),
+            tvar=tvars[i].copy(),
             tvar_level=float(tvar_level),
             estimate_mean=float(arrays[i].mean()),
             estimate_tvar=tvar(arrays[i], tvar_level),
         )
         for i, k in enumerate(names)
     }
-
-
-def _quantile_ranks(
-    counts: np.ndarray, base: np.ndarray, k0: int, k1: int, lo: int, n: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted indices of each replicate's order statistics k0 and k1 (0-based).
-
-    ``counts`` are the replicates' counts over the sorted ranks ``lo..n-1`` and ``base`` their
-    counts below ``lo``; order statistic k is the first sorted index whose cumulative count
-    exceeds k. Valid for rows with ``base <= k0``.
-    """
-    cum = np.cumsum(counts, axis=1) + base[:, None]
-    j0 = np.minimum(lo + (cum <= k0).sum(axis=1), n - 1)
-    j1 = np.minimum(lo + (cum <= k1).sum(axis=1), n - 1)
-    return j0, j1
-
-
-def _tvar_rows(
-    counts: np.ndarray, xs: np.ndarray, j0: np.ndarray, j1: np.ndarray, frac: float, lo: int
-) -> np.ndarray:
-    """TVaR of each replicate from its counts over the sorted ranks ``lo..n-1`` of ``xs``.
-
-    The replicate's quantile u interpolates its order statistics at sorted indices ``j0`` and
-    ``j1`` (numpy "linear"); TVaR is the count-weighted mean of the values strictly above u, or
-    u itself when none is.
-    """
-    part = xs[lo:]
-    u = xs[j0] + frac * (xs[j1] - xs[j0])
-    above = part[None, :] > u[:, None]
-    wa = counts * above
-    cnt = wa.sum(axis=1)
-    tot = wa @ part
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(cnt > 0, tot / cnt, u)

@@ -1,8 +1,10 @@
 """Threshold-stability scan ξ̂(u) and the G5 check (Section 6.3 and Fig. 3 of Zhou (2026)).
 
 The scan fits the GPD above the empirical q-quantile for every q of a grid with at least
-``min_exceedances`` exceedances (Fig. 3 uses n_exc ≥ 200), with a percentile-bootstrap CI at each
-point, and summarises the scan by the median and standard deviation of ξ̂ over the interior fits
+``min_exceedances`` exceedances (Fig. 3 uses n_exc ≥ 200), with a display CI at each point — the
+registered ``intervals``: a percentile bootstrap, or the Wald interval ξ̂ ± z·s.e. from the
+observed information, as in the parameter-stability plot of Coles (2001), Section 4.3.4 — and
+summarises the scan by the median and standard deviation of ξ̂ over the interior fits
 (the ±σ envelope of Fig. 3).
 
 G5 asks that |ξ̂(q ± δ) − ξ̂(q)| < tolerance on both sides, with no data-dependent laxness:
@@ -33,11 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats import gpd, lattice
+from tailgate.stats import gpd, inference, lattice
+from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.risk import exceedances, lattice_step_of
 
 __all__ = [
     "EDGE_RULES",
+    "SCAN_INTERVALS",
     "TOLERANCE_RULES",
     "ScanPoint",
     "StabilityCheck",
@@ -50,9 +54,13 @@ __all__ = [
 ]
 
 
+#: the display intervals of the scan (``protocol.stability.intervals``)
+SCAN_INTERVALS = ("bootstrap", "wald")
+
+
 @dataclass(frozen=True)
 class ScanPoint:
-    """GPD fit above the empirical q-quantile, with its percentile CI for ξ."""
+    """GPD fit above the empirical q-quantile, with its display CI for ξ."""
 
     q: float
     u: float
@@ -118,16 +126,22 @@ def stability_scan(
     workers: int | None = None,
     ties: str = "strict",
     step: float | None = None,
+    intervals: str = "bootstrap",
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of Zhou (2026)).
 
-    Point k of the grid bootstraps from child k of ``seed``; ``n_boot = 0`` skips the CIs.
+    ``intervals`` (:data:`SCAN_INTERVALS`): ``bootstrap``, point k of the grid bootstraps from
+    child k of ``seed`` (``n_boot = 0`` skips the CIs); ``wald``, ξ̂ ± z·s.e. from the observed
+    information (NaN where the fit is not an interior maximum or the information is singular).
     ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
     ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`); under
     ``lattice`` the fits and bootstraps use the discretised likelihood of lattice ``step``.
     """
+    if intervals not in SCAN_INTERVALS:
+        raise ValueError(f"intervals must be one of {SCAN_INTERVALS}, got {intervals!r}")
     lattice_step = lattice_step_of(x, step) if ties == "lattice" else None
     ss = gpd.seed_sequence_of(seed)
+    z = float(norm_ppf(0.5 + level / 2))
     pts = []
     for k, q in enumerate(quantiles):
         ex = exceedances(x, float(q), ties, lattice_step)
@@ -135,7 +149,10 @@ def stability_scan(
             continue
         f = gpd.fit(ex.y, lattice_step)
         lo = hi = math.nan
-        if n_boot > 0 and f.status in ("ok", "boundary"):
+        if intervals == "wald":
+            se = inference.observed_information(ex.y, f, step=lattice_step).se_xi
+            lo, hi = f.xi - z * se, f.xi + z * se
+        elif n_boot > 0 and f.status in ("ok", "boundary"):
             child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k))
             boot = gpd.bootstrap(
                 ex.y, n_boot, child, full_fit=f, workers=workers, step=lattice_step

@@ -1,0 +1,276 @@
+"""The bulk bootstrap's replicates from resample indices: one compiled pass per replicate.
+
+A replicate is one row of n prompt indices drawn with replacement from a block's stream
+(:func:`tailgate.stats.risk.bulk_bootstrap_scales`; the seed fixes them). Its mean and TVaR
+follow from the counts of each prompt in the row, without sorting the replicate:
+
+- the draws, counted as they are drawn (no array of indices): numpy's bounded integers on the
+  stream's raw 64-bit words (Lemire's multiply-and-reject on 32-bit halves, the low half of a
+  word first), the same values as ``Generator.integers(0, n, size=(rows, n), dtype=np.int32)``
+  (a test compares them), at a third of its cost;
+- the counts by prompt, one byte each (a row with a prompt drawn more than 255 times is counted
+  again in a wide buffer);
+- the mean on every scale, Σ count · x over the prompts in their stored order, summed in four
+  interleaved running sums (a fixed order: IEEE arithmetic with no reassociation, so the bits
+  are the same on every machine and whatever the number of threads);
+- the TVaR quantile: the replicate's order statistics k0 and k1 are the first sorted ranks whose
+  cumulative count exceeds k0 and k1 (numpy's "linear" quantile interpolates them); they lie,
+  with overwhelming probability, in a window of ranks a few binomial standard deviations around
+  the sample's own quantile rank, so only the window's counts are gathered in the sorted order,
+  and a replicate whose quantile falls below the window is recounted over every rank (the answer
+  never depends on the window);
+- the TVaR: the count-weighted mean of the values strictly above the quantile, summed from the
+  largest down, or the quantile itself when no value is above it.
+
+Compiled by numba and cached on disk at the first use, one process at a time (two bulk jobs
+start together, and two processes writing the same cache entry at once can leave one loading the
+other's half-written file). Memory: the stream's words for a few replicates, one replicate's
+counts and its window's counts.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+__all__ = ["Sample", "draw_indices", "replicate_rows"]
+
+_compiled = False
+#: replicates whose stream words are drawn at once (memory: DRAW_ROWS × n × 4 bytes)
+DRAW_ROWS = 8
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _bounded(
+    words: np.ndarray, pos: int, n: int, threshold: int
+) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The next index below n from the 32-bit halves of ``words`` at ``pos`` (Lemire's method,
+    as numpy's ``random_bounded_uint32_fill``): (index, next position), or (-1, pos) when the
+    words run out."""
+    total = 2 * words.size
+    while pos < total:
+        w = words[pos >> 1]
+        half = (w >> np.uint64(32)) if pos & 1 else (w & np.uint64(0xFFFFFFFF))
+        pos += 1
+        m = half * np.uint64(n)
+        if (m & np.uint64(0xFFFFFFFF)) >= threshold:
+            return np.int64(m >> np.uint64(32)), pos
+    return np.int64(-1), pos
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _draw_counts(
+    words: np.ndarray, pos: int, n: int, counts: np.ndarray
+) -> tuple[int, bool]:  # pragma: no cover - compiled
+    """Draw one replicate's n indices from ``words`` at ``pos`` and count them: (the position
+    after the last half used, or -1 when the words ran out; False when a count passed the
+    buffer's largest value)."""
+    counts[:] = 0
+    top = np.iinfo(counts.dtype).max
+    fits = True
+    if n == 1:  # numpy draws nothing for a range of one value
+        counts[0] = 1
+        return pos, True
+    threshold = np.uint64((2**32 - n) % n)
+    for _ in range(n):
+        j, pos = _bounded(words, pos, n, threshold)
+        if j < 0:
+            return -1, fits
+        c = counts[j]
+        if c == top:
+            fits = False
+        counts[j] = c + 1
+    return pos, fits
+
+
+@numba.njit(cache=True, boundscheck=False)
+def draw_indices(
+    words: np.ndarray, pos: int, out: np.ndarray, n: int
+) -> int:  # pragma: no cover - compiled
+    """The indices :func:`replicate_rows` counts, written to ``out``: the position after the
+    last half used, or -1 when the words ran out."""
+    if n == 1:
+        out[:] = 0
+        return pos
+    threshold = np.uint64((2**32 - n) % n)
+    for i in range(out.size):
+        j, pos = _bounded(words, pos, n, threshold)
+        if j < 0:
+            return -1
+        out[i] = j
+    return pos
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _weighted_sum(counts: np.ndarray, x: np.ndarray) -> float:  # pragma: no cover - compiled
+    """Σ counts · x in four interleaved running sums (a fixed order)."""
+    n = x.size
+    a0 = a1 = a2 = a3 = 0.0
+    j = 0
+    while j + 4 <= n:
+        a0 += counts[j] * x[j]
+        a1 += counts[j + 1] * x[j + 1]
+        a2 += counts[j + 2] * x[j + 2]
+        a3 += counts[j + 3] * x[j + 3]
+        j += 4
+    while j < n:
+        a0 += counts[j] * x[j]
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _quantile_ranks(
+    counts: np.ndarray, order: np.ndarray, lo: int, k0: int, k1: int, win: np.ndarray
+) -> tuple[int, int, bool]:  # pragma: no cover - compiled
+    """The sorted ranks of order statistics k0 and k1 from the counts of the ranks lo..n-1
+    (gathered into ``win``); False when the quantile lies below rank lo."""
+    n = order.size
+    width = n - lo
+    inside = 0
+    for w in range(width):
+        c = counts[order[lo + w]]
+        win[w] = c
+        inside += c
+    cum = n - inside  # draws below rank lo
+    if cum > k0:
+        return 0, 0, False
+    j0 = j1 = n - 1
+    found = False
+    for w in range(width):
+        cum += win[w]
+        if not found and cum > k0:
+            j0, found = lo + w, True
+        if cum > k1:
+            j1 = lo + w
+            break
+    return j0, j1, True
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _tvar(
+    xs: np.ndarray, win: np.ndarray, lo: int, j0: int, j1: int, frac: float
+) -> float:  # pragma: no cover - compiled
+    """Count-weighted mean of the sorted values ``xs`` strictly above the replicate's quantile
+    (the quantile itself when none is); ``win`` holds the counts of the ranks lo..n-1."""
+    u = xs[j0] + frac * (xs[j1] - xs[j0])
+    total = 0.0
+    count = 0
+    w = xs.size - lo - 1
+    while w >= 0 and xs[lo + w] > u:
+        c = win[w]
+        total += c * xs[lo + w]
+        count += c
+        w -= 1
+    return total / count if count > 0 else u
+
+
+class Sample(NamedTuple):
+    """One condition's values as the replicates read them."""
+
+    #: values (scales × n) in the prompts' stored order
+    x: np.ndarray
+    #: the same sorted by ``order`` (one order serves every scale: monotone transforms)
+    xs: np.ndarray
+    order: np.ndarray
+    #: the TVaR window's first rank
+    lo: int
+    #: the TVaR quantile's order statistics and interpolation weight
+    k0: int
+    k1: int
+    frac: float
+
+
+def replicate_rows(
+    rng: np.random.Generator, rows: int, sample: Sample, means: np.ndarray, tvars: np.ndarray
+) -> None:
+    """Mean and TVaR on every scale of ``rows`` replicates drawn from ``rng``'s stream: writes
+    ``means`` and ``tvars`` (scales × rows, C-contiguous). The call uses ``rng``'s stream from
+    its start: one call a block."""
+    global _compiled
+    n = sample.order.size
+    if not 0 < n <= np.iinfo(np.int32).max:
+        raise ValueError(f"the bulk bootstrap draws 1 to 2**31 - 1 prompts, got {n}")
+    if not _compiled:
+        lock = Path(tempfile.gettempdir()) / f"tailgate-numba-kernels-{os.getuid()}.lock"
+        with open(lock, "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            four = np.arange(4.0)[None, :]
+            tiny = Sample(four, four, np.arange(4), 0, 1, 2, 0.5)
+            words, buffer = np.arange(8, dtype=np.uint64), np.empty(4, np.uint8)
+            _replicate_rows(words, 0, 0, tiny, buffer, np.empty((1, 1)), np.empty((1, 1)))
+            draw_indices(np.arange(8, dtype=np.uint64), 0, np.empty(2, np.int32), 4)
+        _compiled = True
+    counts = np.empty(n, dtype=np.uint8)
+    # the words of about DRAW_ROWS rows and a margin for the rejected draws (refilled when a
+    # row runs out)
+    chunk = DRAW_ROWS * (n // 2 + 64 + int(n * float(n) / 2.0**32))
+    words, pos, done = np.empty(0, dtype=np.uint64), 0, 0
+    while done < rows:
+        words = np.concatenate([words[pos >> 1 :], rng.bit_generator.random_raw(chunk)])
+        pos &= 1
+        done, pos = _replicate_rows(words, pos, done, sample, counts, means, tvars)
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _replicate_rows(
+    words: np.ndarray,
+    pos: int,
+    first: int,
+    sample: Sample,
+    counts: np.ndarray,
+    means: np.ndarray,
+    tvars: np.ndarray,
+) -> tuple[int, int]:  # pragma: no cover - compiled
+    """Replicates ``first``, ``first`` + 1, … while ``words`` last: (the next replicate, the
+    position of its first draw)."""
+    n = sample.order.size
+    win = np.empty(n - sample.lo, dtype=np.int64)
+    every = np.empty(0, dtype=np.int64)
+    wide = np.empty(0, dtype=np.int64)
+    for r in range(first, means.shape[1]):
+        end, fits = _draw_counts(words, pos, n, counts)
+        if end < 0:
+            return r, pos
+        if fits:
+            _replicate(counts, sample, win, every, means, tvars, r)
+        else:  # a prompt drawn more often than the small buffer counts: the same draws again
+            if wide.size == 0:
+                wide = np.empty(n, dtype=np.int64)
+            _draw_counts(words, pos, n, wide)
+            _replicate(wide, sample, win, every, means, tvars, r)
+        pos = end
+    return means.shape[1], pos
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _replicate(
+    counts: np.ndarray,
+    sample: Sample,
+    win: np.ndarray,
+    every: np.ndarray,
+    means: np.ndarray,
+    tvars: np.ndarray,
+    r: int,
+) -> None:  # pragma: no cover - compiled
+    """Replicate ``r``'s means and TVaRs from its counts (``every``: an n-long buffer, or empty
+    until a quantile below the window needs one)."""
+    x, xs, order, lo, k0, k1, frac = sample
+    n = order.size
+    for s in range(x.shape[0]):
+        means[s, r] = _weighted_sum(counts, x[s]) / n
+    j0, j1, ok = _quantile_ranks(counts, order, lo, k0, k1, win)
+    if ok:
+        for s in range(x.shape[0]):
+            tvars[s, r] = _tvar(xs[s], win, lo, j0, j1, frac)
+        return
+    every = np.empty(n, dtype=np.int64) if every.size == 0 else every
+    j0, j1, _ = _quantile_ranks(counts, order, 0, k0, k1, every)
+    for s in range(x.shape[0]):
+        tvars[s, r] = _tvar(xs[s], every, 0, j0, j1, frac)
