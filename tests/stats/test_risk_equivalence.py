@@ -162,7 +162,7 @@ def test_bad_input_messages() -> None:
 def test_drawn_indices_are_numpys_bounded_integers(n) -> None:
     # the replicates count the indices numpy's Generator.integers draws from the same stream;
     # n = 1.5·2³⁰ rejects a quarter of the draws (Lemire's method), a range of one draws none
-    from tailgate.stats.bulk_replicates import draw_indices
+    from tailgate.stats.draws import draw_indices
 
     k = 20_000
     words = np.random.Generator(np.random.PCG64(7)).bit_generator.random_raw(k)

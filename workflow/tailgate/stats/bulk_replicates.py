@@ -4,10 +4,9 @@ A replicate is one row of n prompt indices drawn with replacement from a block's
 (:func:`tailgate.stats.risk.bulk_bootstrap_scales`; the seed fixes them). Its mean and TVaR
 follow from the counts of each prompt in the row, without sorting the replicate:
 
-- the draws, counted as they are drawn (no array of indices): numpy's bounded integers on the
-  stream's raw 64-bit words (Lemire's multiply-and-reject on 32-bit halves, the low half of a
-  word first), the same values as ``Generator.integers(0, n, size=(rows, n), dtype=np.int32)``
-  (a test compares them), at a third of its cost;
+- the draws, counted as they are drawn (no array of indices): the block's indices as
+  :class:`tailgate.stats.draws.IndexStream` reads them from the stream's raw words, the values of
+  ``Generator.integers(0, n, size=(rows, n), dtype=np.int32)``;
 - the counts by prompt, one byte each (a row with a prompt drawn more than 255 times is counted
   again in a wide buffer);
 - the mean on every scale, Σ count · x over the prompts in their stored order, summed in four
@@ -22,46 +21,24 @@ follow from the counts of each prompt in the row, without sorting the replicate:
 - the TVaR: the count-weighted mean of the values strictly above the quantile, summed from the
   largest down, or the quantile itself when no value is above it.
 
-Compiled by numba and cached on disk at the first use, one process at a time (two bulk jobs
-start together, and two processes writing the same cache entry at once can leave one loading the
-other's half-written file). Memory: the stream's words for a few replicates, one replicate's
-counts and its window's counts.
+Compiled by numba and cached on disk at the first use, one process at a time
+(:func:`tailgate.stats.draws.compiled`). Memory: the stream's words for a few replicates, one
+replicate's counts and its window's counts.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import tempfile
-from pathlib import Path
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
-__all__ = ["Sample", "draw_indices", "replicate_rows"]
+from tailgate.stats.draws import IndexStream, bounded, compiled
 
-_compiled = False
+__all__ = ["Sample", "replicate_rows"]
+
 #: replicates whose stream words are drawn at once (memory: DRAW_ROWS × n × 4 bytes)
 DRAW_ROWS = 8
-
-
-@numba.njit(cache=True, boundscheck=False, inline="always")
-def _bounded(
-    words: np.ndarray, pos: int, n: int, threshold: int
-) -> tuple[int, int]:  # pragma: no cover - compiled
-    """The next index below n from the 32-bit halves of ``words`` at ``pos`` (Lemire's method,
-    as numpy's ``random_bounded_uint32_fill``): (index, next position), or (-1, pos) when the
-    words run out."""
-    total = 2 * words.size
-    while pos < total:
-        w = words[pos >> 1]
-        half = (w >> np.uint64(32)) if pos & 1 else (w & np.uint64(0xFFFFFFFF))
-        pos += 1
-        m = half * np.uint64(n)
-        if (m & np.uint64(0xFFFFFFFF)) >= threshold:
-            return np.int64(m >> np.uint64(32)), pos
-    return np.int64(-1), pos
 
 
 @numba.njit(cache=True, boundscheck=False)
@@ -79,7 +56,7 @@ def _draw_counts(
         return pos, True
     threshold = np.uint64((2**32 - n) % n)
     for _ in range(n):
-        j, pos = _bounded(words, pos, n, threshold)
+        j, pos = bounded(words, pos, n, threshold)
         if j < 0:
             return -1, fits
         c = counts[j]
@@ -87,24 +64,6 @@ def _draw_counts(
             fits = False
         counts[j] = c + 1
     return pos, fits
-
-
-@numba.njit(cache=True, boundscheck=False)
-def draw_indices(
-    words: np.ndarray, pos: int, out: np.ndarray, n: int
-) -> int:  # pragma: no cover - compiled
-    """The indices :func:`replicate_rows` counts, written to ``out``: the position after the
-    last half used, or -1 when the words ran out."""
-    if n == 1:
-        out[:] = 0
-        return pos
-    threshold = np.uint64((2**32 - n) % n)
-    for i in range(out.size):
-        j, pos = _bounded(words, pos, n, threshold)
-        if j < 0:
-            return -1
-        out[i] = j
-    return pos
 
 
 @numba.njit(cache=True, boundscheck=False)
@@ -193,29 +152,22 @@ def replicate_rows(
     """Mean and TVaR on every scale of ``rows`` replicates drawn from ``rng``'s stream: writes
     ``means`` and ``tvars`` (scales × rows, C-contiguous). The call uses ``rng``'s stream from
     its start: one call a block."""
-    global _compiled
-    n = sample.order.size
-    if not 0 < n <= np.iinfo(np.int32).max:
-        raise ValueError(f"the bulk bootstrap draws 1 to 2**31 - 1 prompts, got {n}")
-    if not _compiled:
-        lock = Path(tempfile.gettempdir()) / f"tailgate-numba-kernels-{os.getuid()}.lock"
-        with open(lock, "a") as held:
-            fcntl.flock(held, fcntl.LOCK_EX)
-            four = np.arange(4.0)[None, :]
-            tiny = Sample(four, four, np.arange(4), 0, 1, 2, 0.5)
-            words, buffer = np.arange(8, dtype=np.uint64), np.empty(4, np.uint8)
-            _replicate_rows(words, 0, 0, tiny, buffer, np.empty((1, 1)), np.empty((1, 1)))
-            draw_indices(np.arange(8, dtype=np.uint64), 0, np.empty(2, np.int32), 4)
-        _compiled = True
-    counts = np.empty(n, dtype=np.uint8)
-    # the words of about DRAW_ROWS rows and a margin for the rejected draws (refilled when a
-    # row runs out)
-    chunk = DRAW_ROWS * (n // 2 + 64 + int(n * float(n) / 2.0**32))
-    words, pos, done = np.empty(0, dtype=np.uint64), 0, 0
+    compiled("bulk", _warm_bulk)
+    stream = IndexStream(rng, sample.order.size)
+    counts = np.empty(stream.n, dtype=np.uint8)
+    done = 0
     while done < rows:
-        words = np.concatenate([words[pos >> 1 :], rng.bit_generator.random_raw(chunk)])
-        pos &= 1
-        done, pos = _replicate_rows(words, pos, done, sample, counts, means, tvars)
+        stream.refill(DRAW_ROWS)
+        done, stream.pos = _replicate_rows(
+            stream.words, stream.pos, done, sample, counts, means, tvars
+        )
+
+
+def _warm_bulk() -> None:
+    four = np.arange(4.0)[None, :]
+    tiny = Sample(four, four, np.arange(4), 0, 1, 2, 0.5)
+    words, buffer = np.arange(8, dtype=np.uint64), np.empty(4, np.uint8)
+    _replicate_rows(words, 0, 0, tiny, buffer, np.empty((1, 1)), np.empty((1, 1)))
 
 
 @numba.njit(cache=True, boundscheck=False)

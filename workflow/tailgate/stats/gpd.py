@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tailgate.lazy import lazy_module
 from tailgate.stats import lattice
 from tailgate.stats.parts import parts_within
 from tailgate.stats.profile import (
@@ -75,6 +76,9 @@ __all__ = [
     "seed_sequence_of",
     "status_name",
 ]
+
+#: resample indices drawn in compiled loops: numba loads with the first bootstrap
+draws = lazy_module("tailgate.stats.draws")
 
 #: fewest exceedances for which a fit is attempted
 MIN_EXCEEDANCES = 10
@@ -421,12 +425,6 @@ def seed_sequence_of(seed: SeedLike) -> np.random.SeedSequence:
     raise TypeError(f"seed must be a non-negative int, SeedSequence or Generator, got {seed!r}")
 
 
-def _index_dtype(n: int) -> type[np.integer]:
-    """Resample indices below ``n`` as int32 where they fit: numpy draws bounded integers below
-    2**32 from the same 32-bit stream for int32 and int64, so the values are the same."""
-    return np.int32 if n <= np.iinfo(np.int32).max else np.int64
-
-
 def _block_rng(ss: np.random.SeedSequence, block: int) -> np.random.Generator:
     child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, block))
     return np.random.Generator(np.random.PCG64(child))
@@ -514,12 +512,13 @@ def bootstrap(
 
     def run(b: int) -> None:
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
-        # the block's indices in one draw (its stream), as int32: the same values as int64
-        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        # refitted a part at a time: every row on its own, so the same bits, bounded memory
+        # the block's resamples, read from its stream a part at a time (the values of one draw
+        # of the block's indices); refitted a part at a time: every row on its own, so the same
+        # bits, bounded memory
+        stream = draws.IndexStream(_block_rng(ss, b), n)
         for r0, r1 in parts_within(hi - lo, n):
             c0, c1 = lo + r0, lo + r1
-            x = np.take(y, idx[r0:r1])
+            x = stream.take(y, r1 - r0)
             ymax = x.max(axis=1)
             res = newton_rows(x, np.full(c1 - c0, t_start), ymax=ymax)
             rows = _finish_rows(x, ymax, res)
@@ -558,8 +557,7 @@ def _bootstrap_lattice(
     n_groups = g.edges.size - 1
     for b in range(n_blocks):
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
-        idx = _block_rng(ss, b).integers(0, n, size=(BLOCK, n), dtype=_index_dtype(n))
-        gi = group_of[idx[: hi - lo]]
+        gi = draws.IndexStream(_block_rng(ss, b), n).take(group_of, hi - lo)
         counts = np.zeros((hi - lo, n_groups))
         for r in range(hi - lo):
             counts[r] = np.bincount(gi[r], minlength=n_groups)

@@ -43,9 +43,13 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.lazy import lazy_module
 from tailgate.stats import lattice
-from tailgate.stats.bulk_replicates import Sample, replicate_rows
 from tailgate.stats.gpd import SeedLike, _block_rng, seed_sequence_of
+
+#: the bulk bootstrap's compiled replicates: numba loads with the first bulk bootstrap, not with
+#: every job that reads thresholds and TVaRs (0.2 s a job)
+bulk_replicates = lazy_module("tailgate.stats.bulk_replicates")
 
 __all__ = [
     "TIE_RULES",
@@ -239,12 +243,12 @@ def bulk_bootstrap_scales(
     k1 = min(k0 + 1, n - 1)
     spread = math.sqrt(n * tvar_level * (1.0 - tvar_level)) + 1.0
     lo = max(0, int(k0 - WINDOW_SDS * spread))
-    sample = Sample(np.stack(arrays), np.stack(sorted_), order, lo, k0, k1, h - k0)
+    sample = bulk_replicates.Sample(np.stack(arrays), np.stack(sorted_), order, lo, k0, k1, h - k0)
     means, tvars = np.empty((len(names), n_boot)), np.empty((len(names), n_boot))
     for b in range(-(-n_boot // BLOCK)):
         first, last = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         m, t = np.empty((len(names), last - first)), np.empty((len(names), last - first))
-        replicate_rows(_block_rng(ss, b), last - first, sample, m, t)
+        bulk_replicates.replicate_rows(_block_rng(ss, b), last - first, sample, m, t)
         means[:, first:last], tvars[:, first:last] = m, t
     return {
         k: BulkBootstrap(

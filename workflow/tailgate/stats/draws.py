@@ -1,0 +1,138 @@
+"""Resample indices from a block's random stream, drawn inside compiled loops.
+
+A bootstrap block draws its rows of indices below n with ``Generator.integers(0, n, size=(rows,
+n), dtype=np.int32)`` (:func:`tailgate.stats.gpd.bootstrap`, the bulk bootstrap of
+:mod:`tailgate.stats.bulk_replicates`). :class:`IndexStream` gives the same values from the
+stream's raw 64-bit words (``bit_generator.random_raw``), read as numpy reads them: Lemire's
+multiply-and-reject on 32-bit halves, the low half of a word first, nothing drawn for a range of
+one value (numpy's ``random_bounded_uint32_fill``; a test compares them for ranges that reject
+none and a quarter of the draws). A compiled loop then uses each index as it is drawn — to count
+it, or to read the resampled value — without an array of indices: at 10⁶ prompts 2.1 ms a row
+drawn and counted, against 3.5 ms for ``Generator.integers`` alone.
+
+The kernels are compiled by numba and cached on disk at their first use in a process, one
+process at a time (:func:`compiled`: two jobs start together, and two processes writing the same
+cache entry at once can leave one loading the other's half-written file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+import numpy as np
+
+__all__ = ["IndexStream", "compiled", "draw_indices"]
+
+#: largest range drawn here (numpy draws larger ones as 64-bit integers)
+MAX_RANGE = int(np.iinfo(np.int32).max)
+_warm: set[str] = set()
+
+
+def compiled(name: str, warm: Callable[[], object]) -> None:
+    """Run ``warm`` (a call of the kernels on tiny inputs of the real types) once a process,
+    holding the lock of every process that compiles tailgate's kernels."""
+    if name in _warm:
+        return
+    lock = Path(tempfile.gettempdir()) / f"tailgate-numba-kernels-{os.getuid()}.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        warm()
+    _warm.add(name)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always", nogil=True)
+def bounded(
+    words: np.ndarray, pos: int, n: int, threshold: int
+) -> tuple[int, int]:  # pragma: no cover - compiled
+    """The next index below n from the 32-bit halves of ``words`` at ``pos``: (index, next
+    position), or (-1, pos) when the words run out. ``threshold`` is (2³² − n) mod n."""
+    total = 2 * words.size
+    while pos < total:
+        w = words[pos >> 1]
+        half = (w >> np.uint64(32)) if pos & 1 else (w & np.uint64(0xFFFFFFFF))
+        pos += 1
+        m = half * np.uint64(n)
+        if (m & np.uint64(0xFFFFFFFF)) >= threshold:
+            return np.int64(m >> np.uint64(32)), pos
+    return np.int64(-1), pos
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def draw_indices(
+    words: np.ndarray, pos: int, out: np.ndarray, n: int
+) -> int:  # pragma: no cover - compiled
+    """Indices below n from ``words`` at ``pos``, written to ``out``: the position after the
+    last half used, or -1 when the words ran out."""
+    if n == 1:
+        out[:] = 0
+        return pos
+    threshold = np.uint64((2**32 - n) % n)
+    for i in range(out.size):
+        j, pos = bounded(words, pos, n, threshold)
+        if j < 0:
+            return -1
+        out[i] = j
+    return pos
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def _gather(
+    words: np.ndarray, pos: int, values: np.ndarray, out: np.ndarray
+) -> int:  # pragma: no cover - compiled
+    """``values`` at the indices drawn from ``words`` at ``pos``, row after row of ``out``:
+    the position after the last half used, or -1 when the words ran out."""
+    n = values.size
+    if n == 1:
+        out[:] = values[0]
+        return pos
+    threshold = np.uint64((2**32 - n) % n)
+    rows, cols = out.shape
+    for r in range(rows):
+        for c in range(cols):
+            j, pos = bounded(words, pos, n, threshold)
+            if j < 0:
+                return -1
+            out[r, c] = values[j]
+    return pos
+
+
+class IndexStream:
+    """A block's stream of indices below ``n``, read from ``rng``'s raw words from the
+    stream's start (the values of ``rng.integers(0, n, size=(rows, n), dtype=np.int32)``)."""
+
+    def __init__(self, rng: np.random.Generator, n: int) -> None:
+        if not 0 < n <= MAX_RANGE:
+            raise ValueError(f"resample indices are drawn below 1 to 2**31 - 1, got {n}")
+        self.rng, self.n = rng, int(n)
+        self.words = np.empty(0, dtype=np.uint64)
+        self.pos = 0  # in 32-bit halves of ``words``
+        compiled("draws", _warm_draws)
+
+    def refill(self, rows: int) -> None:
+        """Keep the unread words and draw those of about ``rows`` rows more (with a margin for
+        the rejected draws: n²/2³² a row on average)."""
+        n = self.n
+        more = max(1, rows) * (n // 2 + 64 + int(n * float(n) / 2.0**32))
+        kept = self.words[self.pos >> 1 :]
+        self.words = np.concatenate([kept, self.rng.bit_generator.random_raw(more)])
+        self.pos &= 1
+
+    def take(self, values: np.ndarray, rows: int) -> np.ndarray:
+        """``values`` (n of them) resampled: the next ``rows`` rows of indices, as values."""
+        out = np.empty((rows, self.n), dtype=values.dtype)
+        while (end := _gather(self.words, self.pos, values, out)) < 0:
+            self.refill(rows)
+        self.pos = end
+        return out
+
+
+def _warm_draws() -> None:
+    words = np.arange(8, dtype=np.uint64)
+    draw_indices(words, 0, np.empty(2, np.int32), 4)
+    _gather(words, 0, np.arange(4.0), np.empty((1, 2)))
+    _gather(words, 0, np.arange(4), np.empty((1, 2), dtype=np.int64))
