@@ -20,7 +20,7 @@ where they key a JSON object they are written with ``format(q, "g")`` ("0.95").
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, TypedDict
 
 __all__ = [
     "GATE_ORDER",
@@ -79,17 +79,22 @@ class ThresholdFit(TypedDict):
     boundary_share: dict[str, float | None] | None
 
 
-class StabilityScan(TypedDict):
-    """ξ̂(u) over a threshold scan (Fig. 3 of Zhou (2026)); ``median``/``std`` over the scan."""
-
+class _StabilityScanRequired(TypedDict):
     q: list[float]
     xi: list[float | None]
     ci_low: list[float | None]
     ci_high: list[float | None]
     n_exc: list[int]
-    intervals: NotRequired[str]
     median: float | None
     std: float | None
+
+
+class StabilityScan(_StabilityScanRequired, total=False):
+    """ξ̂(u) over a threshold scan (Fig. 3 of Zhou (2026)); ``median``/``std`` over the scan;
+    ``intervals``: how ``ci_low``/``ci_high`` were made (``bootstrap`` or ``wald``; absent in
+    documents written before the choice was registered)."""
+
+    intervals: str
 
 
 class QQRecord(TypedDict):
