@@ -59,24 +59,21 @@ def pytest_configure(config: pytest.Config) -> None:
     compilation after PyTorch has loaded its own copy of LLVM can abort the process (numba
     issue 9996; the other order works), and a dead worker ends the run. ``dcor``, which
     compiles at import, is only imported in a fresh interpreter (``dcor_reference.py``)."""
-    import fcntl
-    import os
-    import tempfile
-
     import numpy as np
     from tailgate.analyses.dominance.statistics import bootstrap_ratios
+    from tailgate.stats.draws import compiled
     from tailgate.stats.risk import bulk_bootstrap
 
     rng = np.random.default_rng(0)
-    # one process at a time: the workers start together, and two processes writing numba's
-    # on-disk cache of a kernel at once can leave one loading the other's half-written file
-    # (a lock file another user owns: this user's test processes are locked out of nothing)
-    user = Path(tempfile.gettempdir()) / f"tailgate-numba-kernels-{os.getuid()}.lock"
-    with open(user, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for sizes in ((20, 20), (20, 30)):  # equal sizes and unequal sizes: one kernel each
+
+    def dominance() -> None:  # equal sizes and unequal sizes: one kernel each
+        for sizes in ((20, 20), (20, 30)):
             bootstrap_ratios([rng.normal(size=n) for n in sizes], 2, 0)
-    bulk_bootstrap(rng.normal(size=50), 2, 0)  # its kernel compiles under the same lock itself
+
+    # one process at a time (the workers start together): the lock of every process that
+    # compiles tailgate's kernels, which the bulk bootstrap's kernels take themselves
+    compiled("dominance", dominance)
+    bulk_bootstrap(rng.normal(size=50), 2, 0)
     config.pluginmanager.register(_GroupedIds(), "tailgate-grouped-ids")
 
 
