@@ -4,8 +4,9 @@
 from the same prompt resamples (registered B; :func:`tailgate.stats.risk.bulk_bootstrap_scales`)
 and writes ``bulk/<scorer>/<condition>.parquet`` (one row per replicate, columns
 ``mean_<scale>`` and ``tvar_<scale>``). With ``bootstrap.resampling: independent`` each
-condition has its own stream; with ``paired`` all conditions share one, so conditions aligned by
-prompt are resampled together. The gates stage turns the replicates into the CIs of G1/G2.
+condition has its own stream (and, from 100,000 prompts, its bottom block's sum is drawn from its
+law: methods note P12); with ``paired`` all conditions share one, so conditions aligned by prompt
+are resampled together. The gates stage turns the replicates into the CIs of G1/G2.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def bulk_stage(
         n_boot,
         seed_sequence(ctx.study.seed, *keys),
         tvar_level=float(p["tvar_level"]),
+        paired=ctx.study.bootstrap.paired,
     )
     cols: dict[str, Any] = {"replicate": pa.array(np.arange(n_boot))}
     for s in scales:

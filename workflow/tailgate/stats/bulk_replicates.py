@@ -35,27 +35,27 @@ import numpy as np
 
 from tailgate.stats.draws import IndexStream, bounded, compiled
 
-__all__ = ["Sample", "replicate_rows"]
+__all__ = ["Sample", "count_draws", "counted_sum", "counted_tvar", "replicate_rows"]
 
 #: replicates whose stream words are drawn at once (memory: DRAW_ROWS × n × 4 bytes)
 DRAW_ROWS = 8
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _draw_counts(
-    words: np.ndarray, pos: int, n: int, counts: np.ndarray
+def count_draws(
+    words: np.ndarray, pos: int, draws: int, n: int, counts: np.ndarray
 ) -> tuple[int, bool]:  # pragma: no cover - compiled
-    """Draw one replicate's n indices from ``words`` at ``pos`` and count them: (the position
+    """Draw ``draws`` indices below n from ``words`` at ``pos`` and count them: (the position
     after the last half used, or -1 when the words ran out; False when a count passed the
     buffer's largest value)."""
     counts[:] = 0
     top = np.iinfo(counts.dtype).max
     fits = True
     if n == 1:  # numpy draws nothing for a range of one value
-        counts[0] = 1
-        return pos, True
+        counts[0] = draws
+        return pos, draws <= top
     threshold = np.uint64((2**32 - n) % n)
-    for _ in range(n):
+    for _ in range(draws):
         j, pos = bounded(words, pos, n, threshold)
         if j < 0:
             return -1, fits
@@ -67,7 +67,7 @@ def _draw_counts(
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _weighted_sum(counts: np.ndarray, x: np.ndarray) -> float:  # pragma: no cover - compiled
+def counted_sum(counts: np.ndarray, x: np.ndarray) -> float:  # pragma: no cover - compiled
     """Σ counts · x in four interleaved running sums (a fixed order)."""
     n = x.size
     a0 = a1 = a2 = a3 = 0.0
@@ -113,7 +113,7 @@ def _quantile_ranks(
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _tvar(
+def counted_tvar(
     xs: np.ndarray, win: np.ndarray, lo: int, j0: int, j1: int, frac: float
 ) -> float:  # pragma: no cover - compiled
     """Count-weighted mean of the sorted values ``xs`` strictly above the replicate's quantile
@@ -187,7 +187,7 @@ def _replicate_rows(
     every = np.empty(0, dtype=np.int64)
     wide = np.empty(0, dtype=np.int64)
     for r in range(first, means.shape[1]):
-        end, fits = _draw_counts(words, pos, n, counts)
+        end, fits = count_draws(words, pos, n, n, counts)
         if end < 0:
             return r, pos
         if fits:
@@ -195,7 +195,7 @@ def _replicate_rows(
         else:  # a prompt drawn more often than the small buffer counts: the same draws again
             if wide.size == 0:
                 wide = np.empty(n, dtype=np.int64)
-            _draw_counts(words, pos, n, wide)
+            count_draws(words, pos, n, n, wide)
             _replicate(wide, sample, win, every, means, tvars, r)
         pos = end
     return means.shape[1], pos
@@ -216,13 +216,13 @@ def _replicate(
     x, xs, order, lo, k0, k1, frac = sample
     n = order.size
     for s in range(x.shape[0]):
-        means[s, r] = _weighted_sum(counts, x[s]) / n
+        means[s, r] = counted_sum(counts, x[s]) / n
     j0, j1, ok = _quantile_ranks(counts, order, lo, k0, k1, win)
     if ok:
         for s in range(x.shape[0]):
-            tvars[s, r] = _tvar(xs[s], win, lo, j0, j1, frac)
+            tvars[s, r] = counted_tvar(xs[s], win, lo, j0, j1, frac)
         return
     every = np.empty(n, dtype=np.int64) if every.size == 0 else every
     j0, j1, _ = _quantile_ranks(counts, order, 0, k0, k1, every)
     for s in range(x.shape[0]):
-        tvars[s, r] = _tvar(xs[s], every, 0, j0, j1, frac)
+        tvars[s, r] = counted_tvar(xs[s], every, 0, j0, j1, frac)

@@ -132,8 +132,8 @@ def bulk_equivalence(
         sa, sb = (
             np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, 2**31 + k)) for k in (0, 1)
         )
-    ba: BulkBootstrap = bulk_bootstrap(x_a, n_boot, sa, tvar_level=tvar_level)
-    bb: BulkBootstrap = bulk_bootstrap(x_b, n_boot, sb, tvar_level=tvar_level)
+    ba: BulkBootstrap = bulk_bootstrap(x_a, n_boot, sa, tvar_level=tvar_level, paired=paired)
+    bb: BulkBootstrap = bulk_bootstrap(x_b, n_boot, sb, tvar_level=tvar_level, paired=paired)
     mean = ci_inside_band(
         ba.mean - bb.mean,
         ba.estimate_mean - bb.estimate_mean,

@@ -26,6 +26,11 @@ aligned by prompt are resampled *paired by prompt*; with different seeds, indepe
 :func:`bulk_bootstrap_scales` does the same for one condition on several (monotonically related)
 scales from one set of draws, as the bulk stage does for G1/G2.
 
+From :data:`TOP_BLOCK_PROMPTS` prompts up, unpaired replicates draw only the prompts that land
+among a condition's top values (N ~ Binomial, then N uniform draws: an exact split) and the sum
+of the other draws from its normal law with a skewness term (:mod:`tailgate.stats.bulk_top`,
+methods note P12): about a tenth of the draws at ``tvar_level`` 0.9.
+
 How the replicates are computed (the indices are fixed by the seed; only the speed is a choice):
 one compiled pass per replicate counts its draws by prompt and sums count · value on every scale
 in a fixed order (the same bits on every machine); the TVaR quantile and sums read only the
@@ -50,6 +55,7 @@ from tailgate.stats.gpd import SeedLike, _block_rng, seed_sequence_of
 #: the bulk bootstrap's compiled replicates: numba loads with the first bulk bootstrap, not with
 #: every job that reads thresholds and TVaRs (0.2 s a job)
 bulk_replicates = lazy_module("tailgate.stats.bulk_replicates")
+bulk_top = lazy_module("tailgate.stats.bulk_top")
 
 __all__ = [
     "TIE_RULES",
@@ -68,6 +74,9 @@ __all__ = [
 BLOCK = 64
 #: the TVaR window starts this many binomial standard deviations below the quantile rank
 WINDOW_SDS = 8.0
+#: from this many prompts up, independent replicates draw only the top block's prompts and the
+#: bottom block's sum from its law (:mod:`tailgate.stats.bulk_top`, methods note P12)
+TOP_BLOCK_PROMPTS = 100_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,18 +207,30 @@ class BulkBootstrap:
 
 
 def bulk_bootstrap(
-    x: np.ndarray, n_boot: int, seed: SeedLike, *, tvar_level: float = 0.9
+    x: np.ndarray,
+    n_boot: int,
+    seed: SeedLike,
+    *,
+    tvar_level: float = 0.9,
+    paired: bool = False,
 ) -> BulkBootstrap:
     """Percentile-bootstrap replicates of mean(x) and TVaR_level(x), resampling prompts.
 
-    Pass the same ``seed`` for two conditions whose arrays are aligned by prompt to get paired
-    resamples (see the module docstring). G1/G2 of Zhou (2026), Section 3.
+    ``paired``: every prompt of every replicate is drawn, so that two conditions aligned by
+    prompt and bootstrapped with the same ``seed`` are resampled together (see the module
+    docstring); otherwise, from :data:`TOP_BLOCK_PROMPTS` prompts up, the bottom block's sum
+    is drawn from its law. G1/G2 of Zhou (2026), Section 3.
     """
-    return bulk_bootstrap_scales({"x": x}, n_boot, seed, tvar_level=tvar_level)["x"]
+    return bulk_bootstrap_scales({"x": x}, n_boot, seed, tvar_level=tvar_level, paired=paired)["x"]
 
 
 def bulk_bootstrap_scales(
-    scales: Mapping[str, np.ndarray], n_boot: int, seed: SeedLike, *, tvar_level: float = 0.9
+    scales: Mapping[str, np.ndarray],
+    n_boot: int,
+    seed: SeedLike,
+    *,
+    tvar_level: float = 0.9,
+    paired: bool = False,
 ) -> dict[str, BulkBootstrap]:
     """:func:`bulk_bootstrap` of one condition on several scales from the same resamples.
 
@@ -243,12 +264,21 @@ def bulk_bootstrap_scales(
     k1 = min(k0 + 1, n - 1)
     spread = math.sqrt(n * tvar_level * (1.0 - tvar_level)) + 1.0
     lo = max(0, int(k0 - WINDOW_SDS * spread))
-    sample = bulk_replicates.Sample(np.stack(arrays), np.stack(sorted_), order, lo, k0, k1, h - k0)
+    xs = np.stack(sorted_)
+    if paired or n < TOP_BLOCK_PROMPTS or lo == 0:
+        sample = bulk_replicates.Sample(np.stack(arrays), xs, order, lo, k0, k1, h - k0)
+        replicate_rows = bulk_replicates.replicate_rows
+    else:
+        sample, bottom = bulk_top.TopSample(xs, lo, k0, k1, h - k0), bulk_top.bottom_of(xs, lo)
+
+        def replicate_rows(rng: np.random.Generator, rows: int, sample: Any, *out: Any) -> None:
+            bulk_top.top_rows(rng, BLOCK, rows, sample, bottom, *out)
+
     means, tvars = np.empty((len(names), n_boot)), np.empty((len(names), n_boot))
     for b in range(-(-n_boot // BLOCK)):
         first, last = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         m, t = np.empty((len(names), last - first)), np.empty((len(names), last - first))
-        bulk_replicates.replicate_rows(_block_rng(ss, b), last - first, sample, m, t)
+        replicate_rows(_block_rng(ss, b), last - first, sample, m, t)
         means[:, first:last], tvars[:, first:last] = m, t
     return {
         k: BulkBootstrap(
