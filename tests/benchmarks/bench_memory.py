@@ -48,7 +48,7 @@ elif kind == "bulk":
     from tailgate.stats.risk import bulk_bootstrap_scales
     bulk_bootstrap_scales({"probability": p, "logit": x}, resamples, 5, tvar_level=0.9)
 else:
-    from tailgate.protocol.design import _oc_sampler
+    from tailgate.protocol.design import ReferencePair
     from tailgate.protocol.gates import GateSettings
     from tailgate.protocol.operating import simulate_procedure
 
@@ -62,7 +62,7 @@ else:
     )
     simulate_procedure(
         settings, band=[0.95, 0.96, 0.97, 0.98, 0.99], headline_q=0.95, band_rule="any",
-        n_prompts=rows, sample=_oc_sampler(Study, 0.10), delta_xis=[0.0, 0.05, 0.1, 0.15],
+        n_prompts=rows, sample=ReferencePair(Study, 0.10), delta_xis=[0.0, 0.05, 0.1, 0.15],
         trials=200, resamples=None, min_side_exceedances=200, seed=5, workers=2,
     )
 wall = time.perf_counter() - t0

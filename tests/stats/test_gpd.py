@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 import scipy.stats as st
-from tailgate.stats import gpd, parts
+from tailgate.stats import draws, gpd, parts, profile
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.parts import row_parts
 
@@ -139,6 +139,48 @@ def test_bootstrap_replicates_equal_scalar_fits_of_the_same_resamples() -> None:
     idx = gpd._block_rng(gpd.seed_sequence_of(7), 0).integers(0, y.size, size=(gpd.BLOCK, y.size))
     for r in range(0, 40, 7):
         assert b.xi[r] == pytest.approx(gpd.fit(y[idx[r]]).xi, abs=1e-8)
+
+
+@pytest.mark.parametrize("xi", [-0.4, 0.0, 0.3, 1.0])
+def test_bootstrap_replicates_are_their_resamples_mle_to_1e_10(xi: float) -> None:
+    # each replicate starts from its sums at the full-sample fit, gathered with its draws, and
+    # takes Halley steps: the answer is its resample's maximum (the tight bounded-Brent
+    # reference, refined by Newton on the profile) to 1e-10, as with Newton steps from a pass
+    y = sample_gpd(np.random.default_rng([3, int(10 * xi) + 10]), xi, 1.0, 2000)
+    b = gpd.bootstrap(y, 12, seed=5)
+    idx = gpd._block_rng(gpd.seed_sequence_of(5), 0).integers(0, y.size, size=(gpd.BLOCK, y.size))
+    x = y[idx[:12]]
+    ref = profile.newton_rows(x, np.full(12, b.fit.theta), tol=1e-16, max_iter=300)
+    assert np.all(ref.status == 0) and np.all(b.status == 0)
+    np.testing.assert_allclose(b.xi, ref.xi, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(b.sigma, _sigmas(x, ref), rtol=1e-8)
+    assert abs(b.xi[0] - _reference_xi(x[0])[0]) < 1e-6
+
+
+def _sigmas(x: np.ndarray, res: profile.NewtonResult) -> np.ndarray:
+    near = np.abs(res.t) * x.max(axis=1) < 1e-8
+    return np.where(near, x.mean(axis=1), res.xi / np.where(near, 1.0, res.t))
+
+
+def test_gathered_sums_are_the_sums_of_the_drawn_rows() -> None:
+    y = sample_gpd(np.random.default_rng(4), 0.2, 1.0, 501)
+    table = np.column_stack([y, np.log1p(0.3 * y), y**2, np.sqrt(y), -y])
+    a = draws.IndexStream(np.random.default_rng(6), y.size)
+    x, sums, largest = a.take_sums(table, 5)
+    idx = np.random.default_rng(6).integers(0, y.size, size=(5, y.size), dtype=np.int32)
+    np.testing.assert_array_equal(x, y[idx])
+    np.testing.assert_allclose(sums, table[idx][:, :, 1:].sum(axis=1), rtol=1e-13)
+    np.testing.assert_array_equal(largest, x.max(axis=1))
+
+
+def test_profile_third_derivative_is_the_second_derivatives_slope() -> None:
+    y = sample_gpd(np.random.default_rng(9), 0.2, 1.0, (1, 3000))
+    ymax = y.max(axis=1)
+    for t in (0.4, 0.05, -0.5 / ymax[0]):
+        h = 1e-5
+        d2 = [profile._evaluate(y, np.array([t + e]), ymax)[3][0] for e in (h, -h)]
+        d3 = profile._evaluate(y, np.array([t]), ymax)[5][0]
+        assert d3 == pytest.approx((d2[0] - d2[1]) / (2 * h), rel=1e-5)
 
 
 def test_bootstrap_ci_covers_truth_at_nominal_rate() -> None:

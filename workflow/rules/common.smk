@@ -1,6 +1,9 @@
 # Helpers shared by every stage. The Snakefile has already verified STUDY (the frozen
 # pre-registration, defaults applied) against its lock before this file is read. Every job
 # repeats that check itself (tailgate.stages.common.open_stage) and records what it writes.
+# Rule priorities order the ready jobs when cores are few: the chain to the severities first
+# (generate, score, transform: 40), then the longest jobs (fit 20, operating 10, bulk 5), so the
+# fits start as early as they can; they change no result.
 
 from tailgate.prereg.committed import run_mode
 from tailgate.provenance import record_path

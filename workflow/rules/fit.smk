@@ -17,6 +17,7 @@ for plan in PLANS:
             record=provenance_of(plan.pattern("fits")),
         log:
             log_for(plan.rule("fit"), "{scorer}", "{scale}", "{condition}"),
+        priority: 20
         conda:
             "../../envs/stats.yaml"
         resources:

@@ -18,6 +18,7 @@ for plan in PLANS:
             record=provenance_of(plan.pattern("bulk")),
         log:
             log_for(plan.rule("bulk"), "{scorer}", "{condition}"),
+        priority: 5
         conda:
             "../../envs/stats.yaml"
         resources:

@@ -22,6 +22,7 @@ for plan in PLANS:
             record=provenance_of(plan.pattern("generations")),
         log:
             log_for(plan.rule("generate"), "{condition}", "{shard}"),
+        priority: 40
         conda:
             "../../envs/llm.yaml"
         resources:

@@ -27,6 +27,7 @@ rule operating:
         record=provenance_of(OPERATING),
     log:
         log_for("operating"),
+    priority: 10
     conda:
         "../../envs/stats.yaml"
     threads: 1

@@ -13,6 +13,7 @@ for plan in PLANS:
             record=provenance_of(plan.pattern("scores")),
         log:
             log_for(plan.rule("score"), "{scorer}", "{condition}", "{shard}"),
+        priority: 40
         conda:
             "../../envs/llm.yaml"
         resources:

@@ -23,6 +23,7 @@ for plan in PLANS:
             summary_record=provenance_of(plan.pattern("transform_summary")),
         log:
             log_for(plan.rule("transform"), "{scorer}", "{scale}"),
+        priority: 40
         conda:
             "../../envs/stats.yaml"
         resources:

@@ -281,31 +281,44 @@ OC_FACTORS = (0.0, 0.5, 1.0, 1.5)
 OC_TRIALS = 200
 
 
-def _oc_sampler(study: Any, share: float) -> Any:
+class ReferencePair:
     """Headline-scale sampler of the reference pair: the simulate backend's default logistic
     bulk with a GPD(ξ̄ + Δξ) tail above ``share`` and the mean excess of GPD(ξ̄, 1)
-    (bulk-matched, as the demo's pairs), by closed-form inversion of one uniform per row."""
-    from scipy.special import expit, logit
+    (bulk-matched, as the demo's pairs), by closed-form inversion of one uniform per row
+    (:meth:`quantile`; a :class:`tailgate.protocol.operating.QuantileSampler`)."""
 
-    proto = study.data["protocol"]
-    xi_bar = float(proto["xi_bar"])
-    scale = str(proto["headline_scale"])
-    loc, s = float(DEFAULT_BULK["loc"]), float(DEFAULT_BULK["scale"])
-    body = 1.0 - share
-    splice = loc + s * float(logit(body))
+    def __init__(self, study: Any, share: float) -> None:
+        from scipy.special import logit
 
-    def sample(rng: Any, delta_xi: float, shape: tuple[int, int]) -> Any:
-        xi = xi_bar + delta_xi
-        sigma = (1.0 - xi) / (1.0 - xi_bar)
-        p = rng.random(shape)
-        e = -np.log1p(-np.clip((p - body) / share, 0.0, None))  # standard exponential above
-        tail = splice + sigma * (np.expm1(xi * e) / xi if xi != 0 else e)
-        # the bulk's logit as log(p / (1 − p)): scipy's logit costs 17 ns a value (8 here)
-        with np.errstate(divide="ignore"):  # p = 0 (probability 2⁻⁵³ a draw) is −inf
-            latent = np.where(p < body, loc + s * np.log(p / (1.0 - p)), tail)
-        return expit(latent) if scale == "probability" else latent
+        proto = study.data["protocol"]
+        self.xi_bar = float(proto["xi_bar"])
+        self.scale = str(proto["headline_scale"])
+        self.loc, self.s = float(DEFAULT_BULK["loc"]), float(DEFAULT_BULK["scale"])
+        self.share, self.body = share, 1.0 - share
+        self.splice = self.loc + self.s * float(logit(self.body))
+        #: where the quantile function is not smooth
+        self.kinks = (self.body,)
 
-    return sample
+    def quantile(self, delta_xi: float) -> Any:
+        """The quantile function of the condition at ``delta_xi``."""
+        from scipy.special import expit
+
+        xi = self.xi_bar + delta_xi
+        sigma = (1.0 - xi) / (1.0 - self.xi_bar)
+        loc, s, body, share, splice = self.loc, self.s, self.body, self.share, self.splice
+
+        def q(p: Any) -> Any:
+            e = -np.log1p(-np.clip((p - body) / share, 0.0, None))  # standard exponential above
+            tail = splice + sigma * (np.expm1(xi * e) / xi if xi != 0 else e)
+            # the bulk's logit as log(p / (1 − p)): scipy's logit costs 17 ns a value (8 here)
+            with np.errstate(divide="ignore"):  # p = 0 (probability 2⁻⁵³ a draw) is −inf
+                latent = np.where(p < body, loc + s * np.log(p / (1.0 - p)), tail)
+            return expit(latent) if self.scale == "probability" else latent
+
+        return q
+
+    def __call__(self, rng: Any, delta_xi: float, shape: tuple[int, int]) -> Any:
+        return self.quantile(delta_xi)(rng.random(shape))
 
 
 #: marks "the registered value" for the overrides of :func:`operating_characteristics`
@@ -353,7 +366,7 @@ def operating_characteristics(
     share = min(0.5, max(0.10, round(1.0 - (min(band) - delta) + 0.01, 6)))
     settings = registered_settings(study)
     headline = float(proto["thresholds"]["headline"])
-    sample = _oc_sampler(study, share)
+    sample = ReferencePair(study, share)
     step, notes = None, ()
     if proto["thresholds"].get("ties") == "lattice":
         seed = seed_sequence(study.seed, "design", "operating_characteristics", "lattice")

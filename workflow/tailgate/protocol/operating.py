@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -56,6 +56,7 @@ from tailgate.protocol.verdict import BAND_RULES, h1_verdict
 from tailgate.stats import gof, gpd, inference
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
+from tailgate.stats.order_statistics import bottom_law, draw_top
 from tailgate.stats.parts import BLAS_ROWS, parts_within
 from tailgate.stats.profile import STATUS_OK
 
@@ -63,6 +64,7 @@ __all__ = [
     "FLOOR_ROW",
     "OCScenario",
     "OperatingCharacteristics",
+    "QuantileSampler",
     "Sampler",
     "row_kind",
     "simulate_procedure",
@@ -74,6 +76,23 @@ DRAW_ELEMENTS = 1 << 20
 #: sampler(rng, delta_xi, shape) -> severities on the headline scale; it fills the array in
 #: order (row by row from its generator), so drawing the trials in parts gives the same trials
 Sampler = Callable[[np.random.Generator, float, tuple[int, int]], np.ndarray]
+#: from this many prompts up, a sampler with a quantile function is simulated by its top order
+#: statistics and its bottom sums' law (:mod:`tailgate.stats.order_statistics`, methods note P13)
+TOP_DRAW_PROMPTS = 100_000
+
+
+@runtime_checkable
+class QuantileSampler(Protocol):
+    """A :data:`Sampler` that inverts one uniform per value: ``quantile(Δξ)`` is its quantile
+    function, ``kinks`` the points where that function is not smooth."""
+
+    kinks: tuple[float, ...]
+
+    def __call__(
+        self, rng: np.random.Generator, delta_xi: float, shape: tuple[int, int]
+    ) -> np.ndarray: ...
+
+    def quantile(self, delta_xi: float) -> Callable[[np.ndarray], np.ndarray]: ...
 
 
 @dataclass(frozen=True)
@@ -444,7 +463,9 @@ def simulate_procedure(
     """PASS rates of the registered procedure for one bulk-matched pair under each Δξ.
 
     ``sample(rng, Δξ, (trials, n_prompts))`` draws severities on the headline scale (Δξ = 0 is
-    condition A). Returns the rates under every band rule; ``band_rule`` is the registered one.
+    condition A); from :data:`TOP_DRAW_PROMPTS` prompts up, a :class:`QuantileSampler` off the
+    lattice is drawn by its top order statistics instead (methods note P13). Returns the rates
+    under every band rule; ``band_rule`` is the registered one.
     ``resamples``: replicates of P1's percentile bootstrap per cell, or ``None`` for the
     observed-information stand-in (module docstring). ``workers`` threads run the bootstraps;
     the result does not depend on it. ``lattice_step``: the samples are rounded to that lattice
@@ -467,10 +488,22 @@ def simulate_procedure(
     # the trials are the same whatever their number per draw)
     per_draw = max(1, min(shape[0], DRAW_ELEMENTS // shape[1]))
 
+    by_top = (
+        lattice_step is None
+        and shape[1] >= TOP_DRAW_PROMPTS
+        and isinstance(sample, QuantileSampler)
+    )
+
     def draw(gen: np.random.Generator, dxi: float) -> _Sorted:
         # order statistics from k0 up are all the procedure reads (the mean ignores the order)
         top = np.empty((shape[0], shape[1] - k0))
         mean, var = np.empty(shape[0]), np.empty(shape[0])
+        if by_top:  # the top order statistics themselves, trial after trial
+            law = bottom_law(sample.quantile(dxi), shape[1], shape[1] - k0, sample.kinks)
+            for t in range(shape[0]):
+                d = draw_top(gen, law, shape[1], shape[1] - k0)
+                top[t], mean[t], var[t] = d.top, d.mean, d.var
+            return _Sorted(top, shape[1], k0, mean, var)
         ties = None if lattice_step is None else np.zeros(shape[0], dtype=np.int64)
         for t0 in range(0, shape[0], per_draw):
             t1 = min(t0 + per_draw, shape[0])

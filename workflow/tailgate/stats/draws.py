@@ -101,6 +101,42 @@ def _gather(
     return pos
 
 
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def _gather_sums(
+    words: np.ndarray,
+    pos: int,
+    table: np.ndarray,
+    out: np.ndarray,
+    sums: np.ndarray,
+    largest: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """:func:`_gather` of ``table[:, 0]``, and per row the sums of ``table``'s other four
+    columns (numbers per value, kept in one row of the table so that a draw reads one cache
+    line) at the drawn indices, in the order drawn, and the largest value drawn."""
+    n = table.shape[0]
+    threshold = np.uint64((2**32 - n) % n)
+    rows, cols = out.shape
+    for r in range(rows):
+        a0 = a1 = a2 = a3 = 0.0
+        top = -np.inf
+        for c in range(cols):
+            j = 0
+            if n > 1:
+                j, pos = bounded(words, pos, n, threshold)
+                if j < 0:
+                    return -1
+            v = table[j, 0]
+            out[r, c] = v
+            top = max(top, v)
+            a0 += table[j, 1]
+            a1 += table[j, 2]
+            a2 += table[j, 3]
+            a3 += table[j, 4]
+        sums[r, 0], sums[r, 1], sums[r, 2], sums[r, 3] = a0, a1, a2, a3
+        largest[r] = top
+    return pos
+
+
 class IndexStream:
     """A block's stream of indices below ``n``, read from ``rng``'s raw words from the
     stream's start (the values of ``rng.integers(0, n, size=(rows, n), dtype=np.int32)``)."""
@@ -130,9 +166,20 @@ class IndexStream:
         self.pos = end
         return out
 
+    def take_sums(self, table: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`take` of ``table[:, 0]`` (n × 5, C order), with each row's sums of the four
+        other columns (numbers per value) at its indices and each row's largest value."""
+        out = np.empty((rows, self.n))
+        sums, largest = np.empty((rows, 4)), np.empty(rows)
+        while (end := _gather_sums(self.words, self.pos, table, out, sums, largest)) < 0:
+            self.refill(rows)
+        self.pos = end
+        return out, sums, largest
+
 
 def _warm_draws() -> None:
     words = np.arange(8, dtype=np.uint64)
     draw_indices(words, 0, np.empty(2, np.int32), 4)
     _gather(words, 0, np.arange(4.0), np.empty((1, 2)))
     _gather(words, 0, np.arange(4), np.empty((1, 2), dtype=np.int64))
+    _gather_sums(words, 0, np.ones((4, 5)), np.empty((1, 2)), np.empty((1, 4)), np.empty(1))

@@ -24,9 +24,11 @@ likelihood of :mod:`tailgate.stats.lattice` (Ma, Yan & Zhang (2026), Section 2);
 the continuous fit. :func:`bootstrap` takes the same ``step``.
 
 :func:`bootstrap` refits the GPD on ``n_boot`` resamples, vectorised over replicates and
-warm-started at the full-sample fit, in fixed blocks of :data:`BLOCK` replicates processed by a
-thread pool; a block's rows are refitted a part at a time (:mod:`tailgate.stats.parts`), so
-memory does not grow with the number of exceedances beyond the block's indices (int32).
+warm-started at the full-sample fit (each replicate's first profile evaluation is a sum, over its
+draws, of per-exceedance terms at that fit, gathered with the draws), in fixed blocks of
+:data:`BLOCK` replicates processed by a thread pool; a block's rows are refitted a part at a
+time (:mod:`tailgate.stats.parts`), so memory does not grow with the number of exceedances
+beyond the block's indices (int32).
 
 Determinism: block b draws its resample indices from its own stream, the child ``b`` of the seed's
 SeedSequence, so replicate r depends only on (seed, r) — not on ``n_boot``, the number of worker
@@ -53,6 +55,7 @@ from tailgate.lazy import lazy_module
 from tailgate.stats import lattice
 from tailgate.stats.parts import parts_within
 from tailgate.stats.profile import (
+    SERIES_LIMIT,
     STATUS_BOUNDARY,
     STATUS_NO_CONVERGENCE,
     STATUS_OK,
@@ -510,6 +513,13 @@ def bootstrap(
         _bootstrap_lattice(y, float(step), full, ss, n_blocks, n_boot, xi, sigma, status)
         return GPDBootstrap(full, xi, sigma, status)
 
+    # the profile's sums at the start, per exceedance: every replicate's first Newton
+    # evaluation is their sum over its draws, gathered with the resample
+    table = None
+    if abs(t_start) * float(y.max()) >= SERIES_LIMIT:
+        ratio = y / (1.0 + t_start * y)
+        table = np.column_stack([y, np.log1p(t_start * y), ratio, ratio * ratio, ratio**3])
+
     def run(b: int) -> None:
         lo, hi = b * BLOCK, min((b + 1) * BLOCK, n_boot)
         # the block's resamples, read from its stream a part at a time (the values of one draw
@@ -518,9 +528,13 @@ def bootstrap(
         stream = draws.IndexStream(_block_rng(ss, b), n)
         for r0, r1 in parts_within(hi - lo, n):
             c0, c1 = lo + r0, lo + r1
-            x = stream.take(y, r1 - r0)
-            ymax = x.max(axis=1)
-            res = newton_rows(x, np.full(c1 - c0, t_start), ymax=ymax)
+            start = np.full(c1 - c0, t_start)
+            if table is None:
+                x = stream.take(y, r1 - r0)
+                res = newton_rows(x, start, ymax=(ymax := x.max(axis=1)))
+            else:
+                x, sums, ymax = stream.take_sums(table, r1 - r0)
+                res = newton_rows(x, start, ymax=ymax, start=sums)
             rows = _finish_rows(x, ymax, res)
             xi[c0:c1], sigma[c0:c1], status[c0:c1] = rows.xi, rows.sigma, rows.status
 
