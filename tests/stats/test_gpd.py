@@ -164,12 +164,14 @@ def _sigmas(x: np.ndarray, res: profile.NewtonResult) -> np.ndarray:
 
 def test_gathered_sums_are_the_sums_of_the_drawn_rows() -> None:
     y = sample_gpd(np.random.default_rng(4), 0.2, 1.0, 501)
-    table = np.column_stack([y, np.log1p(0.3 * y), y**2, np.sqrt(y), -y])
+    table = np.column_stack([y, np.log1p(0.3 * y), -np.sqrt(y)])
     a = draws.IndexStream(np.random.default_rng(6), y.size)
     x, sums, largest = a.take_sums(table, 5)
     idx = np.random.default_rng(6).integers(0, y.size, size=(5, y.size), dtype=np.int32)
     np.testing.assert_array_equal(x, y[idx])
-    np.testing.assert_allclose(sums, table[idx][:, :, 1:].sum(axis=1), rtol=1e-13)
+    drawn = table[idx]
+    want = [drawn[..., 1].sum(axis=1)] + [(drawn[..., 2] ** k).sum(axis=1) for k in (1, 2, 3)]
+    np.testing.assert_allclose(sums, np.stack(want, axis=1), rtol=1e-12)
     np.testing.assert_array_equal(largest, x.max(axis=1))
 
 

@@ -110,9 +110,10 @@ def _gather_sums(
     sums: np.ndarray,
     largest: np.ndarray,
 ) -> int:  # pragma: no cover - compiled
-    """:func:`_gather` of ``table[:, 0]``, and per row the sums of ``table``'s other four
-    columns (numbers per value, kept in one row of the table so that a draw reads one cache
-    line) at the drawn indices, in the order drawn, and the largest value drawn."""
+    """:func:`_gather` of ``table[:, 0]``, and per row the sums at the drawn indices (in the
+    order drawn) of ``table[:, 1]``, of ``table[:, 2]`` and of its square and cube (numbers per
+    value, kept in one row of the table so that a draw reads one cache line), and the largest
+    value drawn."""
     n = table.shape[0]
     threshold = np.uint64((2**32 - n) % n)
     rows, cols = out.shape
@@ -129,9 +130,11 @@ def _gather_sums(
             out[r, c] = v
             top = max(top, v)
             a0 += table[j, 1]
-            a1 += table[j, 2]
-            a2 += table[j, 3]
-            a3 += table[j, 4]
+            b = table[j, 2]
+            a1 += b
+            square = b * b
+            a2 += square
+            a3 += square * b
         sums[r, 0], sums[r, 1], sums[r, 2], sums[r, 3] = a0, a1, a2, a3
         largest[r] = top
     return pos
@@ -167,8 +170,9 @@ class IndexStream:
         return out
 
     def take_sums(self, table: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`take` of ``table[:, 0]`` (n × 5, C order), with each row's sums of the four
-        other columns (numbers per value) at its indices and each row's largest value."""
+        """:meth:`take` of ``table[:, 0]`` (n × 3, C order), with each row's sums of
+        ``table[:, 1]`` and of ``table[:, 2]`` to the powers 1, 2, 3 at its indices, and each
+        row's largest value."""
         out = np.empty((rows, self.n))
         sums, largest = np.empty((rows, 4)), np.empty(rows)
         while (end := _gather_sums(self.words, self.pos, table, out, sums, largest)) < 0:
@@ -182,4 +186,4 @@ def _warm_draws() -> None:
     draw_indices(words, 0, np.empty(2, np.int32), 4)
     _gather(words, 0, np.arange(4.0), np.empty((1, 2)))
     _gather(words, 0, np.arange(4), np.empty((1, 2), dtype=np.int64))
-    _gather_sums(words, 0, np.ones((4, 5)), np.empty((1, 2)), np.empty((1, 4)), np.empty(1))
+    _gather_sums(words, 0, np.ones((4, 3)), np.empty((1, 2)), np.empty((1, 4)), np.empty(1))

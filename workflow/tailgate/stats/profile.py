@@ -28,6 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tailgate.lazy import lazy_module
+
+#: the sums of a profile evaluation in one compiled pass: numba loads with the first fit
+profile_sums = lazy_module("tailgate.stats.profile_sums")
+
 __all__ = [
     "STATUS_BOUNDARY",
     "STATUS_NO_CONVERGENCE",
@@ -95,7 +100,7 @@ def profile_rows(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ξ(θ), f(θ), f'(θ), f''(θ), ξ'(θ) for every row of ``x`` (shape (r, n)) at its own θ = ``t``.
 
-    ``work`` is optional scratch space of shape (2, *x.shape) (reused between calls to keep the
+    ``work`` is optional scratch space of shape (1, *x.shape) (reused between calls to keep the
     working set in cache).
     """
     return _evaluate(x, t, ymax, work)[:5]
@@ -109,15 +114,9 @@ def _evaluate(
     near = np.abs(t) * ymax < SERIES_LIMIT
     ts = np.where(near, 1.0 / ymax, t)
     if work is None:
-        work = np.empty((2, *x.shape))
-    z = np.multiply(x, ts[:, None], out=work[0])
-    xi = np.log1p(z, out=work[1]).sum(axis=1) / n
-    np.add(z, 1.0, out=z)
-    b = np.divide(x, z, out=z)
-    s1 = b.sum(axis=1) / n
-    b2 = np.multiply(b, b, out=work[1])
-    s2 = b2.sum(axis=1) / n
-    s3 = np.einsum("ij,ij->i", b2, b) / n
+        work = np.empty((1, *x.shape))
+    logs = np.log1p(np.multiply(x, ts[:, None], out=work[0]), out=work[0])
+    xi, s1, s2, s3 = (profile_sums.row_sums(x, logs, ts) / n).T
     f, d1, d2, d3 = _profile_terms(xi, s1, s2, s3, ts)
     if near.any():
         rows = np.flatnonzero(near)
@@ -195,7 +194,7 @@ def newton_rows(
     active = np.arange(r)
     # rows of the evaluated block ``xa`` (compacted when fewer than 60 % of its rows still iterate)
     rows_xa = active
-    xa, work = x, np.empty((2, *x.shape))
+    xa, work = x, np.empty((1, *x.shape))
     for _ in range(max_iter):
         if active.size == 0:
             break
