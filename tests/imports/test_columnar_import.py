@@ -124,6 +124,9 @@ def test_without_a_condition_column_every_row_is_the_one_condition(tmp_path):
         (lambda f: f.assign(raw=f["raw"].where(f.index != 3, np.inf)), "row 4, column 'raw'"),
         (lambda f: f.assign(model=f["model"].where(f.index != 2, "model-z")), "'model-z'"),
         (lambda f: f.assign(key=f["key"].where(f.index != 31, 0)), "appears again"),
+        # a missing prompt in a text column, a key that is not a whole number (float column)
+        (lambda f: f.assign(prompt=f["prompt"].where(f.index != 4, None)), "row 5"),
+        (lambda f: f.assign(key=f["key"].astype(float).where(f.index != 7, 2.5)), "row 8"),
     ],
 )
 def test_a_row_with_a_problem_is_named_row_by_row(tmp_path, edit, needle):
