@@ -68,7 +68,9 @@ def bottom_of(xs: np.ndarray, lo: int) -> Bottom:
     low = xs[:, :lo]
     mean = low.mean(axis=1)
     dev = low - mean[:, None]
-    cov = dev @ dev.T / lo
+    s = xs.shape[0]
+    # numpy's pairwise sums, not a BLAS product (whose summation order depends on the CPU)
+    cov = np.array([[(dev[i] * dev[j]).sum() / lo for j in range(s)] for i in range(s)])
     sd = np.sqrt(np.diag(cov))
     with np.errstate(divide="ignore", invalid="ignore"):
         skew = np.where(sd > 0, (dev**3).mean(axis=1) / sd**3, 0.0)
@@ -83,12 +85,22 @@ def _cholesky(corr: np.ndarray) -> np.ndarray:
     low = np.zeros_like(corr)
     for i in range(s):
         for j in range(i + 1):
-            v = corr[i, j] - float(np.dot(low[i, :j], low[j, :j]))
+            v = float(corr[i, j]) - sum(float(low[i, k] * low[j, k]) for k in range(j))
             if i == j:
                 low[i, i] = math.sqrt(max(v, 0.0))
             else:
                 low[i, j] = v / low[j, j] if low[j, j] > 1e-12 else 0.0
     return low
+
+
+def _correlated(raw: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """``raw @ chol.T`` term by term in a fixed order (a BLAS product's order, and its fused
+    multiply-adds, depend on the CPU)."""
+    z = np.zeros_like(raw)
+    for i in range(chol.shape[0]):
+        for j in range(i + 1):
+            z[:, i] += raw[:, j] * chol[i, j]
+    return z
 
 
 def top_rows(
@@ -109,7 +121,7 @@ def top_rows(
     n = xs.shape[1]
     k = n - lo
     n_top = rng.binomial(n, k / n, size=block)[:rows].astype(np.int64)
-    z = rng.standard_normal((block, xs.shape[0]))[:rows] @ bottom.chol.T
+    z = _correlated(rng.standard_normal((block, xs.shape[0]))[:rows], bottom.chol)
     stream = IndexStream(rng, k)
     counts = np.empty(k, dtype=np.uint8)
     top_sums = np.empty((xs.shape[0], rows))
