@@ -35,7 +35,15 @@ import numpy as np
 
 from tailgate.stats.draws import IndexStream, bounded, compiled
 
-__all__ = ["Sample", "count_draws", "counted_sum", "counted_tvar", "replicate_rows"]
+__all__ = [
+    "DRAW_ROWS",
+    "Sample",
+    "count_draws",
+    "counted_sum",
+    "counted_tvar",
+    "ranks_from",
+    "replicate_rows",
+]
 
 #: replicates whose stream words are drawn at once (memory: DRAW_ROWS × n × 4 bytes)
 DRAW_ROWS = 8
@@ -85,6 +93,28 @@ def counted_sum(counts: np.ndarray, x: np.ndarray) -> float:  # pragma: no cover
 
 
 @numba.njit(cache=True, boundscheck=False)
+def ranks_from(
+    counts: np.ndarray, below: int, k0: int, k1: int
+) -> tuple[int, int, bool]:  # pragma: no cover - compiled
+    """Positions in ``counts`` (the counts of consecutive sorted ranks) of order statistics k0
+    and k1 of a replicate with ``below`` draws before the first position; False when order
+    statistic k0 lies before it."""
+    if below > k0:
+        return 0, 0, False
+    cum = below
+    j0 = j1 = counts.size - 1
+    found = False
+    for w in range(counts.size):
+        cum += counts[w]
+        if not found and cum > k0:
+            j0, found = w, True
+        if cum > k1:
+            j1 = w
+            break
+    return j0, j1, True
+
+
+@numba.njit(cache=True, boundscheck=False)
 def _quantile_ranks(
     counts: np.ndarray, order: np.ndarray, lo: int, k0: int, k1: int, win: np.ndarray
 ) -> tuple[int, int, bool]:  # pragma: no cover - compiled
@@ -97,19 +127,8 @@ def _quantile_ranks(
         c = counts[order[lo + w]]
         win[w] = c
         inside += c
-    cum = n - inside  # draws below rank lo
-    if cum > k0:
-        return 0, 0, False
-    j0 = j1 = n - 1
-    found = False
-    for w in range(width):
-        cum += win[w]
-        if not found and cum > k0:
-            j0, found = lo + w, True
-        if cum > k1:
-            j1 = lo + w
-            break
-    return j0, j1, True
+    j0, j1, ok = ranks_from(win[:width], n - inside, k0, k1)
+    return lo + j0, lo + j1, ok
 
 
 @numba.njit(cache=True, boundscheck=False)

@@ -32,13 +32,16 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from tailgate.stats.bulk_replicates import count_draws, counted_sum, counted_tvar
+from tailgate.stats.bulk_replicates import (
+    DRAW_ROWS,
+    count_draws,
+    counted_sum,
+    counted_tvar,
+    ranks_from,
+)
 from tailgate.stats.draws import IndexStream, bounded, compiled
 
 __all__ = ["Bottom", "TopSample", "bottom_of", "top_rows"]
-
-#: replicates whose stream words are drawn at once
-DRAW_ROWS = 8
 
 
 class TopSample(NamedTuple):
@@ -150,27 +153,6 @@ def _warm_top() -> None:
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _ranks_from(
-    counts: np.ndarray, below: int, k0: int, k1: int
-) -> tuple[int, int, bool]:  # pragma: no cover - compiled
-    """Positions in ``counts`` of order statistics k0 and k1 of a replicate with ``below`` draws
-    before the first position; False when order statistic k0 lies before it."""
-    if below > k0:
-        return 0, 0, False
-    cum = below
-    j0 = j1 = counts.size - 1
-    found = False
-    for w in range(counts.size):
-        cum += counts[w]
-        if not found and cum > k0:
-            j0, found = w, True
-        if cum > k1:
-            j1 = w
-            break
-    return j0, j1, True
-
-
-@numba.njit(cache=True, boundscheck=False)
 def _top_rows(
     words: np.ndarray,
     pos: int,
@@ -225,7 +207,7 @@ def _replicate(
     out."""
     xs, lo, k0, k1, frac = sample
     n = xs.shape[1]
-    j0, j1, inside = _ranks_from(top, n - draws, k0, k1)
+    j0, j1, inside = ranks_from(top, n - draws, k0, k1)
     if not inside:  # the quantile lies below the top block: draw the bottom prompts as well
         exact[r] = True
         return _exact_replicate(words, pos, draws, sample, top, means, tvars, r)
@@ -259,7 +241,7 @@ def _exact_replicate(
             return -1
         every[j] += 1
     every[lo:] = top
-    j0, j1, _ = _ranks_from(every, 0, k0, k1)
+    j0, j1, _ = ranks_from(every, 0, k0, k1)
     for s in range(xs.shape[0]):
         means[s, r] = counted_sum(every, xs[s]) / n
         tvars[s, r] = counted_tvar(xs[s], every, 0, j0, j1, frac)

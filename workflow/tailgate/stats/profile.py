@@ -174,10 +174,10 @@ def newton_rows(
     rows still iterating are copied out so that the tail of slow rows costs little.
 
     ``start`` (rows × 4, optional): each row's sums of log1p(t0·y) and of y/(1 + t0·y) to the
-    powers 1, 2, 3,
-    gathered with the resample (:meth:`tailgate.stats.draws.IndexStream.take_sums`), so the
-    first evaluation needs no pass over ``x`` (rows near θ = 0, where the profile is evaluated
-    by its series, and rows whose start is clipped at the support boundary are evaluated).
+    powers 1, 2, 3, gathered with the resample
+    (:meth:`tailgate.stats.draws.IndexStream.take_sums`), so the first evaluation needs no pass
+    over ``x`` (rows near θ = 0, where the profile is evaluated by its series, and rows whose
+    start is clipped at the support boundary are evaluated).
     """
     x = np.asarray(x, dtype=np.float64)
     r = x.shape[0]
@@ -243,9 +243,9 @@ def newton_rows(
                 halley = (g2 < 0) & np.isfinite(g3) & (denom > g2 * g2)
                 s = np.where(halley, -2.0 * g1 * g2 / denom, s)
             s = np.clip(np.nan_to_num(s), -_MAX_STEP, _MAX_STEP)
-            # a Newton step below √tol (a Halley step below ∛tol) leaves an error ~step² (~step³)
-            # < tol after it is taken, so the last step is applied to first order without
-            # another pass over the data
+            # a Newton step below √tol (a Halley step below ∛tol / 10: its error's constant is
+            # large) leaves an error ~step² (~step³) < tol after it is taken, so the last step is
+            # applied to first order without another pass over the data
             small = np.where(halley, 0.1 * np.cbrt(tol), math.sqrt(tol))
             done = (np.abs(s) < small) & (g2 < 0)
             step[rg] = s
