@@ -199,3 +199,33 @@ def test_a_console_script_is_vouched_for_by_its_record(tmp_path):
         interpreter._site_dirs.cache_clear()
         interpreter._records.cache_clear()
         interpreter._digest.cache_clear()
+
+
+def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_it(
+    tmp_path, monkeypatch
+):
+    """A job forked from the run's warm server takes the server's SHA-256 of a file the server
+    loaded (tailgate.forkserver); once the file's status differs from the one hashed (edited
+    after the server loaded it), the job hashes the file itself."""
+    import hashlib
+    import types
+
+    target = tmp_path / "module.py"
+    target.write_text("VALUE = 1\n")
+    real = os.path.realpath(target)
+    st = os.stat(real)
+    planted = hashlib.sha256(b"what the server read").digest()
+    table = types.ModuleType(interpreter._PRELOADED)
+    table.files = {real: ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), planted)}
+    monkeypatch.setitem(sys.modules, interpreter._PRELOADED, table)
+    interpreter._digest.cache_clear()
+    try:
+        assert interpreter._digest(real)[0] == planted.hex()
+        target.write_text("VALUE = 22\n")  # another size and time: hashed again
+        interpreter._digest.cache_clear()
+        assert interpreter._digest(real)[0] == hashlib.sha256(b"VALUE = 22\n").hexdigest()
+        table.files[real] = ("not a status", planted)  # a damaged entry is never used
+        interpreter._digest.cache_clear()
+        assert interpreter._digest(real)[0] == hashlib.sha256(b"VALUE = 22\n").hexdigest()
+    finally:
+        interpreter._digest.cache_clear()

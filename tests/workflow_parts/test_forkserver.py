@@ -321,3 +321,46 @@ def test_a_run_of_fewer_than_two_jobs_starts_no_server(monkeypatch):
             assert proc is not None and (proc.models is not None) is models
         finally:
             forkserver.stop(proc)
+
+
+#: a job that reports what the server hashed for it (tailgate.prereg.interpreter reads it)
+DIGEST_JOB = f"""\
+import hashlib, json, os, sys
+sys.path.insert(0, {str(WORKFLOW)!r})
+from tailgate.forkserver import DIGESTS, hand_over
+hand_over()
+from tailgate.prereg import interpreter
+import numpy
+table = sys.modules.get(DIGESTS)
+files = getattr(table, "files", {{}})
+path = os.path.realpath(numpy.__file__)
+with open(path, "rb") as fh:
+    truth = hashlib.sha256(fh.read()).hexdigest()
+print(json.dumps({{
+    "hashed": len(files), "numpy": path in files,
+    "server_digest": files[path][1].hex() if path in files else None, "truth": truth,
+    "job_digest": interpreter._digest(path)[0], "same_name": interpreter._PRELOADED == DIGESTS,
+}}))
+"""
+
+
+def test_a_forked_job_finds_the_servers_digests_of_the_preloaded_files(server, tmp_path):
+    _, address, pid = server
+    script = tmp_path / "digests.py"
+    script.write_text(DIGEST_JOB)
+    res = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path / "work", env=_job_env(address, pid),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    seen = json.loads(res.stdout)
+    assert seen["same_name"] and seen["numpy"] and seen["hashed"] > 100, seen
+    assert seen["server_digest"] == seen["truth"] == seen["job_digest"]
+    # a job in its own process hashes every file itself: no table
+    alone = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path / "work",
+        env={k: v for k, v in _job_env(address, pid).items() if k != forkserver.ENV},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    assert json.loads(alone.stdout)["hashed"] == 0

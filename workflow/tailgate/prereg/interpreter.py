@@ -63,6 +63,9 @@ FLAGGED = {
 }
 #: recorded beside them: they name code but run none in a job by themselves
 _RECORDED = ("PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONSAFEPATH", "PYTHONNOUSERSITE")
+#: where a job forked from the run's warm server finds the digests of the files the server
+#: loaded (``tailgate.forkserver.DIGESTS``; that module is not imported here)
+_PRELOADED = "_tailgate_preloaded_files"
 _INTERPRETER = frozenset(
     {"_frozen_importlib", "_frozen_importlib_external", "zipimport", "importlib._bootstrap"}
     | {"importlib._bootstrap_external", "importlib.machinery"}
@@ -123,15 +126,31 @@ def _records(sitedir: str) -> dict[str, str]:
 
 @cache
 def _digest(path: str) -> tuple[str, str] | None:
-    """(hex, URL-safe base64 as in ``RECORD``) SHA-256 of a file, once a process."""
-    h = hashlib.sha256()
+    """(hex, URL-safe base64 as in ``RECORD``) SHA-256 of a file, once a process: in a job
+    forked from the run's warm server, the server's digest of a file it loaded where the file's
+    status is still the one it hashed (:data:`_PRELOADED`)."""
+    digest = _preloaded(path)
+    if digest is None:
+        try:
+            with open(path, "rb") as fh:
+                digest = hashlib.file_digest(fh, "sha256").digest()
+        except OSError:
+            return None
+    return digest.hex(), base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def _preloaded(path: str) -> bytes | None:
+    """The warm server's SHA-256 of ``path`` (a real path), where its device, inode, size and
+    modification time are those the server hashed; else None."""
+    files = getattr(sys.modules.get(_PRELOADED), "files", None)
+    entry = files.get(path) if isinstance(files, dict) else None
+    if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes)):
+        return None
     try:
-        with open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
+        st = os.stat(path)
     except OSError:
         return None
-    return h.hexdigest(), base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+    return entry[1] if entry[0] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) else None
 
 
 @lru_cache(maxsize=1)
