@@ -32,7 +32,7 @@ process, and its provenance names no model package.
 The child imports ``tailgate`` from disk like any job, so the provenance record (code digest and
 runtime fingerprint of :mod:`tailgate.prereg.runtime`) is the same byte for byte, and so is every
 result. The fingerprint vouches for every loaded module by its file's SHA-256 (about 150 MB of
-numpy, scipy, pandas and matplotlib files: 0.3 s of each job's CPU); the server hashes the files
+numpy, scipy, pandas and matplotlib files: 0.4 s of each job's CPU); the server hashes the files
 its preload loaded once, after the preload, and its children find those digests under
 :data:`DIGESTS` in ``sys.modules``, each with the file's status when it was hashed: a file whose
 status has changed since is hashed again by the job (:func:`tailgate.prereg.interpreter`'s
@@ -285,14 +285,16 @@ def _hash_loaded_files() -> None:
     for module in list(sys.modules.values()):
         origin = getattr(getattr(module, "__spec__", None), "origin", None)
         origin = origin or getattr(module, "__file__", None)
-        if not isinstance(origin, str):
-            continue
+        if not isinstance(origin, str) or not os.path.isfile(origin):
+            continue  # a FIFO or a folder is never opened (a FIFO would block the server)
         real = os.path.realpath(origin)
         if real in files:
             continue
         try:
-            with open(real, "rb") as fh:
-                st = os.fstat(fh.fileno())
+            # non-blocking: a file replaced by a FIFO since the check opens at once
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+            with open(fd, "rb") as fh:
+                st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode):
                     continue
                 digest = hashlib.file_digest(fh, "sha256").digest()
