@@ -59,7 +59,6 @@ def tailgate(
         )  # fmt: skip
     from tailgate import code
     from tailgate.cli import main
-    from tailgate.prereg import runtime
 
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -78,5 +77,4 @@ def tailgate(
         os.environ.clear()
         os.environ.update(saved_env)
         code.code_digest.cache_clear()  # the files a later command reads may have changed
-        runtime.stale_bytecode.cache_clear()
     return subprocess.CompletedProcess(["tailgate", *argv], status, out.getvalue(), err.getvalue())

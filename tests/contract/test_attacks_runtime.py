@@ -86,6 +86,57 @@ def test_planted_bytecode_is_named_and_honest_bytecode_is_not(tmp_path):
     assert len(found) == 1 and "seeds" in found[0] and "not compiled from it" in found[0]
 
 
+def test_the_servers_bytecode_answers_hold_only_while_both_files_are_as_judged(
+    tmp_path, monkeypatch
+):
+    """A job forked from the run's warm server takes the server's answer of the bytecode check
+    for a compiled file (tailgate.forkserver) while the compiled file and its source have the
+    status they had when judged; a file planted after that is judged again, by the job."""
+    import time
+    import types
+
+    from tailgate import forkserver
+    from tailgate.prereg import bytecode, runtime
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    source = package / "plain.py"
+    source.write_text("VALUE = 1\n")
+    py_compile.compile(str(source))  # honest
+    served = bytecode.judged([package])
+    assert list(served.values()) == [True]
+    monkeypatch.setattr(runtime, "_JUDGED", {})
+    table = types.ModuleType(forkserver.DIGESTS)
+    monkeypatch.setitem(sys.modules, forkserver.DIGESTS, table)
+    # an answer the server gave for these very files is taken as it is (here: a planted "no")
+    setattr(table, forkserver.JUDGED, {key: False for key in served})
+    assert len(runtime.stale_bytecode(package)) == 1
+    # planted after the server judged it (another size and time): the job compares it itself
+    other = tmp_path / "other.py"
+    other.write_text("VALUE = 2222\n")
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    time.sleep(0.01)
+    py_compile.compile(
+        str(other), cfile=str(pyc), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+    )
+    found = runtime.stale_bytecode(package)
+    assert len(found) == 1 and "not compiled from it" in found[0]
+    # compiled honestly again: the job's own answer, not the server's "no" of the first file
+    py_compile.compile(str(source))
+    assert runtime.stale_bytecode(package) == ()
+
+
+def test_a_compiled_file_that_is_a_fifo_is_never_read(tmp_path):
+    from tailgate.prereg.bytecode import judged
+    from tailgate.prereg.runtime import stale_bytecode
+
+    package = tmp_path / "pkg"
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "plain.py").write_text("VALUE = 1\n")
+    os.mkfifo(Path(importlib.util.cache_from_source(str(package / "plain.py"))))
+    assert stale_bytecode(package) == () and judged([package]) == {}
+
+
 def test_honest_bytecode_is_compared_without_the_checkers_own_future_flags(tmp_path):
     """A module without ``from __future__ import annotations`` compiles to other code under that
     flag: the comparison must not inherit it from the module that makes it."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from attack_project import Project
+from tailgate import forkserver
 from tailgate.prereg import interpreter
 from tailgate.prereg.interpreter import check_startup, startup_state
 
@@ -215,9 +216,9 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
     real = os.path.realpath(target)
     st = os.stat(real)
     planted = hashlib.sha256(b"what the server read").digest()
-    table = types.ModuleType(interpreter._PRELOADED)
+    table = types.ModuleType(forkserver.DIGESTS)
     table.files = {real: ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), planted)}
-    monkeypatch.setitem(sys.modules, interpreter._PRELOADED, table)
+    monkeypatch.setitem(sys.modules, forkserver.DIGESTS, table)
     interpreter._digest.cache_clear()
     try:
         assert interpreter._digest(real)[0] == planted.hex()
@@ -229,3 +230,36 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
         assert interpreter._digest(real)[0] == hashlib.sha256(b"VALUE = 22\n").hexdigest()
     finally:
         interpreter._digest.cache_clear()
+
+
+def test_a_servers_record_listing_is_used_only_while_every_record_is_as_it_was_read(tmp_path):
+    """A job forked from the run's warm server takes the server's reading of a site folder's
+    ``RECORD`` files (tailgate.forkserver) while each has the status the server read it with;
+    once one has changed (a package installed or edited during the run), the job reads them
+    itself. A ``RECORD`` that is a FIFO is never opened for reading, so it never blocks."""
+    import types
+
+    site = tmp_path / "site"
+    info = site / "pkgx-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "RECORD").write_text("pkgx/__init__.py,sha256=TRUE,10\n")
+    statuses, listing = forkserver.site_records(str(site))
+    assert listing == {"pkgx/__init__.py": "TRUE"}
+    assert statuses == forkserver.record_statuses(str(site))
+    table = types.ModuleType(forkserver.DIGESTS)
+    setattr(table, forkserver.RECORDS, {str(site): (statuses, {"pkgx/__init__.py": "SERVER"})})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, forkserver.DIGESTS, table)
+        interpreter._records.cache_clear()
+        try:
+            assert interpreter._records(str(site)) == {"pkgx/__init__.py": "SERVER"}
+            (info / "RECORD").write_text("pkgx/__init__.py,sha256=EDITED,100\n")
+            interpreter._records.cache_clear()
+            assert interpreter._records(str(site)) == {"pkgx/__init__.py": "EDITED"}
+            (info / "RECORD").unlink()
+            os.mkfifo(info / "RECORD")
+            interpreter._records.cache_clear()
+            assert interpreter._records(str(site)) == {}
+            assert forkserver.record_statuses(str(site)) == (("pkgx-1.0.dist-info", None),)
+        finally:
+            interpreter._records.cache_clear()

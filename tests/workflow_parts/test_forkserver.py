@@ -327,24 +327,34 @@ def test_a_run_of_fewer_than_two_jobs_starts_no_server(monkeypatch):
 DIGEST_JOB = f"""\
 import hashlib, json, os, sys
 sys.path.insert(0, {str(WORKFLOW)!r})
-from tailgate.forkserver import DIGESTS, hand_over
+from pathlib import Path
+from tailgate.forkserver import DIGESTS, JUDGED, RECORDS, hand_over, site_records
 hand_over()
-from tailgate.prereg import interpreter
+from tailgate.prereg import bytecode, interpreter
 import numpy
 table = sys.modules.get(DIGESTS)
 files = getattr(table, "files", {{}})
+sites = getattr(table, RECORDS, {{}})
 path = os.path.realpath(numpy.__file__)
 with open(path, "rb") as fh:
     truth = hashlib.sha256(fh.read()).hexdigest()
+site = next(d for d in interpreter._site_dirs() if path.startswith(d + os.sep))
+listed = os.path.relpath(path, site)
 print(json.dumps({{
     "hashed": len(files), "numpy": path in files,
     "server_digest": files[path][1].hex() if path in files else None, "truth": truth,
-    "job_digest": interpreter._digest(path)[0], "same_name": interpreter._PRELOADED == DIGESTS,
+    "job_digest": interpreter._digest(path)[0],
+    "sites": len(sites), "own_listing": site_records(site)[1].get(listed),
+    "job_listing": interpreter._records(site).get(listed),
+    "from_server": site in sites and interpreter._records(site) is sites[site][1],
+    "judged": getattr(table, JUDGED, None) == bytecode.judged(
+        [Path({str(WORKFLOW)!r}) / "tailgate", Path({str(WORKFLOW)!r}) / "scripts"]
+    ),
 }}))
 """
 
 
-def test_a_forked_job_finds_the_servers_digests_of_the_preloaded_files(server, tmp_path):
+def test_a_forked_job_finds_the_servers_digests_and_record_listings(server, tmp_path):
     _, address, pid = server
     script = tmp_path / "digests.py"
     script.write_text(DIGEST_JOB)
@@ -354,8 +364,13 @@ def test_a_forked_job_finds_the_servers_digests_of_the_preloaded_files(server, t
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     seen = json.loads(res.stdout)
-    assert seen["same_name"] and seen["numpy"] and seen["hashed"] > 100, seen
+    assert seen["numpy"] and seen["hashed"] > 100, seen
     assert seen["server_digest"] == seen["truth"] == seen["job_digest"]
+    # the RECORD listing of numpy's site folder is the server's reading, equal to the job's own
+    assert seen["sites"] >= 1 and seen["from_server"], seen
+    assert seen["job_listing"] == seen["own_listing"] is not None
+    # and the bytecode check's answers for the package's compiled files, as the job would give
+    assert seen["judged"], seen
     # a job in its own process hashes every file itself: no table
     alone = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path / "work",
@@ -363,4 +378,6 @@ def test_a_forked_job_finds_the_servers_digests_of_the_preloaded_files(server, t
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert alone.returncode == 0, alone.stderr
-    assert json.loads(alone.stdout)["hashed"] == 0
+    own = json.loads(alone.stdout)
+    assert own["hashed"] == own["sites"] == 0 and not own["from_server"]
+    assert own["job_listing"] == seen["own_listing"]

@@ -32,12 +32,14 @@ process, and its provenance names no model package.
 The child imports ``tailgate`` from disk like any job, so the provenance record (code digest and
 runtime fingerprint of :mod:`tailgate.prereg.runtime`) is the same byte for byte, and so is every
 result. The fingerprint vouches for every loaded module by its file's SHA-256 (about 150 MB of
-numpy, scipy, pandas and matplotlib files: 0.4 s of each job's CPU); the server hashes the files
-its preload loaded once, after the preload, and its children find those digests under
-:data:`DIGESTS` in ``sys.modules``, each with the file's status when it was hashed: a file whose
-status has changed since is hashed again by the job (:func:`tailgate.prereg.interpreter`'s
-``_digest``). The address is set by the workflow itself for each run (an inherited
-``TAILGATE_FORKSERVER`` never reaches a job), so no job can be pointed at another process.
+numpy, scipy, pandas and matplotlib files), checked against the ``RECORD`` files of the site
+folders, and compares each compiled file of the package with its source by compiling the source. The
+server does this work once, after the preload: its children find under :data:`DIGESTS` in
+``sys.modules`` the digests of the files it loaded, the site folders' ``RECORD`` listings and the
+bytecode check's answers, each with the status of the files it was read from. What the job finds
+changed since (another status) it works out itself (:mod:`tailgate.prereg.interpreter`,
+:mod:`tailgate.prereg.runtime`). The address is set by the workflow itself for each run (an
+inherited ``TAILGATE_FORKSERVER`` never reaches a job), so no job can be pointed at another process.
 ``TAILGATE_FORKSERVER=off`` in the environment of ``snakemake`` turns the server off; it runs only
 on Linux (fork after the macOS system frameworks is unsafe) and never for cluster jobs.
 """
@@ -62,10 +64,14 @@ __all__ = [
     "DIGESTS",
     "ENV",
     "ENV_MODELS",
+    "JUDGED",
     "MODEL_PRELOAD",
     "PRELOAD",
+    "RECORDS",
     "claim",
     "hand_over",
+    "record_statuses",
+    "site_records",
     "start",
     "stop",
 ]
@@ -75,6 +81,13 @@ ENV = "TAILGATE_FORKSERVER"
 #: the ``sys.modules`` entry whose ``files`` map each preloaded module's real path to its
 #: status and SHA-256 (the same name in tailgate.prereg.interpreter, which reads it)
 DIGESTS = "_tailgate_preloaded_files"
+#: the name, in the same module, of the ``RECORD`` listings of the site folders the server saw:
+#: each folder's real path → the status of each of its ``*.dist-info/RECORD`` files and every
+#: file they list (:func:`site_records`; read in tailgate.prereg.interpreter)
+RECORDS = "sites"
+#: and the name of its answers of the bytecode check (tailgate.prereg.bytecode's ``judged``) for
+#: the package's and the rule scripts' compiled files (read in tailgate.prereg.runtime)
+JUDGED = "judged"
 #: fewest jobs of a run for which a server starts (its preload costs about one job's imports)
 MIN_JOBS = 2
 #: and the model server's, for the jobs the plan marks as loading a model
@@ -91,6 +104,8 @@ PRELOAD = (
     "jsonschema",
     "tqdm",
     "importlib.metadata",
+    # the compiled kernels of the fits, bulk bootstraps and analyses (0.3 s a job that uses one)
+    "numba",
     "snakemake.iocontainers",
     "snakemake.logging",
     # the report's and the analyses' figures (1.3 s a job): matplotlib reads its settings from
@@ -275,11 +290,23 @@ def _stopped_at_start_up(_signum: int, _frame: Any) -> None:
     raise SystemExit(130)
 
 
-def _hash_loaded_files() -> None:
-    """Put the SHA-256 of every loaded module's file, with the file's status, under
-    :data:`DIGESTS` in ``sys.modules`` (module docstring)."""
-    import hashlib
+def _survey() -> None:
+    """Put what each job's provenance record would otherwise work out alone under
+    :data:`DIGESTS` in ``sys.modules`` (module docstring): the SHA-256 of every loaded module's
+    file, the site folders' ``RECORD`` listings and the bytecode check's answers, each with the
+    status of the files it was read from."""
     import types
+
+    table = types.ModuleType(DIGESTS)
+    table.files = _loaded_file_digests()  # type: ignore[attr-defined]
+    _read_site_records(table)
+    _judge_compiled_files(table)
+    sys.modules[DIGESTS] = table
+
+
+def _loaded_file_digests() -> dict[str, tuple[tuple[int, int, int, int], bytes]]:
+    """Each loaded module's file (real path) → its status and SHA-256."""
+    import hashlib
 
     files: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
     for module in list(sys.modules.values()):
@@ -300,10 +327,123 @@ def _hash_loaded_files() -> None:
                 digest = hashlib.file_digest(fh, "sha256").digest()
         except OSError:
             continue
-        files[real] = ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), digest)
-    table = types.ModuleType(DIGESTS)
-    table.files = files  # type: ignore[attr-defined]
-    sys.modules[DIGESTS] = table
+        files[real] = (_status(st), digest)
+    return files
+
+
+def _status(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_regular(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int, int], bytes] | None:
+    """A regular file's status and bytes, read through one descriptor; None for anything else
+    (opened without blocking: a FIFO never stalls the reader)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with open(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        try:
+            return _status(st), fh.read()
+        except OSError:
+            return None
+
+
+def record_entries(text: str) -> dict[str, str]:
+    """The files one ``RECORD`` lists (as written there: relative, ``/``-separated) → their
+    SHA-256 (URL-safe base64). Lines are split at their last two commas; a quoted one (a path
+    with a comma) is read as CSV."""
+    import csv
+
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith('"'):
+            try:
+                row = next(csv.reader([line]))
+            except (csv.Error, StopIteration):
+                continue
+        else:
+            row = line.rsplit(",", 2)
+        if len(row) > 1 and row[1].startswith("sha256="):
+            out[row[0]] = row[1][len("sha256=") :]
+    return out
+
+
+def record_statuses(sitedir: str) -> tuple[tuple[str, tuple[int, int, int, int] | None], ...]:
+    """Each ``*.dist-info`` folder of ``sitedir`` with the status of its ``RECORD`` (None: not
+    a regular file), in name order."""
+    out = []
+    for info in sorted(Path(sitedir).glob("*.dist-info")):
+        try:
+            st = os.stat(info / "RECORD")
+        except OSError:
+            out.append((info.name, None))
+            continue
+        out.append((info.name, _status(st) if stat.S_ISREG(st.st_mode) else None))
+    return tuple(out)
+
+
+def site_records(
+    sitedir: str,
+) -> tuple[tuple[tuple[str, tuple[int, int, int, int] | None], ...], dict[str, str]]:
+    """Every file the ``RECORD`` files of ``sitedir`` list → its SHA-256
+    (:func:`record_entries`), with the statuses they had when read (as
+    :func:`record_statuses` gives them)."""
+    statuses = []
+    out: dict[str, str] = {}
+    for info in sorted(Path(sitedir).glob("*.dist-info")):
+        read = _read_regular(info / "RECORD")
+        try:
+            text = read[1].decode("utf-8") if read is not None else None
+        except UnicodeDecodeError:
+            text = None
+        statuses.append((info.name, read[0] if read is not None else None))
+        if text is not None:
+            out.update(record_entries(text))
+    return tuple(statuses), out
+
+
+def _read_site_records(table: Any) -> None:
+    """Put :func:`site_records` of every folder on this server's import path and of its site
+    folders under :data:`RECORDS` of ``table``, keyed by real path."""
+    import site
+
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    sites = {}
+    for d in dict.fromkeys(os.path.realpath(d) for d in [*dirs, *sys.path] if d):
+        if os.path.isdir(d):
+            statuses, listing = site_records(d)
+            if statuses:
+                sites[d] = (statuses, listing)
+    setattr(table, RECORDS, sites)
+
+
+def _judge_compiled_files(table: Any) -> None:
+    """Put the bytecode check's answers for the package's and the rule scripts' compiled files
+    under :data:`JUDGED` of ``table``. The check (``prereg/bytecode.py``, which imports no other
+    tailgate module) is run from its source file, never from compiled code, and is not left in
+    ``sys.modules``."""
+    import types
+
+    package = Path(__file__).resolve().parent
+    source = package / "prereg" / "bytecode.py"
+    check = types.ModuleType("_tailgate_bytecode_check")
+    check.__file__ = str(source)
+    try:
+        code = compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
+        sys.modules[check.__name__] = check  # while it runs (dataclasses, annotations)
+        exec(code, check.__dict__)
+        verdicts = check.judged([package, package.parent / "scripts"])
+    except (OSError, SyntaxError, AttributeError):
+        verdicts = {}
+    finally:
+        sys.modules.pop(check.__name__, None)
+    setattr(table, JUDGED, verdicts)
 
 
 def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
@@ -404,7 +544,7 @@ def serve(address: str, models: bool = False) -> None:
             except ImportError:
                 pass
         added = set(sys.modules) - before
-    _hash_loaded_files()  # the model preload's files too, before they are stashed
+    _survey()  # the model preload's files too, before they are stashed
     if models:
         stash = _StashedModules(
             {name: sys.modules.pop(name) for name in added},

@@ -6,15 +6,25 @@ checked one when its hash is the source's, a timestamp one when the source's tim
 match. A file planted there with other code would then run without changing the source. The
 runtime fingerprint (:mod:`tailgate.prereg.runtime`) and the start-up hook checks
 (:mod:`tailgate.prereg.startup`) both use these two tests.
+
+The comparison compiles the source, for every compiled file of the package. A job forked from the
+run's warm server (:mod:`tailgate.forkserver`) takes the server's answers (:func:`judged`, computed
+once a run), each kept under the compiled file's and its source's status (:func:`status_key`).
+
+This module imports no other tailgate module: the server, which imports no tailgate package,
+runs it from its source file.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import marshal
+import os
+import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["accepted", "compiled_from"]
+__all__ = ["Status", "accepted", "compiled_from", "judged", "source_of", "status_key"]
 
 
 def accepted(pyc: Path, source: Path) -> bool:
@@ -42,3 +52,44 @@ def compiled_from(pyc: Path, source: Path) -> bool:
         )
     except (ValueError, EOFError, TypeError, SyntaxError):
         return False
+
+
+#: a file's device, inode, size and modification time (ns)
+Status = tuple[int, int, int, int]
+
+
+def source_of(pyc: Path) -> Path:
+    """The source file Python compares ``__pycache__/<name>.<tag>.pyc`` against."""
+    return pyc.parent.parent / (pyc.name.split(".", 1)[0] + ".py")
+
+
+def status_key(pyc: Path, source: Path) -> tuple[str, Status, Status] | None:
+    """``pyc``'s path with its and its source's status, under which :func:`compiled_from`'s
+    answer can be kept; None unless both are regular files (a FIFO is never read)."""
+    out = []
+    for path in (pyc, source):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return str(pyc), out[0], out[1]
+
+
+def judged(roots: Iterable[Path]) -> dict[tuple[str, Status, Status], bool]:
+    """:func:`compiled_from` of every compiled file in a ``__pycache__`` under ``roots`` that
+    Python would run in place of its source, keyed by :func:`status_key` (a file that changed
+    while it was judged is left out)."""
+    out = {}
+    for root in roots:
+        for pyc in sorted(root.rglob("__pycache__/*.pyc")):
+            source = source_of(pyc)
+            key = status_key(pyc, source)
+            if key is None or not accepted(pyc, source):
+                continue
+            verdict = compiled_from(pyc, source)
+            if status_key(pyc, source) == key:
+                out[key] = verdict
+    return out

@@ -39,7 +39,6 @@ machine rules those out (threat model).
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
 import os
 import site
@@ -48,6 +47,8 @@ import sysconfig
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
+
+from tailgate.forkserver import DIGESTS, RECORDS, record_statuses, site_records
 
 __all__ = ["FLAGGED", "check_startup", "startup_state"]
 
@@ -63,9 +64,6 @@ FLAGGED = {
 }
 #: recorded beside them: they name code but run none in a job by themselves
 _RECORDED = ("PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONSAFEPATH", "PYTHONNOUSERSITE")
-#: where a job forked from the run's warm server finds the digests of the files the server
-#: loaded (``tailgate.forkserver.DIGESTS``; that module is not imported here)
-_PRELOADED = "_tailgate_preloaded_files"
 _INTERPRETER = frozenset(
     {"_frozen_importlib", "_frozen_importlib_external", "zipimport", "importlib._bootstrap"}
     | {"importlib._bootstrap_external", "importlib.machinery"}
@@ -102,33 +100,26 @@ def _site_dirs() -> tuple[str, ...]:
 
 @cache
 def _records(sitedir: str) -> dict[str, str]:
-    """Every file the ``RECORD`` files in ``sitedir`` list (as written there: relative,
-    ``/``-separated) → its SHA-256 (URL-safe base64). Lines are split at their last two commas;
-    a quoted one (a path with a comma) is read as CSV."""
-    out: dict[str, str] = {}
-    for info in sorted(Path(sitedir).glob("*.dist-info")):
-        try:
-            text = (info / "RECORD").read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        for line in text.splitlines():
-            if line.startswith('"'):
-                try:
-                    row = next(csv.reader([line]))
-                except (csv.Error, StopIteration):
-                    continue
-            else:
-                row = line.rsplit(",", 2)
-            if len(row) > 1 and row[1].startswith("sha256="):
-                out[row[0]] = row[1][len("sha256=") :]
-    return out
+    """Every file the ``RECORD`` files in ``sitedir`` list → its SHA-256 (URL-safe base64), read
+    once a process (:func:`tailgate.forkserver.site_records`); in a job forked from the run's
+    warm server, the server's reading while every ``RECORD`` there has the status it had then."""
+    table = getattr(sys.modules.get(DIGESTS), RECORDS, None)
+    entry = table.get(sitedir) if isinstance(table, dict) else None
+    if (
+        isinstance(entry, tuple)
+        and len(entry) == 2
+        and isinstance(entry[1], dict)
+        and entry[0] == record_statuses(sitedir)
+    ):
+        return entry[1]
+    return site_records(sitedir)[1]
 
 
 @cache
 def _digest(path: str) -> tuple[str, str] | None:
     """(hex, URL-safe base64 as in ``RECORD``) SHA-256 of a file, once a process: in a job
     forked from the run's warm server, the server's digest of a file it loaded where the file's
-    status is still the one it hashed (:data:`_PRELOADED`)."""
+    status is still the one it hashed (:data:`tailgate.forkserver.DIGESTS`)."""
     digest = _preloaded(path)
     if digest is None:
         try:
@@ -142,7 +133,7 @@ def _digest(path: str) -> tuple[str, str] | None:
 def _preloaded(path: str) -> bytes | None:
     """The warm server's SHA-256 of ``path`` (a real path), where its device, inode, size and
     modification time are those the server hashed; else None."""
-    files = getattr(sys.modules.get(_PRELOADED), "files", None)
+    files = getattr(sys.modules.get(DIGESTS), "files", None)
     entry = files.get(path) if isinstance(files, dict) else None
     if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes)):
         return None

@@ -40,11 +40,11 @@ import hashlib
 import os
 import platform
 import sys
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tailgate.prereg.bytecode import accepted, compiled_from
+from tailgate.forkserver import DIGESTS, JUDGED
+from tailgate.prereg.bytecode import Status, accepted, compiled_from, source_of, status_key
 from tailgate.prereg.interpreter import check_startup, startup_state
 from tailgate.prereg.startup import fix_for, import_hooks
 
@@ -85,7 +85,27 @@ def loaded_modules() -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=1)
+#: :func:`compiled_from`'s answers in this process (and, in a job forked from the run's warm
+#: server, the server's), keyed by :func:`status_key`
+_JUDGED: dict[tuple[str, Status, Status], bool] = {}
+
+
+def _compiled_from(pyc: Path, source: Path) -> bool:
+    """:func:`compiled_from`, answered once for each status of the two files."""
+    key = status_key(pyc, source)
+    if key is None:  # not two regular files: compared without keeping the answer
+        return compiled_from(pyc, source)
+    known = _JUDGED.get(key)
+    if known is None:
+        served = getattr(sys.modules.get(DIGESTS), JUDGED, None)
+        known = served.get(key) if isinstance(served, dict) else None
+    if not isinstance(known, bool):
+        known = compiled_from(pyc, source)
+        if status_key(pyc, source) == key:
+            _JUDGED[key] = known
+    return known
+
+
 def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
     """Compiled files under ``folder`` (the package) that Python would run but that are not
     their source's (module docstring), as paths relative to it."""
@@ -94,8 +114,13 @@ def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
     for pyc in sorted(root.rglob("*.pyc")):
         rel = pyc.relative_to(root).as_posix()
         if pyc.parent.name == "__pycache__":
-            source = pyc.parent.parent / (pyc.name.split(".", 1)[0] + ".py")
-            if source.is_file() and accepted(pyc, source) and not compiled_from(pyc, source):
+            source = source_of(pyc)
+            if (
+                source.is_file()
+                and pyc.is_file()  # a FIFO is never read
+                and accepted(pyc, source)
+                and not _compiled_from(pyc, source)
+            ):
                 out.append(f"{rel} (run in place of {source.name}, but not compiled from it)")
         elif not pyc.with_suffix(".py").is_file():
             out.append(f"{rel} (compiled code without a source)")
