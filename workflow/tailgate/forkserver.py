@@ -104,7 +104,8 @@ PRELOAD = (
     "jsonschema",
     "tqdm",
     "importlib.metadata",
-    # the compiled kernels of the fits, bulk bootstraps and analyses (0.3 s a job that uses one)
+    # the compiled kernels of the fits, bulk bootstraps and analyses (with their contexts,
+    # :func:`_ready_numba`)
     "numba",
     "snakemake.iocontainers",
     "snakemake.logging",
@@ -284,6 +285,21 @@ class _StashedModules:
 
     def exec_module(self, module: Any) -> None:
         """The module ran in the server."""
+
+
+def _ready_numba() -> None:
+    """Build numba's typing and target contexts, which a job builds at its first compiled
+    kernel, loaded from numba's cache or compiled (they load about 400 of numba's modules, and
+    compile nothing)."""
+    if "numba" not in sys.modules:
+        return
+    try:
+        from numba.core.registry import cpu_target
+
+        cpu_target.typing_context.refresh()
+        cpu_target.target_context.refresh()
+    except Exception:  # another numba: the jobs build them themselves
+        pass
 
 
 def _stopped_at_start_up(_signum: int, _frame: Any) -> None:
@@ -532,6 +548,7 @@ def serve(address: str, models: bool = False) -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    _ready_numba()
     own = _identity()  # the environment a job must have (before the model preload sets any)
     stash: _StashedModules | None = None
     added: set[str] = set()
