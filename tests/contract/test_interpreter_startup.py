@@ -228,6 +228,17 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
         table.files[real] = ("not a status", planted)  # a damaged entry is never used
         interpreter._digest.cache_clear()
         assert interpreter._digest(real)[0] == hashlib.sha256(b"VALUE = 22\n").hexdigest()
+        # the real path the server found for a module's file (here: reached through a link)
+        link = tmp_path / "link.py"
+        link.symlink_to(target)
+        st = os.stat(real)
+        table.files = {
+            "/the/servers/real": ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), planted)
+        }
+        table.origins = {str(link): "/the/servers/real"}
+        assert interpreter._real(str(link)) == "/the/servers/real"
+        target.write_text("VALUE = 333\n")  # no longer the file the server hashed
+        assert interpreter._real(str(link)) == real
     finally:
         interpreter._digest.cache_clear()
 

@@ -344,6 +344,8 @@ print(json.dumps({{
     "hashed": len(files), "numpy": path in files,
     "server_digest": files[path][1].hex() if path in files else None, "truth": truth,
     "job_digest": interpreter._digest(path)[0],
+    "origin": getattr(table, "origins", {{}}).get(numpy.__spec__.origin) == path
+    and interpreter._real(numpy.__spec__.origin) == path,
     "sites": len(sites), "own_listing": site_records(site)[1].get(listed),
     "job_listing": interpreter._records(site).get(listed),
     "from_server": site in sites and interpreter._records(site) is sites[site][1],
@@ -365,7 +367,7 @@ def test_a_forked_job_finds_the_servers_digests_and_record_listings(server, tmp_
     assert res.returncode == 0, res.stderr
     seen = json.loads(res.stdout)
     assert seen["numpy"] and seen["hashed"] > 100, seen
-    assert seen["server_digest"] == seen["truth"] == seen["job_digest"]
+    assert seen["server_digest"] == seen["truth"] == seen["job_digest"] and seen["origin"]
     # the RECORD listing of numpy's site folder is the server's reading, equal to the job's own
     assert seen["sites"] >= 1 and seen["from_server"], seen
     assert seen["job_listing"] == seen["own_listing"] is not None

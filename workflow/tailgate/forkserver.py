@@ -79,7 +79,8 @@ __all__ = [
 #: the environment variable that carries the server's socket to the jobs of one run
 ENV = "TAILGATE_FORKSERVER"
 #: the ``sys.modules`` entry whose ``files`` map each preloaded module's real path to its
-#: status and SHA-256 (the same name in tailgate.prereg.interpreter, which reads it)
+#: status and SHA-256, and whose ``origins`` map the path each module names as its file to that
+#: real path (read in tailgate.prereg.interpreter)
 DIGESTS = "_tailgate_preloaded_files"
 #: the name, in the same module, of the ``RECORD`` listings of the site folders the server saw:
 #: each folder's real path → the status of each of its ``*.dist-info/RECORD`` files and every
@@ -314,23 +315,28 @@ def _survey() -> None:
     import types
 
     table = types.ModuleType(DIGESTS)
-    table.files = _loaded_file_digests()  # type: ignore[attr-defined]
+    table.files, table.origins = _loaded_file_digests()  # type: ignore[attr-defined]
     _read_site_records(table)
     _judge_compiled_files(table)
     sys.modules[DIGESTS] = table
 
 
-def _loaded_file_digests() -> dict[str, tuple[tuple[int, int, int, int], bytes]]:
-    """Each loaded module's file (real path) → its status and SHA-256."""
+def _loaded_file_digests() -> tuple[
+    dict[str, tuple[tuple[int, int, int, int], bytes]], dict[str, str]
+]:
+    """Each loaded module's file (real path) → its status and SHA-256; and the path each module
+    names as its file → that real path."""
     import hashlib
 
     files: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
+    origins: dict[str, str] = {}
     for module in list(sys.modules.values()):
         origin = getattr(getattr(module, "__spec__", None), "origin", None)
         origin = origin or getattr(module, "__file__", None)
         if not isinstance(origin, str) or not os.path.isfile(origin):
             continue  # a FIFO or a folder is never opened (a FIFO would block the server)
         real = os.path.realpath(origin)
+        origins[origin] = real
         if real in files:
             continue
         try:
@@ -344,7 +350,7 @@ def _loaded_file_digests() -> dict[str, tuple[tuple[int, int, int, int], bytes]]
         except OSError:
             continue
         files[real] = (_status(st), digest)
-    return files
+    return files, origins
 
 
 def _status(st: os.stat_result) -> tuple[int, int, int, int]:

@@ -71,6 +71,13 @@ _INTERPRETER = frozenset(
 
 
 def _real(path: str | Path) -> str:
+    """``os.path.realpath``; in a job forked from the run's warm server, for the file a
+    preloaded module names, the real path the server found, while the file it leads to is the
+    one the server hashed (one status, not one a path component)."""
+    origins = getattr(sys.modules.get(DIGESTS), "origins", None)
+    real = origins.get(path) if isinstance(origins, dict) else None
+    if isinstance(real, str) and _preloaded(real, through=path) is not None:
+        return real
     return os.path.realpath(path)
 
 
@@ -130,15 +137,16 @@ def _digest(path: str) -> tuple[str, str] | None:
     return digest.hex(), base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def _preloaded(path: str) -> bytes | None:
+def _preloaded(path: str, through: str | Path | None = None) -> bytes | None:
     """The warm server's SHA-256 of ``path`` (a real path), where its device, inode, size and
-    modification time are those the server hashed; else None."""
+    modification time (or those of the file ``through`` leads to) are those the server hashed;
+    else None."""
     files = getattr(sys.modules.get(DIGESTS), "files", None)
     entry = files.get(path) if isinstance(files, dict) else None
     if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes)):
         return None
     try:
-        st = os.stat(path)
+        st = os.stat(path if through is None else through)
     except OSError:
         return None
     return entry[1] if entry[0] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) else None
