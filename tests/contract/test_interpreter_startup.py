@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from attack_project import Project
 from tailgate import forkserver
-from tailgate.prereg import interpreter
+from tailgate.prereg import installed, interpreter
 from tailgate.prereg.interpreter import check_startup, startup_state
 
 AUDIT_FAILED = 4
@@ -254,9 +254,9 @@ def test_a_servers_record_listing_is_used_only_while_every_record_is_as_it_was_r
     info = site / "pkgx-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "RECORD").write_text("pkgx/__init__.py,sha256=TRUE,10\n")
-    statuses, listing = forkserver.site_records(str(site))
+    statuses, listing = installed.site_records(str(site))
     assert listing == {"pkgx/__init__.py": "TRUE"}
-    assert statuses == forkserver.record_statuses(str(site))
+    assert statuses == installed.record_statuses(str(site))
     table = types.ModuleType(forkserver.DIGESTS)
     setattr(table, forkserver.RECORDS, {str(site): (statuses, {"pkgx/__init__.py": "SERVER"})})
     with pytest.MonkeyPatch.context() as mp:
@@ -271,6 +271,6 @@ def test_a_servers_record_listing_is_used_only_while_every_record_is_as_it_was_r
             os.mkfifo(info / "RECORD")
             interpreter._records.cache_clear()
             assert interpreter._records(str(site)) == {}
-            assert forkserver.record_statuses(str(site)) == (("pkgx-1.0.dist-info", None),)
+            assert installed.record_statuses(str(site)) == (("pkgx-1.0.dist-info", None),)
         finally:
             interpreter._records.cache_clear()

@@ -328,8 +328,9 @@ DIGEST_JOB = f"""\
 import hashlib, json, os, sys
 sys.path.insert(0, {str(WORKFLOW)!r})
 from pathlib import Path
-from tailgate.forkserver import DIGESTS, JUDGED, RECORDS, hand_over, site_records
+from tailgate.forkserver import DIGESTS, JUDGED, RECORDS, hand_over
 hand_over()
+from tailgate.prereg.installed import site_records
 from tailgate.prereg import bytecode, interpreter
 import numpy
 table = sys.modules.get(DIGESTS)

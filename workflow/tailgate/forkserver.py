@@ -70,8 +70,6 @@ __all__ = [
     "RECORDS",
     "claim",
     "hand_over",
-    "record_statuses",
-    "site_records",
     "start",
     "stop",
 ]
@@ -84,7 +82,8 @@ ENV = "TAILGATE_FORKSERVER"
 DIGESTS = "_tailgate_preloaded_files"
 #: the name, in the same module, of the ``RECORD`` listings of the site folders the server saw:
 #: each folder's real path → the status of each of its ``*.dist-info/RECORD`` files and every
-#: file they list (:func:`site_records`; read in tailgate.prereg.interpreter)
+#: file they list (tailgate.prereg.installed's ``site_records``; read in
+#: tailgate.prereg.interpreter)
 RECORDS = "sites"
 #: and the name of its answers of the bytecode check (tailgate.prereg.bytecode's ``judged``) for
 #: the package's and the rule scripts' compiled files (read in tailgate.prereg.runtime)
@@ -314,22 +313,48 @@ def _survey() -> None:
     status of the files it was read from."""
     import types
 
+    installed = _standalone("installed.py")
+    bytecode = _standalone("bytecode.py")
     table = types.ModuleType(DIGESTS)
-    table.files, table.origins = _loaded_file_digests()  # type: ignore[attr-defined]
-    _read_site_records(table)
-    _judge_compiled_files(table)
+    table.files, table.origins = _loaded_file_digests(installed)  # type: ignore[attr-defined]
+    setattr(table, RECORDS, _site_records(installed) if installed is not None else {})
+    package = Path(__file__).resolve().parent
+    judged = bytecode.judged([package, package.parent / "scripts"]) if bytecode else {}
+    setattr(table, JUDGED, judged)
     sys.modules[DIGESTS] = table
 
 
-def _loaded_file_digests() -> tuple[
-    dict[str, tuple[tuple[int, int, int, int], bytes]], dict[str, str]
-]:
+def _standalone(name: str) -> Any:
+    """A module of ``tailgate/prereg`` that imports no other tailgate module (the ``RECORD``
+    reader, the bytecode check), run from its source file (never from compiled code) and not
+    left in ``sys.modules``; None where it cannot be run."""
+    import types
+
+    source = Path(__file__).resolve().parent / "prereg" / name
+    module = types.ModuleType(f"_tailgate_{source.stem}")
+    module.__file__ = str(source)
+    try:
+        code = compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
+        sys.modules[module.__name__] = module  # while it runs (dataclasses, annotations)
+        exec(code, module.__dict__)
+    except (OSError, SyntaxError, ImportError):
+        return None
+    finally:
+        sys.modules.pop(module.__name__, None)
+    return module
+
+
+def _loaded_file_digests(
+    installed: Any,
+) -> tuple[dict[str, tuple[tuple[int, int, int, int], bytes]], dict[str, str]]:
     """Each loaded module's file (real path) → its status and SHA-256; and the path each module
-    names as its file → that real path."""
+    names as its file → that real path (none without the ``RECORD`` reader's status)."""
     import hashlib
 
     files: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
     origins: dict[str, str] = {}
+    if installed is None:
+        return files, origins
     for module in list(sys.modules.values()):
         origin = getattr(getattr(module, "__spec__", None), "origin", None)
         origin = origin or getattr(module, "__file__", None)
@@ -349,88 +374,13 @@ def _loaded_file_digests() -> tuple[
                 digest = hashlib.file_digest(fh, "sha256").digest()
         except OSError:
             continue
-        files[real] = (_status(st), digest)
+        files[real] = (installed.status_of(st), digest)
     return files, origins
 
 
-def _status(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _read_regular(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int, int], bytes] | None:
-    """A regular file's status and bytes, read through one descriptor; None for anything else
-    (opened without blocking: a FIFO never stalls the reader)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with open(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        try:
-            return _status(st), fh.read()
-        except OSError:
-            return None
-
-
-def record_entries(text: str) -> dict[str, str]:
-    """The files one ``RECORD`` lists (as written there: relative, ``/``-separated) → their
-    SHA-256 (URL-safe base64). Lines are split at their last two commas; a quoted one (a path
-    with a comma) is read as CSV."""
-    import csv
-
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith('"'):
-            try:
-                row = next(csv.reader([line]))
-            except (csv.Error, StopIteration):
-                continue
-        else:
-            row = line.rsplit(",", 2)
-        if len(row) > 1 and row[1].startswith("sha256="):
-            out[row[0]] = row[1][len("sha256=") :]
-    return out
-
-
-def record_statuses(sitedir: str) -> tuple[tuple[str, tuple[int, int, int, int] | None], ...]:
-    """Each ``*.dist-info`` folder of ``sitedir`` with the status of its ``RECORD`` (None: not
-    a regular file), in name order."""
-    out = []
-    for info in sorted(Path(sitedir).glob("*.dist-info")):
-        try:
-            st = os.stat(info / "RECORD")
-        except OSError:
-            out.append((info.name, None))
-            continue
-        out.append((info.name, _status(st) if stat.S_ISREG(st.st_mode) else None))
-    return tuple(out)
-
-
-def site_records(
-    sitedir: str,
-) -> tuple[tuple[tuple[str, tuple[int, int, int, int] | None], ...], dict[str, str]]:
-    """Every file the ``RECORD`` files of ``sitedir`` list → its SHA-256
-    (:func:`record_entries`), with the statuses they had when read (as
-    :func:`record_statuses` gives them)."""
-    statuses = []
-    out: dict[str, str] = {}
-    for info in sorted(Path(sitedir).glob("*.dist-info")):
-        read = _read_regular(info / "RECORD")
-        try:
-            text = read[1].decode("utf-8") if read is not None else None
-        except UnicodeDecodeError:
-            text = None
-        statuses.append((info.name, read[0] if read is not None else None))
-        if text is not None:
-            out.update(record_entries(text))
-    return tuple(statuses), out
-
-
-def _read_site_records(table: Any) -> None:
-    """Put :func:`site_records` of every folder on this server's import path and of its site
-    folders under :data:`RECORDS` of ``table``, keyed by real path."""
+def _site_records(installed: Any) -> dict[str, Any]:
+    """``site_records`` of every folder on this server's import path and of its site folders
+    that holds a distribution, keyed by real path."""
     import site
 
     dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
@@ -439,33 +389,10 @@ def _read_site_records(table: Any) -> None:
     sites = {}
     for d in dict.fromkeys(os.path.realpath(d) for d in [*dirs, *sys.path] if d):
         if os.path.isdir(d):
-            statuses, listing = site_records(d)
+            statuses, listing = installed.site_records(d)
             if statuses:
                 sites[d] = (statuses, listing)
-    setattr(table, RECORDS, sites)
-
-
-def _judge_compiled_files(table: Any) -> None:
-    """Put the bytecode check's answers for the package's and the rule scripts' compiled files
-    under :data:`JUDGED` of ``table``. The check (``prereg/bytecode.py``, which imports no other
-    tailgate module) is run from its source file, never from compiled code, and is not left in
-    ``sys.modules``."""
-    import types
-
-    package = Path(__file__).resolve().parent
-    source = package / "prereg" / "bytecode.py"
-    check = types.ModuleType("_tailgate_bytecode_check")
-    check.__file__ = str(source)
-    try:
-        code = compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
-        sys.modules[check.__name__] = check  # while it runs (dataclasses, annotations)
-        exec(code, check.__dict__)
-        verdicts = check.judged([package, package.parent / "scripts"])
-    except (OSError, SyntaxError, AttributeError):
-        verdicts = {}
-    finally:
-        sys.modules.pop(check.__name__, None)
-    setattr(table, JUDGED, verdicts)
+    return sites
 
 
 def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:

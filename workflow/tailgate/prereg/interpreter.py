@@ -48,7 +48,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from tailgate.forkserver import DIGESTS, RECORDS, record_statuses, site_records
+from tailgate.forkserver import DIGESTS, RECORDS
+from tailgate.prereg.installed import record_statuses, site_records
 
 __all__ = ["FLAGGED", "check_startup", "startup_state"]
 
@@ -108,7 +109,7 @@ def _site_dirs() -> tuple[str, ...]:
 @cache
 def _records(sitedir: str) -> dict[str, str]:
     """Every file the ``RECORD`` files in ``sitedir`` list → its SHA-256 (URL-safe base64), read
-    once a process (:func:`tailgate.forkserver.site_records`); in a job forked from the run's
+    once a process (:func:`tailgate.prereg.installed.site_records`); in a job forked from the run's
     warm server, the server's reading while every ``RECORD`` there has the status it had then."""
     table = getattr(sys.modules.get(DIGESTS), RECORDS, None)
     entry = table.get(sitedir) if isinstance(table, dict) else None

@@ -1,0 +1,98 @@
+"""What the installed distributions' ``RECORD`` files list, and the status they were read with.
+
+The runtime fingerprint vouches for a loaded module's file when a ``RECORD`` of its site folder
+lists it with its SHA-256 (:mod:`tailgate.prereg.interpreter`). Reading every ``RECORD`` costs a
+job about a tenth of a second; the run's warm server (:mod:`tailgate.forkserver`) reads them once
+and a forked job takes its reading while each ``RECORD`` still has the status it was read with
+(:func:`record_statuses`). A ``RECORD`` that is not a regular file (a FIFO) is never opened for
+reading.
+
+This module imports no other tailgate module: the server, which imports no tailgate package,
+runs it from its source file.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["Status", "record_entries", "record_statuses", "site_records", "status_of"]
+
+#: a file's device, inode, size and modification time (ns)
+Status = tuple[int, int, int, int]
+
+
+def status_of(st: os.stat_result) -> Status:
+    """The :data:`Status` of a file from its ``os.stat`` result."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_regular(path: str | os.PathLike[str]) -> tuple[Status, bytes] | None:
+    """A regular file's status and bytes, read through one descriptor; None for anything else
+    (opened without blocking: a FIFO never stalls the reader)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with open(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        try:
+            return status_of(st), fh.read()
+        except OSError:
+            return None
+
+
+def record_entries(text: str) -> dict[str, str]:
+    """The files one ``RECORD`` lists (as written there: relative, ``/``-separated) → their
+    SHA-256 (URL-safe base64). Lines are split at their last two commas; a quoted one (a path
+    with a comma) is read as CSV."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith('"'):
+            try:
+                row = next(csv.reader([line]))
+            except (csv.Error, StopIteration):
+                continue
+        else:
+            row = line.rsplit(",", 2)
+        if len(row) > 1 and row[1].startswith("sha256="):
+            out[row[0]] = row[1][len("sha256=") :]
+    return out
+
+
+def record_statuses(sitedir: str) -> tuple[tuple[str, Status | None], ...]:
+    """Each ``*.dist-info`` folder of ``sitedir`` with the status of its ``RECORD`` (None: not
+    a regular file), in name order."""
+    out = []
+    for info in sorted(Path(sitedir).glob("*.dist-info")):
+        try:
+            st = os.stat(info / "RECORD")
+        except OSError:
+            out.append((info.name, None))
+            continue
+        out.append((info.name, status_of(st) if stat.S_ISREG(st.st_mode) else None))
+    return tuple(out)
+
+
+def site_records(
+    sitedir: str,
+) -> tuple[tuple[tuple[str, Status | None], ...], dict[str, str]]:
+    """Every file the ``RECORD`` files of ``sitedir`` list → its SHA-256
+    (:func:`record_entries`), with the statuses they had when read (as
+    :func:`record_statuses` gives them)."""
+    statuses = []
+    out: dict[str, str] = {}
+    for info in sorted(Path(sitedir).glob("*.dist-info")):
+        read = _read_regular(info / "RECORD")
+        try:
+            text = read[1].decode("utf-8") if read is not None else None
+        except UnicodeDecodeError:
+            text = None
+        statuses.append((info.name, read[0] if read is not None else None))
+        if text is not None:
+            out.update(record_entries(text))
+    return tuple(statuses), out
