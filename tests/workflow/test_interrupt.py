@@ -24,12 +24,26 @@ PREAMBLE_LINE = 2
 ATTEMPTS = 5
 
 
+#: how Python joins the tracebacks of chained exceptions
+_CHAINED = re.compile(
+    r"(During handling of the above exception, another exception occurred:|"
+    r"The above exception was the direct cause of the following exception:)\s*$"
+)
+
+
 def _in_a_job_start_up(text: str) -> bool:
-    """Whether every traceback is Python's own for a job interrupted in Snakemake's script
-    preamble, before the first line of the rule script ran (the interpreter prints it; nothing
-    of tailgate has started in that process to stop it): no frame of tailgate's code, the rule
-    scripts' included."""
-    tracebacks = text.split("Traceback")[1:]
+    """Whether every traceback is Python's own for a job interrupted in its interpreter's start-up
+    or in Snakemake's script preamble, before the first line of the rule script ran (the
+    interpreter prints it; nothing of tailgate has started in that process to stop it): no frame
+    of tailgate's code, the rule scripts' included. The tracebacks of chained exceptions (an
+    interrupt that lands while ``site`` imports ``os`` shows an ``AttributeError`` first) are
+    one traceback."""
+    tracebacks: list[str] = []
+    for part in text.split("Traceback")[1:]:
+        if tracebacks and _CHAINED.search(tracebacks[-1]):
+            tracebacks[-1] += "Traceback" + part
+        else:
+            tracebacks.append(part)
     return bool(tracebacks) and all(
         "KeyboardInterrupt" in t
         and "workflow/tailgate/" not in (frames := t.split("KeyboardInterrupt", 1)[0])
