@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.forkserver import DIGESTS, RECORDS
-from tailgate.prereg.installed import record_statuses, site_records
+from tailgate.prereg.installed import record_statuses, site_records, status_of
 
 __all__ = ["FLAGGED", "check_startup", "startup_state"]
 
@@ -150,7 +150,7 @@ def _preloaded(path: str, through: str | Path | None = None) -> bytes | None:
         st = os.stat(path if through is None else through)
     except OSError:
         return None
-    return entry[1] if entry[0] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) else None
+    return entry[1] if entry[0] == status_of(st) else None
 
 
 @lru_cache(maxsize=1)
