@@ -104,12 +104,12 @@ def test_the_servers_bytecode_answers_hold_only_while_both_files_are_as_judged(
     source.write_text("VALUE = 1\n")
     py_compile.compile(str(source))  # honest
     served = bytecode.judged([package])
-    assert list(served.values()) == [True]
+    assert list(served.values()) == [False]  # not stale
     monkeypatch.setattr(runtime, "_JUDGED", {})
     table = types.ModuleType(forkserver.DIGESTS)
     monkeypatch.setitem(sys.modules, forkserver.DIGESTS, table)
-    # an answer the server gave for these very files is taken as it is (here: a planted "no")
-    setattr(table, forkserver.JUDGED, {key: False for key in served})
+    # an answer the server gave for these very files is taken as it is (here: a planted "stale")
+    setattr(table, forkserver.JUDGED, {key: True for key in served})
     assert len(runtime.stale_bytecode(package)) == 1
     # planted after the server judged it (another size and time): the job compares it itself
     other = tmp_path / "other.py"
@@ -121,7 +121,7 @@ def test_the_servers_bytecode_answers_hold_only_while_both_files_are_as_judged(
     )
     found = runtime.stale_bytecode(package)
     assert len(found) == 1 and "not compiled from it" in found[0]
-    # compiled honestly again: the job's own answer, not the server's "no" of the first file
+    # compiled honestly again: the job's own answer, not the server's "stale" of the first file
     py_compile.compile(str(source))
     assert runtime.stale_bytecode(package) == ()
 

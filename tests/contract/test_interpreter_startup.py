@@ -117,19 +117,18 @@ def test_a_distribution_file_edited_after_install_is_foreign(tmp_path, monkeypat
     info.mkdir()
     (info / "RECORD").write_text("pkgx/__init__.py,sha256=AAAA,10\npkgx-1.0.dist-info/RECORD,,\n")
     monkeypatch.syspath_prepend(str(site))
-    interpreter._site_dirs.cache_clear()
+    interpreter.forget()
     try:
         with _imported_for_this_test("pkgx"):
             foreign = {m["module"] for m in startup_state()["foreign_modules"]}
             assert "pkgx" in foreign
             # listed with its true hash, it is an installed file like any other
-            interpreter._records.cache_clear()
+            interpreter.forget()
             true_hash = interpreter._digest(str(site / "pkgx" / "__init__.py"))[1]
             (info / "RECORD").write_text(f"pkgx/__init__.py,sha256={true_hash},10\n")
             assert "pkgx" not in {m["module"] for m in startup_state()["foreign_modules"]}
     finally:
-        interpreter._site_dirs.cache_clear()
-        interpreter._records.cache_clear()
+        interpreter.forget()
 
 
 def test_a_warning_category_names_the_module_python_imports(monkeypatch):
@@ -188,18 +187,16 @@ def test_a_console_script_is_vouched_for_by_its_record(tmp_path):
     (site / "snakemake-9.dist-info" / "RECORD").write_text(
         f"../../../bin/snakemake,sha256={honest},{script.stat().st_size}\n"
     )
-    interpreter._site_dirs.cache_clear()
+    interpreter.forget()
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(interpreter, "_site_dirs", lambda: (str(site),))
             assert not interpreter._vouched(str(copy), frozenset())
             copy.write_bytes(script.read_bytes())
-            interpreter._digest.cache_clear()
+            interpreter.forget()
             assert interpreter._vouched(str(copy), frozenset())
     finally:
-        interpreter._site_dirs.cache_clear()
-        interpreter._records.cache_clear()
-        interpreter._digest.cache_clear()
+        interpreter.forget()
 
 
 def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_it(
@@ -219,14 +216,14 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
     table = types.ModuleType(forkserver.DIGESTS)
     table.files = {real: ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), planted)}
     monkeypatch.setitem(sys.modules, forkserver.DIGESTS, table)
-    interpreter._digest.cache_clear()
+    interpreter.forget()
     try:
         assert interpreter._digest(real)[0] == planted.hex()
         target.write_text("VALUE = 22\n")  # another size and time: hashed again
-        interpreter._digest.cache_clear()
+        interpreter.forget()
         assert interpreter._digest(real)[0] == hashlib.sha256(b"VALUE = 22\n").hexdigest()
         table.files[real] = ("not a status", planted)  # a damaged entry is never used
-        interpreter._digest.cache_clear()
+        interpreter.forget()
         assert interpreter._digest(real)[0] == hashlib.sha256(b"VALUE = 22\n").hexdigest()
         # the real path the server found for a module's file (here: reached through a link)
         link = tmp_path / "link.py"
@@ -240,7 +237,7 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
         target.write_text("VALUE = 333\n")  # no longer the file the server hashed
         assert interpreter._real(str(link)) == real
     finally:
-        interpreter._digest.cache_clear()
+        interpreter.forget()
 
 
 def test_a_servers_record_listing_is_used_only_while_every_record_is_as_it_was_read(tmp_path):
@@ -261,16 +258,56 @@ def test_a_servers_record_listing_is_used_only_while_every_record_is_as_it_was_r
     setattr(table, forkserver.RECORDS, {str(site): (statuses, {"pkgx/__init__.py": "SERVER"})})
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(sys.modules, forkserver.DIGESTS, table)
-        interpreter._records.cache_clear()
+        interpreter.forget()
         try:
             assert interpreter._records(str(site)) == {"pkgx/__init__.py": "SERVER"}
             (info / "RECORD").write_text("pkgx/__init__.py,sha256=EDITED,100\n")
-            interpreter._records.cache_clear()
+            interpreter.forget()
             assert interpreter._records(str(site)) == {"pkgx/__init__.py": "EDITED"}
             (info / "RECORD").unlink()
             os.mkfifo(info / "RECORD")
-            interpreter._records.cache_clear()
+            interpreter.forget()
             assert interpreter._records(str(site)) == {}
             assert installed.record_statuses(str(site)) == (("pkgx-1.0.dist-info", None),)
         finally:
-            interpreter._records.cache_clear()
+            interpreter.forget()
+
+
+def test_a_servers_judgement_of_a_file_holds_only_while_the_file_is_as_it_judged(
+    tmp_path, monkeypatch
+):
+    """A job forked from the run's warm server takes the server's judgement of a file it loaded
+    (tailgate.forkserver's ``vouched``) while the file has the status the server hashed and
+    the job's folders and ``RECORD`` listings are the ones it judged with; otherwise the job
+    judges the file itself. Here the server's planted "vouched for" of a file outside every
+    distribution holds until the file changes."""
+    import hashlib
+    import types
+
+    (tmp_path / "planted.py").write_text("VALUE = 1\n")
+    real = os.path.realpath(tmp_path / "planted.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    interpreter.forget()
+    stdlib, sites = interpreter._stdlib(), interpreter._site_dirs()
+    table = types.ModuleType(forkserver.DIGESTS)
+    st = os.stat(real)
+    table.files = {real: (installed.status_of(st), hashlib.sha256(b"VALUE = 1\n").digest())}
+    setattr(table, forkserver.RECORDS, {d: installed.site_records(d) for d in sites})
+    setattr(table, forkserver.VOUCHED, (stdlib, sites, {real: True}))
+    monkeypatch.setitem(sys.modules, forkserver.DIGESTS, table)
+    interpreter.forget()
+    try:
+        with _imported_for_this_test("planted"):
+            assert "planted" not in {m["module"] for m in startup_state()["foreign_modules"]}
+            # judged with other folders than the job's: not taken
+            setattr(table, forkserver.VOUCHED, (stdlib, (*sites, "/elsewhere"), {real: True}))
+            interpreter.forget()
+            assert "planted" in {m["module"] for m in startup_state()["foreign_modules"]}
+            setattr(table, forkserver.VOUCHED, (stdlib, sites, {real: True}))
+            interpreter.forget()
+            assert "planted" not in {m["module"] for m in startup_state()["foreign_modules"]}
+            (tmp_path / "planted.py").write_text("VALUE = 22\n")  # no longer what it judged
+            interpreter.forget()
+            assert "planted" in {m["module"] for m in startup_state()["foreign_modules"]}
+    finally:
+        interpreter.forget()

@@ -330,8 +330,9 @@ sys.path.insert(0, {str(WORKFLOW)!r})
 from pathlib import Path
 from tailgate.forkserver import DIGESTS, JUDGED, RECORDS, hand_over
 hand_over()
-from tailgate.prereg.installed import site_records
+from tailgate.prereg.installed import distributed, site_records
 from tailgate.prereg import bytecode, interpreter
+import base64
 import numpy
 table = sys.modules.get(DIGESTS)
 files = getattr(table, "files", {{}})
@@ -354,6 +355,23 @@ print(json.dumps({{
         [Path({str(WORKFLOW)!r}) / "tailgate", Path({str(WORKFLOW)!r}) / "scripts"]
     ),
 }}))
+served = interpreter._served() or {{}}
+
+
+def own_digest(real):
+    with open(real, "rb") as fh:
+        return base64.urlsafe_b64encode(hashlib.sha256(fh.read()).digest()).rstrip(b"=").decode()
+
+
+stdlib, sites_now = interpreter._stdlib(), interpreter._site_dirs()
+own = {{
+    r: distributed(r, stdlib, sites_now, lambda d: site_records(d)[1], own_digest) for r in served
+}}
+print(json.dumps({{
+    "vouched": len(served), "vouched_true": sum(v is True for v in served.values()),
+    "vouched_as_own": served == own,
+}}))
+
 """
 
 
@@ -366,7 +384,7 @@ def test_a_forked_job_finds_the_servers_digests_and_record_listings(server, tmp_
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    seen = json.loads(res.stdout)
+    seen, vouched = map(json.loads, res.stdout.splitlines())
     assert seen["numpy"] and seen["hashed"] > 100, seen
     assert seen["server_digest"] == seen["truth"] == seen["job_digest"] and seen["origin"]
     # the RECORD listing of numpy's site folder is the server's reading, equal to the job's own
@@ -374,6 +392,9 @@ def test_a_forked_job_finds_the_servers_digests_and_record_listings(server, tmp_
     assert seen["job_listing"] == seen["own_listing"] is not None
     # and the bytecode check's answers for the package's compiled files, as the job would give
     assert seen["judged"], seen
+    # and its judgement of every file it loaded, as the job's own, most of them vouched for
+    assert vouched["vouched"] == seen["hashed"] and vouched["vouched_as_own"], vouched
+    assert vouched["vouched_true"] > 100, vouched
     # a job in its own process hashes every file itself: no table
     alone = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path / "work",
@@ -381,6 +402,6 @@ def test_a_forked_job_finds_the_servers_digests_and_record_listings(server, tmp_
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert alone.returncode == 0, alone.stderr
-    own = json.loads(alone.stdout)
-    assert own["hashed"] == own["sites"] == 0 and not own["from_server"]
+    own, own_vouched = map(json.loads, alone.stdout.splitlines())
+    assert own["hashed"] == own["sites"] == own_vouched["vouched"] == 0 and not own["from_server"]
     assert own["job_listing"] == seen["own_listing"]

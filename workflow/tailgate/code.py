@@ -10,6 +10,7 @@ audit can tell records made by different code apart, whatever the version string
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,22 +19,31 @@ __all__ = ["code_digest", "code_files"]
 _SUFFIXES = {".py", ".json", ".npz", ".smk", ".yaml", ".rst"}
 
 
+def _files_under(base: Path, prefix: str, skip: frozenset[str] = frozenset()) -> dict[str, Path]:
+    """Files under ``base`` with a digested suffix (links to folders are not followed, folders
+    named in ``skip`` not entered), named ``prefix/<relative path>``."""
+    out: dict[str, Path] = {}
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = [d for d in dirs if d not in skip]
+        rel = os.path.relpath(folder, base)
+        stem = prefix if rel == "." else f"{prefix}/{rel.replace(os.sep, '/')}"
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.splitext(name)[1] in _SUFFIXES and os.path.isfile(path):
+                out[f"{stem}/{name}"] = Path(path)
+    return out
+
+
 def code_files() -> list[tuple[str, Path]]:
     """(name, path) of every file the digest covers, sorted by name."""
     import tailgate
 
     package = Path(tailgate.__file__).resolve().parent
     workflow = package.parent
-    files: dict[str, Path] = {}
-    for f in package.rglob("*"):
-        if f.is_file() and f.suffix in _SUFFIXES and "__pycache__" not in f.parts:
-            files[f"tailgate/{f.relative_to(package).as_posix()}"] = f
+    files = _files_under(package, "tailgate", skip=frozenset({"__pycache__"}))
     for sub in ("rules", "scripts", "schemas", "report"):
-        base = workflow / sub
-        if base.is_dir():
-            for f in base.rglob("*"):
-                if f.is_file() and f.suffix in _SUFFIXES:
-                    files[f"workflow/{sub}/{f.relative_to(base).as_posix()}"] = f
+        if (workflow / sub).is_dir():
+            files.update(_files_under(workflow / sub, f"workflow/{sub}"))
     snakefile = workflow.parent / "Snakefile"
     if snakefile.is_file() and (workflow / "rules").is_dir():
         files["Snakefile"] = snakefile

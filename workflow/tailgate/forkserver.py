@@ -68,6 +68,7 @@ __all__ = [
     "MODEL_PRELOAD",
     "PRELOAD",
     "RECORDS",
+    "VOUCHED",
     "claim",
     "hand_over",
     "start",
@@ -88,6 +89,9 @@ RECORDS = "sites"
 #: and the name of its answers of the bytecode check (tailgate.prereg.bytecode's ``judged``) for
 #: the package's and the rule scripts' compiled files (read in tailgate.prereg.runtime)
 JUDGED = "judged"
+#: and of its judgement of each file in ``files`` (tailgate.prereg.installed's ``distributed``),
+#: with the standard library and site folders it judged with (read in tailgate.prereg.interpreter)
+VOUCHED = "vouched"
 #: fewest jobs of a run for which a server starts (its preload costs about one job's imports)
 MIN_JOBS = 2
 #: and the model server's, for the jobs the plan marks as loading a model
@@ -317,7 +321,10 @@ def _survey() -> None:
     bytecode = _standalone("bytecode.py")
     table = types.ModuleType(DIGESTS)
     table.files, table.origins = _loaded_file_digests(installed)  # type: ignore[attr-defined]
-    setattr(table, RECORDS, _site_records(installed) if installed is not None else {})
+    sites = _site_records(installed) if installed is not None else {}
+    setattr(table, RECORDS, sites)
+    if installed is not None:
+        setattr(table, VOUCHED, _vouched(installed, table.files, sites))  # type: ignore[attr-defined]
     package = Path(__file__).resolve().parent
     judged = bytecode.judged([package, package.parent / "scripts"]) if bytecode else {}
     setattr(table, JUDGED, judged)
@@ -376,6 +383,22 @@ def _loaded_file_digests(
             continue
         files[real] = (installed.status_of(st), digest)
     return files, origins
+
+
+def _vouched(installed: Any, files: dict[str, Any], sites: dict[str, Any]) -> tuple[Any, ...]:
+    """``installed.distributed`` of every file in ``files``, with the folders it was judged with."""
+    import base64
+
+    stdlib, folders = installed.stdlib_folders(), installed.site_folders(sys.path)
+
+    def listing(d: str) -> dict[str, str]:
+        return sites[d][1] if d in sites else {}
+
+    def digest(real: str) -> str:
+        return base64.urlsafe_b64encode(files[real][1]).rstrip(b"=").decode()
+
+    verdicts = {r: installed.distributed(r, stdlib, folders, listing, digest) for r in files}
+    return stdlib, folders, verdicts
 
 
 def _site_records(installed: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ runtime fingerprint (:mod:`tailgate.prereg.runtime`) and the start-up hook check
 
 The comparison compiles the source, for every compiled file of the package. A job forked from the
 run's warm server (:mod:`tailgate.forkserver`) takes the server's answers (:func:`judged`, computed
-once a run), each kept under the compiled file's and its source's status (:func:`status_key`).
+once a run), each kept under the compiled file's and its source's status (:func:`status_key`):
+everything both tests read is in the two files, so an answer holds while neither changed.
 
 This module imports no other tailgate module: the server, which imports no tailgate package,
 runs it from its source file.
@@ -24,7 +25,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["Status", "accepted", "compiled_from", "judged", "source_of", "status_key"]
+__all__ = ["Status", "accepted", "compiled_from", "judged", "source_of", "stale", "status_key"]
 
 
 def accepted(pyc: Path, source: Path) -> bool:
@@ -54,6 +55,12 @@ def compiled_from(pyc: Path, source: Path) -> bool:
         return False
 
 
+def stale(pyc: Path, source: Path) -> bool:
+    """Whether Python would run ``pyc`` in place of ``source`` but ``pyc`` is not compiled from
+    it."""
+    return accepted(pyc, source) and not compiled_from(pyc, source)
+
+
 #: a file's device, inode, size and modification time (ns)
 Status = tuple[int, int, int, int]
 
@@ -79,17 +86,16 @@ def status_key(pyc: Path, source: Path) -> tuple[str, Status, Status] | None:
 
 
 def judged(roots: Iterable[Path]) -> dict[tuple[str, Status, Status], bool]:
-    """:func:`compiled_from` of every compiled file in a ``__pycache__`` under ``roots`` that
-    Python would run in place of its source, keyed by :func:`status_key` (a file that changed
-    while it was judged is left out)."""
+    """:func:`stale` of every compiled file in a ``__pycache__`` under ``roots``, keyed by
+    :func:`status_key` (a file that changed while it was judged is left out)."""
     out = {}
     for root in roots:
         for pyc in sorted(root.rglob("__pycache__/*.pyc")):
             source = source_of(pyc)
             key = status_key(pyc, source)
-            if key is None or not accepted(pyc, source):
+            if key is None:
                 continue
-            verdict = compiled_from(pyc, source)
+            verdict = stale(pyc, source)
             if status_key(pyc, source) == key:
                 out[key] = verdict
     return out

@@ -1,11 +1,13 @@
-"""What the installed distributions' ``RECORD`` files list, and the status they were read with.
+"""What the installed distributions' ``RECORD`` files list, the status they were read with, and
+whether a file is one of the standard library's or a distribution's.
 
 The runtime fingerprint vouches for a loaded module's file when a ``RECORD`` of its site folder
 lists it with its SHA-256 (:mod:`tailgate.prereg.interpreter`). Reading every ``RECORD`` costs a
 job about a tenth of a second; the run's warm server (:mod:`tailgate.forkserver`) reads them once
 and a forked job takes its reading while each ``RECORD`` still has the status it was read with
 (:func:`record_statuses`). A ``RECORD`` that is not a regular file (a FIFO) is never opened for
-reading.
+reading. :func:`distributed` is the judgement of a loaded file itself, which the server makes
+for every file it loaded and a job for the rest.
 
 This module imports no other tailgate module: the server, which imports no tailgate package,
 runs it from its source file.
@@ -15,10 +17,23 @@ from __future__ import annotations
 
 import csv
 import os
+import site
 import stat
+import sysconfig
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["Status", "record_entries", "record_statuses", "site_records", "status_of"]
+__all__ = [
+    "Status",
+    "distributed",
+    "record_entries",
+    "record_statuses",
+    "site_folders",
+    "site_records",
+    "status_of",
+    "stdlib_folders",
+    "under",
+]
 
 #: a file's device, inode, size and modification time (ns)
 Status = tuple[int, int, int, int]
@@ -96,3 +111,61 @@ def site_records(
         if text is not None:
             out.update(record_entries(text))
     return tuple(statuses), out
+
+
+def stdlib_folders() -> tuple[str, ...]:
+    """The standard library's folders (real paths)."""
+    paths = sysconfig.get_paths()
+    return tuple(
+        dict.fromkeys(os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths)
+    )
+
+
+def site_folders(entries: Iterable[str]) -> tuple[str, ...]:
+    """Folders that may hold installed distributions (real paths, longest first): the site
+    folders and every folder of ``entries`` (an import path) with a ``*.dist-info`` folder in
+    it."""
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    dirs += [p for p in entries if p and os.path.isdir(p)]
+    out = []
+    for d in dict.fromkeys(os.path.realpath(d) for d in dirs):
+        try:
+            if any(n.endswith(".dist-info") for n in os.listdir(d)):
+                out.append(d)
+        except OSError:
+            continue
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+def under(path: str, folders: Iterable[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one."""
+    return any(path == f or path.startswith(f + os.sep) for f in folders)
+
+
+def distributed(
+    real: str,
+    stdlib: tuple[str, ...],
+    sites: tuple[str, ...],
+    listing: Callable[[str], dict[str, str]],
+    digest: Callable[[str], str | None],
+) -> bool | None:
+    """Whether the file at ``real`` (a real path) is vouched for by where it lies: True for the
+    standard library's (outside every site folder) and for a file a ``RECORD`` of its site
+    folder lists with its SHA-256 (``digest``: URL-safe base64, as listed), and for a file
+    outside the site folders that one lists so (a console script in the environment's ``bin/``,
+    listed as ``../../../bin/snakemake``); False for a file of a site folder that is not listed
+    so; None for any other file. ``listing``: a site folder's ``RECORD`` entries
+    (:func:`site_records`)."""
+    if under(real, stdlib) and not under(real, sites):
+        return True
+    for d in sites:
+        if under(real, (d,)):
+            listed = listing(d).get(Path(real[len(d) + 1 :]).as_posix())
+            return listed is not None and digest(real) == listed
+    for d in sites:
+        listed = listing(d).get(Path(os.path.relpath(real, d)).as_posix())
+        if listed is not None:
+            return digest(real) == listed
+    return None

@@ -24,8 +24,11 @@ for every provenance record, what actually ran:
   distribution's ``RECORD`` lists with the file's SHA-256, nor a start-up module the start-up
   check found to be a packaging tool's; each with its path and SHA-256.
 
-The ``RECORD`` files of a site folder are read once a process, and only a loaded file outside the
-standard library is hashed, each once. A job's own script, which Snakemake writes as a copy of a
+The ``RECORD`` files of a site folder are read once a process, only a loaded file outside the
+standard library is hashed, and each module's file is judged once a process (a later record of
+the same job judges only the modules loaded since). A job forked from the run's warm server takes
+the server's judgement of every file the server loaded, while the file has the status the server
+hashed (one ``stat`` a file). A job's own script, which Snakemake writes as a copy of a
 rule script with a preamble, is vouched for when it ends with the bytes of a digested rule script.
 
 The audit (:func:`check_startup`) fails on a record made with any of these: a variable of
@@ -41,17 +44,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import site
+import stat
 import sys
-import sysconfig
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from tailgate.forkserver import DIGESTS, RECORDS
-from tailgate.prereg.installed import record_statuses, site_records, status_of
+from tailgate.forkserver import DIGESTS, RECORDS, VOUCHED
+from tailgate.prereg.installed import (
+    distributed,
+    record_statuses,
+    site_folders,
+    site_records,
+    status_of,
+    stdlib_folders,
+)
 
-__all__ = ["FLAGGED", "check_startup", "startup_state"]
+__all__ = ["FLAGGED", "check_startup", "forget", "startup_state"]
 
 #: variables that make Python import or run code, or move where it reads code from, and why
 FLAGGED = {
@@ -84,26 +93,14 @@ def _real(path: str | Path) -> str:
 
 @lru_cache(maxsize=1)
 def _stdlib() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    return tuple(dict.fromkeys(_real(paths[k]) for k in ("stdlib", "platstdlib") if k in paths))
+    return stdlib_folders()
 
 
 @lru_cache(maxsize=1)
 def _site_dirs() -> tuple[str, ...]:
-    """Folders that may hold installed distributions: site folders and every path entry with a
-    ``*.dist-info`` folder in it."""
-    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
-    if site.ENABLE_USER_SITE:
-        dirs.append(site.getusersitepackages())
-    dirs += [p for p in sys.path if p and os.path.isdir(p)]
-    out = []
-    for d in dict.fromkeys(_real(d) for d in dirs):
-        try:
-            if any(n.endswith(".dist-info") for n in os.listdir(d)):
-                out.append(d)
-        except OSError:
-            continue
-    return tuple(sorted(out, key=len, reverse=True))
+    """Folders that may hold installed distributions (:func:`site_folders` of this process's
+    import path), found once a process."""
+    return site_folders(sys.path)
 
 
 @cache
@@ -162,53 +159,112 @@ def _project() -> tuple[frozenset[str], tuple[bytes, ...]]:
     scripts = tuple(
         p.read_bytes() for name, p in files if name.startswith("workflow/scripts/") and p.is_file()
     )
-    return frozenset(_real(p) for _, p in files), scripts
-
-
-def _under(path: str, folders: tuple[str, ...]) -> bool:
-    return any(path == f or path.startswith(f + os.sep) for f in folders)
+    # the folders code_files walks are real paths: only a file that is a link leads elsewhere
+    return frozenset(_real(p) if os.path.islink(p) else str(p) for _, p in files), scripts
 
 
 def _vouched(path: str, known_hook_files: frozenset[str]) -> bool:
     """Whether the file a module was loaded from is the standard library, the project's code,
     a distribution's file with the hash its ``RECORD`` lists, or a known start-up module."""
+    judged = _judged(path)
+    if judged is None:
+        return False
+    real, verdict = judged
+    return verdict or real in _project()[0] or real in known_hook_files
+
+
+@cache
+def _judged(path: str) -> tuple[str, bool] | None:
+    """The real path of the file a module names and whether where it lies vouches for it (the
+    standard library, a distribution's file listed with its hash, a copy of a rule script that
+    Snakemake wrote), once a process; None where it is not a file."""
+    served = _served()
+    if served is not None:  # one status for a file the warm server loaded and judged
+        table = sys.modules.get(DIGESTS)
+        origins, files = getattr(table, "origins", None), getattr(table, "files", None)
+        real = origins.get(path) if isinstance(origins, dict) else None
+        entry = files.get(real) if isinstance(files, dict) and real is not None else None
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(served.get(real), bool):
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            if stat.S_ISREG(st.st_mode) and status_of(st) == entry[0]:
+                return real, served[real]
+    if not os.path.isfile(path):
+        return None
     real = _real(path)
-    files, scripts = _project()
-    if real in files or real in known_hook_files:
-        return True
-    sites = _site_dirs()
-    if _under(real, _stdlib()) and not _under(real, sites):
-        return True
-    for d in sites:
-        if _under(real, (d,)):
-            return _listed_with_its_hash(real, d, Path(real[len(d) + 1 :]).as_posix())
-    for d in sites:
-        # a distribution's file outside its site folder: a console script in the environment's
-        # bin/ (``snakemake``, run as ``__main__``), listed as ``../../../bin/snakemake``
-        outside = Path(os.path.relpath(real, d)).as_posix()
-        if outside in _records(d):
-            return _listed_with_its_hash(real, d, outside)
+    verdict = _installed(real)
+    if verdict is not None:
+        return real, verdict
+    scripts = _project()[1]
     if scripts and real.endswith(".py") and f"{os.sep}.snakemake{os.sep}scripts{os.sep}" in real:
         try:
             data = Path(real).read_bytes()
         except OSError:
-            return False
-        return any(data.endswith(s) for s in scripts)
-    return False
+            return real, False
+        return real, any(data.endswith(s) for s in scripts)
+    return real, False
 
 
-def _listed_with_its_hash(real: str, sitedir: str, listed_as: str) -> bool:
-    """Whether a ``RECORD`` in ``sitedir`` lists the file as ``listed_as`` with its hash."""
-    listed = _records(sitedir).get(listed_as)
+@cache
+def _installed(real: str) -> bool | None:
+    """:func:`distributed` for this process's folders and listings, once a process (as the
+    digests it compares); in a job forked from the run's warm server, the server's judgement of
+    a file it loaded while the file has the status the server hashed and the folders and
+    listings are the ones it judged with (:func:`_served`)."""
+    served = _served()
+    if served is not None and isinstance(served.get(real), bool) and _preloaded(real) is not None:
+        return served[real]
+    return distributed(real, _stdlib(), _site_dirs(), _records, _listed_digest)
+
+
+@lru_cache(maxsize=1)
+def _served() -> dict[str, Any] | None:
+    """The warm server's judgements (:data:`tailgate.forkserver.VOUCHED`) where it judged with
+    this process's standard library and site folders and every site folder's ``RECORD``
+    listing is the server's reading (each ``RECORD`` as it was read); else None."""
+    table = sys.modules.get(DIGESTS)
+    entry = getattr(table, VOUCHED, None)
+    sites = getattr(table, RECORDS, None)
+    if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[2], dict)):
+        return None
+    if not isinstance(sites, dict) or (entry[0], entry[1]) != (_stdlib(), _site_dirs()):
+        return None
+    for d in entry[1]:
+        served = sites.get(d)
+        if not (isinstance(served, tuple) and len(served) == 2 and _records(d) is served[1]):
+            return None
+    return entry[2]
+
+
+def _listed_digest(real: str) -> str | None:
     digest = _digest(real)
-    return listed is not None and digest is not None and digest[1] == listed
+    return digest[1] if digest is not None else None
 
 
-def _origin(module: Any) -> str | None:
+#: what this process keeps of what it read and judged
+_KEPT = (_stdlib, _site_dirs, _records, _digest, _installed, _served, _judged)
+
+
+def forget() -> None:
+    """Forget what this process has read and judged (folders, listings, digests, judgements):
+    for a long-lived process whose files changed, such as a test's."""
+    for cached in _KEPT:
+        cached.cache_clear()
+
+
+def _named_file(module: Any) -> str | None:
+    """The file a module names as its origin (its spec's, else ``__file__``)."""
     spec = getattr(module, "__spec__", None)
     origin = getattr(spec, "origin", None) if spec is not None else None
     origin = origin or getattr(module, "__file__", None)
-    return origin if isinstance(origin, str) and os.path.isfile(origin) else None
+    return origin if isinstance(origin, str) else None
+
+
+def _origin(module: Any) -> str | None:
+    origin = _named_file(module)
+    return origin if origin is not None and os.path.isfile(origin) else None
 
 
 def _hook_entries(known: frozenset[str]) -> list[dict[str, Any]]:
@@ -249,11 +305,13 @@ def startup_state(hooks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         if i.get("path")
     )
     foreign = []
+    project = _project()[0]
     for name, module in sorted(sys.modules.items()):
-        origin = _origin(module) if module is not None else None
-        if origin is None or _vouched(origin, known):
+        origin = _named_file(module) if module is not None else None
+        judged = _judged(origin) if origin is not None else None
+        if judged is None or judged[1] or judged[0] in project or judged[0] in known:
             continue
-        digest = _digest(_real(origin))
+        digest = _digest(judged[0])
         foreign.append({"module": name, "path": origin, "sha256": digest[0] if digest else None})
     names = (*FLAGGED, *_RECORDED)
     return {

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.forkserver import DIGESTS, JUDGED
-from tailgate.prereg.bytecode import Status, accepted, compiled_from, source_of, status_key
+from tailgate.prereg.bytecode import Status, source_of, stale, status_key
 from tailgate.prereg.interpreter import check_startup, startup_state
 from tailgate.prereg.startup import fix_for, import_hooks
 
@@ -85,25 +85,37 @@ def loaded_modules() -> dict[str, str]:
     return out
 
 
-#: :func:`compiled_from`'s answers in this process (and, in a job forked from the run's warm
-#: server, the server's), keyed by :func:`status_key`
+#: :func:`stale`'s answers in this process (and, in a job forked from the run's warm server,
+#: the server's), keyed by :func:`status_key`
 _JUDGED: dict[tuple[str, Status, Status], bool] = {}
 
 
-def _compiled_from(pyc: Path, source: Path) -> bool:
-    """:func:`compiled_from`, answered once for each status of the two files."""
+def _stale(pyc: Path, source: Path) -> bool:
+    """:func:`stale`, answered once for each status of the two files; False where either is
+    missing or not a regular file (a FIFO is never read)."""
     key = status_key(pyc, source)
-    if key is None:  # not two regular files: compared without keeping the answer
-        return compiled_from(pyc, source)
+    if key is None:
+        return False
     known = _JUDGED.get(key)
     if known is None:
         served = getattr(sys.modules.get(DIGESTS), JUDGED, None)
         known = served.get(key) if isinstance(served, dict) else None
     if not isinstance(known, bool):
-        known = compiled_from(pyc, source)
+        known = stale(pyc, source)
         if status_key(pyc, source) == key:
             _JUDGED[key] = known
     return known
+
+
+def _compiled_files(root: str) -> list[tuple[str, ...]]:
+    """Every ``*.pyc`` name under ``root`` (links to folders are not followed), as path parts
+    relative to it, in path order."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        parts = () if rel == "." else tuple(rel.split(os.sep))
+        out += [(*parts, name) for name in (*dirs, *files) if name.endswith(".pyc")]
+    return sorted(out)
 
 
 def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
@@ -111,16 +123,12 @@ def stale_bytecode(folder: Path | None = None) -> tuple[str, ...]:
     their source's (module docstring), as paths relative to it."""
     root = folder or _package()
     out = []
-    for pyc in sorted(root.rglob("*.pyc")):
-        rel = pyc.relative_to(root).as_posix()
-        if pyc.parent.name == "__pycache__":
+    for parts in _compiled_files(str(root)):
+        pyc = root.joinpath(*parts)
+        rel = "/".join(parts)
+        if len(parts) > 1 and parts[-2] == "__pycache__":
             source = source_of(pyc)
-            if (
-                source.is_file()
-                and pyc.is_file()  # a FIFO is never read
-                and accepted(pyc, source)
-                and not _compiled_from(pyc, source)
-            ):
+            if _stale(pyc, source):
                 out.append(f"{rel} (run in place of {source.name}, but not compiled from it)")
         elif not pyc.with_suffix(".py").is_file():
             out.append(f"{rel} (compiled code without a source)")

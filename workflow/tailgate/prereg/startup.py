@@ -58,7 +58,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tailgate.prereg.bytecode import accepted, compiled_from
+from tailgate.prereg.bytecode import stale
 
 __all__ = ["PACKAGING_PTH", "fix_for", "import_hooks"]
 
@@ -278,7 +278,7 @@ def _check_module(
     if os.path.realpath(origin) != os.path.realpath(expected):
         return f"imports {name}, which runs from {origin} instead of {expected}"
     pyc = Path(importlib.util.cache_from_source(str(expected)))
-    if pyc.is_file() and accepted(pyc, expected) and not compiled_from(pyc, expected):
+    if pyc.is_file() and stale(pyc, expected):
         return f"imports {name}, in whose place {pyc} runs, which is not compiled from it"
     return None
 
