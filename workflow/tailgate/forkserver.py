@@ -35,8 +35,9 @@ result. The fingerprint vouches for every loaded module by its file's SHA-256 (a
 numpy, scipy, pandas and matplotlib files), checked against the ``RECORD`` files of the site
 folders, and compares each compiled file of the package with its source by compiling the source. The
 server does this work once, after the preload: its children find under :data:`DIGESTS` in
-``sys.modules`` the digests of the files it loaded, the site folders' ``RECORD`` listings and the
-bytecode check's answers, each with the status of the files it was read from. What the job finds
+``sys.modules`` the digests of the files it loaded, the site folders' ``RECORD`` listings, its
+judgement of each loaded file (the standard library's, or listed with its hash) and the bytecode
+check's answers, each with the status of the files it was read from. What the job finds
 changed since (another status) it works out itself (:mod:`tailgate.prereg.interpreter`,
 :mod:`tailgate.prereg.runtime`). The address is set by the workflow itself for each run (an
 inherited ``TAILGATE_FORKSERVER`` never reaches a job), so no job can be pointed at another process.
