@@ -292,6 +292,7 @@ def test_a_servers_judgement_of_a_file_holds_only_while_the_file_is_as_it_judged
     table = types.ModuleType(forkserver.DIGESTS)
     st = os.stat(real)
     table.files = {real: (installed.status_of(st), hashlib.sha256(b"VALUE = 1\n").digest())}
+    table.origins = {str(tmp_path / "planted.py"): real}
     setattr(table, forkserver.RECORDS, {d: installed.site_records(d) for d in sites})
     setattr(table, forkserver.VOUCHED, (stdlib, sites, {real: True}))
     monkeypatch.setitem(sys.modules, forkserver.DIGESTS, table)

@@ -330,9 +330,8 @@ sys.path.insert(0, {str(WORKFLOW)!r})
 from pathlib import Path
 from tailgate.forkserver import DIGESTS, JUDGED, RECORDS, hand_over
 hand_over()
-from tailgate.prereg.installed import distributed, site_records
+from tailgate.prereg.installed import distributed, record_digest, site_records
 from tailgate.prereg import bytecode, interpreter
-import base64
 import numpy
 table = sys.modules.get(DIGESTS)
 files = getattr(table, "files", {{}})
@@ -360,7 +359,7 @@ served = interpreter._served() or {{}}
 
 def own_digest(real):
     with open(real, "rb") as fh:
-        return base64.urlsafe_b64encode(hashlib.sha256(fh.read()).digest()).rstrip(b"=").decode()
+        return record_digest(hashlib.sha256(fh.read()).digest())
 
 
 stdlib, sites_now = interpreter._stdlib(), interpreter._site_dirs()

@@ -388,15 +388,13 @@ def _loaded_file_digests(
 
 def _vouched(installed: Any, files: dict[str, Any], sites: dict[str, Any]) -> tuple[Any, ...]:
     """``installed.distributed`` of every file in ``files``, with the folders it was judged with."""
-    import base64
-
     stdlib, folders = installed.stdlib_folders(), installed.site_folders(sys.path)
 
     def listing(d: str) -> dict[str, str]:
         return sites[d][1] if d in sites else {}
 
     def digest(real: str) -> str:
-        return base64.urlsafe_b64encode(files[real][1]).rstrip(b"=").decode()
+        return installed.record_digest(files[real][1])
 
     verdicts = {r: installed.distributed(r, stdlib, folders, listing, digest) for r in files}
     return stdlib, folders, verdicts

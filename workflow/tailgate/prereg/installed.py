@@ -15,6 +15,7 @@ runs it from its source file.
 
 from __future__ import annotations
 
+import base64
 import csv
 import os
 import site
@@ -26,6 +27,7 @@ from pathlib import Path
 __all__ = [
     "Status",
     "distributed",
+    "record_digest",
     "record_entries",
     "record_statuses",
     "site_folders",
@@ -42,6 +44,11 @@ Status = tuple[int, int, int, int]
 def status_of(st: os.stat_result) -> Status:
     """The :data:`Status` of a file from its ``os.stat`` result."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def record_digest(sha256: bytes) -> str:
+    """A SHA-256 digest as a ``RECORD`` lists it (URL-safe base64 without padding)."""
+    return base64.urlsafe_b64encode(sha256).rstrip(b"=").decode()
 
 
 def _read_regular(path: str | os.PathLike[str]) -> tuple[Status, bytes] | None:

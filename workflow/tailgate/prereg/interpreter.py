@@ -41,10 +41,8 @@ machine rules those out (threat model).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
-import stat
 import sys
 from functools import cache, lru_cache
 from pathlib import Path
@@ -53,6 +51,7 @@ from typing import Any
 from tailgate.forkserver import DIGESTS, RECORDS, VOUCHED
 from tailgate.prereg.installed import (
     distributed,
+    record_digest,
     record_statuses,
     site_folders,
     site_records,
@@ -82,13 +81,17 @@ _INTERPRETER = frozenset(
 
 def _real(path: str | Path) -> str:
     """``os.path.realpath``; in a job forked from the run's warm server, for the file a
-    preloaded module names, the real path the server found, while the file it leads to is the
-    one the server hashed (one status, not one a path component)."""
+    preloaded module names, the real path the server found (:func:`_server_real`)."""
+    return _server_real(path) or os.path.realpath(path)
+
+
+def _server_real(path: str | Path) -> str | None:
+    """The real path the run's warm server found for the file a module it loaded names, while
+    the file ``path`` leads to is the one the server hashed (one status, not one a path
+    component); else None."""
     origins = getattr(sys.modules.get(DIGESTS), "origins", None)
     real = origins.get(path) if isinstance(origins, dict) else None
-    if isinstance(real, str) and _preloaded(real, through=path) is not None:
-        return real
-    return os.path.realpath(path)
+    return real if isinstance(real, str) and _preloaded(real, through=path) is not None else None
 
 
 @lru_cache(maxsize=1)
@@ -132,7 +135,7 @@ def _digest(path: str) -> tuple[str, str] | None:
                 digest = hashlib.file_digest(fh, "sha256").digest()
         except OSError:
             return None
-    return digest.hex(), base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return digest.hex(), record_digest(digest)
 
 
 def _preloaded(path: str, through: str | Path | None = None) -> bytes | None:
@@ -177,23 +180,16 @@ def _vouched(path: str, known_hook_files: frozenset[str]) -> bool:
 def _judged(path: str) -> tuple[str, bool] | None:
     """The real path of the file a module names and whether where it lies vouches for it (the
     standard library, a distribution's file listed with its hash, a copy of a rule script that
-    Snakemake wrote), once a process; None where it is not a file."""
-    served = _served()
-    if served is not None:  # one status for a file the warm server loaded and judged
-        table = sys.modules.get(DIGESTS)
-        origins, files = getattr(table, "origins", None), getattr(table, "files", None)
-        real = origins.get(path) if isinstance(origins, dict) else None
-        entry = files.get(real) if isinstance(files, dict) and real is not None else None
-        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(served.get(real), bool):
-            try:
-                st = os.stat(path)
-            except OSError:
-                return None
-            if stat.S_ISREG(st.st_mode) and status_of(st) == entry[0]:
-                return real, served[real]
+    Snakemake wrote), once a process; None where it is not a file. In a job forked from the
+    run's warm server, a file the server loaded and judged takes the server's judgement at one
+    status (:func:`_server_real`, :func:`_served`)."""
+    real = _server_real(path)
+    served = _served() if real is not None else None
+    if served is not None and isinstance(served.get(real), bool):
+        return real, served[real]
     if not os.path.isfile(path):
         return None
-    real = _real(path)
+    real = real or os.path.realpath(path)
     verdict = _installed(real)
     if verdict is not None:
         return real, verdict
@@ -210,12 +206,7 @@ def _judged(path: str) -> tuple[str, bool] | None:
 @cache
 def _installed(real: str) -> bool | None:
     """:func:`distributed` for this process's folders and listings, once a process (as the
-    digests it compares); in a job forked from the run's warm server, the server's judgement of
-    a file it loaded while the file has the status the server hashed and the folders and
-    listings are the ones it judged with (:func:`_served`)."""
-    served = _served()
-    if served is not None and isinstance(served.get(real), bool) and _preloaded(real) is not None:
-        return served[real]
+    digests it compares)."""
     return distributed(real, _stdlib(), _site_dirs(), _records, _listed_digest)
 
 
@@ -305,11 +296,10 @@ def startup_state(hooks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         if i.get("path")
     )
     foreign = []
-    project = _project()[0]
     for name, module in sorted(sys.modules.items()):
         origin = _named_file(module) if module is not None else None
         judged = _judged(origin) if origin is not None else None
-        if judged is None or judged[1] or judged[0] in project or judged[0] in known:
+        if judged is None or _vouched(origin, known):
             continue
         digest = _digest(judged[0])
         foreign.append({"module": name, "path": origin, "sha256": digest[0] if digest else None})

@@ -44,7 +44,6 @@ which is editing the environment itself (recorded by version, as numpy is).
 from __future__ import annotations
 
 import ast
-import base64
 import csv
 import hashlib
 import importlib.machinery
@@ -59,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.prereg.bytecode import stale
+from tailgate.prereg.installed import record_digest
 
 __all__ = ["PACKAGING_PTH", "fix_for", "import_hooks"]
 
@@ -294,8 +294,7 @@ def _check_distutils_hack(sitedir: Path, imports: list[dict[str, Any]]) -> str |
             f"imports _distutils_hack, which cannot be checked: no setuptools RECORD in {sitedir} "
             "lists it"
         )
-    actual = base64.urlsafe_b64encode(hashlib.sha256(source.read_bytes()).digest())
-    if actual.rstrip(b"=").decode() != listed:
+    if record_digest(hashlib.sha256(source.read_bytes()).digest()) != listed:
         return f"imports _distutils_hack, whose {source} is not the file setuptools installed"
     return None
 
