@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -139,32 +140,65 @@ def test_outputs_layout_logs_and_provenance(small_run):
     assert len(power["pass_rate"]) == 2 and len(power["pass_rate"][0]) == 2
 
 
+def _result_files(results: Path) -> list[str]:
+    """The result files under ``results``, without the logs, the provenance records and the
+    run ledger."""
+    return sorted(
+        p.relative_to(results).as_posix()
+        for p in results.rglob("*")
+        if p.is_file() and p.relative_to(results).parts[0] not in ("logs", "provenance")
+        and p.name != "runs.jsonl"
+    )  # fmt: skip
+
+
+def _same_records(mine: Path, theirs: Path, names: list[str] | None = None) -> None:
+    """Provenance records equal but for the time they were written (all of ``theirs``, or the
+    records of ``names``)."""
+    from tailgate.provenance import record_path
+
+    records = (
+        [record_path(theirs / n, theirs) for n in names]
+        if names is not None
+        else [r for r in (theirs / "provenance").rglob("*.json") if r.name != "runs.jsonl.json"]
+    )
+    assert records
+    for rec in records:
+        other = mine / rec.relative_to(theirs)
+        mine_doc, theirs_doc = json.loads(other.read_text()), json.loads(rec.read_text())
+        assert {k: v for k, v in mine_doc.items() if k != "created"} == {
+            k: v for k, v in theirs_doc.items() if k != "created"
+        }, rec.name
+
+
 def test_byte_identical_for_cores_1_and_reruns(small_run, tmp_path):
-    """Re-run on one core and with every job in its own process (no fork server): the same
-    bytes in every result, figure and report; the provenance records differ only in time."""
+    """Re-run on one core: the same bytes in every result, figure and report, and the
+    provenance records differ only in time. Then a fit and a bulk bootstrap again, each job in
+    its own process (no fork server): the same bytes. (The whole study with every job in
+    its own process is the SLURM study's, ``tests/slurm``, compared with a local run.)"""
     other = Project(tmp_path / "again")
     shutil.copytree(
         small_run.root, other.root, ignore=shutil.ignore_patterns("results", ".snakemake")
     )
-    res = other.snakemake(cores=1, env={"TAILGATE_FORKSERVER": "off"})
+    res = other.snakemake(cores=1)
     assert res.returncode == 0, res.stderr[-3000:]
-    names = sorted(
-        p.relative_to(small_run.results).as_posix()
-        for p in small_run.results.rglob("*")
-        if p.is_file() and p.relative_to(small_run.results).parts[0] not in ("logs", "provenance")
-        and p.name != "runs.jsonl"
-    )  # fmt: skip
+    names = _result_files(small_run.results)
     assert {"verdict.json", "bulk/tox/base.parquet", "figures/power.png"} <= set(names)
+    assert _result_files(other.results) == names
     for rel in names:
         assert (other.results / rel).read_bytes() == (small_run.results / rel).read_bytes(), rel
-    for rec in (small_run.results / "provenance").glob("*.json"):
-        if rec.name == "runs.jsonl.json":  # the run ledger: when each run started and ended
-            continue
-        mine = json.loads((other.results / "provenance" / rec.name).read_text())
-        theirs = json.loads(rec.read_text())
-        assert {k: v for k, v in mine.items() if k != "created"} == {
-            k: v for k, v in theirs.items() if k != "created"
-        }, rec.name
+    _same_records(other.results, small_run.results)
+    # a fit and a bulk bootstrap (each stage's compiled kernels) in their own processes, with
+    # everything upstream kept
+    refit = ["fits/tox/logit/heavy.json", "bulk/tox/heavy.parquet"]
+    targets = [f"results/small/{rel}" for rel in refit]
+    res = other.snakemake(
+        *targets, "--forcerun", *targets, cores=1, env={"TAILGATE_FORKSERVER": "off"}
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert job_counts(res.stdout + res.stderr) == {"fit": 1, "bulk": 1}
+    for rel in refit:
+        assert (other.results / rel).read_bytes() == (small_run.results / rel).read_bytes(), rel
+    _same_records(other.results, small_run.results, refit)
 
 
 def _forge(project: Project, rel: str, doc: dict) -> None:
