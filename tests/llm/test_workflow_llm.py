@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import torch
+from tailgate.joblog import job_stats
 from tiny_project import (
     build_assets,
     freeze,
@@ -178,11 +179,12 @@ def test_rule_generations_equal_the_backend_with_the_registered_noise(llm_run):
 
 def test_cores_1_and_2_write_identical_bytes(llm_run, tmp_path, assets):
     """Generation is where the random streams are: a serial run writes the same bytes, and so
-    does a run whose jobs each start in their own process (no fork servers: the model jobs of
-    ``llm_run`` were forks of the model server), provenance records included."""
+    do a generation and a model scorer's shard made again with each job in its own process (no
+    fork servers: the model jobs of ``llm_run`` were forks of the model server), provenance
+    records included."""
     proj = _new_project(tmp_path / "serial", assets)
     targets = [*_generations(), *score_shards(NAME, SCORERS, SCORED, SHARDS)]
-    res = proj.snakemake(*targets, cores=1, env={"TAILGATE_FORKSERVER": "off"})
+    res = proj.snakemake(*targets, cores=1)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     files = sorted(
         p.relative_to(llm_run.root).as_posix()
@@ -190,11 +192,29 @@ def test_cores_1_and_2_write_identical_bytes(llm_run, tmp_path, assets):
         if p.is_file() and "/logs/" not in p.as_posix() and "runs.jsonl" not in p.name
     )
     assert any("provenance/scores__nll" in f for f in files) and len(files) >= 15, files
+    _same_bytes(proj.root, llm_run.root, files)
+    alone = [f"results/{NAME}/generations/noisy/shard-0.parquet"]
+    alone += score_shards(NAME, ["toxicity"], ["noisy"], 1)
+    res = proj.snakemake(*alone, "--forcerun", *alone, env={"TAILGATE_FORKSERVER": "off"})
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert job_stats(res.stdout + res.stderr) == {"generate": 1, "score": 1}
+    records = [
+        f
+        for f in files
+        if "provenance/" in f and ("generations__noisy" in f or "scores__toxicity" in f)
+    ]
+    assert len(records) == 2, records
+    _same_bytes(proj.root, llm_run.root, [*alone, *records])
+
+
+def _same_bytes(mine: Path, theirs: Path, files: list[str]) -> None:
+    """Each of ``files`` (relative to both project folders) the same bytes in both, provenance
+    records the same but for when and under which lock entry they were written."""
     for rel in files:
-        mine, theirs = (proj.root / rel).read_bytes(), (llm_run.root / rel).read_bytes()
-        if "/provenance/" in rel:  # the same but for when and under which lock entry
-            mine, theirs = (_made_the_same_way(json.loads(b)) for b in (mine, theirs))
-        assert mine == theirs, rel
+        a, b = (mine / rel).read_bytes(), (theirs / rel).read_bytes()
+        if "/provenance/" in rel:
+            a, b = (_made_the_same_way(json.loads(x)) for x in (a, b))
+        assert a == b, rel
 
 
 def _made_the_same_way(record: dict) -> dict:
