@@ -215,7 +215,7 @@ for seed in seeds:  # what `inspect eval TASK --model hf/MODEL --seed SEED ...` 
         logprobs=True,
         seed=int(seed),
         display="none",
-        max_connections=32,
+        max_connections=512,  # the HF provider's batch size: a run's samples in one batch
         model_args={"device": "cpu"},
     )
 """
