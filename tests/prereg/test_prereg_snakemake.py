@@ -1,5 +1,6 @@
 """Refusal inside the workflow: `snakemake -n`, a run and `--report` all refuse at parse time,
-naming the field; an amendment lets the run proceed. (Subprocesses on a study in tmp_path.)"""
+naming the field. (Subprocesses on a study in tmp_path; the run after an amendment is
+``tests/workflow/test_workflow.py``'s.)"""
 
 from __future__ import annotations
 
@@ -42,43 +43,3 @@ def test_run_and_report_refuse(with_data):
 def test_unfrozen_study_is_refused(project):
     res = project.snakemake("-n")
     assert res.returncode != 0 and "not frozen" in res.stdout + res.stderr
-
-
-@pytest.fixture()
-def light(project):
-    """The small study with light resampling and 12,000 prompts a condition, so the whole DAG
-    runs in seconds (the refusals and the amendment are what is tested, not the verdict)."""
-    project.replace("resamples: 10000", "resamples: 200")
-    project.replace("sample_cap: 40000", "sample_cap: 12000\naccepted_power: 0.05")
-    project.replace("accepted_power: null\n", "")
-    project.replace(
-        "scan: {start: 0.70, stop: 0.985, step: 0.005}",
-        "scan: {start: 0.85, stop: 0.97, step: 0.03}",
-    )
-    project.replace(
-        "trials: 10, resamples: 10}",
-        "trials: 4, resamples: 10}\n  operating_characteristics: {trials: 10, resamples: 10}",
-    )
-    project.freeze()
-    return project
-
-
-def test_run_then_amend_then_run_again(light):
-    """The honest path in git: commit the registration, run, audit; amend after data, commit
-    the amendment, run, audit — it passes and shows the amendment as after data."""
-    frozen = light
-    frozen.commit("Pre-register study")
-    res = frozen.snakemake()
-    assert res.returncode == 0, res.stderr
-    code, out, _ = frozen.cli("audit", frozen.results)
-    assert code == 0, out
-    frozen.replace("mean: 0.10", "mean: 0.20")
-    assert_refused(frozen.snakemake("-n"), "protocol.tolerances.mean")
-    code, _, _ = frozen.cli("amend", frozen.prereg, "--reason", "why")
-    assert code == 0
-    frozen.commit("Amend study")
-    res = frozen.snakemake()  # the decision stages re-run under the new head
-    assert res.returncode == 0, res.stderr
-    code, out, _ = frozen.cli("audit", frozen.results)
-    assert code == 0, out
-    assert "amendment 1" in out and "after data existed" in out

@@ -276,6 +276,11 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
     fits_before = (rd / "fits/tox/logit/base.json").read_bytes()
     gen_mtime = (rd / "generations/base/shard-0.parquet").stat().st_mtime_ns
     small_copy.replace("tvar: 0.30", "tvar: 0.05")
+    # the changed frozen field refuses the run until it is amended (no job scheduled)
+    res = small_copy.snakemake("-n", commit=False)
+    text = res.stdout + res.stderr
+    assert res.returncode == 3 and "protocol.tolerances.tvar" in text, text[-3000:]
+    assert "tailgate amend" in text and "Job stats" not in text and "Traceback" not in text
     res = small_copy.cli("amend", small_copy.prereg, "--reason", "tighter TVaR tolerance")
     assert res.returncode == 0, res.stderr
     from git_repo import git_commit
@@ -301,7 +306,7 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
     assert "tighter TVaR tolerance" in html
     res = small_copy.cli("audit", rd)
     assert res.returncode == 0, res.stdout
-    assert "amendment 1" in res.stdout
+    assert "amendment 1" in res.stdout and "after data existed" in res.stdout
 
 
 def test_report_is_self_contained(small_run):
