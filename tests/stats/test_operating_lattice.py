@@ -37,9 +37,15 @@ SETTINGS = GateSettings(
     p1_method="lr_test",
 )
 BAND = (0.90, 0.92, 0.94)
-N, TRIALS, SIDE_MIN, LEVELS = 3000, 40, 60, 30
-#: trials the two may decide differently (G4's bootstraps are independent; measured: 0–3 of 40)
-MAX_DIFFERENT = 5
+N, TRIALS, SIDE_MIN, LEVELS = 3000, 20, 60, 30
+#: trials that the two may decide differently under some band rule. On common samples only G4's
+#: independent parametric bootstraps (199 draws each) set them apart, where a p-value sits near
+#: α: measured over five streams of 20 trials, 0, 0, 1, 2 and 3 such trials (rate d ≈ 0.06;
+#: Binomial(20, 0.06) exceeds 3 with probability 0.029). A threshold one lattice step above the
+#: rule's (the values tied at the quantile left out: the error the tied-threshold rule guards
+#: against) sets 5, 6, 8, 9 and 11 trials of the same streams apart (rate ≈ 0.39; Binomial(20,
+#: 0.39) stays at or below 3 with probability 0.02).
+MAX_DIFFERENT = 3
 TRUTH = 0.3
 
 
@@ -124,7 +130,8 @@ def test_no_reference_step_where_too_few_exceedances_could_show_the_levels() -> 
 
 def test_lattice_procedure_matches_a_direct_simulation(step: float) -> None:
     """Trial by trial on common samples: the simulation and the direct reference pass the same
-    trials but for a few, which G4's independent parametric bootstraps decide differently."""
+    trials under every band rule but for a few, which G4's independent parametric bootstraps
+    decide differently."""
     seed = 20260615
     oc = simulate_procedure(
         SETTINGS, band=BAND, headline_q=BAND[1], band_rule="any", n_prompts=N, sample=sample,
@@ -132,10 +139,11 @@ def test_lattice_procedure_matches_a_direct_simulation(step: float) -> None:
         seed=seed, lattice_step=step,
     )  # fmt: skip
     ref = direct(TRUTH, step, seed)
-    for rule in ("any", "headline"):
-        sim = set(oc.at(TRUTH).passed_trials[rule])
-        assert len(sim ^ ref[rule]) <= MAX_DIFFERENT, (rule, sorted(sim), sorted(ref[rule]))
-    assert 0.2 < oc.at(TRUTH).rate("any") < 0.9, "the truth must leave the rate room to differ"
+    sim = {rule: set(oc.at(TRUTH).passed_trials[rule]) for rule in BAND_RULES}
+    different = set().union(*(sim[rule] ^ ref[rule] for rule in BAND_RULES))
+    assert len(different) <= MAX_DIFFERENT, (sorted(different), sim, ref)
+    rate = oc.at(TRUTH).rate("headline")
+    assert 0.2 < rate < 0.9, "the truth must leave the rate room to differ"
     assert any("lattice rule" in note for note in oc.notes)
 
 
@@ -144,13 +152,22 @@ def test_g4_drawn_until_certain_decides_as_the_full_test() -> None:
     its level on every sample, passing or failing, with fewer samples drawn."""
     rng = np.random.default_rng(3)
     h, alpha, decisions = 0.25, 0.05, set()
+    samples = []
     for i in range(12):
         xi = 0.1 if i % 3 else 0.6  # a third from a misfitting mixture: some p below α
         e = -np.log(rng.random(400))
         y = np.expm1(xi * e) / xi
         if i % 3 == 0:
             y = np.concatenate([y[:300], 4.0 + rng.random(100)])
-        y = (np.floor(y / h) + 0.5) * h
+        samples.append((np.floor(y / h) + 0.5) * h)
+    # Two paths to check. A misfit (p = 0.001 for all four) never reaches the stopping count
+    # ⌊α(B + 1)⌋ = 50, so both tests draw all 999; sample 0 stands for them. A passing sample
+    # stops once 50 simulated A² reach its own; where the count lands exactly on 50 (samples 4
+    # and 10: sequential p = 0.051) a rule that stopped one short would report p = 0.050 = α and
+    # flip the decision, and sample 8 (p = 0.12) stops latest, after about 420 draws. The other
+    # passing samples stop after a few chunks, well past the count, and add no distinct case.
+    for i in (0, 4, 8, 10):
+        y = samples[i]
         f = gpd.fit(y, h)
         full = gof.anderson_darling_lattice(y, h, f, seed=i)
         fast = gof.anderson_darling_lattice(y, h, f, seed=i, passes_above=alpha)
