@@ -4,12 +4,17 @@
 PyTorch (the model tests build and run tiny models in-process) a numba compilation can abort the
 whole process: PyTorch and llvmlite each bring a copy of LLVM (numba issue 9996), and a test
 worker that dies takes its scheduled tests with it. The reference therefore runs in its own
-interpreter, which loads numpy and dcor only, with a numba cache of its own: two of them
-writing dcor's shared cache at once (two test workers, a clean installation) left one reading
-the other's half-written kernels ("LLVM ERROR: Symbol not found"). The references run one at a
-time, under a file lock, and share that cache (one user's, in the temporary folder), so only
-the first compiles dcor's kernels (the two tests took 50 s and 36 s on a clean installation,
-against 48 s and 46 s each compiling).
+interpreter, which loads numpy and dcor only.
+
+The kernels compiled at import are those of the fast distance covariance (``_fast_dcov_avl``,
+``_fast_dcov_mergesort``: most of the time ``import dcor`` takes), which the energy test does
+not use. The interpreter loads ``dcor.homogeneity`` and the modules it imports
+(``distances``, ``_energy``, ``_hypothesis``, ``_utils``) without running the package's
+``__init__``: the same code, in about a tenth of the time. Should a version of
+``homogeneity`` itself need numba, its kernels use a numba cache of their own: two
+interpreters writing dcor's shared cache at once left one reading the other's half-written
+kernels ("LLVM ERROR: Symbol not found"), so the references run one at a time, under a file
+lock, and share that cache (one user's, in the temporary folder).
 """
 
 from __future__ import annotations
@@ -25,9 +30,16 @@ from pathlib import Path
 import numpy as np
 
 _SCRIPT = """
-import json, sys
+import importlib.util, json, sys, types
 import numpy as np
-import dcor
+
+# the package without its __init__ (see the module docstring), then the energy test's module
+spec = importlib.util.find_spec("dcor")
+package = types.ModuleType("dcor")
+package.__path__ = list(spec.submodule_search_locations)
+package.__spec__ = spec
+sys.modules["dcor"] = package
+import dcor.homogeneity
 
 data = np.load(sys.argv[1])
 resamples = int(sys.argv[2])
