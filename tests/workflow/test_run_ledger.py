@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from git_repo import git_commit
 from wf_project import job_counts
 
 
@@ -74,35 +72,6 @@ def test_a_failed_run_names_the_job_and_its_log_and_is_in_the_ledger(small_copy)
     assert runs[1]["failed"][0]["rule"] == "score" and runs[1]["verdicts"] is None
     status = json.loads(_status(small_copy, "--json").stdout)
     assert [e["outcome"] for e in status["events"] if e["event"] == "run"] == ["success", "error"]
-
-
-def test_status_shows_the_timeline_after_an_amendment(small_copy):
-    small_copy.replace("tvar: 0.30", "tvar: 0.05")
-    res = small_copy.cli("amend", small_copy.prereg, "--reason", "tighter TVaR tolerance")
-    assert res.returncode == 0, res.stderr
-    git_commit(small_copy.root, "Amend the TVaR tolerance", "preregistrations")
-    assert small_copy.snakemake().returncode == 0
-    doc = json.loads(_status(small_copy, "--json", "--audit").stdout)
-    assert doc["format"] == "tailgate.status/1" and doc["study"] == "small"
-    assert doc["matches_lock"] is True and doc["frozen"] is True and doc["problem"] is None
-    kinds = [e["event"] for e in doc["events"]]
-    assert kinds == ["registered", "run", "amended", "run"]
-    amended = doc["events"][2]
-    assert amended["data_existed"] is True and amended["deviation"] is True
-    assert amended["fields"] == ["protocol.tolerances.tvar"] and amended["committed"]["commit"]
-    assert [e["lock_seq"] for e in doc["events"] if e["event"] == "run"] == [0, 1]
-    assert doc["audit"] == {"passed": True, "failed_checks": []}
-    assert doc["ledger_problems"] == []
-    text = _status(small_copy).stdout
-    assert re.search(r"registered\s+entry 0", text) and re.search(r"amended\s+entry 1", text)
-    assert "DEVIATION, after data: protocol.tolerances.tvar" in text
-    assert "reason: tighter TVaR tolerance" in text and "run 2" in text
-    # the amendment holds the ledger's head as it saw it; the receipt names it
-    lock = json.loads(small_copy.prereg.with_suffix(".lock.json").read_text())
-    first_line = (small_copy.results / "runs.jsonl").read_text().splitlines()[0]
-    head = lock["chain"][1]["ledger_head"]
-    assert head == {"runs": 1, "line_sha256": hashlib.sha256(first_line.encode()).hexdigest()}
-    assert f"runs=1:{head['line_sha256'][:16]}" in res.stdout
 
 
 def test_a_ledger_rewritten_after_an_amendment_fails_the_audit(small_copy):
@@ -187,15 +156,13 @@ def test_snakemake_report_writes_the_workflow_report(small_copy):
 def test_unrecorded_files_in_the_results_folder_fail_the_audit(small_copy):
     """Nothing under results/<study> reads as the study's output without a record: a report
     beside the results (Snakemake's --report written there, or a forged one) and anything but
-    a rule's *.log under logs/ fail the audit, naming the file."""
+    a rule's *.log under logs/ fail the audit, each named (without them, a copy of the run
+    audits clean: ``test_snakemake_report_writes_the_workflow_report``)."""
     forged = small_copy.results / "workflow-report.html"
     forged.write_text("<html>H1 PASS</html>")
-    res = small_copy.cli("audit", small_copy.results)
-    assert res.returncode == 4 and f"{forged}: no provenance record" in res.stdout, res.stdout
-    forged.unlink()
     hidden = small_copy.results / "logs" / "report.html"
     hidden.write_text("<html>H1 PASS</html>")
     res = small_copy.cli("audit", small_copy.results)
-    assert res.returncode == 4 and f"{hidden}: not a rule log" in res.stdout, res.stdout
-    hidden.unlink()
-    assert small_copy.cli("audit", small_copy.results).returncode == 0
+    assert res.returncode == 4, res.stdout
+    assert f"{forged}: no provenance record" in res.stdout, res.stdout
+    assert f"{hidden}: not a rule log" in res.stdout, res.stdout

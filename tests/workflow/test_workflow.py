@@ -1,18 +1,21 @@
 """The protocol workflow through Snakemake itself, on a small study built in a temp directory:
 verdicts against the statistics engine called directly, byte-identical results for --cores 1
-and 2, refusal after an edit, the amendment path, and the audit passing on fresh results and
-failing after a recorded verdict is altered."""
+and 2, refusal after an edit, the amendment path (with ``tailgate status`` after it), and the
+audit passing on fresh results and failing after a recorded verdict is altered."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from git_repo import git_commit
 from tailgate.prereg import load
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
 from tailgate.protocol.verdict import h1_verdict
@@ -272,6 +275,8 @@ def test_edit_is_refused_by_snakemake_and_by_every_stage(small_copy):
 
 
 def test_amendment_reruns_only_the_decision_stages(small_copy):
+    """Refused until amended; amended, only the stages that read the field run again; the
+    verdict, report, audit and ``tailgate status`` show the deviation and the timeline."""
     rd = small_copy.results
     fits_before = (rd / "fits/tox/logit/base.json").read_bytes()
     gen_mtime = (rd / "generations/base/shard-0.parquet").stat().st_mtime_ns
@@ -281,10 +286,8 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
     text = res.stdout + res.stderr
     assert res.returncode == 3 and "protocol.tolerances.tvar" in text, text[-3000:]
     assert "tailgate amend" in text and "Job stats" not in text and "Traceback" not in text
-    res = small_copy.cli("amend", small_copy.prereg, "--reason", "tighter TVaR tolerance")
-    assert res.returncode == 0, res.stderr
-    from git_repo import git_commit
-
+    amended = small_copy.cli("amend", small_copy.prereg, "--reason", "tighter TVaR tolerance")
+    assert amended.returncode == 0, amended.stderr
     git_commit(small_copy.root, "Amend: tighter TVaR tolerance", "preregistrations")
     res = small_copy.snakemake()
     assert res.returncode == 0, res.stderr[-3000:]
@@ -307,6 +310,35 @@ def test_amendment_reruns_only_the_decision_stages(small_copy):
     res = small_copy.cli("audit", rd)
     assert res.returncode == 0, res.stdout
     assert "amendment 1" in res.stdout and "after data existed" in res.stdout
+    _status_shows_the_timeline(small_copy, amended.stdout)
+
+
+def _status_shows_the_timeline(proj: Project, amend_out: str) -> None:
+    """``tailgate status`` after the amended run: registered, run, amended (a deviation, after
+    data), run; the amendment holds the ledger's head as it saw it, and its receipt names it."""
+    res = proj.cli("status", "small", "--json", "--audit")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["format"] == "tailgate.status/1" and doc["study"] == "small"
+    assert doc["matches_lock"] is True and doc["frozen"] is True and doc["problem"] is None
+    assert [e["event"] for e in doc["events"]] == ["registered", "run", "amended", "run"]
+    amended = doc["events"][2]
+    assert amended["data_existed"] is True and amended["deviation"] is True
+    assert amended["fields"] == ["protocol.tolerances.tvar"] and amended["committed"]["commit"]
+    assert [e["lock_seq"] for e in doc["events"] if e["event"] == "run"] == [0, 1]
+    assert doc["audit"] == {"passed": True, "failed_checks": []}
+    assert doc["ledger_problems"] == []
+    res = proj.cli("status", "small")
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    assert re.search(r"registered\s+entry 0", text) and re.search(r"amended\s+entry 1", text)
+    assert "DEVIATION, after data: protocol.tolerances.tvar" in text
+    assert "reason: tighter TVaR tolerance" in text and "run 2" in text
+    lock = json.loads(proj.prereg.with_suffix(".lock.json").read_text())
+    first_line = (proj.results / "runs.jsonl").read_text().splitlines()[0]
+    head = lock["chain"][1]["ledger_head"]
+    assert head == {"runs": 1, "line_sha256": hashlib.sha256(first_line.encode()).hexdigest()}
+    assert f"runs=1:{head['line_sha256'][:16]}" in amend_out
 
 
 def test_report_is_self_contained(small_run):
