@@ -226,15 +226,6 @@ def test_perturbation_example_report_and_audit(perturbation_example) -> None:
     assert res.returncode == 0, res.stdout[-3000:]
 
 
-def test_perturbation_example_refuses_a_changed_budget_or_perturbation_list(perturbation_example):
-    _refused_after_data(
-        perturbation_example, "budget: 3000", "budget: 4000", "analyses.composite-null.budget"
-    )
-    _refused_after_data(
-        perturbation_example, "null14, null15]", "null14]", "analyses.composite-null.null_queries"
-    )
-
-
 def test_perturbation_example_design_is_stored_as_derived_from_the_pilot(
     perturbation_example,
 ) -> None:
