@@ -25,11 +25,14 @@ def rel(proj, path: Path) -> str:
 LOOSER = ("band_rule: all", "band_rule: any")
 
 
-def test_honest_run_is_kill_and_audits_clean(honest_run):
+def test_honest_run_is_kill_and_audits_clean(honest_run, honest_reproduction):
     assert honest_run.verdict()["h1"]["verdict"] == "KILL"
     code, out = honest_run.audit()
     assert code == 0, out
     assert "[ok] git" in out and "entry 0 first committed" in out
+    _, code, out = honest_reproduction  # and a re-run from the registration gives every file
+    assert code == 0, out
+    assert "compared with a re-run from the data, byte for byte" in out
 
 
 def test_honest_run_audits_clean_in_a_fresh_clone_and_from_another_folder(honest_run, tmp_path):
@@ -47,13 +50,9 @@ def test_honest_run_audits_clean_in_a_fresh_clone_and_from_another_folder(honest
     elsewhere.mkdir()
     code, out = proj.cli("audit", proj.results)  # an absolute path
     assert code == 0, out
-    import subprocess
-    import sys
+    from cli_call import tailgate
 
-    res = subprocess.run(
-        [sys.executable, "-m", "tailgate.cli", "audit", str(proj.results)],
-        cwd=elsewhere, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    res = tailgate("audit", proj.results, cwd=elsewhere)
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -313,7 +312,7 @@ def test_6_a_repainted_figure_fails_the_audit(proj):
     assert "different embedded images under the same versions" in out
 
 
-def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj):
+def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj, reproduce):
     for cond in ("base", "heavy"):  # q = 0.97 made to look like q = 0.95, which passes
         rel_ = f"fits/tox/logit/{cond}.json"
         doc = json.loads((proj.results / rel_).read_text())
@@ -332,7 +331,7 @@ def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj):
     md = proj.results / "report.md"
     record_path(md, proj.results).unlink()
     md.unlink()
-    code, out = proj.audit("--reproduce")
+    code, out = reproduce(proj)
     assert code == AUDIT_FAILED
     assert f"{rel(proj, proj.results / rel_)}: differs from its reproduction" in out
     assert "verdict.json: differs from its reproduction" in out
@@ -356,7 +355,7 @@ def _tampered_code(tmp_path: Path) -> Path:
     return dest
 
 
-def test_7_changed_code_is_named_by_the_audit(proj, tmp_path):
+def test_7_changed_code_is_named_by_the_audit(proj, tmp_path, reproduce):
     code_dir = _tampered_code(tmp_path)
     env = {"PYTHONPATH": str(code_dir / "workflow")}
     res = proj.snakemake("--forcerun", "gates", env=env, snakefile=code_dir / "Snakefile")
@@ -369,7 +368,7 @@ def test_7_changed_code_is_named_by_the_audit(proj, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     code, out = proj.audit()
     assert "not the auditor's" in out
-    code, out = proj.audit("--reproduce")
+    code, out = reproduce(proj)
     assert code == AUDIT_FAILED and "verdict.json: differs from its reproduction" in out
 
 
@@ -388,7 +387,9 @@ def test_8_a_study_changed_in_memory_cannot_record(proj):
         ctx.record(proj.results / "verdict.json")
 
 
-def test_8_statistics_computed_with_another_study_are_a_deviation_and_fail_reproduce(proj):
+def test_8_statistics_computed_with_another_study_are_a_deviation_and_fail_reproduce(
+    proj, reproduce
+):
     import copy
 
     from tailgate.atomic import write_json
@@ -411,7 +412,7 @@ def test_8_statistics_computed_with_another_study_are_a_deviation_and_fail_repro
     res = proj.snakemake()
     assert res.returncode == 0, res.stderr[-2000:]
     assert any("bootstrap resamples used [100" in d["what"] for d in proj.verdict()["deviations"])
-    code, out_text = proj.audit("--reproduce")
+    code, out_text = reproduce(proj)
     assert code == AUDIT_FAILED and "heavy.json: differs from its reproduction" in out_text
     assert load(proj.prereg).data["protocol"]["bootstrap"]["resamples"] == 300
 
