@@ -295,12 +295,17 @@ def _cli(proj: Project, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_export_of_a_doctored_verdict_is_refused_and_logs_nothing(finished, tmp_path):
+def test_export_of_a_doctored_verdict_is_refused_and_a_later_run_supersedes(
+    finished, tmp_path, monkeypatch
+):
     """The attack: export while ``verdict.json`` says PASS (its record re-hashed), then restore
-    the honest file. The audit that comes first fails, so the tracker never holds the PASS."""
+    the honest file. The audit that comes first fails, so the tracker never holds the PASS.
+    The honest results then export; after a re-run changes them, the next export logs the new
+    run and marks the earlier one superseded."""
     from tailgate.prereg.canonical import sha256_file
     from tailgate.provenance import record_path
 
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
     proj = _copy(finished, tmp_path)
     verdict_path = proj.results / "verdict.json"
     honest = verdict_path.read_bytes()
@@ -311,32 +316,23 @@ def test_export_of_a_doctored_verdict_is_refused_and_logs_nothing(finished, tmp_
     rec = json.loads(rec_file.read_text())
     rec["sha256"], rec["bytes"] = sha256_file(verdict_path), verdict_path.stat().st_size
     rec_file.write_text(json.dumps(rec))
-    store = tmp_path / "store"
-    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store.as_uri())
+    store_path = tmp_path / "store"
+    store = store_path.as_uri()
+    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
     assert res.returncode == 4, res.stdout + res.stderr
     assert "refused: the audit of" in res.stderr and "[FAILED] verdicts" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
-    assert not store.exists(), "nothing logged"
+    assert not store_path.exists(), "nothing logged"
     # the honest file back: the export goes through, and says what the results are
     verdict_path.write_bytes(honest)
     rec["sha256"], rec["bytes"] = sha256_file(verdict_path), verdict_path.stat().st_size
     rec_file.write_text(json.dumps(rec))
-    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store.as_uri())
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert f"results digest {results_digest(proj.results)[:12]}" in res.stdout
-
-
-@pytest.mark.slow
-def test_export_after_the_results_changed_marks_the_earlier_run_superseded(
-    finished, tmp_path, monkeypatch
-):
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
-    proj = _copy(finished, tmp_path)
-    store = (tmp_path / "store").as_uri()
     res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
     assert res.returncode == 0, res.stdout + res.stderr
-    before = {int(r.data.tags["tailgate.run"]): r for r in runs_of(store, proj.name)}
     old_digest = results_digest(proj.results)
+    assert f"results digest {old_digest[:12]}" in res.stdout
+    before = {int(r.data.tags["tailgate.run"]): r for r in runs_of(store, proj.name)}
+    # the results change: the earlier run is marked superseded by the new one
     rerun = proj.snakemake("--forcerun", "verdict")
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert results_digest(proj.results) != old_digest
