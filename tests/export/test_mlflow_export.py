@@ -214,48 +214,33 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
     assert not client.list_artifacts(first.info.run_id)
 
 
+@pytest.fixture()
+def exports_here(monkeypatch) -> None:
+    """``tailgate export`` run in the test's own process through the CLI helper, as it runs the
+    file-only commands: MLflow is already loaded here (the checks read the store through its
+    client), so each export costs its audit and its logging, not a fresh interpreter's
+    start-up and imports. The variables an export needs are set in the test's environment."""
+    import cli_call
+
+    monkeypatch.setattr(cli_call, "IN_PROCESS", cli_call.IN_PROCESS | {"export"})
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
+
+
 @pytest.mark.slow
 def test_export_to_a_live_mlflow_server_is_idempotent(finished, mlflow_server, tmp_path):
+    """The export as a user runs it (its own process) logs both runs to a live server; a second
+    export (in this process) logs nothing and leaves the same runs."""
     res = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
     assert "2 run(s) logged" in res.stdout
     check_runs(finished, mlflow_server, "tails", tmp_path)
     ids = {r.info.run_id for r in runs_of(mlflow_server, "tails")}
-    again = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
+    with pytest.MonkeyPatch.context() as mp:
+        import cli_call
+
+        mp.setattr(cli_call, "IN_PROCESS", cli_call.IN_PROCESS | {"export"})
+        again = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
     assert "0 run(s) logged" in again.stdout and again.stdout.count("already there") == 2
     assert {r.info.run_id for r in runs_of(mlflow_server, "tails")} == ids
-
-
-@pytest.mark.slow
-def test_export_to_the_default_file_store_beside_the_results(finished, tmp_path, monkeypatch):
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
-    res = export(finished)
-    store = finished.root / "results" / "mlruns"
-    assert store.is_dir() and store.as_uri() in res.stdout
-    check_runs(finished, store.as_uri(), finished.name, tmp_path)
-    again = export(finished)
-    assert "0 run(s) logged" in again.stdout
-    assert len(runs_of(store.as_uri(), finished.name)) == 2
-    audit = finished.cli("audit", finished.results)  # the store is not in results/<study>
-    assert audit.returncode == 0, audit.stdout[-2000:] + audit.stderr[-2000:]
-
-
-@pytest.mark.slow
-def test_export_refuses_a_broken_ledger(finished, tmp_path):
-    import shutil
-
-    copy = tmp_path / "proj"
-    shutil.copytree(finished.root, copy, ignore=shutil.ignore_patterns("mlruns"))
-    ledger = copy / "results" / finished.name / "runs.jsonl"
-    lines = ledger.read_text().splitlines()
-    ledger.write_text(lines[1] + "\n")  # the first run removed
-    res = subprocess.run(
-        [sys.executable, "-m", "tailgate.cli", "export", "mlflow", str(ledger.parent)],
-        capture_output=True, text=True, check=False, cwd=copy,
-        env={**os.environ},
-    )  # fmt: skip
-    assert res.returncode == 2, res.stdout + res.stderr
-    assert "chain is broken" in res.stderr and "Traceback" not in res.stderr
-    assert not (copy / "results" / "mlruns").exists()
 
 
 def test_export_needs_the_extra(tmp_path, monkeypatch):
@@ -286,60 +271,79 @@ def _copy(finished: Project, tmp_path: Path) -> Project:
     return Project(root, finished.name)
 
 
-def _cli(proj: Project, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tailgate.cli", *args],
-        capture_output=True, text=True, check=False, cwd=proj.root,
-        env={**os.environ, "MLFLOW_ALLOW_FILE_STORE": "true"},
-    )  # fmt: skip
-
-
-@pytest.mark.slow
-def test_export_of_a_doctored_verdict_is_refused_and_a_later_run_supersedes(
-    finished, tmp_path, monkeypatch
-):
-    """The attack: export while ``verdict.json`` says PASS (its record re-hashed), then restore
-    the honest file. The audit that comes first fails, so the tracker never holds the PASS.
-    The honest results then export; after a re-run changes them, the next export logs the new
-    run and marks the earlier one superseded."""
+def _doctor(proj: Project) -> None:
+    """The attack: ``verdict.json`` turned round (PASS for KILL or back) and its provenance
+    record re-hashed to match."""
     from tailgate.prereg.canonical import sha256_file
     from tailgate.provenance import record_path
 
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
-    proj = _copy(finished, tmp_path)
     verdict_path = proj.results / "verdict.json"
-    honest = verdict_path.read_bytes()
-    verdict = json.loads(honest)
+    verdict = json.loads(verdict_path.read_bytes())
     verdict["h1"]["verdict"] = "KILL" if verdict["h1"]["verdict"] == "PASS" else "PASS"
     verdict_path.write_text(json.dumps(verdict, indent=2))
     rec_file = record_path(verdict_path, proj.results)
     rec = json.loads(rec_file.read_text())
     rec["sha256"], rec["bytes"] = sha256_file(verdict_path), verdict_path.stat().st_size
     rec_file.write_text(json.dumps(rec))
-    store_path = tmp_path / "store"
-    store = store_path.as_uri()
-    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
+
+
+@pytest.mark.slow
+def test_file_store_export_refuses_what_does_not_audit_and_supersedes_changed_results(
+    finished, tmp_path, exports_here
+):
+    """On a copy of the finished study, exported to the default file store beside the results:
+    a broken ledger is refused (exit 2) and a doctored verdict whose record was re-hashed is
+    refused by the audit that comes first (exit 4), neither creating the store, so the tracker
+    never holds the doctored PASS; with the honest files back the export logs both runs (checked
+    against the ledger, the lock and the verdict) and says which results it describes; a second
+    export logs nothing, its audit undisturbed by the store beside the results; after the
+    verdict is made again the export logs run 3, marks the earlier results run superseded by it
+    (not the ledger line's run), and a further export logs nothing and supersedes nothing."""
+    proj = _copy(finished, tmp_path)
+    store = proj.root / "results" / "mlruns"
+    ledger = proj.results / "runs.jsonl"
+    honest_ledger = ledger.read_bytes()
+    ledger.write_text(honest_ledger.decode().splitlines()[1] + "\n")  # the first run removed
+    res = proj.cli("export", "mlflow", str(proj.results))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "chain is broken" in res.stderr and "Traceback" not in res.stderr
+    assert not store.exists()
+    ledger.write_bytes(honest_ledger)
+
+    from tailgate.provenance import record_path
+
+    verdict_path = proj.results / "verdict.json"
+    rec_file = record_path(verdict_path, proj.results)
+    honest = {p: p.read_bytes() for p in (verdict_path, rec_file)}
+    _doctor(proj)
+    res = proj.cli("export", "mlflow", str(proj.results))
     assert res.returncode == 4, res.stdout + res.stderr
     assert "refused: the audit of" in res.stderr and "[FAILED] verdicts" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
-    assert not store_path.exists(), "nothing logged"
-    # the honest file back: the export goes through, and says what the results are
-    verdict_path.write_bytes(honest)
-    rec["sha256"], rec["bytes"] = sha256_file(verdict_path), verdict_path.stat().st_size
-    rec_file.write_text(json.dumps(rec))
-    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
-    assert res.returncode == 0, res.stdout + res.stderr
+    assert not store.exists(), "nothing logged"
+    for path, data in honest.items():
+        path.write_bytes(data)
+
+    res = export(proj)  # the honest files back: the export goes through
+    assert store.is_dir() and store.as_uri() in res.stdout
+    assert "2 run(s) logged" in res.stdout
+    assert f"results digest {results_digest(proj.results)[:12]}" in res.stdout
+    check_runs(proj, store.as_uri(), proj.name, tmp_path)
+    # again, with the store beside the results: the plain audit that every export runs first
+    # (refused with exit 4 above when it fails) still passes, as the store is not in
+    # results/<study>; and nothing new is logged
+    again = export(proj)
+    assert "0 run(s) logged" in again.stdout
+    before = {int(r.data.tags["tailgate.run"]): r for r in runs_of(store.as_uri(), proj.name)}
+    assert len(before) == 2
+
     old_digest = results_digest(proj.results)
-    assert f"results digest {old_digest[:12]}" in res.stdout
-    before = {int(r.data.tags["tailgate.run"]): r for r in runs_of(store, proj.name)}
-    # the results change: the earlier run is marked superseded by the new one
     rerun = proj.snakemake("--forcerun", "verdict")
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert results_digest(proj.results) != old_digest
-    res = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
-    assert res.returncode == 0, res.stdout + res.stderr
+    res = export(proj)
     assert "run 3: logged" in res.stdout and res.stdout.count("already there") == 2
-    after = {r.info.run_id: r for r in runs_of(store, proj.name)}
+    after = {r.info.run_id: r for r in runs_of(store.as_uri(), proj.name)}
     earlier = after[before[2].info.run_id].data.tags
     latest = next(r for r in after.values() if r.data.tags["tailgate.run"] == "3")
     assert earlier["tailgate.superseded"] == "true"
@@ -348,7 +352,7 @@ def test_export_of_a_doctored_verdict_is_refused_and_a_later_run_supersedes(
     assert "tailgate.superseded" not in latest.data.tags
     assert latest.data.tags["tailgate.results"] == results_digest(proj.results)
     assert "tailgate.superseded" not in after[before[1].info.run_id].data.tags  # a ledger line
-    again = _cli(proj, "export", "mlflow", str(proj.results), "--tracking-uri", store)
+    again = export(proj)
     assert "0 run(s) logged" in again.stdout and "superseded:" not in again.stdout
 
 

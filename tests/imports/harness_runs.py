@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -95,54 +97,6 @@ def write_lm_eval_tasks(folder: Path, n: int, seed: int = 11) -> Path:
     return folder
 
 
-LM_EVAL_RUNS = """\
-import sys
-
-from lm_eval import simple_evaluate
-from lm_eval.loggers import EvaluationTracker
-from lm_eval.tasks import TaskManager
-
-tasks, include, out, *models = sys.argv[1:]
-# the local tasks only: indexing the harness's thousands of built-in task files costs 25 s a run
-manager = TaskManager(include_path=include, include_defaults=False)
-for model in models:  # what `lm_eval run ... --log_samples --seed 0` does, once per model
-    tracker = EvaluationTracker(output_path=out)
-    results = simple_evaluate(
-        model="hf",
-        model_args=f"pretrained={model},dtype=float32",
-        tasks=tasks.split(","),
-        device="cpu",
-        batch_size=64,
-        log_samples=True,
-        evaluation_tracker=tracker,
-        task_manager=manager,
-        bootstrap_iters=0,  # the aggregate's standard error (11 s a run) is not imported
-        random_seed=0,
-        numpy_random_seed=0,
-        torch_random_seed=0,
-        fewshot_random_seed=0,
-    )
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task in results["configs"]:
-        tracker.save_results_samples(task_name=task, samples=samples[task])
-"""
-
-
-def run_lm_eval(
-    models: list[Path], tasks: str, include: Path, out: Path
-) -> subprocess.CompletedProcess:
-    """lm-evaluation-harness on local models (CPU), one run per entry of ``models``, with the
-    samples logged as its ``--log_samples`` writes them. The runs share one process and index
-    only the local tasks; the harness's own evaluation and writers do the work."""
-    cmd = [sys.executable, "-c", LM_EVAL_RUNS, tasks, str(include), str(out), *map(str, models)]
-    res = subprocess.run(
-        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE}
-    )
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
-    return res
-
-
 INSPECT_TASK = """\
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -199,38 +153,112 @@ def write_inspect_task(folder: Path, n: int, seed: int = 12) -> Path:
     return task
 
 
-INSPECT_RUNS = """\
+HARNESS_RUNS = """\
+import json
+import os
 import sys
 
-from inspect_ai import eval as inspect_eval
-
-task, model, logs, *seeds = sys.argv[1:]
-for seed in seeds:  # what `inspect eval TASK --model hf/MODEL --seed SEED ...` does, per seed
-    inspect_eval(
-        task,
-        model=f"hf/{model}",
-        log_dir=logs,
-        max_tokens=6,
-        temperature=1.0,
-        logprobs=True,
-        seed=int(seed),
-        display="none",
-        max_connections=512,  # the HF provider's batch size: a run's samples in one batch
-        model_args={"device": "cpu"},
-    )
+lm_eval_runs, inspect_runs = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+if lm_eval_runs:
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+for run in lm_eval_runs:
+    # the local tasks only: indexing the harness's thousands of built-in task files costs 25 s
+    manager = TaskManager(include_path=run["include"], include_defaults=False)
+    for model in run["models"]:  # what `lm_eval run ... --log_samples --seed 0` does, per model
+        tracker = EvaluationTracker(output_path=run["out"])
+        results = simple_evaluate(
+            model="hf",
+            model_args=f"pretrained={model},dtype=float32",
+            tasks=run["tasks"].split(","),
+            device="cpu",
+            batch_size=64,
+            log_samples=True,
+            evaluation_tracker=tracker,
+            task_manager=manager,
+            bootstrap_iters=0,  # the aggregate's standard error (11 s a run) is not imported
+            random_seed=0,
+            numpy_random_seed=0,
+            torch_random_seed=0,
+            fewshot_random_seed=0,
+        )
+        samples = results.pop("samples")
+        tracker.save_results_aggregated(results=results, samples=samples)
+        for task in results["configs"]:
+            tracker.save_results_samples(task_name=task, samples=samples[task])
+if inspect_runs:
+    from inspect_ai import eval as inspect_eval
+for run in inspect_runs:
+    os.chdir(run["folder"])  # Inspect takes the task file relative to the working folder
+    for seed in run["seeds"]:  # what `inspect eval TASK --model hf/MODEL --seed SEED ...` does
+        inspect_eval(
+            run["task"],
+            model=f"hf/{run['model']}",
+            log_dir=run["logs"],
+            max_tokens=6,
+            temperature=1.0,
+            logprobs=True,
+            seed=seed,
+            display="none",
+            max_connections=512,  # the HF provider's batch size: a run's samples in one batch
+            model_args={"device": "cpu"},
+        )
 """
 
 
-def run_inspect(
-    model: Path, task: Path, log_dir: Path, seeds: list[int]
+@dataclass(frozen=True)
+class LmEvalRuns:
+    """lm-evaluation-harness on local models (CPU), one run per entry of ``models``, on the
+    comma-separated ``tasks`` found under ``include``, with the samples logged under ``out`` as
+    its ``--log_samples`` writes them."""
+
+    models: list[Path]
+    tasks: str
+    include: Path
+    out: Path
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "models": [str(m) for m in self.models],
+            "tasks": self.tasks,
+            "include": str(self.include),
+            "out": str(self.out),
+        }
+
+
+@dataclass(frozen=True)
+class InspectRuns:
+    """Inspect on a local model through its Hugging Face provider: one run (one log under
+    ``log_dir``) of the task file ``task`` per seed."""
+
+    model: Path
+    task: Path
+    log_dir: Path
+    seeds: list[int]
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "model": str(self.model),
+            "task": self.task.name,
+            "folder": str(self.task.parent),
+            "logs": str(self.log_dir),
+            "seeds": list(self.seeds),
+        }
+
+
+def run_harnesses(
+    lm_eval: list[LmEvalRuns], inspect: list[InspectRuns]
 ) -> subprocess.CompletedProcess:
-    """Inspect on a local model through its Hugging Face provider, one run (one log) per seed,
-    the runs in one process (Inspect's start-up is paid once)."""
-    cmd = [sys.executable, "-c", INSPECT_RUNS, task.name, str(model), str(log_dir)]
+    """The lm-evaluation-harness runs, then the Inspect runs, in one process: the harnesses'
+    start-up (PyTorch, transformers, the harness itself) is paid once, and each harness's own
+    evaluation and writers do the work."""
+    cmd = [
+        sys.executable, "-c", HARNESS_RUNS,
+        json.dumps([r.spec() for r in lm_eval]), json.dumps([r.spec() for r in inspect]),
+    ]  # fmt: skip
     res = subprocess.run(
-        [*cmd, *map(str, seeds)], capture_output=True, text=True, check=False,
-        env={**os.environ, **OFFLINE},
-        cwd=task.parent,  # Inspect takes the task file relative to the working folder
-    )  # fmt: skip
+        cmd, capture_output=True, text=True, check=False, env={**os.environ, **OFFLINE}
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     return res

@@ -6,7 +6,9 @@ refused at run time like any pinned file."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -19,8 +21,9 @@ for helper in (TESTS, TESTS / "workflow", TESTS / "llm", TESTS / "imports"):
 
 from git_repo import git_commit  # noqa: E402
 from harness_runs import (  # noqa: E402
-    run_inspect,
-    run_lm_eval,
+    InspectRuns,
+    LmEvalRuns,
+    run_harnesses,
     write_inspect_task,
     write_lm_eval_tasks,
 )
@@ -30,6 +33,7 @@ from tiny_models import build_tiny_lm  # noqa: E402
 
 DOCS = 400  # documents per lm-eval task: 20 exceedances at q = 0.95
 SAMPLES = 200  # samples per Inspect run (generation is the slow part)
+FEW_DOCS = 40  # documents per lm-eval task where only the conditions and metrics are read
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +44,43 @@ def tiny_pair(tmp_path_factory) -> tuple[Path, Path]:
         build_tiny_lm(root / "tiny-a", chat=True, seed=0),
         build_tiny_lm(root / "tiny-b", chat=True, seed=1),
     )
+
+
+@dataclass(frozen=True)
+class HarnessOutputs:
+    """What the harnesses wrote: lm-eval's samples of both tasks for both models
+    (:data:`DOCS` documents), for two runs of one model (:data:`FEW_DOCS` documents), and
+    Inspect's logs of two runs of one model (:data:`SAMPLES` samples)."""
+
+    lm_eval: Path
+    lm_eval_twice: Path
+    inspect: Path
+
+
+@pytest.fixture(scope="module")
+def harness_outputs(tmp_path_factory, tiny_pair) -> HarnessOutputs:
+    """lm-evaluation-harness and Inspect run once for the module, in one process; each test
+    copies the outputs it imports into its own project."""
+    root = tmp_path_factory.mktemp("harness-outputs")
+    out = HarnessOutputs(root / "lm-eval", root / "lm-eval-twice", root / "inspect")
+    run_harnesses(
+        lm_eval=[
+            LmEvalRuns(  # two tasks, two models
+                list(tiny_pair), "tiny_ll,tiny_mc", write_lm_eval_tasks(root / "tasks", DOCS),
+                out.lm_eval,
+            ),
+            LmEvalRuns(  # two tasks, two runs of one model
+                [tiny_pair[0]] * 2, "tiny_ll,tiny_mc",
+                write_lm_eval_tasks(root / "few-tasks", FEW_DOCS), out.lm_eval_twice,
+            ),
+        ],
+        inspect=[  # two runs of one model
+            InspectRuns(
+                tiny_pair[0], write_inspect_task(root / "task", SAMPLES), out.inspect, [1, 2]
+            )
+        ],
+    )  # fmt: skip
+    return out
 
 
 def samples_of(folder: Path, task: str) -> dict[str, dict[int, dict]]:
@@ -71,12 +112,11 @@ def run_study(proj, source: str, *init_args: str) -> tuple[str, str]:
 
 @pytest.mark.slow
 def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused(
-    tmp_path, tiny_pair
+    tmp_path, harness_outputs
 ):
     proj = project(tmp_path / "proj", "from-lm-eval")
-    tasks = write_lm_eval_tasks(tmp_path / "tasks", DOCS)
     out = proj.root / "harness" / "lm-eval"
-    run_lm_eval(list(tiny_pair), "tiny_ll,tiny_mc", tasks, out)  # two tasks, two models
+    shutil.copytree(harness_outputs.lm_eval, out)  # two tasks, two models
     # a folder of two tasks: init names them and their metrics, and asks for one (exit 2)
     both = tailgate(proj.root, "init", proj.name, "--from-import", "harness/lm-eval")
     assert both.returncode == 2 and "Traceback" not in both.stderr, both.stderr
@@ -143,17 +183,16 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
 
 
 @pytest.mark.slow
-def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_pair):
+def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, harness_outputs):
     root = tmp_path / "proj"
     (root / "preregistrations").mkdir(parents=True)
-    tasks = write_lm_eval_tasks(tmp_path / "tasks", 40)
     out = root / "harness"
-    run_lm_eval([tiny_pair[0]] * 2, "tiny_ll,tiny_mc", tasks, out)  # two runs of one model
+    shutil.copytree(harness_outputs.lm_eval_twice, out)  # two tasks, two runs of one model
     res = tailgate(root, "init", "tasks", "--from-import", "harness", "--task", "tiny_mc")
     assert res.returncode == 0, res.stdout + res.stderr
     data = load(root / "preregistrations" / "tasks.yaml").data
     assert [c["name"] for c in data["conditions"]] == ["tiny-a-run1", "tiny-a-run2"]
-    assert all(c["prompts"] == 40 for c in data["conditions"])
+    assert all(c["prompts"] == FEW_DOCS for c in data["conditions"])
     # brier_score's per-document value is a pair (gold, probabilities): listed and skipped;
     # acc is the task's own metric, taken over its samples, higher is better in results_*.json
     assert "metric 'brier_score' skipped: not a finite number in 80 of 80 samples" in res.stdout
@@ -173,11 +212,10 @@ def test_lm_eval_conditions_per_task_and_run_and_skipped_metrics(tmp_path, tiny_
 
 
 @pytest.mark.slow
-def test_inspect_logs_run_to_an_audited_verdict(tmp_path, tiny_pair):
+def test_inspect_logs_run_to_an_audited_verdict(tmp_path, harness_outputs):
     proj = project(tmp_path / "proj", "from-inspect")
-    task = write_inspect_task(tmp_path / "task", SAMPLES)
     logs = proj.root / "harness" / "inspect"
-    run_inspect(tiny_pair[0], task, logs, [1, 2])  # two runs of one model
+    shutil.copytree(harness_outputs.inspect, logs)  # two runs of one model
     init_out, _ = run_study(proj, "harness/inspect")
 
     from inspect_ai.log import read_eval_log

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +17,11 @@ from tailgate.prereg import load
 from tailgate.protocol.registered import tolerances_for
 
 
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "tailgate.cli", *map(str, args)]
-    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+def _cli(root: Path, *args: str | Path) -> subprocess.CompletedProcess:
+    """``tailgate ARGS`` in ``root`` (``design`` in this process, as the suite runs it)."""
+    from cli_call import tailgate
+
+    return tailgate(*args, cwd=root)
 
 
 def _write(root: Path, frame: pd.DataFrame) -> str:
