@@ -210,6 +210,9 @@ def hand_over() -> None:
     from tailgate.atomic import current_umask  # the job's side runs inside the package
 
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    # a signal landing before the relay below is set waits for it (not orphaning the child)
+    relayed = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, relayed)
     try:
         conn.connect(address)
         request = {
@@ -225,10 +228,10 @@ def hand_over() -> None:
         conn.sendall(payload)
         (pid,) = _PID.unpack(_recv_exact(conn, _PID.size))
     except OSError:  # no server, or it did not take the job: run here
-        conn.close()
-        return
+        pid = 0
     if pid <= 0:
         conn.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return
 
     def forward(signum: int, _frame: Any) -> None:
@@ -237,8 +240,9 @@ def hand_over() -> None:
         except ProcessLookupError:
             pass
 
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in relayed:
         signal.signal(sig, forward)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a waiting signal is passed on now
     try:
         (code,) = _CODE.unpack(_recv_exact(conn, _CODE.size))
     except OSError:  # the child died without a status (killed)
