@@ -2,13 +2,13 @@
 
 A ``python -m tailgate.cli`` process costs about 1.5 s of start-up and imports before it does
 anything (matplotlib alone 1.3 s for an audit, which re-draws the report's figures), and the suite
-runs a few hundred of them. The commands that only read and write files are therefore run in the
-test's own process through :func:`tailgate.cli.main`, as the installed ``tailgate`` script runs
-them, with the command's folder, its environment variables and its own standard streams; what a
-command could leave behind is undone afterwards (folder, environment, streams and the per-process
-caches of the code digest and the compiled-code scan). A command that starts other processes
-(``audit --reproduce`` runs Snakemake, ``export`` an MLflow client) or an environment that
-changes what Python loads (``PYTHONPATH`` and the like) runs in its own process as before.
+runs a few hundred of them. The commands that start no other process but git are therefore run
+in the test's own process through :func:`tailgate.cli.main`, as the installed ``tailgate``
+script runs them, with the command's folder, its environment variables and its own standard
+streams; what a command could leave behind is undone afterwards (folder, environment, streams
+and the per-process caches of the code digest and the compiled-code scan). A command that
+starts other processes (``audit --reproduce`` runs Snakemake) or an environment that changes
+what Python loads (``PYTHONPATH`` and the like) runs in its own process as before.
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ from pathlib import Path
 #: the start-up state must vouch for), not ``python -m snakemake``
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
-#: commands that only read and write files (no child process but git), run in this process
+#: commands that start no child process but git (``export``'s MLflow client included: it keeps
+#: no global state), run in this process
 IN_PROCESS = frozenset(
-    {"audit", "design", "freeze", "verify", "status", "amend", "env", "multiverse", "composite"}
-)
+    {"audit", "design", "freeze", "verify", "status", "amend", "env", "multiverse", "composite",
+     "export"}
+)  # fmt: skip
 #: options that make one of them start other processes
 SPAWNING = frozenset({"--reproduce"})
 #: variables a command may be given in this process (git's identity for ``--tag`` commits)

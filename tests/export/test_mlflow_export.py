@@ -214,31 +214,20 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
     assert not client.list_artifacts(first.info.run_id)
 
 
-@pytest.fixture()
-def exports_here(monkeypatch) -> None:
-    """``tailgate export`` run in the test's own process through the CLI helper, as it runs the
-    file-only commands: MLflow is already loaded here (the checks read the store through its
-    client), so each export costs its audit and its logging, not a fresh interpreter's
-    start-up and imports. The variables an export needs are set in the test's environment."""
-    import cli_call
-
-    monkeypatch.setattr(cli_call, "IN_PROCESS", cli_call.IN_PROCESS | {"export"})
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
-
-
 @pytest.mark.slow
 def test_export_to_a_live_mlflow_server_is_idempotent(finished, mlflow_server, tmp_path):
     """The export as a user runs it (its own process) logs both runs to a live server; a second
     export (in this process) logs nothing and leaves the same runs."""
-    res = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
+    res = subprocess.run(
+        [sys.executable, "-m", "tailgate.cli", "export", "mlflow", str(finished.results),
+         "--tracking-uri", mlflow_server, "--experiment", "tails"],
+        cwd=finished.root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
     assert "2 run(s) logged" in res.stdout
     check_runs(finished, mlflow_server, "tails", tmp_path)
     ids = {r.info.run_id for r in runs_of(mlflow_server, "tails")}
-    with pytest.MonkeyPatch.context() as mp:
-        import cli_call
-
-        mp.setattr(cli_call, "IN_PROCESS", cli_call.IN_PROCESS | {"export"})
-        again = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
+    again = export(finished, "--tracking-uri", mlflow_server, "--experiment", "tails")
     assert "0 run(s) logged" in again.stdout and again.stdout.count("already there") == 2
     assert {r.info.run_id for r in runs_of(mlflow_server, "tails")} == ids
 
@@ -289,7 +278,7 @@ def _doctor(proj: Project) -> None:
 
 @pytest.mark.slow
 def test_file_store_export_refuses_what_does_not_audit_and_supersedes_changed_results(
-    finished, tmp_path, exports_here
+    finished, tmp_path, monkeypatch
 ):
     """On a copy of the finished study, exported to the default file store beside the results:
     a broken ledger is refused (exit 2) and a doctored verdict whose record was re-hashed is
@@ -299,6 +288,7 @@ def test_file_store_export_refuses_what_does_not_audit_and_supersedes_changed_re
     export logs nothing, its audit undisturbed by the store beside the results; after the
     verdict is made again the export logs run 3, marks the earlier results run superseded by it
     (not the ledger line's run), and a further export logs nothing and supersedes nothing."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's opt-in to read a file store
     proj = _copy(finished, tmp_path)
     store = proj.root / "results" / "mlruns"
     ledger = proj.results / "runs.jsonl"
