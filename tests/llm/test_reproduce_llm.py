@@ -148,14 +148,20 @@ def _forge(results: Path) -> None:
     rec_file.write_text(json.dumps(rec))
 
 
-def test_a_forged_score_shard_passes_the_audit_and_fails_reproduce(study, tmp_path):
+def test_a_forged_score_shard_passes_the_audit_and_fails_reproduce(study, honest, tmp_path):
+    """The forgery keeps the honest registration and generations, so the auditor's re-run
+    starts from a copy of the honest reproduction (mtimes kept): Snakemake finds the
+    recomputed scores up to date, and the comparison is the one a fresh scratch project gives,
+    made by the same code from the same registration and generations."""
     root = tmp_path / "forged"
     shutil.copytree(study.proj.root, root, symlinks=True)
     _forge(root / "results" / NAME)
     _snakemake(root, _env(study.cache), "--rerun-triggers", "mtime")  # downstream re-run
     plain = _audit(root, study.offline)
     assert plain.returncode == 0, plain.stdout[-4000:]  # consistent forgery: a re-run sees it
-    res = _audit(root, study.offline, "--reproduce")
+    scratch = tmp_path / "reproduction"
+    shutil.copytree(honest.keep.parent.parent, scratch, symlinks=True)
+    res = _audit(root, study.offline, "--reproduce", "--keep", str(scratch))
     assert res.returncode == 4, res.stdout[-4000:]
     assert f"{FORGED}: differs from its recomputation: column 'score'" in res.stdout
     assert "beyond the model tolerance" in res.stdout
