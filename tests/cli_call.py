@@ -29,7 +29,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 #: no global state), run in this process
 IN_PROCESS = frozenset(
     {"audit", "design", "freeze", "verify", "status", "amend", "env", "multiverse", "composite",
-     "export"}
+     "export", "init"}
 )  # fmt: skip
 #: options that make one of them start other processes
 SPAWNING = frozenset({"--reproduce"})
