@@ -186,6 +186,7 @@ def test_relative_test_size_under_equal_distributions():
     assert paper / trials > 0.3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("order", "n"), [(1, 5_000), (2, 300_000)])
 def test_relative_tests_have_power_on_the_gaussian_pair(order, n):
     """N(0.5, 2) is 0.17-FSD and 0.44-SSD over N(0, 1) (population): both relative tests find

@@ -71,6 +71,7 @@ def test_every_stage_refuses_too(proj, monkeypatch) -> None:
     assert open_stage(proj.prereg, proj.results).study.name == "attack"
 
 
+@pytest.mark.slow
 def test_an_exploratory_run_is_labelled_everywhere_and_never_audits_clean(tmp_path) -> None:
     proj = make_project(tmp_path / "p", "attack", ATTACK_STUDY)
     code, out = proj.cli("freeze", proj.prereg)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 for helper in (TESTS, TESTS / "workflow"):
@@ -53,6 +54,7 @@ def tailgate(root: Path, *args: str):
     return run(*args, cwd=root)
 
 
+@pytest.mark.slow
 def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_path):
     name = "judges"
     root = tmp_path / "proj"

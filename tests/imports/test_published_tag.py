@@ -42,6 +42,7 @@ def _clone(author: Path, tag: str, into: Path) -> Path:
     return into
 
 
+@pytest.mark.slow
 def test_an_imported_study_runs_to_a_verdict_and_a_reviewer_clone_of_its_tag_audits(tmp_path):
     """A study scaffolded from a CSV (text prompt keys, a probability and an unbounded score),
     reviewed, checked by design, frozen with ``--tag`` and run through Snakemake: the tag holds

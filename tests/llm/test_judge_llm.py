@@ -49,6 +49,7 @@ def assets(tmp_path_factory):
         yield build_assets(tmp_path_factory.mktemp("judge-assets"))
 
 
+@pytest.mark.slow
 def test_tiny_judge_through_snakemake_drop_and_error(tmp_path, assets, monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     shard = f"results/{NAME}/scores/grade/clean/shard-0.parquet"

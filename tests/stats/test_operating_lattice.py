@@ -128,6 +128,7 @@ def test_no_reference_step_where_too_few_exceedances_could_show_the_levels() -> 
     assert reference_step(sample, 200, BAND[1], LEVELS, np.random.SeedSequence(1)) is None
 
 
+@pytest.mark.slow
 def test_lattice_procedure_matches_a_direct_simulation(step: float) -> None:
     """Trial by trial on common samples: the simulation and the direct reference pass the same
     trials under every band rule but for a few, which G4's independent parametric bootstraps

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from git_repo import commit_registration
 from tailgate.summary import STOPPED
 from wf_project import REPO_ROOT, make_project
@@ -89,6 +90,7 @@ def _interrupted_run(root):
     return proj, out, err, outcomes
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
     """Snakemake ends without its hooks when the signal lands while it evaluates the DAG
     (an input function raises KeyboardInterrupt), and a job that gets it while Snakemake's

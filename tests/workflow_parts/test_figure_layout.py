@@ -377,6 +377,7 @@ print(len(one), len(drawers))
 """
 
 
+@pytest.mark.slow
 def test_a_batch_drawn_by_forked_processes_is_the_same_bytes(tmp_path) -> None:
     """A batch of every figure kind split between three processes (a fresh interpreter: a
     process with other threads never forks) gives the bytes of drawing them one by one, and

@@ -164,6 +164,7 @@ def test_without_a_server_the_job_runs_in_its_own_process(tmp_path):
     assert json.loads(res.stdout.splitlines()[0])["ppid"] == os.getpid()
 
 
+@pytest.mark.slow
 def test_a_signal_to_the_job_reaches_its_fork(server, tmp_path):
     proc, address, pid = server
     script = tmp_path / "job.py"
@@ -253,6 +254,7 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow
 def test_the_model_server_takes_the_marked_jobs_and_shows_the_model_stack_only_on_import(
     monkeypatch, tmp_path
 ):
