@@ -82,7 +82,7 @@ def _interrupted_run(root):
     assert run.poll() is None, "the run ended before it could be interrupted"
     os.killpg(run.pid, signal.SIGINT)
     out, err = run.communicate()
-    assert run.returncode != 0
+    assert run.returncode != 0, (out[-3000:], err[-3000:])  # what the run did instead
     ledger = proj.results / "runs.jsonl"
     outcomes = None
     if ledger.is_file():
