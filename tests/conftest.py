@@ -79,16 +79,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`), and put the
-    ``slow`` tests first. pytest-xdist hands out the groups first (most tests first), then the
-    other tests one at a time in this order: the long ones start early and the short ones fill
-    the end, so that no worker runs a long test alone while the other has nothing left."""
+    """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`)."""
     for item in items:
         names = getattr(item, "fixturenames", ())
         run = next((n for n in STUDY_RUNS if n in names), None)
         if run is not None:
             item.add_marker(pytest.mark.xdist_group(run))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
 
 
 @pytest.fixture(scope="session")
