@@ -48,12 +48,13 @@ def in_process(argv: Sequence[str], env: Mapping[str, str] | None = None) -> boo
 
 
 def tailgate(
-    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, own_process: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """``tailgate ARGS`` in ``cwd``, with ``env`` added to the environment: its exit code,
-    stdout and stderr."""
+    stdout and stderr; ``own_process``: in its own process whatever the command, as a user runs
+    it."""
     argv = [str(a) for a in args]
-    if not in_process(argv, env):
+    if own_process or not in_process(argv, env):
         return subprocess.run(
             [sys.executable, "-m", "tailgate.cli", *argv],
             cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,

@@ -22,6 +22,7 @@ for helper in (TESTS, TESTS / "workflow"):
     if str(helper) not in sys.path:
         sys.path.insert(0, str(helper))
 
+from cli_call import tailgate  # noqa: E402
 from git_repo import git_commit  # noqa: E402
 from tailgate.export_mlflow import _millis, results_digest  # noqa: E402
 from wf_project import Project, make_project  # noqa: E402
@@ -218,10 +219,9 @@ def check_runs(proj: Project, uri: str, experiment: str, tmp_path: Path) -> None
 def test_export_to_a_live_mlflow_server_is_idempotent(finished, mlflow_server, tmp_path):
     """The export as a user runs it (its own process) logs both runs to a live server; a second
     export (in this process) logs nothing and leaves the same runs."""
-    res = subprocess.run(
-        [sys.executable, "-m", "tailgate.cli", "export", "mlflow", str(finished.results),
-         "--tracking-uri", mlflow_server, "--experiment", "tails"],
-        cwd=finished.root, capture_output=True, text=True, check=False,
+    res = tailgate(
+        "export", "mlflow", finished.results, "--tracking-uri", mlflow_server,
+        "--experiment", "tails", cwd=finished.root, own_process=True,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
     assert "2 run(s) logged" in res.stdout
