@@ -54,13 +54,8 @@ rule all:
 
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
-from tailgate.ledger import (
-    answer_when_up_to_date,
-    discard_incomplete,
-    failed_outcome,
-    finish_run,
-    watch_interrupts,
-)
+from tailgate.interrupts import discard_incomplete, failed_outcome, watch_interrupts
+from tailgate.ledger import answer_when_up_to_date, finish_run
 from tailgate import forkserver
 from tailgate.stages.model_jobs import study_loads_models
 

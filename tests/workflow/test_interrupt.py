@@ -92,12 +92,11 @@ def _interrupted_run(root):
 
 @pytest.mark.slow
 def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
-    """Snakemake ends without its hooks when the signal lands while it evaluates the DAG
-    (an input function raises KeyboardInterrupt), and a job that gets it while Snakemake's
-    script preamble imports prints Python's own traceback: a loaded machine makes both likely,
-    so the interrupt is then tried again on a fresh project, up to :data:`ATTEMPTS` times; one
-    of them must show the whole behaviour (one line, no traceback, the ledger's
-    ``interrupted``), and no traceback may come from tailgate's code."""
+    """A job that gets the signal while Snakemake's script preamble imports prints Python's
+    own traceback, and a loaded machine makes that likely, so the interrupt is then tried again
+    on a fresh project, up to :data:`ATTEMPTS` times; one of them must show the whole behaviour
+    (one line, no traceback, the ledger's ``interrupted``), no traceback may come from
+    tailgate's code, and every attempt must stop the run."""
     seen = []
     for attempt in range(ATTEMPTS):
         proj, out, err, outcomes = _interrupted_run(tmp_path / f"small{attempt}")
@@ -157,3 +156,53 @@ def test_a_job_stopped_while_it_starts_ends_with_the_interrupt_status_and_no_tra
             assert proc.returncode == -signal.SIGINT and "KeyboardInterrupt" in err, err
         else:
             assert proc.returncode == 130 and err == "", err
+
+
+#: a terminal that gets Ctrl-C while Snakemake's log handler writes a line to it; the script
+#: prints what became of the interrupt
+_LOG_LINE_INTERRUPTED = """
+import logging, signal, sys, time
+from snakemake.logging import ColorizingTextHandler
+from tailgate.interrupts import failed_outcome, watch_interrupts
+
+class Terminal:
+    sent = False
+    def write(self, text):
+        if not Terminal.sent:
+            Terminal.sent = True
+            signal.raise_signal(signal.SIGINT)
+    def flush(self):
+        pass
+
+if sys.argv[1] == "watched":
+    watch_interrupts()
+line = logging.LogRecord("snakemake", logging.INFO, "", 1, "Finished jobid: 3", None, None)
+try:
+    ColorizingTextHandler(nocolor=True, stream=Terminal()).emit(line)
+    print("after the log line", flush=True)
+    if sys.argv[1] == "watched":  # delivered again a moment later: waits at most 2 minutes
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            time.sleep(0.01)
+    print("lost")
+except KeyboardInterrupt:
+    print("stopped:", failed_outcome())
+"""
+
+
+def test_a_ctrl_c_that_lands_while_snakemake_writes_a_log_line_still_stops_the_run(tmp_path):
+    """Snakemake's terminal log handler swallows ``KeyboardInterrupt`` (the control: the
+    interrupt is lost and the run would go on to ``success``); with the run's watch, the
+    signal is delivered again once the line is written, and stops the run as ``interrupted``."""
+    script = tmp_path / "log_line.py"
+    script.write_text(_LOG_LINE_INTERRUPTED)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "workflow")}
+    said = {}
+    for how in ("plain", "watched"):
+        res = subprocess.run(
+            [sys.executable, str(script), how], capture_output=True, text=True, env=env
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+        said[how] = res.stdout.splitlines()
+    assert said["plain"] == ["after the log line", "lost"]
+    assert said["watched"] == ["after the log line", "stopped: interrupted"]

@@ -10,11 +10,8 @@ terminal (:mod:`tailgate.summary`), ending with the **run receipt**: the SHA-256
 line, to publish with the results (:func:`find_run`, ``tailgate audit --expected-run``), so that
 a run removed or rewritten later is found even though the chain itself can be rebuilt.
 
-A run stopped by SIGINT (Ctrl-C) or SIGTERM is recorded as ``interrupted``, not ``error``:
-:func:`watch_interrupts` (the Snakefile's ``onstart``) notes the signal and passes it on to
-the handler Snakemake installed, :func:`failed_outcome` (``onerror``) says which it was, and
-:func:`discard_incomplete` removes the outputs of the jobs stopped mid-way, so that the same
-command resumes (the finished jobs are kept). A run with nothing to do still prints the answer
+A run stopped by SIGINT (Ctrl-C) or SIGTERM is recorded as ``interrupted``, not ``error``
+(:mod:`tailgate.interrupts`). A run with nothing to do still prints the answer
 (:func:`answer_when_up_to_date`).
 
 A run that failed before anything was recorded leaves no ledger line (the results folder would
@@ -41,8 +38,6 @@ __all__ = [
     "LEDGER",
     "UP_TO_DATE",
     "answer_when_up_to_date",
-    "discard_incomplete",
-    "failed_outcome",
     "find_run",
     "finish_run",
     "git_history",
@@ -53,7 +48,6 @@ __all__ = [
     "run_summary",
     "snakemake_log",
     "verify_ledger",
-    "watch_interrupts",
 ]
 
 #: what the summary says of a run that found every output up to date (nothing ran)
@@ -324,59 +318,6 @@ def _time_of(line: str) -> str | None:
     return str(run["time"]) if isinstance(run, dict) and "time" in run else None
 
 
-#: the signals that stopped this run (set by :func:`watch_interrupts`' handlers)
-_STOPPED: list[int] = []
-
-
-def watch_interrupts() -> None:
-    """Note SIGINT and SIGTERM when they arrive, then pass each on to the handler that was
-    there (Snakemake's: it cancels the running jobs and ends the run through ``onerror``)."""
-    import signal
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            previous = signal.getsignal(sig)
-        except ValueError:  # not the main thread: nothing to watch
-            return
-
-        def noted(signum: int, frame: Any, previous: Any = previous) -> None:
-            _STOPPED.append(signum)
-            if callable(previous):
-                previous(signum, frame)
-            elif previous == signal.SIG_DFL and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            elif previous == signal.SIG_DFL:
-                raise SystemExit(128 + signum)
-
-        try:
-            signal.signal(sig, noted)
-        except ValueError:
-            return
-
-
-def discard_incomplete(workflow: Any) -> list[str]:
-    """After an interrupt: delete the outputs of the jobs that were stopped mid-way (Snakemake
-    marks them incomplete), with their metadata, so that the same command resumes and re-runs
-    exactly those jobs (what ``--rerun-incomplete`` would do); finished jobs are kept. Returns
-    the paths deleted; never raises (the run's outcome stands)."""
-    import os
-
-    gone: list[str] = []
-    try:
-        persistence = workflow.persistence
-        for job in list(workflow.dag.jobs):
-            for f in workflow.async_run(persistence.incomplete(job)) or []:
-                path = str(f)
-                if os.path.lexists(path) and not os.path.isdir(path):
-                    os.remove(path)
-                persistence.cleanup_metadata(f)
-                gone.append(path)
-    except Exception as exc:  # Snakemake's internals: a hook must not crash the run's end
-        print(f"tailgate: incomplete outputs were not cleaned up ({exc}); run the same "
-              "command with --rerun-incomplete", file=sys.stderr)  # fmt: skip
-    return gone
-
-
 def answer_when_up_to_date(study: Any, results: str | Path, *, dryrun: bool) -> None:
     """Print the answer when Snakemake finds nothing to do: it then runs neither ``onsuccess``
     nor ``onerror``, so a handler of its log watches for its "Nothing to be done" line. Nothing
@@ -395,12 +336,6 @@ def answer_when_up_to_date(study: Any, results: str | Path, *, dryrun: bool) -> 
                 print(f"tailgate: no summary of this run: {exc}", file=sys.stderr)
 
     logging.getLogger("snakemake.logging").addHandler(_UpToDate(level=logging.INFO))
-
-
-def failed_outcome() -> str:
-    """The ledger outcome of a run that did not succeed: ``interrupted`` when SIGINT or SIGTERM
-    stopped it, else ``error``."""
-    return "interrupted" if _STOPPED else "error"
 
 
 def snakemake_log(log: Any) -> str | None:
