@@ -191,7 +191,17 @@ LAYERS: dict[str, int] = {
     "prereg": 0,
     **dict.fromkeys(("stats", "protocol", "analyses"), 1),
     **dict.fromkeys(
-        ("generate", "score", "transform", "stages", "models", "ledger", "provenance"), 2
+        (
+            "generate",
+            "score",
+            "transform",
+            "stages",
+            "models",
+            "ledger",
+            "interrupts",
+            "provenance",
+        ),
+        2,
     ),
     **dict.fromkeys(("summary", "diagnostics", "registration"), 2),
     "report": 3,
