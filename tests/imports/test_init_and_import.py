@@ -367,3 +367,30 @@ def review(proj: Project, worse: str | None = "higher") -> None:
 
 # The run itself (init, review, design, freeze, Snakemake, the verdict, the generations' keys
 # and the audit) is test_published_tag.py's, where the frozen study is also tagged and cloned.
+
+
+def test_design_of_an_analysis_only_import_study_ends_without_an_internal_error(tmp_path):
+    """The design ``init`` advises for a few hundred imported rows: no protocol, an analysis.
+    The import checks of ``design`` read no protocol thresholds then (it exited 1 on a missing
+    ``thresholds`` block)."""
+    prereg = scaffolded(tmp_path)
+    text = prereg.read_text().replace("worse: null", "worse: higher")
+    head, _, _ = text.partition("\nprotocol:")
+    prereg.write_text(
+        head
+        + "\nprotocol: {enabled: false}\n"
+        + "analyses:\n"
+        + "  ranking:\n"
+        + "    kind: dominance\n"
+        + "    conditions: [model-a, model-b]\n"
+        + "    scorers: [severity]\n"
+        + "    scale: identity\n"
+        + "    criteria:\n"
+        + '      - {name: a-safer, statistic: "r_ssd(model-a, model-b)", comparison: "<=",'
+        + " threshold: 0.0}\n"
+    )
+    res = tailgate(tmp_path, "design", prereg)
+    assert res.returncode in (0, 2), res.stdout + res.stderr
+    assert "internal error" not in res.stderr
+    assert "Traceback" not in res.stderr
+    assert "700 rows, every row valid" in res.stdout, res.stdout + res.stderr

@@ -92,12 +92,15 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     advice that works there, ``ties: lattice`` (the discretised likelihood, methods note P10);
     other tied scores ``ties: half_step`` (:func:`tailgate.stats.risk.tie_diagnostic`). The
     scores are read as the identity scale, turned round for a scorer registered
-    ``worse: lower`` (its bad tail is the low one); a monotone transform keeps the ties."""
+    ``worse: lower`` (its bad tail is the low one); a monotone transform keeps the ties. A study
+    without the protocol fits no tail at the band's quantiles and gets none."""
     import numpy as np
 
     from tailgate.stats.lattice import detect_step
     from tailgate.stats.risk import tie_diagnostic
 
+    if not study.has_protocol:
+        return []  # no protocol thresholds: nothing is fitted at the band's quantiles
     thresholds = study.protocol["thresholds"]
     rule = thresholds.get("ties", "strict")
     step = thresholds.get("lattice_step")
