@@ -168,7 +168,7 @@ def test_init_from_import_fills_data_conditions_scorers_and_the_eq2_check(tmp_pa
     assert "freeze would refuse" in design.stderr and "H1 cannot PASS" in design.stderr
 
 
-def test_init_from_import_without_a_condition_column_registers_one_condition(tmp_path):
+def test_init_from_import_without_a_condition_column_registers_one_condition(tmp_path, monkeypatch):
     src = tmp_path / "data" / "one.jsonl"
     src.parent.mkdir()
     rows = 32_000  # 1,600 exceedances at q = 0.95: just above Eq. 2's 1,570
@@ -184,11 +184,18 @@ def test_init_from_import_without_a_condition_column_registers_one_condition(tmp
     assert "meets the Eq. 2 bound" in res.stdout
     # one condition: nothing for the protocol to compare, said by init, refused by design
     assert "one condition (imported)" in res.stdout
+    import tailgate.protocol.design as simulation
+
+    def not_simulated(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("design simulated a study that freeze refuses")
+
+    monkeypatch.setattr(simulation, "operating_characteristics", not_simulated)
     design = tailgate(tmp_path, "design", "preregistrations/single.yaml")
-    assert design.returncode == 2 and "Traceback" not in design.stderr
+    assert design.returncode == 2 and "Traceback" not in design.stderr, design.stderr
     assert "field 'protocol.pairs'" in design.stderr and "1 condition is registered" in (
         design.stderr
     )
+    assert "not simulated until what freeze would refuse" in design.stdout
 
 
 # --- prompt keys and column scorers ----------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO_ROOT, STUDY_TEXT
 from scipy.special import logit
 from tailgate.authoring.runnable import runnable_problems
-from tailgate.errors import PreregError
+from tailgate.errors import InputError, PreregError
 from tailgate.registration import load
 from tailgate.transform import TransformError, transform_scores
 
@@ -67,8 +67,9 @@ def test_an_unknown_direction_and_a_missing_scorer_package_are_refused(tmp_path,
     assert "alt-profanity-check" in problems[1] and "tailgate[llm]" in problems[1]
     from tailgate.authoring.freeze import freeze
 
-    with pytest.raises(PreregError, match="worse"):
+    with pytest.raises(InputError, match="2 problems") as refused:  # freeze names both
         freeze(study.path)
+    assert problems[0] in str(refused.value) and problems[1] in str(refused.value)
     assert not study.lock_path.exists()
 
 
@@ -160,6 +161,8 @@ def test_ties_are_looked_for_in_the_bad_tail_of_a_lower_is_worse_scorer():
     )
 
     class Study:
+        has_protocol = True
+
         def __init__(self, worse):
             self.worse = worse
             self.protocol = {"thresholds": {"band": [0.95, 0.97], "ties": "strict"}}

@@ -110,38 +110,55 @@ def check_design(study: Study, *, runnable: bool = True) -> Design | None:
     than ``protocol.thresholds.min_levels``
     (:func:`tailgate.authoring.importcheck.lattice_refusal`), for a size at which H1 cannot PASS
     (:func:`tailgate.protocol.design.cannot_pass`) and for a cap below Eq. 2, each of the last
-    two unless ``accepted_power`` explicitly records the achieved lower power. None when the study
-    registers no protocol (the Eq. 2 bound is the protocol's)."""
-    if runnable:
-        problems = runnable_problems(study)
-        if problems:
-            raise problems[0]
-    if not study.has_protocol:
-        return None
+    two unless ``accepted_power`` explicitly records the achieved lower power; several problems
+    are named together (:class:`InputError`, one per line). None when the study registers no
+    protocol (the Eq. 2 bound is the protocol's)."""
+    problems = runnable_problems(study) if runnable else []
+    design = _design_problems(study, problems) if study.has_protocol else None
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise InputError(
+            "\n".join(
+                [f"{len(problems)} problems, each to fix before the freeze:"]
+                + [f"  {i}. {p}" for i, p in enumerate(problems, 1)]
+            )
+        )
+    return design
+
+
+def _design_problems(study: Study, problems: list[PreregError]) -> Design | None:
+    """The derived design of a study with the protocol, appending to ``problems`` what
+    :func:`check_design` refuses in it; None when the design cannot be derived."""
     from tailgate.authoring.importcheck import lattice_refusal
 
     too_coarse = lattice_refusal(study)
     if too_coarse is not None:
-        raise PreregError(
-            too_coarse,
-            file=str(study.path),
-            field="protocol.thresholds.min_levels",
-            fix="register a lower headline quantile (protocol.thresholds.headline), import "
-            "scores on a finer scale, or record a smaller min_levels (at least 3) that you "
-            "accept",
+        problems.append(
+            PreregError(
+                too_coarse,
+                file=str(study.path),
+                field="protocol.thresholds.min_levels",
+                fix="register a lower headline quantile (protocol.thresholds.headline), import "
+                "scores on a finer scale, or record a smaller min_levels (at least 3) that you "
+                "accept",
+            )
         )
     design = derived_design(study)
     hopeless = cannot_pass(study)
     if hopeless and design.accepted_power is None:
-        raise PreregError(
-            hopeless,
-            file=str(study.path),
-            field="accepted_power",
-            fix="import or generate more rows per condition, lower protocol.min_exceedances "
-            "only if the methods allow it, or accept explicitly that the study cannot PASS by "
-            "writing the power achieved (accepted_power: "
-            f"{_floor3(design.achieved_power)}). {WHAT_A_SMALL_STUDY_LEARNS}",
+        problems.append(
+            PreregError(
+                hopeless,
+                file=str(study.path),
+                field="accepted_power",
+                fix="import or generate more rows per condition, lower protocol.min_exceedances "
+                "only if the methods allow it, or accept explicitly that the study cannot PASS "
+                "by writing the power achieved (accepted_power: "
+                f"{_floor3(design.achieved_power)}). {WHAT_A_SMALL_STUDY_LEARNS}",
+            )
         )
+        return design
     if design.power_accepted:
         return design
     if design.accepted_power is None:
@@ -165,7 +182,8 @@ def check_design(study: Study, *, runnable: bool = True) -> Design | None:
             f"record what is achieved (accepted_power: {_floor3(design.achieved_power)}) or raise "
             "sample_cap"
         )
-    raise PreregError(problem, file=str(study.path), field="accepted_power", fix=fix)
+    problems.append(PreregError(problem, file=str(study.path), field="accepted_power", fix=fix))
+    return design
 
 
 def derived_of(study: Study, design: Design | None) -> dict[str, Any]:

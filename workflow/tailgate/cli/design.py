@@ -34,6 +34,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
     import time
 
     from tailgate.authoring.importcheck import import_findings
+    from tailgate.authoring.runnable import runnable_problems
     from tailgate.protocol.design import (
         check_false_pass,
         derived_design,
@@ -47,13 +48,14 @@ def _cmd_design(args: argparse.Namespace) -> int:
     findings = import_findings(study)
     design = oc = refusal = None
     sim_line, sim_rates, seconds, refusals = "", None, 0.0, []
-    if study.has_protocol:  # the Eq. 2 bound, power and operating characteristics are its
+    unrunnable = runnable_problems(study)  # found first: no simulation of a run that cannot start
+    if study.has_protocol and not unrunnable:  # the Eq. 2 bound, power and OC are its
         design, sim_line, sim_rates = simulated_power(study, derived_design(study))
         start = time.perf_counter()
         oc = operating_characteristics(study, design)
         seconds = time.perf_counter() - start
         refusal = check_false_pass(study, oc)
-    refusals = _freeze_refusals(study, refusal)
+    refusals = _freeze_refusals(study, unrunnable, refusal)
     if args.json:
         print_json(
             "design",
@@ -88,7 +90,9 @@ def _cmd_design(args: argparse.Namespace) -> int:
     print(_answer_line(study))
     if design is None or oc is None:
         print(
-            "protocol: not registered (protocol.enabled: false): no Eq. 2 bound, simulated "
+            "protocol: not simulated until what freeze would refuse (below) is fixed"
+            if study.has_protocol
+            else "protocol: not registered (protocol.enabled: false): no Eq. 2 bound, simulated "
             "power or operating characteristics; no GPD fits or gates run"
         )
         for problem in refusals:
@@ -118,14 +122,15 @@ def _answer_line(study: Any) -> str:
     return f"answer: {', '.join(items)} ({how})"
 
 
-def _freeze_refusals(study: Any, false_pass_problem: str | None) -> list[str]:
+def _freeze_refusals(
+    study: Any, unrunnable: list[PreregError], false_pass_problem: str | None
+) -> list[str]:
     """What ``tailgate freeze`` would refuse in this registration, by the checks freeze itself
-    runs (the Eq. 2 cap check and, when registered, the false-PASS bound): ``design`` exits 2
-    whenever freeze would."""
+    runs (``unrunnable``: what would fail after the freeze; the Eq. 2 cap check and, when
+    registered, the false-PASS bound): ``design`` exits 2 whenever freeze would."""
     from tailgate.authoring.freeze import check_design
-    from tailgate.authoring.runnable import runnable_problems
 
-    problems = [str(p) for p in runnable_problems(study)]
+    problems = [str(p) for p in unrunnable]
     try:
         check_design(study, runnable=False)
     except PreregError as exc:
