@@ -3,9 +3,10 @@
 Scores on a lattice of step h (an LLM judge's 1–10 grades, Likert items, counts) are a latent
 continuous score rounded to the nearest lattice point. Fitting the continuous GPD density of
 Eq. 1 of Zhou (2026) to rounded exceedances biases ξ̂ downwards by up to the whole Δfloor
-(ξ = 0.2, h = σ/2: ξ̂ ≈ 0.165; h = σ: 0.10; for ξ < 0 away from zero). Following Ma, Yan & Zhang (2026, Section 2: the
-interval-censored MLE for rounded data) and Hitz, Davis & Samorodnitsky (2024, Journal
-of Data Science: the discrete generalised Pareto law), each value contributes the probability mass of its cell:
+(ξ = 0.2, h = σ/2: ξ̂ ≈ 0.165; h = σ: 0.10; for ξ < 0 away from zero). Following Ma, Yan &
+Zhang (2026, Section 2: the interval-censored MLE for rounded data) and Hitz, Davis &
+Samorodnitsky (2024, Journal of Data Science: the discrete generalised Pareto law), each value
+contributes the probability mass of its cell:
 
 * the threshold t lies half-way between two lattice points (:func:`exceedances`), so the
   exceedances y = x − t lie on (k + ½)h, k = 0, 1, …, and the value (k + ½)h stands for the latent
