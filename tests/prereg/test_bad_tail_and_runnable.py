@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO_ROOT, STUDY_TEXT
 from scipy.special import logit
 from tailgate.authoring.runnable import runnable_problems
-from tailgate.errors import InputError, PreregError
+from tailgate.errors import CPU_TORCH, InputError, PreregError
 from tailgate.registration import load
 from tailgate.transform import TransformError, transform_scores
 
@@ -64,7 +64,9 @@ def test_an_unknown_direction_and_a_missing_scorer_package_are_refused(tmp_path,
     assert len(problems) == 2, problems
     assert "field 'scorers[0].worse'" in problems[0] and "worse: lower" in problems[0]
     assert "field 'scorers[1].kind'" in problems[1]
-    assert "alt-profanity-check" in problems[1] and "tailgate[llm]" in problems[1]
+    assert "alt-profanity-check" in problems[1] and "-e '.[llm]'" in problems[1]
+    # on a CPU machine, the line printed installs PyTorch's CPU build first, not the CUDA one
+    assert problems[1].index(CPU_TORCH) < problems[1].index("-e '.[llm]'")
     from tailgate.authoring.freeze import freeze
 
     with pytest.raises(InputError, match="2 problems") as refused:  # freeze names both
@@ -191,4 +193,4 @@ def test_an_embedding_without_its_packages_is_refused(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", without_torch)
     (problem,) = [str(p) for p in runnable_problems(study)]
     assert "field 'analyses.composite-null.embedding.model'" in problem
-    assert "needs torch" in problem and "tailgate[llm]" in problem
+    assert "needs torch" in problem and CPU_TORCH in problem and "-e '.[llm]'" in problem

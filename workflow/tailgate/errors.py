@@ -13,6 +13,7 @@ Any other exception is an internal error (exit 1, with a traceback: a bug).
 from __future__ import annotations
 
 __all__ = [
+    "CPU_TORCH",
     "EXIT_AUDIT_FAILED",
     "EXIT_INTERNAL",
     "EXIT_INVALID",
@@ -25,6 +26,7 @@ __all__ = [
     "RefusalError",
     "ShardInputError",
     "TailgateError",
+    "install_fix",
 ]
 
 EXIT_OK = 0
@@ -32,6 +34,21 @@ EXIT_INTERNAL = 1
 EXIT_INVALID = 2
 EXIT_REFUSED = 3
 EXIT_AUDIT_FAILED = 4
+
+#: PyTorch's CPU build (the version envs/requirements.lock pins): a plain ``pip install`` of an
+#: extra that needs torch takes the CUDA build, several GB, on a machine without a GPU
+CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+#: the extras whose packages need torch
+_TORCH_EXTRAS = frozenset({"llm", "harness"})
+
+
+def install_fix(extra: str) -> str:
+    """The install line of the project's optional ``extra``, run in the project's folder, as a
+    fix to print: the locked versions, PyTorch's CPU build first where the extra needs torch."""
+    line = f"pip install -c envs/requirements.lock -e '.[{extra}]' (in the project's folder)"
+    if extra in _TORCH_EXTRAS:
+        return f"{CPU_TORCH}, then {line} (with a GPU: pip install torch==2.13.0 first instead)"
+    return line
 
 
 class TailgateError(Exception):

@@ -39,7 +39,7 @@ tracking store is the file store ``results/mlruns`` beside the study's results (
 stores in maintenance mode behind ``MLFLOW_ALLOW_FILE_STORE``, which the export sets for a file
 store unless it is set already; the file store needs no database package); any MLflow tracking
 URI works (``--tracking-uri``, e.g. a server or ``sqlite:///results/mlflow.db``). MLflow's client
-is an optional extra (``pip install 'tailgate[mlflow]'``).
+is an optional extra (:func:`tailgate.errors.install_fix`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tailgate.errors import EXIT_AUDIT_FAILED, InputError, TailgateError
+from tailgate.errors import EXIT_AUDIT_FAILED, InputError, TailgateError, install_fix
 
 __all__ = ["ExportRefused", "ExportResult", "export_mlflow", "flatten", "ledger_lines"]
 
@@ -93,8 +93,8 @@ def _mlflow() -> Any:
         from mlflow.tracking import MlflowClient
     except ImportError:
         raise InputError(
-            "tailgate export mlflow needs the MLflow client, which is not installed. Fix: pip "
-            f"install 'tailgate[{EXTRA}]' (or pip install mlflow-skinny)."
+            "tailgate export mlflow needs the MLflow client, which is not installed. Fix: "
+            f"{install_fix(EXTRA)}."
         ) from None
     return MlflowClient
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from tailgate.errors import InputError, PreregError
+from tailgate.errors import InputError, PreregError, install_fix
 
 __all__ = ["PACKAGES", "runnable_problems"]
 
@@ -35,8 +35,6 @@ PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
     "transformers": (("torch", "torch"), ("transformers", "transformers")),
 }
 _EXTRA = "llm"
-#: the install line of PyTorch's CPU build (the version envs/requirements.lock pins)
-CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 
 
 def _missing(modules: tuple[tuple[str, str], ...]) -> list[str]:
@@ -76,9 +74,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
                     "found in this environment: its scoring job would fail after the freeze",
                     file=file,
                     field=f"scorers[{i}].kind",
-                    fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install "
-                    f"{' '.join(missing)}; without a GPU, first: {CPU_TORCH}), or register "
-                    "another scorer",
+                    fix=f"{install_fix(_EXTRA)}, or register another scorer",
                 )
             )
     backend = study.data["data"]["backend"]
@@ -90,8 +86,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
                 "this environment: its generation jobs would fail after the freeze",
                 file=file,
                 field="data.backend",
-                fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install {' '.join(missing)}; "
-                f"without a GPU, first: {CPU_TORCH})",
+                fix=install_fix(_EXTRA),
             )
         )
     for name, spec in (study.data.get("analyses") or {}).items():
@@ -105,8 +100,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
                     "jobs would fail after the freeze",
                     file=file,
                     field=f"analyses.{name}.embedding.model",
-                    fix=f"pip install 'tailgate[{_EXTRA}]' (or pip install {' '.join(missing)}; "
-                    f"without a GPU, first: {CPU_TORCH}), or drop 'embedding'",
+                    fix=f"{install_fix(_EXTRA)}, or drop 'embedding'",
                 )
             )
     if study.has_protocol and not study.pairs():

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tailgate.errors import InputError
+from tailgate.errors import InputError, install_fix
 
 __all__ = [
     "FORMATS",
@@ -66,7 +66,7 @@ __all__ = [
 
 #: the import formats this module reads
 FORMATS = ("lm-eval", "inspect")
-EXTRA = "harness"  # pip install 'tailgate[harness]'
+EXTRA = "harness"  # the optional extra that installs the harnesses (errors.install_fix)
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
 #: lm-eval keys of a sample that are not metrics
 _LM_EVAL_KEYS = frozenset(
@@ -451,7 +451,7 @@ def _inspect_reader() -> tuple[Callable[..., Any], Callable[[Any], float]]:
     except ImportError:
         raise HarnessMissingError(
             "Reading an Inspect log needs the inspect-ai package, which is not installed. Fix: "
-            f"pip install 'tailgate[{EXTRA}]' (or pip install inspect-ai)."
+            f"{install_fix(EXTRA)}."
         ) from None
     return read_eval_log, value_to_float()
 
