@@ -194,3 +194,35 @@ def test_an_embedding_without_its_packages_is_refused(monkeypatch):
     (problem,) = [str(p) for p in runnable_problems(study)]
     assert "field 'analyses.composite-null.embedding.model'" in problem
     assert "needs torch" in problem and CPU_TORCH in problem and "-e '.[llm]'" in problem
+
+
+@pytest.mark.parametrize(
+    "study", sorted(p.stem for p in (REPO_ROOT / "preregistrations").glob("*.lock.json"))
+)
+def test_a_run_without_the_packages_its_jobs_need_is_refused_before_its_first_job(
+    study, monkeypatch, capsys
+):
+    """Snakemake's parse-time guard: every shipped study either needs nothing beyond the Quick
+    start's install (it starts) or is refused at once (exit 2) naming the install line, never
+    after its first jobs (the perturbation example's embed jobs failed on ``import torch``)."""
+    from tailgate.registration import workflow_guard
+
+    name = study.removesuffix(".lock")
+    loaded = workflow_guard(name, REPO_ROOT, exploratory=True)  # everything installed: it runs
+    real = importlib.util.find_spec
+    hidden = {"torch", "transformers", "detoxify", "profanity_check", "sklearn"}
+
+    def quick_start(module, *args, **kwargs):  # what `pip install -e .` leaves out
+        return None if module.split(".")[0] in hidden else real(module, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", quick_start)
+    needs_llm = runnable_problems(loaded) != []
+    assert needs_llm == (name == "perturbation-energy-example")  # the embedding model
+    if not needs_llm:
+        workflow_guard(name, REPO_ROOT, exploratory=True)
+        return
+    with pytest.raises(SystemExit) as refused:
+        workflow_guard(name, REPO_ROOT, exploratory=True)
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert CPU_TORCH in err and "-e '.[llm]'" in err, err

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 from tailgate.analyses.registry import check_analyses
-from tailgate.errors import TailgateError
+from tailgate.errors import InputError, TailgateError
 from tailgate.prereg import guard
 from tailgate.prereg.committed import set_run_mode
+from tailgate.prereg.loadable import missing_packages
 from tailgate.prereg.study import Study
 from tailgate.prereg.study import load as load_contract
 
@@ -47,12 +48,17 @@ def workflow_guard(
 ) -> Study:
     """Parse-time guard for the Snakefile: the frozen (and, unless ``exploratory``, committed)
     study; otherwise the CLI's message on stderr and the CLI's exit code (3 refused, 2 invalid
-    input) — ``SystemExit`` passes through Snakemake's error handling, so no traceback or job is
-    shown and scripts see the same code. Sets the run mode its jobs inherit."""
+    input, e.g. a registered scorer whose package is not installed) — ``SystemExit`` passes
+    through Snakemake's error handling, so no traceback or job is shown and scripts see the same
+    code. Sets the run mode its jobs inherit."""
     set_run_mode(exploratory in (True, "true"))  # `--config exploratory=true` gives a string
     prereg = Path(root) / "preregistrations" / f"{study_name}.yaml"
     try:
-        return _checked(guard.require_runnable(prereg))
+        study = _checked(guard.require_runnable(prereg))
+        missing = missing_packages(study)
+        if missing:  # refused before the first job, not when a job imports the package
+            raise InputError("\n".join(str(p) for p in missing))
+        return study
     except TailgateError as exc:
         print(str(exc), file=sys.stderr)
         raise SystemExit(exc.exit_code) from None

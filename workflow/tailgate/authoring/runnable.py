@@ -7,8 +7,9 @@ refuse it (exit code 2, each problem with its file, field and fix).
   scores carry no direction): the protocol and every analysis study the tail ``worse`` names
   (:func:`tailgate.prereg.study.worse_of`);
 * a scorer, the generation backend or an analysis's embedding model whose package cannot be
-  found in this environment: the scoring, generation or embed job would stop with
-  ``ModuleNotFoundError`` after the freeze; the message names the extra that installs it;
+  found in this environment (:func:`tailgate.prereg.loadable.missing_packages`, which
+  Snakemake's parse-time guard also runs): the scoring, generation or embed job would stop with
+  ``ModuleNotFoundError`` after the freeze; the message names the install line that works;
 * an imported score column that is constant in a condition the protocol fits (no tail to compare:
   every exceedance count is 0, every fit fails).
 
@@ -18,35 +19,12 @@ The checks look only at the registration, the installed packages (by
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
-from tailgate.errors import InputError, PreregError, install_fix
+from tailgate.errors import InputError, PreregError
+from tailgate.prereg.loadable import missing_packages
 
-__all__ = ["PACKAGES", "runnable_problems"]
-
-#: what each scorer kind (and the transformers backend, and an embedding model: the same loader)
-#: imports, with the extra that installs it
-PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
-    "profanity": (("profanity_check", "alt-profanity-check"), ("sklearn", "scikit-learn")),
-    "detoxify": (("detoxify", "detoxify"), ("torch", "torch"), ("transformers", "transformers")),
-    "token_nll": (("torch", "torch"), ("transformers", "transformers")),
-    "judge": (("torch", "torch"), ("transformers", "transformers")),
-    "transformers": (("torch", "torch"), ("transformers", "transformers")),
-}
-_EXTRA = "llm"
-
-
-def _missing(modules: tuple[tuple[str, str], ...]) -> list[str]:
-    out = []
-    for module, dist in modules:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            out.append(dist)
-    return out
+__all__ = ["runnable_problems"]
 
 
 def runnable_problems(study: Any) -> list[PreregError]:
@@ -54,7 +32,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
     file = str(study.path)
     problems: list[PreregError] = []
     for i, sc in enumerate(study.data["scorers"]):
-        name, kind = sc["name"], sc["kind"]
+        name = sc["name"]
         if "worse" in sc and sc["worse"] is None:
             problems.append(
                 PreregError(
@@ -66,43 +44,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
                     "'worse: lower' (a log-likelihood, an accuracy)",
                 )
             )
-        missing = _missing(PACKAGES.get(kind, ()))
-        if missing:
-            problems.append(
-                PreregError(
-                    f"scorer '{name}' (kind {kind}) needs {', '.join(missing)}, which cannot be "
-                    "found in this environment: its scoring job would fail after the freeze",
-                    file=file,
-                    field=f"scorers[{i}].kind",
-                    fix=f"{install_fix(_EXTRA)}, or register another scorer",
-                )
-            )
-    backend = study.data["data"]["backend"]
-    missing = _missing(PACKAGES.get(backend, ()))
-    if missing:
-        problems.append(
-            PreregError(
-                f"the {backend} backend needs {', '.join(missing)}, which cannot be found in "
-                "this environment: its generation jobs would fail after the freeze",
-                file=file,
-                field="data.backend",
-                fix=install_fix(_EXTRA),
-            )
-        )
-    for name, spec in (study.data.get("analyses") or {}).items():
-        emb = spec.get("embedding")
-        missing = _missing(PACKAGES["transformers"]) if emb else []
-        if missing:
-            problems.append(
-                PreregError(
-                    f"analysis '{name}' embeds responses with model '{emb['model']}', which needs "
-                    f"{', '.join(missing)}, which cannot be found in this environment: its embed "
-                    "jobs would fail after the freeze",
-                    file=file,
-                    field=f"analyses.{name}.embedding.model",
-                    fix=f"{install_fix(_EXTRA)}, or drop 'embedding'",
-                )
-            )
+    problems += missing_packages(study)
     if study.has_protocol and not study.pairs():
         names = [c["name"] for c in study.data["conditions"]]
         problems.append(
@@ -117,7 +59,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
                 "analyses that describe one condition (percentiles, severity)",
             )
         )
-    if backend == "import" and study.has_protocol:
+    if study.data["data"]["backend"] == "import" and study.has_protocol:
         problems += _constant_columns(study)
     return problems
 

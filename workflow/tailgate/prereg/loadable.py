@@ -21,16 +21,84 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Need", "model_needs", "scorer_needs", "why_unloadable"]
+from tailgate.errors import PreregError, install_fix
 
-#: the package each scorer kind imports (kinds absent here need nothing beyond tailgate)
-_PACKAGES = {
-    "detoxify": "detoxify",
-    "profanity": "profanity_check",
-    "token_nll": "transformers",
-    "judge": "transformers",
+__all__ = ["PACKAGES", "Need", "missing_packages", "model_needs", "scorer_needs", "why_unloadable"]
+
+#: what each scorer kind (and the transformers backend, and an embedding model: the same loader)
+#: imports, as (module, distribution), the first its own; kinds absent need nothing beyond tailgate
+PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    "profanity": (("profanity_check", "alt-profanity-check"), ("sklearn", "scikit-learn")),
+    "detoxify": (("detoxify", "detoxify"), ("torch", "torch"), ("transformers", "transformers")),
+    "token_nll": (("transformers", "transformers"), ("torch", "torch")),
+    "judge": (("transformers", "transformers"), ("torch", "torch")),
+    "transformers": (("transformers", "transformers"), ("torch", "torch")),
 }
+#: the optional extra that installs them
+_EXTRA = "llm"
 _OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def _missing(kind: str) -> list[str]:
+    """The distributions of :data:`PACKAGES` ``[kind]`` that cannot be found here (by
+    :func:`importlib.util.find_spec`, which imports nothing)."""
+    out = []
+    for module, dist in PACKAGES.get(kind, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            out.append(dist)
+    return out
+
+
+def missing_packages(study: Any) -> list[PreregError]:
+    """A problem for each registered scorer, the generation backend and each analysis's
+    embedding model whose packages cannot be found in this environment: its jobs would stop
+    with ``ModuleNotFoundError``. Each names the packages and the install line that works."""
+    file = str(study.path)
+    problems = []
+    for i, sc in enumerate(study.data["scorers"]):
+        name, kind = sc["name"], sc["kind"]
+        missing = _missing(kind)
+        if missing:
+            problems.append(
+                PreregError(
+                    f"scorer '{name}' (kind {kind}) needs {', '.join(missing)}, which cannot be "
+                    "found in this environment: its scoring job would fail",
+                    file=file,
+                    field=f"scorers[{i}].kind",
+                    fix=f"{install_fix(_EXTRA)}, or register another scorer",
+                )
+            )
+    backend = study.data["data"]["backend"]
+    missing = _missing(backend)
+    if missing:
+        problems.append(
+            PreregError(
+                f"the {backend} backend needs {', '.join(missing)}, which cannot be found in "
+                "this environment: its generation jobs would fail",
+                file=file,
+                field="data.backend",
+                fix=install_fix(_EXTRA),
+            )
+        )
+    for name, spec in (study.data.get("analyses") or {}).items():
+        emb = spec.get("embedding")
+        missing = _missing("transformers") if emb else []
+        if missing:
+            problems.append(
+                PreregError(
+                    f"analysis '{name}' embeds responses with model '{emb['model']}', which needs "
+                    f"{', '.join(missing)}, which cannot be found in this environment: its embed "
+                    "jobs would fail",
+                    file=file,
+                    field=f"analyses.{name}.embedding.model",
+                    fix=f"{install_fix(_EXTRA)}, or drop 'embedding'",
+                )
+            )
+    return problems
 
 
 @dataclass(frozen=True)
@@ -69,9 +137,8 @@ def scorer_needs(study: Any, name: str) -> list[Need]:
     if entry is None:
         return []
     kind = entry.get("kind")
-    needs = (
-        [Need(f"package '{_PACKAGES[kind]}'", package=_PACKAGES[kind])] if kind in _PACKAGES else []
-    )
+    own = PACKAGES[kind][0][0] if kind in PACKAGES else None
+    needs = [Need(f"package '{own}'", package=own)] if own else []
     if kind in ("token_nll", "judge") and entry.get("judge"):
         needs += [
             Need(f"judge {n.what}", n.source, n.revision)
