@@ -2,8 +2,17 @@
 
 Needs a running cluster with the profile's partitions (``cpu``, ``gpu`` with a GPU gres):
 ``sudo bash tests/slurm/cluster.sh`` starts a single-node one, and ``.ci/run`` does so before
-running these tests (marked ``slurm``). Without a cluster they skip, saying how to start one —
-except under ``CI=true``, where a missing cluster fails them: CI never skips them silently.
+running these tests (marked ``slurm``). They run only when asked — a ``-m`` expression that
+names ``slurm`` (``pytest -m slurm tests/slurm/test_cluster.py``) or ``TAILGATE_SLURM_TESTS=1``
+— and skip otherwise, saying so, whether or not a controller answers: a plain ``pytest`` on a
+cluster's login node never submits jobs. Asked and without a cluster they skip, saying how to
+start one — except under ``CI=true``, where a missing cluster fails them.
+
+The study's jobs are told apart from everyone else's by a job-name prefix unique to the test
+run (``--slurm-jobname-prefix``: the plugin names every job ``<prefix>_<run id>``); whatever
+else the queue holds is ignored. Other jobs sit in the queue throughout (submitted by the test
+under another Snakemake run's name and with a ``rule_fit`` comment: one running, one held
+pending, and short ones that complete while the study runs), and are cancelled at the end.
 
 One small simulate study (two conditions, one shard, the logit scale, every stage from
 generation to the report) runs three times: once locally (``--cores 2``) and twice through
@@ -33,6 +42,8 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,7 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from cli_call import SNAKEMAKE
 from wf_project import REPO_ROOT, SMALL_STUDY, Project, job_counts, make_project
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# one worker builds the cluster study under pytest-xdist (--dist loadgroup), not each
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm")]
 
 PROFILE = REPO_ROOT / "workflow" / "profiles" / "slurm"
 
@@ -73,6 +85,9 @@ SITE = (
 KILLED_RULE = "fit"
 STATES_ALIVE = {"PENDING", "CONFIGURING", "RUNNING"}
 
+#: Set to 1 to run the cluster tests without naming the marker (``-m slurm`` does the same).
+ASK = "TAILGATE_SLURM_TESTS"
+
 
 def _cluster_down() -> str | None:
     """Why no cluster can take the profile's jobs (None when one can)."""
@@ -92,8 +107,20 @@ def _cluster_down() -> str | None:
     return None
 
 
+def _asked(config: pytest.Config) -> bool:
+    """Whether the cluster tests were asked for: ``-m`` names ``slurm``, or ``ASK`` is 1."""
+    named = re.search(r"\bslurm\b", config.getoption("markexpr") or "")
+    return bool(named) or os.environ.get(ASK) == "1"
+
+
 @pytest.fixture(scope="module")
-def cluster() -> None:
+def cluster(request: pytest.FixtureRequest) -> None:
+    if not _asked(request.config):
+        pytest.skip(
+            "the SLURM cluster tests submit jobs and run only when asked: "
+            f"`pytest -m slurm tests/slurm/test_cluster.py` or {ASK}=1, with a cluster up "
+            "(`sudo bash tests/slurm/cluster.sh` starts a single-node one)"
+        )
     reason = _cluster_down()
     if reason is None:
         return
@@ -105,17 +132,37 @@ def cluster() -> None:
     pytest.skip(f"{reason}: start one with `sudo bash tests/slurm/cluster.sh` (CI does)")
 
 
-def _squeue() -> list[dict[str, str]]:
-    """Every job the controller still knows (finished ones for MinJobAge)."""
+def _squeue(prefix: str) -> list[dict[str, str]]:
+    """The jobs named ``<prefix>_...`` that the controller still knows (finished ones for
+    MinJobAge); every other job in the queue is left out."""
     out = subprocess.run(
-        ["squeue", "-h", "-t", "all", "-o", "%i|%k|%T"],
+        ["squeue", "-h", "-t", "all", "-o", "%j|%i|%T|%k"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     return [
-        dict(zip(("id", "comment", "state"), line.split("|"), strict=True))
+        dict(zip(("id", "state", "comment"), line.split("|", 3)[1:], strict=True))
         for line in out.splitlines()
-        if line.strip()
+        if line.startswith(f"{prefix}_")
     ]
+
+
+def _sbatch(*args: str) -> str:
+    """Submit a job that is not the study's, as another Snakemake run would name it: its id."""
+    return subprocess.run(
+        ["sbatch", "--parsable", "--job-name", str(uuid.uuid4()),
+         "--comment", f"rule_{KILLED_RULE}_wildcards_tox_logit_base",
+         "-c", "1", "--mem", "100M", "-t", "60", "-o", "/dev/null", *args],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip().split(";")[0]  # fmt: skip
+
+
+def _states(job_ids: list[str]) -> dict[str, str]:
+    """The state of each of ``job_ids`` (``squeue -j``)."""
+    out = subprocess.run(
+        ["squeue", "-h", "-t", "all", "-j", ",".join(job_ids), "-o", "%i|%T"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return dict(line.split("|") for line in out.splitlines() if line.strip())
 
 
 def _job(job_id: str) -> dict[str, str]:
@@ -189,17 +236,25 @@ class ClusterRuns:
         self.home = root / "home"
         self.home.mkdir()
         self.before = _tree(self.project.root, ("results", ".snakemake"))
-        self.known = {j["id"] for j in _squeue()}  # jobs of earlier runs on this cluster
+        # every job of this test's runs is named <prefix>_<run id>
+        self.prefix = f"tailgate-test-{uuid.uuid4().hex[:12]}"
+        self.others: list[str] = []  # jobs that are not the study's, cancelled at the end
         self.victim: str | None = None
 
     def command(self, *extra: str) -> list[str]:
         return [
             SNAKEMAKE, "-s", str(REPO_ROOT / "Snakefile"),
-            "-d", str(self.project.root), "--profile", str(PROFILE), *SITE, *extra,
+            "-d", str(self.project.root), "--profile", str(PROFILE), *SITE,
+            "--slurm-jobname-prefix", self.prefix, *extra,
         ]  # fmt: skip
 
     def run(self) -> None:
         env = {**os.environ, "HOME": str(self.home)}
+        # other jobs in the queue before the study starts: one running, one held pending
+        self.others += [
+            _sbatch("--wrap", "sleep 3600"),
+            _sbatch("--begin", "now+1hour", "--wrap", "true"),
+        ]
         local = subprocess.Popen(
             [SNAKEMAKE, "-s", str(REPO_ROOT / "Snakefile"),
              "-d", str(self.local.root), "--cores", "2"],
@@ -210,12 +265,13 @@ class ClusterRuns:
             self.command("--retries", "0"),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         )  # fmt: skip
+        # and others submitted while it runs, that complete beside its jobs
+        self.others += [_sbatch("--wrap", "sleep 1") for _ in range(2)]
         while first.poll() is None:
             if self.victim is None:
-                for job in _squeue():
+                for job in _squeue(self.prefix):
                     if (
-                        job["id"] not in self.known
-                        and job["comment"].startswith(f"rule_{KILLED_RULE}_")
+                        job["comment"].startswith(f"rule_{KILLED_RULE}_")
                         and job["state"] in STATES_ALIVE
                     ):
                         subprocess.run(["scancel", job["id"]], check=True)
@@ -230,18 +286,21 @@ class ClusterRuns:
         self.second = second.returncode, second.stdout + second.stderr
         out, _ = local.communicate()
         self.local_run = local.returncode, out
-        self.jobs = [
-            {**_job(j["id"]), "state": j["state"]} for j in _squeue() if j["id"] not in self.known
-        ]
+        self.jobs = [{**_job(j["id"]), "state": j["state"]} for j in _squeue(self.prefix)]
+        self.other_states = _states(self.others)
         audit = self.project.cli("audit", str(self.project.results))
         self.audit = audit.returncode, audit.stdout + audit.stderr
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tmp_path_factory) -> ClusterRuns:
+def runs(cluster, tmp_path_factory) -> Iterator[ClusterRuns]:
     runs = ClusterRuns(tmp_path_factory.mktemp("slurm-study"))
-    runs.run()
-    return runs
+    try:
+        runs.run()
+        yield runs
+    finally:
+        if runs.others:
+            subprocess.run(["scancel", *runs.others], capture_output=True, check=False)
 
 
 def _rule(comment: str) -> tuple[str, str]:
@@ -266,6 +325,18 @@ def test_a_cancelled_job_is_reported_and_the_rerun_resumes(runs):
     assert not {"generate", "score", "transform", "power", "operating"} & set(rerun), rerun
     print(f"\nSLURM job {runs.victim} (fit) cancelled: the run stopped, reporting it CANCELLED")
     print(f"re-run: {sum(v for k, v in rerun.items() if k != 'all')} jobs {dict(rerun)}")
+
+
+def test_other_jobs_in_the_queue_are_left_out(runs):
+    """The study ran to the end beside jobs that are not its own, and counted none of them."""
+    long, held, *short = runs.others
+    assert runs.other_states == {
+        long: "RUNNING", held: "PENDING", **dict.fromkeys(short, "COMPLETED")
+    }, runs.other_states  # fmt: skip
+    assert not set(runs.others) & {j["JobId"] for j in runs.jobs}
+    rc, out = runs.second
+    assert rc == 0, out[-4000:]
+    print(f"\nother jobs in the queue, left out: {runs.other_states}")
 
 
 def test_every_job_ran_with_the_profiles_resources(runs):
