@@ -66,6 +66,50 @@ metric_list:
 """
 
 
+ROLLING_TASK = """\
+task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: loglikelihood_rolling
+doc_to_text: ""
+doc_to_target: "{{{{context}}}}{{{{continuation}}}}"
+metric_list:
+  - metric: word_perplexity
+  - metric: byte_perplexity
+  - metric: bits_per_byte
+"""
+
+FILTERED_TASK = """\
+task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{context}}}}"
+doc_to_target: "{{{{continuation}}}}"
+generation_kwargs:
+  until: ["\\n"]
+  max_gen_toks: 4
+  do_sample: false
+filter_list:
+  - name: whole
+    filter:
+      - function: take_first
+  - name: first-word
+    filter:
+      - function: regex
+        regex_pattern: '(\\w+)'
+      - function: take_first
+metric_list:
+  - metric: exact_match
+"""
+
+
 def documents(n: int, seed: int) -> list[dict]:
     """``n`` documents of random word sequences: a context, a continuation and three choices."""
     rng = np.random.default_rng(seed)
@@ -86,14 +130,18 @@ def documents(n: int, seed: int) -> list[dict]:
 
 
 def write_lm_eval_tasks(folder: Path, n: int, seed: int = 11) -> Path:
-    """A local JSON dataset and two task definitions (``tiny_ll``: the log-likelihood of a
+    """A local JSON dataset and four task definitions (``tiny_ll``: the log-likelihood of a
     continuation, metric ``perplexity``; ``tiny_mc``: multiple choice, ``acc`` and
-    ``brier_score``) under ``folder`` (the harness's ``include_path``)."""
+    ``brier_score``; ``tiny_roll``: the rolling log-likelihood of whole documents, as wikitext;
+    ``tiny_filters``: generated answers read through two filters) under ``folder`` (the
+    harness's ``include_path``)."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "docs.jsonl"
     data.write_text("".join(json.dumps(d) + "\n" for d in documents(n, seed)))
     (folder / "tiny_ll.yaml").write_text(LL_TASK.format(name="tiny_ll", data=data))
     (folder / "tiny_mc.yaml").write_text(MC_TASK.format(name="tiny_mc", data=data))
+    (folder / "tiny_roll.yaml").write_text(ROLLING_TASK.format(name="tiny_roll", data=data))
+    (folder / "tiny_filters.yaml").write_text(FILTERED_TASK.format(name="tiny_filters", data=data))
     return folder
 
 
@@ -142,14 +190,16 @@ def tiny_gen():
 """
 
 
-def write_inspect_task(folder: Path, n: int, seed: int = 12) -> Path:
-    """A local dataset and an Inspect task file (``tiny_gen``: generate, then score the mean
+def write_inspect_task(folder: Path, n: int, seed: int = 12, name: str = "tiny_gen") -> Path:
+    """A local dataset and an Inspect task file (task ``name``: generate, then score the mean
     token log-probability and a text label)."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "docs.jsonl"
     data.write_text("".join(json.dumps(d) + "\n" for d in documents(n, seed)))
     task = folder / "tiny_task.py"
-    task.write_text(INSPECT_TASK.format(data=str(data)))
+    task.write_text(
+        INSPECT_TASK.format(data=str(data)).replace("def tiny_gen():", f"def {name}():")
+    )
     return task
 
 

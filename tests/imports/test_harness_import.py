@@ -48,13 +48,16 @@ def tiny_pair(tmp_path_factory) -> tuple[Path, Path]:
 
 @dataclass(frozen=True)
 class HarnessOutputs:
-    """What the harnesses wrote: lm-eval's samples of both tasks for both models
-    (:data:`DOCS` documents), for two runs of one model (:data:`FEW_DOCS` documents), and
-    Inspect's logs of two runs of one model (:data:`SAMPLES` samples)."""
+    """What the harnesses wrote: lm-eval's samples of the first two tasks for both models
+    (:data:`DOCS` documents), for two runs of one model (:data:`FEW_DOCS` documents), of the
+    rolling and the filtered task for both models (:data:`FEW_DOCS` documents); Inspect's logs
+    of two runs of one model (:data:`SAMPLES` samples) and of a second task (:data:`FEW_DOCS`)."""
 
     lm_eval: Path
     lm_eval_twice: Path
+    lm_eval_more: Path
     inspect: Path
+    inspect_other: Path
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +65,13 @@ def harness_outputs(tmp_path_factory, tiny_pair) -> HarnessOutputs:
     """lm-evaluation-harness and Inspect run once for the module, in one process; each test
     copies the outputs it imports into its own project."""
     root = tmp_path_factory.mktemp("harness-outputs")
-    out = HarnessOutputs(root / "lm-eval", root / "lm-eval-twice", root / "inspect")
+    out = HarnessOutputs(
+        root / "lm-eval",
+        root / "lm-eval-twice",
+        root / "lm-eval-more",
+        root / "inspect",
+        root / "inspect-other",
+    )
     run_harnesses(
         lm_eval=[
             LmEvalRuns(  # two tasks, two models
@@ -73,11 +82,19 @@ def harness_outputs(tmp_path_factory, tiny_pair) -> HarnessOutputs:
                 [tiny_pair[0]] * 2, "tiny_ll,tiny_mc",
                 write_lm_eval_tasks(root / "few-tasks", FEW_DOCS), out.lm_eval_twice,
             ),
+            LmEvalRuns(  # a rolling log-likelihood and answers read through two filters
+                list(tiny_pair), "tiny_roll,tiny_filters", root / "few-tasks", out.lm_eval_more,
+            ),
         ],
-        inspect=[  # two runs of one model
+        inspect=[  # two runs of one model, and a second task
             InspectRuns(
                 tiny_pair[0], write_inspect_task(root / "task", SAMPLES), out.inspect, [1, 2]
-            )
+            ),
+            InspectRuns(
+                tiny_pair[0],
+                write_inspect_task(root / "other-task", FEW_DOCS, name="tiny_other"),
+                out.inspect_other, [1],
+            ),
         ],
     )  # fmt: skip
     return out
@@ -122,7 +139,11 @@ def test_lm_eval_samples_run_to_an_audited_verdict_and_a_changed_file_is_refused
     assert both.returncode == 2 and "Traceback" not in both.stderr, both.stderr
     assert "tiny_ll (metrics perplexity)" in both.stderr
     assert "tiny_mc (metrics acc, brier_score)" in both.stderr
-    assert "--task tiny_ll" in both.stderr and not proj.prereg.exists()
+    # the command that chooses, as it can be pasted
+    assert f"run `tailgate init {proj.name} --from-import harness/lm-eval --task tiny_ll`" in (
+        both.stderr
+    )
+    assert not proj.prereg.exists()
     init_out, design_out = run_study(proj, "harness/lm-eval", "--task", "tiny_ll")
 
     data = load(proj.prereg).data
@@ -283,6 +304,79 @@ def test_an_inspect_log_needs_the_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_inspect)
     log = tmp_path / "run.eval"
     log.write_bytes(b"")
-    with pytest.raises(InputError, match=r"pip install 'tailgate\[harness\]'") as info:
+    with pytest.raises(InputError, match=r"-e '\.\[harness\]'") as info:
         read_harness(log, "inspect")
     assert info.value.exit_code == 2
+
+
+def test_a_rolling_log_likelihood_is_imported_as_the_documents_log_likelihood(
+    tmp_path, harness_outputs
+):
+    """lm-eval's ``loglikelihood_rolling`` task (wikitext's shape) writes each document's
+    ``[log-likelihood, words or bytes]`` under three metrics; the log-likelihood is imported once,
+    its low tail the bad one."""
+    root = tmp_path / "proj"
+    (root / "preregistrations").mkdir(parents=True)
+    shutil.copytree(harness_outputs.lm_eval_more, root / "harness")
+    res = tailgate(root, "init", "roll", "--from-import", "harness", "--task", "tiny_roll")
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = load(root / "preregistrations" / "roll.yaml").data
+    assert [(c["name"], c["prompts"]) for c in data["conditions"]] == [
+        ("tiny-a", FEW_DOCS),
+        ("tiny-b", FEW_DOCS),
+    ]
+    assert [(s["name"], s["worse"]) for s in data["scorers"]] == [("loglikelihood", "lower")]
+    assert "imported once, as metric 'loglikelihood'" in res.stdout
+    # the values are the harness's own: each document's first element, read here with json
+    from tailgate.generate.harness import read_harness
+
+    table = read_harness(root / "harness", "lm-eval", "tiny_roll")
+    written = samples_of(root / "harness", "tiny_roll")
+    for row in table.rows:
+        model = next(m for m in written if m.endswith(row["condition"]))
+        sample = written[model][row["doc_id"]]
+        assert row["loglikelihood"] == sample["word_perplexity"][0] < 0
+        assert sample["byte_perplexity"][0] == sample["bits_per_byte"][0] == row["loglikelihood"]
+
+
+def test_several_filters_are_chosen_like_several_tasks(tmp_path, harness_outputs):
+    """A task scored through two filters: refused with the filters and the command that
+    chooses one; ``--filter`` registers it, and each condition is a model, not a filter."""
+    root = tmp_path / "proj"
+    (root / "preregistrations").mkdir(parents=True)
+    shutil.copytree(harness_outputs.lm_eval_more, root / "harness")
+    both = tailgate(root, "init", "gen", "--from-import", "harness", "--task", "tiny_filters")
+    assert both.returncode == 2 and "Traceback" not in both.stderr, both.stderr
+    assert "2 filters: whole (metrics exact_match); first-word (metrics exact_match)" in (
+        both.stderr
+    )
+    pasted = "tailgate init gen --from-import harness --task tiny_filters --filter whole"
+    assert f"run `{pasted}`" in both.stderr
+    assert not (root / "preregistrations" / "gen.yaml").exists()
+    res = tailgate(root, *pasted.split()[1:])
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = load(root / "preregistrations" / "gen.yaml").data
+    assert data["data"]["import"]["filter"] == "whole"
+    assert [c["name"] for c in data["conditions"]] == ["tiny-a", "tiny-b"]
+    wrong = tailgate(
+        root, *pasted.replace("whole", "strict").replace(" gen ", " other ").split()[1:]
+    )
+    assert wrong.returncode == 2 and "holds no samples of filter 'strict'" in wrong.stderr
+
+
+def test_an_inspect_folder_of_several_tasks_is_refused_until_one_is_chosen(
+    tmp_path, harness_outputs
+):
+    root = tmp_path / "proj"
+    (root / "preregistrations").mkdir(parents=True)
+    shutil.copytree(harness_outputs.inspect, root / "logs")
+    shutil.copytree(harness_outputs.inspect_other, root / "logs" / "other")
+    both = tailgate(root, "init", "two", "--from-import", "logs")
+    assert both.returncode == 2 and "Traceback" not in both.stderr, both.stderr
+    assert "2 tasks: tiny_gen (metrics " in both.stderr and "tiny_other (metrics" in both.stderr
+    assert "run `tailgate init two --from-import logs --task tiny_gen`" in both.stderr
+    res = tailgate(root, "init", "two", "--from-import", "logs", "--task", "tiny_gen")
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = load(root / "preregistrations" / "two.yaml").data
+    assert [c["name"] for c in data["conditions"]] == ["tiny-a-run1", "tiny-a-run2"]
+    assert data["data"]["import"]["task"] == "tiny_gen"

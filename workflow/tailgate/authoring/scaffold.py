@@ -3,7 +3,8 @@
 Without a file, ``<dir>/<study>.yaml`` is ``preregistrations/template.yaml`` with the study's
 name: every field written out with its default and a comment saying what it decides.
 
-With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled from the file:
+With ``--from-import FILE`` (JSONL, CSV, Parquet, or harness output: lm-eval samples, Inspect
+logs) the same template is filled from the file:
 
 * ``data``: ``backend: import``, the path relative to the project root (the folder above
   ``<dir>``), the format, and the columns guessed from the header: the prompt key
@@ -19,7 +20,8 @@ With ``--from-import FILE`` (JSONL, CSV or Parquet) the same template is filled 
   scores. Every column that is not registered is named with the reason (an empty or NaN cell, a
   text column, a constant column: no tail to compare);
 * harness output: one condition per model of the task read (``--task`` where the output holds
-  several, :mod:`tailgate.generate.harness`); one condition alone is written with a note (the
+  several, ``--filter`` where an lm-eval task was scored through several filters,
+  :mod:`tailgate.generate.harness`); one condition alone is written with a note (the
   protocol has no pair to compare: design and freeze refuse it as written);
 * ``sample_cap`` = the largest condition, and the Eq. 2 check of Zhou (2026)
   (:func:`tailgate.protocol.design.derived_design`): whether the smallest condition's rows give the
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,11 +103,17 @@ def init_study(
 
 
 def scaffold(
-    study: str, *, from_import: str | None, directory: str, task: str | None = None
+    study: str,
+    *,
+    from_import: str | None,
+    directory: str,
+    task: str | None = None,
+    filter: str | None = None,
 ) -> Scaffold:
     """Write ``<directory>/<study>.yaml`` from the template (filled from ``from_import`` when
-    given; ``task``: the lm-eval task to register where the output holds several); return its
-    path and the notes to print. Raises :class:`InputError` (exit 2)."""
+    given; ``task`` and ``filter``: the harness task and lm-eval filter to register where the
+    output holds several); return its path and the notes to print. Raises :class:`InputError`
+    (exit 2)."""
     _check_name(study)
     folder = Path(directory)
     target = folder / f"{study}.yaml"
@@ -123,10 +132,17 @@ def scaffold(
     text = _set(_study_header(template, study), "study", study)
     notes: list[str] = []
     if from_import is not None:
-        text, notes = _from_import(text, study, Path(from_import), folder, task)
+        init = f"tailgate init {study} --from-import {shlex.quote(from_import)}"
+        for option, value in (("--directory", directory), ("--task", task), ("--filter", filter)):
+            if value is not None and value != "preregistrations":
+                init += f" {option} {shlex.quote(value)}"
+        text, notes = _from_import(text, study, Path(from_import), folder, (task, filter), init)
     else:
-        if task is not None:
-            raise InputError("tailgate init: --task selects a task of --from-import harness output")
+        if task is not None or filter is not None:
+            raise InputError(
+                "tailgate init: --task and --filter select a task and a filter of "
+                "--from-import harness output. Fix: add --from-import, or leave them out."
+            )
         text = _set(text, "title", '""')
     load_text(text, study)  # the file as written must load
     write_text(target, text)
@@ -209,7 +225,7 @@ def _note_before(text: str, key: str, note: str) -> str:
 class _File:
     """What init reads from an import file: rows, columns, format, the word for row numbers,
     notes (for harness output: each condition's source and the metrics left out), each score
-    column's bad tail where the harness records it, and the task read."""
+    column's bad tail where the harness records it, and the task and filter read."""
 
     rows: list[dict[str, Any]]
     columns: list[str]
@@ -218,9 +234,13 @@ class _File:
     notes: list[str]
     worse: dict[str, str | None]
     task: str | None = None
+    filter: str | None = None
 
 
-def _read_file(path: Path, task: str | None) -> _File:
+def _read_file(path: Path, chosen: tuple[str | None, str | None], init: str) -> _File:
+    """Read ``path``; ``chosen``: the harness task and filter (``--task``, ``--filter``);
+    ``init``: the command being run, which a refusal completes."""
+    task, filt = chosen
     """The import file as init reads it (:class:`_File`)."""
     from tailgate.generate.harness import FORMATS as HARNESS
     from tailgate.generate.harness import read_harness
@@ -231,7 +251,7 @@ def _read_file(path: Path, task: str | None) -> _File:
     if (fmt in HARNESS or not path.suffix) and not path.exists():
         raise InputError(
             f"tailgate init: the import path {path} does not exist. Fix: give the path of a "
-            f"JSONL, CSV or Parquet file, or of harness output."
+            f"JSONL, CSV or Parquet file, or of harness output (lm-eval samples, Inspect logs)."
         )
     if fmt is None:
         raise InputError(
@@ -240,19 +260,19 @@ def _read_file(path: Path, task: str | None) -> _File:
             f"lm-evaluation-harness (a samples_*.jsonl file or its folder) or an Inspect log."
         )
     if fmt in HARNESS:
-        table = read_harness(path, fmt, task)
+        table = read_harness(path, fmt, task, filt, init=init)
         rows = [{**row, "__row__": i} for i, row in enumerate(table.rows, start=1)]
         columns = ["condition", table.key, "prompt", "response", *table.metrics]
         notes = [f"condition {name} <- {src}" for name, src in table.sources.items()]
-        notes += list(table.skipped)
+        notes += list(table.notes) + list(table.skipped)
         notes += [f"metric {m!r}: {table.directions[m]}" for m in table.metrics]
         if not table.metrics:
             notes.append("no metric is a number for every sample: the completions are imported")
-        return _File(rows, columns, fmt, "sample", notes, dict(table.worse), task)
-    if task is not None:
+        return _File(rows, columns, fmt, "sample", notes, dict(table.worse), task, filt)
+    if task is not None or filt is not None:
         raise InputError(
-            f"tailgate init: --task {task} selects a task of harness output, but {path} is a "
-            f"{fmt} file. Fix: leave out --task."
+            f"tailgate init: --task and --filter select a task and a filter of harness output, "
+            f"but {path} is a {fmt} file. Fix: leave them out."
         )
     if not path.is_file():
         raise InputError(
@@ -293,9 +313,14 @@ def _scorer_name(column: str, used: set[str]) -> str:
 
 
 def _from_import(
-    text: str, study: str, source: Path, folder: Path, task: str | None
+    text: str,
+    study: str,
+    source: Path,
+    folder: Path,
+    chosen: tuple[str | None, str | None],
+    init: str,
 ) -> tuple[str, list[str]]:
-    read = _read_file(source, task)
+    read = _read_file(source, chosen, init)
     rows, columns, fmt, unit, read_notes = read.rows, read.columns, read.fmt, read.unit, read.notes
     taken: set[str] = set()
     chosen: dict[str, str | None] = {}
@@ -368,7 +393,14 @@ def _from_import(
             "describe one condition"
         )
     data = dict(
-        rows=counts, chosen=chosen, scores=scores, fmt=fmt, rel=rel, source=source, task=read.task
+        rows=counts,
+        chosen=chosen,
+        scores=scores,
+        fmt=fmt,
+        rel=rel,
+        source=source,
+        task=read.task,
+        filter=read.filter,
     )
     draft = _fill(text, study, data)
     design = _design_of(draft, study, root)
@@ -548,8 +580,13 @@ def _import_block(
         _line(f"    path: {_yaml_str(d['rel'])}", "REQUIRED: relative to the project root."),
         _line(f"    format: {d['fmt']}", "jsonl | csv | parquet | lm-eval | inspect | null"),
         *(
-            [_line(f"    task: {_yaml_str(d['task'])}", "lm-eval: the task read (init --task)")]
+            [_line(f"    task: {_yaml_str(d['task'])}", "the harness task read (init --task)")]
             if d.get("task")
+            else []
+        ),
+        *(
+            [_line(f"    filter: {_yaml_str(d['filter'])}", "the lm-eval filter read (--filter)")]
+            if d.get("filter")
             else []
         ),
         _line("    columns:", "Column names in the imported file."),

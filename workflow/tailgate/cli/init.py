@@ -17,11 +17,13 @@ def add_init(sub: Verbs) -> None:
         "init",
         "write a new pre-registration from the template (optionally from an import file)",
         "Write preregistrations/STUDY.yaml from the template, every decision field commented. "
-        "With --from-import FILE (JSONL, CSV or Parquet) the data block, the conditions and a "
-        "column scorer per numeric score column are filled from the file's header and rows "
+        "With --from-import FILE (JSONL, CSV, Parquet, lm-evaluation-harness samples or an "
+        "Inspect log) the data block, the conditions and a column scorer per numeric score "
+        "column (or harness metric) are filled from the file's header and rows "
         "(row counts per condition, a sample cap, and the Eq. 2 check of Zhou (2026)). Refuses to "
-        "overwrite an existing file. Writes nothing else.\n\nexample: tailgate init mystudy "
-        "--from-import data/scores.csv",
+        "overwrite an existing file. Writes nothing else.\n\nexamples: tailgate init mystudy "
+        "--from-import data/scores.csv\n  tailgate init mystudy --from-import harness/lm-eval "
+        "--task mytask [--filter strict-match]",
         _cmd_init,
     )
     p.add_argument("study", metavar="STUDY", help="the study name (lowercase, digits, - and _)")
@@ -36,8 +38,15 @@ def add_init(sub: Verbs) -> None:
         "--task",
         metavar="NAME",
         default=None,
-        help="with lm-evaluation-harness output of several tasks: the task to register (one "
-        "condition per model; each metric of that task)",
+        help="with harness output of several tasks (lm-evaluation-harness samples files, "
+        "Inspect logs): the task to register (one condition per model; each metric of that task)",
+    )
+    p.add_argument(
+        "--filter",
+        metavar="NAME",
+        default=None,
+        help="with an lm-evaluation-harness task scored through several filters (its "
+        "filter_list): the filter whose reading of the answers is registered",
     )
     p.add_argument(
         "--directory",
@@ -51,7 +60,11 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from tailgate.authoring.scaffold import scaffold
 
     written = scaffold(
-        args.study, from_import=args.from_import, directory=args.directory, task=args.task
+        args.study,
+        from_import=args.from_import,
+        directory=args.directory,
+        task=args.task,
+        filter=args.filter,
     )
     path = written.path
     for line in written.notes:

@@ -19,18 +19,26 @@ grade letters C, I, P, N through Inspect's own :func:`inspect_ai.scorer.value_to
 numeric entry of a dictionary score as ``<scorer>_<key>``); every other metric is listed in
 :attr:`HarnessTable.skipped` with the reason, and ``tailgate init`` prints the list.
 
-**Tasks.** A study compares models on one task. lm-eval output holding several tasks is read
-for the registered task only (``data.import.task``, ``tailgate init --task NAME``): one condition
-per model, and each metric is taken over the samples of that task, which has it; a folder of
-several tasks without a task registered is refused, listing the tasks and their metrics. Inspect
-logs of several tasks give one condition per model and task.
+**Tasks and filters.** A study compares models on one task, and on one reading of their
+answers. Output holding several tasks (lm-eval samples files, Inspect logs) is read for the
+registered task only (``data.import.task``, ``tailgate init --task NAME``): one condition per
+model, and each metric is taken over the samples of that task, which has it. An lm-eval task
+scored through several filters (``filter_list``: the same answers read several ways) is read for
+the registered filter only (``data.import.filter``, ``tailgate init --filter NAME``). Output of
+several tasks, or of several filters, without one registered is refused, listing them with
+their metrics and the command that chooses one.
 
-**Conditions.** One per model and run; the task joins the name when the files read hold more
-than one task, the filter when a task has more than one (lm-eval), the epoch when a log has more
-than one (Inspect), and ``run<k>`` (k-th by the run's date, then path) when one model, task,
-filter and epoch occur in several runs. Names are made of lower-case letters, digits, ``_`` and
-``-`` and depend only on the files' content and relative paths, which the lock pins; the import
-backend reads them again at run time through this module.
+**Rolling log-likelihoods.** An lm-eval ``loglikelihood_rolling`` task (perplexity of whole
+documents, as wikitext) writes each document's ``word_perplexity``, ``byte_perplexity`` and
+``bits_per_byte`` as ``[log-likelihood, words or bytes]``; the aggregates divide the summed
+log-likelihoods by the summed counts. The document's log-likelihood, the first element, is
+imported once, as the metric ``loglikelihood`` (higher is better: its bad tail is the low one).
+
+**Conditions.** One per model and run; the epoch joins the name when a log has more than one
+(Inspect), and ``run<k>`` (k-th by the run's date, then path) when one model and epoch occur in
+several runs. Names are made of lower-case letters, digits, ``_`` and ``-`` and depend only on
+the files' content and relative paths, which the lock pins; the import backend reads them again
+at run time through this module.
 
 **Directions.** Which tail of a metric holds the worse outcomes (the scorer's ``worse``) comes
 from the harness where it records it (:attr:`HarnessTable.worse`): lm-eval writes
@@ -49,6 +57,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,8 +120,12 @@ class HarnessTable:
     worse: dict[str, str | None] = field(default_factory=dict)
     #: metric column -> where its direction comes from (one line each, for ``tailgate init``)
     directions: dict[str, str] = field(default_factory=dict)
-    #: the task read (lm-eval), when one was chosen among several
+    #: the task read, when one was chosen among several
     task: str | None = None
+    #: the lm-eval filter read, when one was chosen among several
+    filter: str | None = None
+    #: how metrics were read, one line each (e.g. a rolling log-likelihood), for ``tailgate init``
+    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -123,10 +136,13 @@ class _Group:
     task: str
     run: tuple[str, str]  # (date, path): orders the runs of one model
     source: str
-    split: str = ""  # the filter (lm-eval) or epoch (Inspect), when there are several
+    split: str = ""  # the epoch (Inspect), when there are several
+    filter: str = ""  # the filter of the answers (lm-eval)
     samples: list[dict[str, Any]] = field(default_factory=list)
     #: metric -> (higher is better, where that is recorded), as far as the harness records it
     better: dict[str, tuple[bool, str]] = field(default_factory=dict)
+    #: how its metrics were read (:attr:`HarnessTable.notes`)
+    notes: list[str] = field(default_factory=list)
 
 
 def detect_format(path: Path) -> str | None:
@@ -160,22 +176,36 @@ def detect_format(path: Path) -> str | None:
     return None
 
 
-def read_harness(path: Path, fmt: str, task: str | None = None) -> HarnessTable:
+def read_harness(
+    path: Path,
+    fmt: str,
+    task: str | None = None,
+    filter: str | None = None,
+    *,
+    init: str | None = None,
+) -> HarnessTable:
     """Read harness output at ``path`` (a file or folder) in format ``fmt`` as import rows;
-    ``task``: the lm-eval task to read where the output holds several (module docstring).
+    ``task`` and ``filter``: the task and the lm-eval filter to read where the output holds
+    several (module docstring); ``init``: the ``tailgate init`` command being run, which a
+    refusal completes into the command that chooses (else the registration's fields are named).
 
     Raises :class:`tailgate.errors.InputError` (exit 2) naming the file and the fix for output
-    that cannot be read or a task that is missing or ambiguous, and
+    that cannot be read or a task or filter that is missing or ambiguous, and
     :class:`HarnessMissingError` when Inspect is not installed.
     """
     if fmt == "lm-eval":
-        groups, key = _one_task(path, _lm_eval_groups(path), task), "doc_id"
+        groups, key = _lm_eval_groups(path), "doc_id"
     elif fmt == "inspect":
         groups, key = _inspect_groups(path), "id"
-        if task is not None:
-            groups = [g for g in groups if g.task == task] or _no_task(path, groups, task)
+        if filter is not None:
+            raise InputError(
+                f"{path}: a filter (field `data.import.filter`, `tailgate init --filter`) "
+                "selects how lm-eval read the answers; an Inspect log has none. Fix: leave it out."
+            )
     else:  # pragma: no cover - the importer only dispatches these formats
         raise ValueError(fmt)
+    groups = _one_of(path, groups, "task", task, init)
+    groups = _one_of(path, groups, "filter", filter, init)
     if not groups or not any(g.samples for g in groups):
         raise InputError(
             f"{path} holds no {fmt} samples. Fix: "
@@ -210,6 +240,8 @@ def read_harness(path: Path, fmt: str, task: str | None = None) -> HarnessTable:
         worse={_column(m): w for m, w in worse.items()},
         directions={_column(m): d for m, d in directions.items()},
         task=task,
+        filter=filter,
+        notes=tuple(dict.fromkeys(n for g in groups for n in g.notes)),
     )
 
 
@@ -222,35 +254,55 @@ def _metrics_of(groups: list[_Group]) -> list[str]:
     return list(seen)
 
 
-def _task_list(groups: list[_Group]) -> str:
-    by_task: dict[str, list[_Group]] = {}
+def _choices(groups: list[_Group], what: str) -> dict[str, list[_Group]]:
+    """The tasks (or filters) of ``groups``, each with its groups, in first-seen order."""
+    out: dict[str, list[_Group]] = {}
     for g in groups:
-        by_task.setdefault(g.task, []).append(g)
+        out.setdefault(g.task if what == "task" else g.filter, []).append(g)
+    return out
+
+
+def _listing(choices: dict[str, list[_Group]]) -> str:
     return "; ".join(
-        f"{task} (metrics {', '.join(_metrics_of(gs)) or 'none'})" for task, gs in by_task.items()
+        f"{name} (metrics {', '.join(_metrics_of(gs)) or 'none'})" for name, gs in choices.items()
     )
 
 
-def _no_task(path: Path, groups: list[_Group], task: str) -> list[_Group]:
-    raise InputError(
-        f"{path} holds no samples of task {task!r} (field `data.import.task`, or `tailgate init "
-        f"--task`). It holds: {_task_list(groups)}. Fix: name one of these tasks."
-    )
-
-
-def _one_task(path: Path, groups: list[_Group], task: str | None) -> list[_Group]:
-    """The groups of the registered task; a folder of several tasks needs one named."""
-    if task is not None:
-        return [g for g in groups if g.task == task] or _no_task(path, groups, task)
-    tasks = list(dict.fromkeys(g.task for g in groups))
-    if len(tasks) > 1:
+def _one_of(
+    path: Path, groups: list[_Group], what: str, chosen: str | None, init: str | None
+) -> list[_Group]:
+    """The groups of the registered task or filter (``what``); output of several without one
+    registered, or without the one registered, is refused (module docstring)."""
+    choices = _choices(groups, what)
+    field_ = f"data.import.{what}"
+    if chosen is not None:
+        if chosen in choices:
+            return choices[chosen]
         raise InputError(
-            f"{path} holds the samples of {len(tasks)} lm-eval tasks: {_task_list(groups)}. A "
-            f"study compares models on one task, and each metric belongs to its task. Fix: "
-            f"choose one with `tailgate init --task {tasks[0]}` (registered as "
-            f"`data.import.task`), one study per task."
+            f"{path} holds no samples of {what} {chosen!r} (field `{field_}`, or `tailgate init "
+            f"--{what}`). It holds: {_listing(choices)}. Fix: name one of these."
         )
-    return groups
+    if len(choices) <= 1:
+        return groups
+    first = next(iter(choices))
+    how = (
+        f"run `{init} --{what} {shlex.quote(first)}`"
+        if init is not None
+        else f"register `{field_}: {first}`"
+    )
+    why = (
+        "A study compares models on one task, and each metric belongs to its task"
+        if what == "task"
+        else "A study compares models, not the readings of one model's answers"
+    )
+    return _refuse(
+        f"{path} holds the samples of {len(choices)} {what}s: {_listing(choices)}. {why}. Fix: "
+        f"choose one ({how}, one study per {what})."
+    )
+
+
+def _refuse(message: str) -> list[_Group]:
+    raise InputError(message)
 
 
 def _directions(
@@ -301,15 +353,44 @@ def _lm_eval_groups(path: Path) -> list[_Group]:
             filt = str(record.get("filter", "none"))
             group = by_filter.get(filt)
             if group is None:
-                group = by_filter[filt] = _Group(model, task, (date, rel), str(file), filt)
+                group = by_filter[filt] = _Group(model, task, (date, rel), str(file), filter=filt)
             group.samples.append(_lm_eval_sample(file, number, record))
-        several = len(by_filter) > 1
         better = _lm_eval_better(file.parent, task)
         for group in by_filter.values():
-            group.split = f"filter {group.split}" if several else ""
-            group.better = better
+            group.better = dict(better)
+            rolled = sorted({m for s in group.samples for m in s["rolled"]})
+            if rolled:
+                group.better[LOGLIKELIHOOD] = (True, f"{file.name}: {_ROLLED_WHERE}")
+                group.notes.append(
+                    f"metrics {', '.join(map(repr, rolled))}: each sample's value is [the "
+                    f"document's log-likelihood, its words or bytes]; imported once, as metric "
+                    f"{LOGLIKELIHOOD!r}"
+                )
             groups.append(group)
     return groups
+
+
+#: the metric a rolling log-likelihood is imported as (module docstring)
+LOGLIKELIHOOD = "loglikelihood"
+#: lm-eval's per-document metrics of ``loglikelihood_rolling`` tasks: [log-likelihood, count]
+_ROLLING = frozenset({"word_perplexity", "byte_perplexity", "bits_per_byte"})
+_ROLLED_WHERE = (
+    "loglikelihood_rolling: the document's log-likelihood, higher is better: worse: lower"
+)
+
+
+def _rolling(metrics: dict[str, Any]) -> list[str]:
+    """Replace the rolling metrics of one sample by the document's log-likelihood (module
+    docstring) in place; the names replaced. A metric that is not ``[number, count]`` stays."""
+    rolled = []
+    for name in sorted(_ROLLING & metrics.keys()):
+        value = metrics[name]
+        if isinstance(value, list) and len(value) == 2 and _number_text(value[0]) is not None:
+            loglik = _number_text(value[0])
+            if metrics.setdefault(LOGLIKELIHOOD, loglik) == loglik:
+                del metrics[name]
+                rolled.append(name)
+    return rolled
 
 
 #: lm-eval aggregations of per-sample log-likelihoods into a perplexity, exp(-mean): the
@@ -437,6 +518,7 @@ def _lm_eval_sample(file: Path, number: int, record: dict[str, Any]) -> dict[str
         "prompt": prompt,
         "response": response,
         "metrics": metrics,
+        "rolled": _rolling(metrics),
         "where": f"{file}, line {number}",
     }
 
@@ -624,8 +706,7 @@ def _slug(text: str) -> str:
 
 
 def _condition_names(groups: list[_Group]) -> list[str]:
-    """Unique condition names (module docstring): model, then task, split and run as needed."""
-    tasks = {g.task for g in groups}
+    """Unique condition names (module docstring): model, then split and run as needed."""
     keyed: dict[tuple[str, str, str], list[_Group]] = {}
     for g in groups:
         keyed.setdefault((g.model, g.task, g.split), []).append(g)
@@ -639,8 +720,6 @@ def _condition_names(groups: list[_Group]) -> list[str]:
     for g in groups:
         model = _slug(g.model.rsplit("__", 1)[-1].rsplit("/", 1)[-1]) or "model"
         parts = [model[-32:].strip("-_") or "model"]
-        if len(tasks) > 1:
-            parts.append(_slug(g.task)[:24])
         if g.split:
             parts.append(_slug(g.split)[:24])
         if id(g) in runs:

@@ -76,7 +76,8 @@ class ImportSpec:
     prompt: str | None
     completion: str | None
     scores: tuple[ScoreColumn, ...]
-    task: str | None = None  # lm-eval: the task read where the output holds several
+    task: str | None = None  # harness output: the task read where it holds several
+    filter: str | None = None  # lm-eval: the filter read where a task has several
 
     @property
     def score_columns(self) -> list[str]:
@@ -149,6 +150,7 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
         completion=completion,
         scores=scores,
         task=block.get("task"),
+        filter=block.get("filter"),
     )
 
 

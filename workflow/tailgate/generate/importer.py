@@ -8,7 +8,8 @@ Registration (``data.import``)::
         path: data/my_completions.csv
         format: null            # jsonl | csv | parquet | lm-eval | inspect; null: by suffix
                                 # (.jsonl/.ndjson, .csv, .parquet/.pq) or harness output
-        task: null              # lm-eval output of several tasks: the task read
+        task: null              # harness output of several tasks: the task read
+        filter: null            # lm-eval, a task scored through several filters: the one read
         columns:                # registered name -> column in the file
           prompt_id: id         # required: any stable key per prompt (integer or text)
           condition: model      # null only when a single condition is registered
@@ -192,7 +193,7 @@ def _read_harness(spec: ImportSpec) -> tuple[list[dict[str, Any]], str]:
             f"the path (relative paths are resolved against the project root)."
         )
     try:
-        table = read_harness(spec.path, spec.format, spec.task)
+        table = read_harness(spec.path, spec.format, spec.task, spec.filter)
     except InputError as exc:
         raise ImportDataError(str(exc)) from None
     return [{**row, "__row__": i} for i, row in enumerate(table.rows, start=1)], "sample"
