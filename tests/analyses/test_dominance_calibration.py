@@ -110,17 +110,20 @@ def test_calibrated_relative_test_holds_its_size_at_unequal_shapes():
 
 
 def _hand_bound(replicates: np.ndarray, z: float, wider: bool = True) -> float:
+    """The bound by hand: the logit-normal tail, never below the Φ(z) percentile of the
+    replicates themselves (methods note D9)."""
     q = np.clip(np.quantile(replicates, [0.5, norm.cdf(1.0), 0.95]), 1e-6, 1 - 1e-6)
     med, q84, q95 = logit(q)
     scale = max(q84 - med, (q95 - med) / norm.ppf(0.95)) if wider else q84 - med
-    return float(expit(med + z * scale))
+    return float(max(expit(med + z * scale), np.quantile(replicates, norm.cdf(z))))
 
 
 def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentile_bound():
     """Both bounds by hand from the same replicates: ε̂ + z·σ̂ and Δε̂ + z·σ̂^Δ with z = z₁₋α/k²
     and σ̂ the bootstrap sd (Eqs. 11–13, σ unscaled: methods note D2); and
     expit(m + z·s) from the median, Φ(1) and 95 % quantiles on the logit scale, s the wider of
-    u₈₄ − m and (u₉₅ − m)/z₀.₉₅ for the absolute test, u₈₄ − m for the relative one (D7).
+    u₈₄ − m and (u₉₅ − m)/z₀.₉₅ for the absolute test, u₈₄ − m for the relative one (D7),
+    never below the Φ(z) quantile of the replicates (D9).
     n = 520: a pair pools more than 1,000 distinct values, so the guard takes its asymptotic p
     (the bounds do not depend on the guard, which enters only through its own ``distinct_p``;
     its permutation p at α/k² = 0.0056 would draw 3,600 permutations a pair)."""

@@ -37,7 +37,11 @@ Criteria statistics (``[target:]name(args)``; the target may be left out with on
 ``mwr(a)``, ``rank_mwr(a)``   mean win rate (Eq. 15) and its rank
 ============================  =====================================================
 
-(and the same with ``ssd``). The ``aggregate`` target has the ``rank_*`` statistics.
+(and the same with ``ssd``). The ``aggregate`` target has the ``rank_*`` statistics. The bound
+statistics ``r_*`` and ``eps_*_ucb`` read 1 where the distinctness guard does not reject equal
+distributions, because a win needs it (so a criterion passes exactly where the test wins,
+methods note D9); ``eps_*`` and ``delta_*`` are point estimates; a rank's note says whether it
+rests on the wins or, tied in wins, on point estimates.
 """
 
 # The statistics (:mod:`.statistics`, whose numba kernels compile on first use) are not imported

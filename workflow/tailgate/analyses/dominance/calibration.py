@@ -17,7 +17,8 @@ DEFAULT_CALIBRATION = "logit_percentile"
 CALIBRATION_TEXT = {
     "logit_percentile": "calibration logit_percentile: bootstrap-percentile bound with a "
     "normal tail on the logit scale, expit(m + z·s), s = u₈₄ − m (absolute test: the wider "
-    "of u₈₄ − m and (u₉₅ − m)/z₀.₉₅), methods note D7",
+    "of u₈₄ − m and (u₉₅ − m)/z₀.₉₅), never below the Φ(z) percentile of the replicates, "
+    "methods notes D7, D9",
     "normal": "calibration normal: ε̂ + z·σ̂, Eqs. 11–13 of Nitsure et al. (2024)",
 }
 

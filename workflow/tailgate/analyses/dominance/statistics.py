@@ -52,6 +52,9 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   send those to −∞. Post-processing of the same replicates: no extra resampling. It holds the
   level at the boundary where the normal bound exceeds it, possibly not all of it second order
   at n = 2,000, and is wider near exact dominance (``tests/benchmarks/size_table.py``, README).
+  It is never below the Φ(z) percentile of the replicates themselves: on capped or graded
+  scores they have atoms, and an atom over the median and the Φ(1) quantile left the tail
+  scale 0 and the bound at the point estimate (methods note D9).
 
 **Speed** (the hint of issue 11). A bootstrap resample of a sorted sample is a vector of
 multinomial counts over the sorted values, so each replicate's quantile and integrated-quantile
@@ -372,18 +375,26 @@ class DominanceTests:
 
 
 def logit_percentile_bound(replicates: np.ndarray, z: float, wider: bool = True) -> np.ndarray:
-    """Upper bound expit(m + z·s), s = max(u₈₄ − m, (u₉₅ − m)/z₀.₉₅), from the bootstrap
-    ``replicates`` (axis 0, values in [0, 1]): m, u₈₄ and u₉₅ are the logits of their median,
-    Φ(1) and 95 % quantiles (clipped to [10⁻⁶, 1 − 10⁻⁶]). The percentile bound at Φ(z) (Efron &
-    Tibshirani 1993, Section 13.3), its upper tail extrapolated as normal on the logit scale from
-    the upper half of the replicates, which an atom at exact dominance (ε* = 0) leaves alone; the
-    wider of the two tail scales, because the Φ(1) quantile alone let the second-order test
-    reject slightly too often at its boundary (module docstring, methods note D7). ``wider``
-    False: the Φ(1) scale alone (the relative test's bound, which holds its level with it)."""
-    q = np.quantile(replicates, [0.5, ndtr(1.0), _UPPER_P], axis=0)
-    mid, hi, top = logit(np.clip(q, _LOGIT_CLIP, 1.0 - _LOGIT_CLIP))
+    """Upper bound max(expit(m + z·s), u), s = max(u₈₄ − m, (u₉₅ − m)/z₀.₉₅), from the
+    bootstrap ``replicates`` (axis 0, values in [0, 1]): m, u₈₄ and u₉₅ are the logits of their
+    median, Φ(1) and 95 % quantiles (clipped to [10⁻⁶, 1 − 10⁻⁶]), u their Φ(z) quantile. The
+    percentile bound at Φ(z) (Efron & Tibshirani 1993, Section 13.3), its upper tail
+    extrapolated as normal on the logit scale from the upper half of the replicates, which an
+    atom at exact dominance (ε* = 0) leaves alone; the wider of the two tail scales, because the
+    Φ(1) quantile alone let the second-order test reject slightly too often at its boundary
+    (module docstring, methods note D7). ``wider`` False: the Φ(1) scale alone (the relative
+    test's bound, which holds its level with it).
+
+    The bound is never below u, the percentile bound read off the replicates themselves: the
+    normal tail extends the replicates where B cannot resolve Φ(z), it must not cut off the mass
+    they do show. On capped or graded scores the replicates have atoms (Δε* ∈ {−½, ½} where
+    two conditions tie), an atom can cover the median and the Φ(1) quantile alike, s is then 0
+    and the extrapolated bound is the atom itself, the point estimate, however much of the
+    bootstrap mass lies above it (methods note D7)."""
+    q = np.quantile(replicates, [0.5, ndtr(1.0), _UPPER_P, ndtr(z)], axis=0)
+    mid, hi, top = logit(np.clip(q[:3], _LOGIT_CLIP, 1.0 - _LOGIT_CLIP))
     scale = np.maximum(hi - mid, (top - mid) / _UPPER_Z) if wider else hi - mid
-    return expit(mid + z * scale)
+    return np.maximum(expit(mid + z * scale), q[3])
 
 
 def dominance_from_replicates(

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.analyses.dominance.calibration import CALIBRATION_TEXT, calibration_of
+from tailgate.analyses.dominance.criteria import NO_CLAIM, tie_broken
 from tailgate.analyses.dominance.meanrisk import RISKS
 from tailgate.report.content import plots
 from tailgate.report.figures import LABEL_PT, legend_outside, new_figure
@@ -66,10 +67,10 @@ class DominanceSection(KindSection):
             for o in ("fsd", "ssd"):
                 if o in t:
                     header += [f"R-{o.upper()} rank", f"ε_{o} one-vs-all"]
-                    cols += [[str(v) for v in t[o]["rank"]], [fmt(v) for v in t[o]["one_vs_all"]]]
+                    cols += [_ranks(t[o]), [fmt(v) for v in t[o]["one_vs_all"]]]
                     for a in t[o]["absolute"]:
                         header.append(f"ε-{o.upper()} rank @ ε₀={a['eps0']:g}")
-                        cols.append([str(v) for v in a["rank"]])
+                        cols.append(_ranks(a))
             header += ["mean–risk rank", "MWR (Eq. 15)", "MWR rank"]
             cols += [
                 [str(v) for v in t["mean_risk"]["rank"]],
@@ -81,6 +82,9 @@ class DominanceSection(KindSection):
                     f"{name}, {label}: rankings (1 = safest; Table 3 of Nitsure et al. (2024))",
                     tuple(header),
                     tuple((c, *(col[i] for col in cols)) for i, c in enumerate(conds)),
+                    note="Ranks are Borda counts of the tests' wins (Algorithm 1); (tie): as "
+                    "many wins as another condition, so the one-versus-all ε, a point estimate "
+                    "and no test, orders the tie and the rank rests on point estimates.",
                 )
             )
             for o in ("fsd", "ssd"):
@@ -93,7 +97,14 @@ class DominanceSection(KindSection):
                         if i == j:
                             cells.append("—")
                             continue
-                        mark = " ✓" if t[o]["wins"][i][j] else ""
+                        bound = t[o]["r"][i][j]
+                        mark = (
+                            " ✓"
+                            if t[o]["wins"][i][j]
+                            else " †"
+                            if bound is not None and bound <= 0
+                            else ""
+                        )
                         cells.append(f"{fmt(t[o]['eps'][i][j])}{mark}")
                     rows.append((a, *cells))
                 blocks.append(
@@ -103,7 +114,11 @@ class DominanceSection(KindSection):
                         ("row \\ column", *conds),
                         tuple(rows),
                         note="✓: the relative test says the row R-dominates the column at "
-                        f"α/k² (upper bound of Δε ≤ 0; {CALIBRATION_TEXT[calibration_of(t[o])]}).",
+                        "α/k²: the upper bound of Δε ≤ 0 and the distinctness guard rejects "
+                        "equal distributions at α/k² "
+                        f"({CALIBRATION_TEXT[calibration_of(t[o])]}). †: the bound is ≤ 0 but "
+                        "the guard does not reject, so no win (a criterion on the bound reads "
+                        f"{NO_CLAIM:g} there).",
                     )
                 )
             mr = t["mean_risk"]
@@ -147,6 +162,14 @@ class DominanceSection(KindSection):
                     c: str(t[o]["rank"][i]) for i, c in enumerate(st["conditions"])
                 }
         return out
+
+
+def _ranks(tests: Mapping[str, Any]) -> list[str]:
+    """Borda ranks, marked where a tie in wins is ordered by point estimates."""
+    return [
+        f"{r} (tie)" if tied else str(r)
+        for r, tied in zip(tests["rank"], tie_broken(tests["wins"]), strict=True)
+    ]
 
 
 def _calibrations_used(stats: Mapping[str, Any]) -> str:
