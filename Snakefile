@@ -57,6 +57,7 @@ rule all:
 from tailgate.interrupts import discard_incomplete, failed_outcome, watch_interrupts
 from tailgate.ledger import answer_when_up_to_date, finish_run
 from tailgate import forkserver
+from tailgate.environment import fresh_compiled_cache
 from tailgate.stages.model_jobs import study_loads_models
 
 # Local runs fork their jobs from one process that has imported the numerical stack
@@ -69,6 +70,8 @@ answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 onstart:
     watch_interrupts()
+    # numba's kernels compile into a new folder of this run's (tailgate/environment.py)
+    fresh_compiled_cache()
     FORKSERVER.append(
         forkserver.start(
             workflow, FORKSERVER_WANTED, models=study_loads_models(STUDY)

@@ -1,11 +1,12 @@
 """Damaged files never crash the audit or ``status``: a lock entry that is not an object, an
 unparseable entry time, a record or ``verdict.json`` that is a JSON list, a ledger line that is a
-number, a fit whose ``n`` is text. Each makes the audit fail (exit 4) naming the file, never an
-internal error (exit 1)."""
+number, a fit whose ``n`` is text or ``NaN`` (which no conversion to an integer takes). Each
+makes the audit fail (exit 4) naming the file, never an internal error (exit 1)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,6 +71,14 @@ def _fit_n_text(proj: Project) -> str:
     return fit.name
 
 
+def _fit_n_nan(proj: Project) -> str:
+    fit = sorted((proj.results / "fits").rglob("*.json"))[0]
+    text, found = re.subn(r'"n": \d+', '"n": NaN', fit.read_text(), count=1)
+    assert found, fit.read_text()[:500]
+    fit.write_text(text)
+    return fit.name
+
+
 DAMAGE = {
     "lock entry is a string": _lock_entry_string,
     "lock entry time unparseable": _lock_time,
@@ -77,6 +86,7 @@ DAMAGE = {
     "verdict.json is a list": _verdict_list,
     "ledger line is a number": _ledger_number,
     "fit n is text": _fit_n_text,
+    "fit n is NaN": _fit_n_nan,
 }
 
 

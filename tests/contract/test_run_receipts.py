@@ -39,6 +39,7 @@ def test_a_run_prints_its_receipt_and_the_audit_holds_the_ledger_to_it(proj: Pro
     receipt = _receipt(res.stdout + res.stderr)
     last = (proj.results / "runs.jsonl").read_text().splitlines()[-1]
     assert receipt == hashlib.sha256(last.encode()).hexdigest()
+    assert json.loads(last)["results"]["files"] == {}  # deterministic: no file changed
     code, out = proj.audit("--expected-run", receipt)
     assert code == 0, out[-3000:]
     assert "[ok] published runs" in out and "is run 2 of the ledger" in out, out[-3000:]

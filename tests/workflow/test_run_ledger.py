@@ -8,6 +8,8 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from tailgate.ledger import results_digest
+from tailgate.provenance import iter_records
 from wf_project import job_counts
 
 
@@ -50,6 +52,10 @@ def test_a_successful_run_prints_the_answer_and_appends_to_the_ledger(small_run)
     }
     assert out.index(f"answer: {verdict['answer']['outcome']} — {summary}") < out.index("H1 tox")
     assert (small_run.results / "provenance" / "runs.jsonl.json").is_file()
+    # every artifact's SHA-256 when the run ended (the ledger aside), and their digest
+    made = {str(rec.path): rec.sha256 for rec in iter_records(small_run.results)}
+    del made["runs.jsonl"]
+    assert r["results"] == {"base": None, "files": made, "sha256": results_digest(made)}
 
 
 def test_a_failed_run_names_the_job_and_its_log_and_is_in_the_ledger(small_copy):

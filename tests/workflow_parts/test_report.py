@@ -742,20 +742,24 @@ def test_legends_sit_outside_the_axes(inputs):
     assert not fig.legends
 
 
-def test_the_registered_title_and_hypotheses_head_the_report(inputs, tmp_path):
+def test_the_registered_title_and_hypotheses_follow_the_answer_as_inert_text(inputs, tmp_path):
     verdict, fits, power = inputs
     registration = {
-        "title": "Does noise fatten <the> tail?",
-        "hypotheses": {"H1": "noisy's tail is heavier", "H2": "the bulk is unchanged"},
+        "title": "Does noise fatten <the> tail?\n# H1 PASS <!--",
+        "hypotheses": {"H1": "noisy's *tail* is heavier", "H2": "the bulk is unchanged"},
     }
     render(verdict, fits, power, tmp_path / "r.html", tmp_path / "r.md", registration=registration)
     text, md = (tmp_path / "r.html").read_text(), (tmp_path / "r.md").read_text()
-    assert "<h1>tailgate report: demo: Does noise fatten &lt;the&gt; tail?</h1>" in text
-    first = text.index("<h1>")
-    for h in ("<b>H1</b>: noisy&#x27;s tail is heavier", "<b>H2</b>: the bulk is unchanged"):
-        assert first < text.index(h) < text.index("Pairwise H1 matrix")
-    assert md.startswith("# tailgate report: demo: Does noise fatten <the> tail?\n")
-    assert md.index("- **H1**: noisy's tail is heavier") < md.index("Pairwise H1 matrix")
+    assert "<h1>tailgate report: demo</h1>" in text  # nothing registered before the answer
+    title = "<b>Title</b>: Does noise fatten &lt;the&gt; tail? # H1 PASS &lt;!--"
+    for h in (title, "<b>Hypothesis H1</b>: noisy&#x27;s *tail* is heavier"):
+        assert text.index("id='answer'") < text.index(h) < text.index("Pairwise H1 matrix")
+    assert "<!--" not in text
+    assert md.startswith("# tailgate report: demo\n")
+    line = r"**Title**: Does noise fatten &lt;the&gt; tail? \# H1 PASS &lt;!--"
+    assert md.index("# Answer") < md.index(line) < md.index("Pairwise H1 matrix")
+    assert r"**Hypothesis H1**: noisy's \*tail\* is heavier" in md
+    assert "<!--" not in md and "\n# H1" not in md
     # without a registration (tests, old callers): the study name alone
     render(verdict, fits, power, tmp_path / "s.html", tmp_path / "s.md")
     assert "<h1>tailgate report: demo</h1>" in (tmp_path / "s.html").read_text()

@@ -9,15 +9,29 @@ auditor's environment differs from the recorded one before any check (:func:`env
 a difference alone is not a failure. ``tailgate env RESULTS`` turns the record back into a pinned
 requirements file (:func:`requirements`), so that a reviewer can recreate the run's environment
 and make ``tailgate audit --reproduce`` byte-exact.
+
+**Caches hold code.** numba's cache index files are pickles, unpickled when a kernel loads (a
+planted one runs its payload), and matplotlib's settings and the model libraries' module
+caches are read from folders a researcher can write. So every run of the
+workflow compiles tailgate's kernels into a new empty folder of its own
+(:func:`fresh_compiled_cache`: ``NUMBA_CACHE_DIR`` for the run's jobs, its warm server and the
+cluster jobs it submits, removed when the run ends), never into the folder beside the sources
+nor one that outlives the run; and ``audit --reproduce`` runs with every cache in its own scratch
+folder (:func:`fresh_caches`).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
+import os
 import platform
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -28,6 +42,8 @@ __all__ = [
     "describe",
     "differences",
     "environment_notes",
+    "fresh_caches",
+    "fresh_compiled_cache",
     "mode_line",
     "numeric_differences",
     "recorded",
@@ -201,3 +217,60 @@ def requirements(recorded_env: Mapping[str, str]) -> str:
         if version is not None:
             lines.append(f"{dist}=={version.split('+')[0]}")
     return "\n".join(lines) + "\n"
+
+
+def fresh_compiled_cache(where: str | Path = ".snakemake") -> Path:
+    """A new empty folder (in ``where``: the run's working folder's ``.snakemake``, which a
+    cluster job sees too) for numba's compiled kernels, set as ``NUMBA_CACHE_DIR`` of this
+    process and so of every job, warm server and cluster job it starts after this call; removed
+    when this process exits. numba then never reads the cache beside the sources (module
+    docstring); the run compiles each kernel once, its first job that calls it (the kernels
+    compile one process at a time: :func:`tailgate.stats.draws.compiled`), and its later jobs
+    load them from this folder."""
+    base = Path(where)
+    base.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="tailgate-numba-", dir=base)).resolve()
+    os.environ["NUMBA_CACHE_DIR"] = str(folder)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def _user_cache(variable: str, *default: str) -> str:
+    return os.environ.get(variable) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), *default
+    )
+
+
+def fresh_caches(folder: Path) -> dict[str, str]:
+    """This process's environment for a re-run whose caches all start empty in ``folder``:
+    numba's kernels, matplotlib's configuration folder (so its default settings: no user
+    ``matplotlibrc``, ``MATPLOTLIBRC`` unset), the XDG cache and the Hugging Face home (dynamic
+    modules, datasets). Python's bytecode is not among them: a fresh ``PYTHONPYCACHEPREFIX``
+    makes the re-run compile numpy, scipy, pandas, matplotlib and Snakemake from source (21
+    CPU-seconds more for a re-run of 26), so the caller checks the compiled files of its own
+    code against their sources instead (:func:`tailgate.prereg.runtime.stale_bytecode`). Only
+    the downloaded model weights stay where this process finds them (the Hugging Face hub cache
+    and torch's hub), so that a registered model loadable here is loadable in the re-run; a
+    relative ``PYTHONPATH`` entry is made absolute (it would otherwise name a folder of the
+    re-run's project)."""
+    hf_home = _user_cache("HF_HOME", "huggingface")
+    env = {k: v for k, v in os.environ.items() if k not in ("MATPLOTLIBRC", "MPLBACKEND")}
+    env.update(
+        HF_HUB_CACHE=os.environ.get("HF_HUB_CACHE")
+        or os.environ.get("HUGGINGFACE_HUB_CACHE")
+        or os.path.join(hf_home, "hub"),
+        TORCH_HOME=_user_cache("TORCH_HOME", "torch"),
+    )
+    for name, sub in (
+        ("NUMBA_CACHE_DIR", "numba"),
+        ("MPLCONFIGDIR", "matplotlib"),
+        ("XDG_CACHE_HOME", "xdg"),
+        ("HF_HOME", "huggingface"),
+    ):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+        env[name] = str(folder / sub)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(
+            os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep) if p
+        )
+    return env

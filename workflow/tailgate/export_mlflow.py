@@ -273,12 +273,10 @@ def default_tracking_uri(results: Path) -> str:
 def results_digest(results: Path) -> str:
     """SHA-256 over every recorded artifact's path and SHA-256 (the ledger included), in path
     order: which results an exported run describes."""
+    from tailgate.ledger import results_digest as digest
     from tailgate.provenance import iter_records
 
-    h = hashlib.sha256()
-    for r in sorted(iter_records(results), key=lambda r: r.path):
-        h.update(f"{r.path}\0{r.sha256}\n".encode())
-    return h.hexdigest()
+    return digest({r.path: r.sha256 for r in iter_records(results)})
 
 
 def _audited(results: Path, prereg: Path, no_git: bool) -> Any:

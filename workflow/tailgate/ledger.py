@@ -10,6 +10,15 @@ terminal (:mod:`tailgate.summary`), ending with the **run receipt**: the SHA-256
 line, to publish with the results (:func:`find_run`, ``tailgate audit --expected-run``), so that
 a run removed or rewritten later is found even though the chain itself can be rebuilt.
 
+Each line also binds the results: ``results`` holds the SHA-256 of every artifact of the
+folder when the run ended (as its provenance record names it; the ledger itself aside), written
+as the changes since the last line that records them — ``files``: path → SHA-256, ``null`` for
+an artifact removed since, every artifact where ``base`` is ``null`` — and ``sha256``, the
+digest of the whole mapping (:func:`results_digest`), so that a receipt vouches for the files,
+not only for the line. :func:`run_results` replays the mappings; ``tailgate audit`` fails when
+the newest successful run's mapping is not the folder's and when two successful runs of the
+same code, lock entry and versions disagree on a file (:mod:`tailgate.audit.runs`).
+
 A run stopped by SIGINT (Ctrl-C) or SIGTERM is recorded as ``interrupted``, not ``error``
 (:mod:`tailgate.interrupts`). A run with nothing to do still prints the answer
 (:func:`answer_when_up_to_date`).
@@ -25,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -44,7 +54,9 @@ __all__ = [
     "ledger_head",
     "missing_heads",
     "read_ledger",
+    "results_digest",
     "run_environments",
+    "run_results",
     "run_summary",
     "snakemake_log",
     "verify_ledger",
@@ -54,7 +66,8 @@ __all__ = [
 UP_TO_DATE = "up to date"
 #: the ledger's name inside results/<study>
 LEDGER = "runs.jsonl"
-LEDGER_VERSION = 1
+#: 2: each line records its results' digests (``results``)
+LEDGER_VERSION = 2
 
 
 def _line_hash(line: str) -> str:
@@ -201,6 +214,88 @@ def verify_ledger(results: str | Path) -> list[str]:
             )
         previous = _line_hash(line)
     return problems
+
+
+def results_digest(files: Mapping[str, str]) -> str:
+    """The SHA-256 of a results mapping (path → SHA-256): over ``path\0sha256\n`` per file, in
+    path order."""
+    h = hashlib.sha256()
+    for path, digest in sorted(files.items()):
+        h.update(f"{path}\0{digest}\n".encode())
+    return h.hexdigest()
+
+
+def _hex(x: Any) -> bool:
+    return isinstance(x, str) and len(x) == 64 and all(c in "0123456789abcdef" for c in x)
+
+
+def run_results(runs: list[Any]) -> tuple[list[dict[str, str] | None], list[str]]:
+    """Per run (ledger order), the SHA-256 of every artifact when it ended, replayed from each
+    line's ``results`` (module docstring); None for a line that records none (written by an
+    older tailgate) or a damaged one, which is then also a problem in words."""
+    out: list[dict[str, str] | None] = []
+    problems: list[str] = []
+    for i, run in enumerate(runs, start=1):
+        field = run.get("results") if isinstance(run, dict) else None
+        if field is None:
+            out.append(None)
+            continue
+        files = field.get("files") if isinstance(field, dict) else None
+        base = field.get("base") if isinstance(field, dict) else None
+        known = base is None or (type(base) is int and 0 < base < i and out[base - 1] is not None)
+        if (
+            not isinstance(files, dict)
+            or not known
+            or not all(isinstance(k, str) and (v is None or _hex(v)) for k, v in files.items())
+        ):
+            out.append(None)
+            problems.append(f"run {i} records its results' digests damaged (or on a damaged base)")
+            continue
+        mapping = dict(out[base - 1] or {}) if base is not None else {}
+        for path, digest in files.items():
+            if digest is None:
+                mapping.pop(path, None)
+            else:
+                mapping[path] = digest
+        if field.get("sha256") != results_digest(mapping):
+            out.append(None)
+            problems.append(
+                f"run {i} records results whose digests do not add up to its recorded "
+                f"results digest {str(field.get('sha256'))[:12]}… (the line was edited)"
+            )
+            continue
+        out.append(mapping)
+    return out, problems
+
+
+def _results_field(results: Path, lines: list[str]) -> dict[str, Any]:
+    """This run's ``results`` (module docstring): the artifacts' recorded SHA-256 now, as the
+    changes since the last line that records them."""
+    from tailgate.provenance import iter_records
+
+    now = {
+        str(r.path): str(r.content.get("sha256"))
+        for r in iter_records(results)
+        if str(r.path) != LEDGER
+    }
+    path = results / LEDGER
+    mappings, _ = run_results([_parse(x, path, i) for i, x in enumerate(lines, start=1)])
+    base = next((i for i in range(len(mappings), 0, -1) if mappings[i - 1] is not None), None)
+    before = mappings[base - 1] if base is not None else None
+    files: dict[str, str | None] = {
+        p: d for p, d in sorted(now.items()) if before is None or before.get(p) != d
+    }
+    files.update({p: None for p in sorted(before or {}) if p not in now})
+    return {"base": base, "files": files, "sha256": results_digest(now)}
+
+
+def _bound_results(results: Path, lines: list[str]) -> dict[str, Any] | None:
+    """:func:`_results_field`, or None where a damaged record stops it (the audit then fails
+    the run, and names that record)."""
+    try:
+        return _results_field(results, lines)
+    except Exception:  # the run's line is kept whatever a record holds
+        return None
 
 
 def _git_state(path: Path) -> dict[str, Any] | None:
@@ -407,6 +502,8 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         # the environments its jobs ran in: the audit's comparison mode is the run's
         "environments": _environments(results, since),
         "snakemake_log": str(log) if log else None,
+        # the digest of every artifact now: the receipt vouches for the files too
+        "results": _bound_results(results, lines),
     }
     line = json.dumps(run, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     write_text(path, "".join(f"{x}\n" for x in [*lines, line]))

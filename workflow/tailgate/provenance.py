@@ -126,10 +126,12 @@ def rows_digest(path: str | Path, block: int = ROW_BLOCK) -> RowsDigest:
     """
     import pandas as pd
 
+    from tailgate.parquet import read_parquet  # pyarrow: start-up only where a table is read
+
     p = Path(path)
     require_regular(p)
     if p.suffix == ".parquet":
-        df = pd.read_parquet(p)
+        df = read_parquet(p).to_pandas()  # its footer checked first (tailgate.parquet)
     elif p.suffix == ".csv":
         df = pd.read_csv(p, dtype=str, keep_default_na=False)
     else:

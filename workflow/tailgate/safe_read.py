@@ -10,8 +10,14 @@ the result. The readers here therefore
   that is not a regular file (a FIFO, a device, a socket, a folder) before a byte is read;
 * refuse a file larger than a limit (:data:`MAX_BYTES` unless the caller gives one) before
   reading it;
-* refuse JSON nested deeper than :data:`MAX_DEPTH` before parsing it: the nesting is measured on
-  the text with its strings removed (linear time, no recursion).
+* refuse JSON nested deeper than :data:`MAX_DEPTH` before parsing it: the nesting is measured
+  once on the text with its strings removed, at C speed (``bytes.replace``, a regular expression
+  that matches wherever a quote stands, then block by block ``bytes.translate`` down to the
+  brackets and a running sum in numpy, stopped at the first block deeper than the limit), so no
+  reader recurses, no Python loop runs per byte and 200 MB of ``[`` cost one read and 0.26 GB;
+* refuse numbers tailgate never writes (it writes JSON with ``allow_nan=False``): ``NaN``,
+  ``Infinity``, a float that overflows to infinity (``1e999``) and an integer of more than
+  :data:`MAX_DIGITS` digits, whose conversion to a float overflows.
 
 Every refusal is a :class:`~tailgate.errors.DamagedFileError` naming the file, which the audit
 turns into a failed check (exit 4) and ``status`` into a line of its output; nothing here exits
@@ -23,6 +29,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -32,10 +39,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from tailgate.errors import DamagedFileError
+from tailgate.lazy import lazy_module
 
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
+    "MAX_DIGITS",
     "is_regular",
     "json_depth",
     "load_json",
@@ -44,6 +53,7 @@ __all__ = [
     "read_bytes",
     "read_text",
     "require_regular",
+    "same_bytes",
     "sha256_file",
 ]
 
@@ -52,9 +62,25 @@ MAX_BYTES = 256 * 1024 * 1024
 #: the deepest JSON nesting accepted (tailgate's own files nest fewer than 15 levels)
 MAX_DEPTH = 200
 
+#: the most digits of an integer accepted (a float holds at most 309 before the point)
+MAX_DIGITS = 300
+
+#: numpy on first use: 0.4 s of start-up that ``status`` and ``verify`` need only for a long text
+np = lazy_module("numpy")
+
 _FIX = "restore it from the run that wrote it, or re-run that stage"
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+# a string from its opening quote to its closing one, or to the end of the text when it has none,
+# once its escaped characters are gone: it matches wherever a quote stands (a single-character
+# repeat, no backtracking), so an unterminated ``"\\"\\"…`` costs one linear pass
+_STRING = re.compile(rb'"[^"]*(?:"|\Z)')
+#: bytes of the text scanned at once: bounds the memory of the running sum (4 bytes a bracket)
+_BLOCK = 1 << 22
+_NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
+#: digits all read as "0" and "E" as "e", so that fast substring searches find a number that may
+#: overflow: an exponent of three digits or more digits than :data:`MAX_DIGITS` (rare: honest
+#: files never hold one and skip the number-by-number parse)
+_DIGITS = bytes.maketrans(b"0123456789E", b"0000000000e")
+_HUGE = (b"e000", b"e+000", b"0" * (MAX_DIGITS + 1))
 
 
 def _kind(mode: int) -> str:
@@ -158,34 +184,80 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def json_depth(data: bytes | str) -> int:
+def same_bytes(a: str | Path, b: str | Path) -> bool:
+    """Whether the regular files ``a`` and ``b`` hold the same bytes: their sizes are compared
+    first, from their metadata, so that a file of another size (a sparse file of a terabyte
+    costs no disk) is never read."""
+    return os.stat(a).st_size == os.stat(b).st_size and sha256_file(a) == sha256_file(b)
+
+
+def json_depth(data: bytes | str, stop: int | None = None) -> int:
     """The deepest nesting of arrays and objects in the JSON text ``data`` (strings removed
-    first, so brackets inside them do not count); linear time, no recursion."""
+    first, so brackets inside them do not count); linear time at C speed, no recursion, memory
+    bounded by the text's size plus a block of the running sum. With ``stop``, the scan ends at
+    the first block that nests deeper (the depth returned is then that block's, a lower bound)."""
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
-    skeleton = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    if b"\\" in raw:  # a backslash always escapes the next character: drop both
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if b'"' in raw:
+        raw = _STRING.sub(b"", raw)
+    step = np.zeros(256, dtype=np.int8)
+    step[list(b"[{")], step[list(b"]}")] = 1, -1
     depth = deepest = 0
-    for byte in skeleton:
-        if byte in b"[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
+    for start in range(0, len(raw), _BLOCK):
+        brackets = raw[start : start + _BLOCK].translate(None, _NOT_BRACKET)
+        if not brackets:
+            continue
+        running = np.cumsum(step[np.frombuffer(brackets, dtype=np.uint8)], dtype=np.int32)
+        deepest = max(deepest, depth + int(running.max()))
+        if stop is not None and deepest > stop:
+            break
+        depth += int(running[-1])
     return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number tailgate writes")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} overflows to infinity")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits (more than {MAX_DIGITS})")
+    return int(text)
 
 
 def loads_json(data: bytes | str, where: str | Path, *, max_depth: int = MAX_DEPTH) -> Any:
     """``data`` parsed as JSON, refused (naming ``where``) when nested deeper than
-    ``max_depth`` or not JSON."""
-    depth = json_depth(data)
-    if depth > max_depth:
-        raise DamagedFileError(
-            f"{where}: JSON nested {depth} levels deep, more than the {max_depth} tailgate "
-            f"reads (tailgate writes fewer than 15); {_FIX}. The file was not parsed."
-        )
+    ``max_depth``, when not JSON, or when it holds a number tailgate never writes (module
+    docstring)."""
+    raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") > max_depth:  # fewer cannot nest deeper: no scan
+        try:
+            depth = json_depth(raw, stop=max_depth)
+        except MemoryError:
+            raise DamagedFileError(f"{where}: too large to scan; {_FIX}") from None
+        if depth > max_depth:
+            raise DamagedFileError(
+                f"{where}: JSON nested more than {max_depth} levels deep (at least {depth}), "
+                f"deeper than tailgate reads (it writes fewer than 15); {_FIX}. The file was not "
+                "parsed."
+            )
+    numbers = raw.translate(_DIGITS)
+    careful: dict[str, Any] = {}
+    if any(huge in numbers for huge in _HUGE):
+        careful = {"parse_float": _finite_float, "parse_int": _bounded_int}
+    del numbers
     try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise DamagedFileError(f"{where}: not JSON ({exc}); {_FIX}") from None
+        return json.loads(data, parse_constant=_refuse_constant, **careful)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise DamagedFileError(f"{where}: not JSON ({str(exc)[:200]}); {_FIX}") from None
 
 
 def load_json(path: str | Path, *, limit: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:

@@ -48,10 +48,9 @@ compared in the **exact** mode — the same bytes, pictures included — when th
 ran in the auditor's versions of every package that can change a number or a pixel; else in the
 **tolerant** mode: JSON documents and tables as values (floats within
 :data:`~tailgate.audit.compare.ULP_TOLERANCE` units in the last place), the report by its text
-and the digests of what its figures plot, and every picture by its pixels within the picture
-tolerance (:mod:`tailgate.audit.pictures`: measured between the lowest matplotlib allowed and
-the locked one; a doctored picture differs many times more). The environment line says
-"tolerant" whenever any file was compared tolerantly.
+and the digests of what its figures plot, and every picture by its pixels: no pixel beyond the
+drift measured between the allowed matplotlib releases (:mod:`tailgate.audit.pictures`). The
+environment line says "tolerant" whenever any file was compared tolerantly.
 
 The audit checks, and reports each check by name (any failure: exit 4):
 

@@ -1,7 +1,8 @@
 """The files of a results folder against their provenance records: every file has a record and
-every record a file with the recorded SHA-256 (tables: which rows changed); recorded inputs
-still have their hashes and pinned inputs were the pinned ones; each record's lock entry was the
-chain head when it was made, under the plan whose folder holds it.
+every record a file of the recorded size (compared first, from the file's metadata) with the
+recorded SHA-256 (tables: which rows changed); recorded inputs still have their hashes and pinned
+inputs were the pinned ones; each record's lock entry was the chain head when it was made, under
+the plan whose folder holds it.
 """
 
 from __future__ import annotations
@@ -105,6 +106,10 @@ def check_artifacts(
                 f"{f}: no provenance record ({record_path(f, rd).name} is missing or was deleted)"
             )
             continue
+        problem = size_problem(f, rec.content.get("bytes"))
+        if problem:  # the cheap comparison first: a file of another size is not hashed
+            fails.append(f"{f}: {problem} (edited or replaced after it was recorded)")
+            continue
         digest = sha256_file(f)
         hashes[rel] = digest
         if digest != rec.sha256:
@@ -135,6 +140,21 @@ def check_artifacts(
     detail = f"first artifact {first[1]}" if first else "no artifacts recorded"
     checks.append(Check("first artifact", detail))
     return checks
+
+
+def size_problem(path: Path, recorded: Any) -> str | None:
+    """Why ``path`` cannot be the file its record describes by size alone (``recorded``, the
+    record's ``bytes``), read from the file's metadata; None when the sizes agree. A record
+    without a size is refused too, so that no file is hashed whose size nothing vouches for (a
+    sparse file of a terabyte costs no disk and hours of hashing)."""
+    if isinstance(recorded, bool) or not isinstance(recorded, int):
+        return (
+            f"its provenance record gives no size ('bytes': {recorded!r:.40}), so it was not hashed"
+        )
+    size = os.stat(path).st_size
+    if size != recorded:
+        return f"{size} bytes, where its provenance record says {recorded}; the file was not hashed"
+    return None
 
 
 def check_inputs(

@@ -13,16 +13,16 @@ audit therefore compares what a file *says*:
 * **the report** (``.html``, ``.md``) as text, with every embedded image replaced by the digest of
   what it plots (:func:`report_text`; :mod:`tailgate.report.content`), and each embedded picture
   by its pixels like a figure;
-* **pictures** (``.png``, and those embedded in the report) by their pixels, within the picture
-  tolerance (:mod:`tailgate.audit.pictures`);
+* **pictures** (``.png``, and those embedded in the report) by their pixels: no difference beyond
+  the drift measured between matplotlib releases (:mod:`tailgate.audit.pictures`);
 * any other file byte for byte.
 
 In the **exact** mode — the environment of the run that made the result is the auditor's
 (:mod:`tailgate.audit.environment`) — every file must be the same bytes and every float
 the same float; a difference is then decoded to name the value. In the **tolerant** mode (other
 versions) a float may differ by at most :data:`ULP_TOLERANCE` ULP, and the largest difference seen
-is reported; a picture may differ within the picture tolerance, and the largest share of
-differing pixels is reported. Each difference names the file, the value (column and row, or the
+is reported; a picture may differ by no more than that drift, and the largest difference is
+reported. Each difference names the file, the value (column and row, or the
 path inside a JSON document) and both numbers; the caller adds the versions.
 """
 
@@ -37,8 +37,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import DamagedFileError
-from tailgate.prereg.canonical import sha256_file
-from tailgate.safe_read import load_json, read_bytes, read_text
+from tailgate.safe_read import load_json, read_bytes, read_text, same_bytes
 
 __all__ = [
     "ABS_TOLERANCE",
@@ -85,9 +84,9 @@ class Comparison:
     differences: list[str] = field(default_factory=list)
     largest_ulps: int = 0
     largest_where: str = ""
-    #: the largest share of differing pixels of a picture compared within the tolerance
-    largest_pixels: float = 0.0
-    largest_pixels_where: str = ""
+    #: the largest smoothed difference (levels of 255) of a picture within the drift
+    largest_levels: float = 0.0
+    largest_levels_where: str = ""
 
     @property
     def same(self) -> bool:
@@ -340,8 +339,9 @@ def compare_report(recorded: Path, rerendered: Path, *, digests: bool = True) ->
 
 
 def compare_pictures(recorded: bytes, reproduced: bytes, where: str) -> Comparison:
-    """Compare two pictures by their pixels within the tolerance (:mod:`tailgate.audit.
-    pictures`); ``where`` names the picture inside its file (empty for a PNG file)."""
+    """Compare two pictures by their pixels, within the drift between matplotlib releases
+    (:mod:`tailgate.audit.pictures`); ``where`` names the picture inside its file (empty for a
+    PNG file)."""
     from .pictures import pixel_difference
 
     cmp = Comparison()
@@ -350,7 +350,7 @@ def compare_pictures(recorded: bytes, reproduced: bytes, where: str) -> Comparis
     except ValueError as exc:
         cmp.differences.append(f"{where}{exc}")
         return cmp
-    cmp.largest_pixels, cmp.largest_pixels_where = diff.share, where.rstrip(": ")
+    cmp.largest_levels, cmp.largest_levels_where = diff.largest, where.rstrip(": ")
     if not diff.within:
         cmp.differences.append(f"{where}{diff.describe()}")
     return cmp
@@ -368,9 +368,9 @@ def _compare_embedded(recorded: Path, reproduced: Path, cmp: Comparison) -> None
     for i, (x, y) in enumerate(zip(a, b, strict=True), start=1):
         found = compare_pictures(x, y, f"embedded picture {i}: ")
         cmp.differences += found.differences
-        if found.largest_pixels > cmp.largest_pixels:
-            cmp.largest_pixels = found.largest_pixels
-            cmp.largest_pixels_where = found.largest_pixels_where
+        if found.largest_levels > cmp.largest_levels:
+            cmp.largest_levels = found.largest_levels
+            cmp.largest_levels_where = found.largest_levels_where
 
 
 def _json(path: Path) -> Any:
@@ -386,7 +386,7 @@ def compare_files(
     re-rendered from the stored statistics, so in the tolerant mode the digests of plotted floats
     are left out (the floats themselves are compared, in the statistics and the sidecars; the
     report's digests against the stored statistics are the plain audit's)."""
-    if sha256_file(recorded) == sha256_file(reproduced):
+    if same_bytes(recorded, reproduced):
         return Comparison()
     suffix = recorded.suffix
     loose = rerun and not exact
@@ -423,30 +423,31 @@ class Outcome:
     exact: bool
     largest_ulps: int = 0
     largest_where: str = ""
-    largest_pixels: float = 0.0
-    largest_pixels_where: str = ""
+    largest_levels: float = 0.0
+    largest_levels_where: str = ""
 
     @property
     def mode(self) -> str:
         """The comparison made, in words, for the check's detail line."""
         if self.exact:
             return "byte for byte (exact mode: the run's versions are the auditor's)"
-        from .pictures import PIXEL_TOLERANCE
+        from .pictures import DRIFT_LEVELS
 
         largest = (
             f"; largest float difference {self.largest_ulps} ULP at {self.largest_where}"
             if self.largest_ulps
             else "; every float the same"
         )
-        if self.largest_pixels_where:
+        if self.largest_levels_where:
             largest += (
-                f"; largest picture difference {self.largest_pixels:.2%} of the pixels at "
-                f"{self.largest_pixels_where}"
+                f"; largest picture difference {self.largest_levels:.0f} levels at "
+                f"{self.largest_levels_where}"
             )
         return (
             "by content (tolerant mode: other versions than the run's; tables and statistics as "
             f"values, floats within {ULP_TOLERANCE} ULP, the report by its text and what its "
-            f"figures plot, pictures by their pixels within {PIXEL_TOLERANCE:.1%}{largest})"
+            f"figures plot, pictures by their pixels, none beyond the {DRIFT_LEVELS:.0f} levels "
+            f"of 255 other matplotlib releases make differ after smoothing{largest})"
         )
 
 
@@ -489,10 +490,10 @@ def compare_made(
         cmp = compare_files(mine, path, exact=same, rerun=rerun)
         if cmp.largest_ulps > out.largest_ulps:
             out.largest_ulps, out.largest_where = cmp.largest_ulps, f"{rel} {cmp.largest_where}"
-        if cmp.largest_pixels_where is not None and cmp.largest_pixels >= out.largest_pixels:
+        if cmp.largest_levels >= out.largest_levels:
             if not same and rel.endswith((".png", ".html")):
-                out.largest_pixels = cmp.largest_pixels
-                out.largest_pixels_where = f"{rel} {cmp.largest_pixels_where}".rstrip()
+                out.largest_levels = cmp.largest_levels
+                out.largest_levels_where = f"{rel} {cmp.largest_levels_where}".rstrip()
         if not cmp.same:
             said = f"recorded → here: {describe(diffs)}" if diffs else "the same versions"
             if not same and not diffs:

@@ -100,8 +100,21 @@ class AuditReport:
         }
 
 
-#: what a damaged file can raise while a check reads it
-DAMAGE = (KeyError, TypeError, ValueError, AttributeError, IndexError, OSError, DamagedFileError)
+#: what a damaged or hostile file can raise while a check reads it: besides the wrong types and
+#: shapes, a nesting deeper than a walker recurses (RecursionError), a number no conversion holds
+#: (``int(inf)``: OverflowError; NaN: ValueError) and a size no memory holds (MemoryError)
+DAMAGE = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    OSError,
+    ArithmeticError,
+    RecursionError,
+    MemoryError,
+    DamagedFileError,
+)
 
 
 def guarded(checks: list[Check], name: str, where: Path, fn: Any, *args: Any) -> Any:
@@ -110,16 +123,14 @@ def guarded(checks: list[Check], name: str, where: Path, fn: Any, *args: Any) ->
     try:
         return fn(*args)
     except DAMAGE as exc:
-        checks.append(
-            Check(
-                name,
-                str(where),
-                [
-                    f"{where}: damaged or unreadable input ({type(exc).__name__}: {exc}); restore "
-                    "it from the run that wrote it, or re-run that stage"
-                ],
+        if isinstance(exc, DamagedFileError):  # its message names the file and the fix
+            failure = f"{where}: damaged or unreadable input: {str(exc)[:500]}"
+        else:
+            failure = (
+                f"{where}: damaged or unreadable input ({type(exc).__name__}: {str(exc)[:300]}); "
+                "restore it from the run that wrote it, or re-run that stage"
             )
-        )
+        checks.append(Check(name, str(where), [failure]))
         return None
 
 
@@ -129,6 +140,6 @@ def read_or_fail(path: Path, fails: list[str]) -> Any:
     ``fails``, where it cannot be read."""
     try:
         return load_json(path)
-    except (OSError, ValueError, DamagedFileError) as exc:
+    except DAMAGE as exc:
         fails.append(f"{path}: cannot be read ({exc})")
         return None

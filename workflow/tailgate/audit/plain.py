@@ -25,7 +25,7 @@ from .registration import (
     first_artifact,
 )
 from .report import outcome_checks
-from .runs import check_code, check_confirmatory, check_ledger, check_runtime
+from .runs import check_code, check_confirmatory, check_ledger, check_results, check_runtime
 from .verdicts import check_verdicts
 
 
@@ -37,9 +37,11 @@ def audit(
     no_git: bool = False,
     tsa_cert: str | Path | None = None,
     expected_runs: Sequence[str] = (),
+    report_to: str | Path | None = None,
 ) -> AuditReport:
     """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock;
-    ``expected_runs``: published run receipts (:mod:`tailgate.audit.receipts`)."""
+    ``expected_runs``: published run receipts (:mod:`tailgate.audit.receipts`); ``report_to``:
+    a folder the re-made report is written to (:mod:`tailgate.audit.report`)."""
     from tailgate.prereg.guard import links_in
 
     rd = Path(results_dir)
@@ -88,7 +90,8 @@ def audit(
     exact = envs.exact_for if envs is not None else None
     # the outcome is re-made beside the other checks, which do not read what it computes
     # (most of the audit's time: the report's figures); it is still listed last
-    with Forked(outcome_checks, rd, study, exact) as outcome:
+    to = Path(report_to) if report_to is not None else None
+    with Forked(outcome_checks, rd, study, exact, to) as outcome:
         if expected_hash is not None:
             checks.append(
                 guarded(
@@ -147,6 +150,9 @@ def audit(
             checks.append(guarded(checks, "code", rd / "provenance", check_code, records))
             checks.append(guarded(checks, "runtime", rd / "provenance", check_runtime, records))
             checks.append(guarded(checks, "run ledger", rd / "runs.jsonl", check_ledger, rd, lock))
+            checks.append(
+                guarded(checks, "run results", rd / "runs.jsonl", check_results, rd, records, lock)
+            )
             checks.append(guarded(checks, "confirmatory", rd, check_confirmatory, rd, records))
 
         # 9-11. realised design, verdicts, report

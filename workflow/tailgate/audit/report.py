@@ -7,6 +7,10 @@ own stage code (:mod:`tailgate.audit.outcome`) and compared whole with the store
   ledger's last successful run;
 - **report** — ``report.html``, ``report.md``, the figures and their sidecars, re-rendered from
   the re-made ``verdict.json``.
+
+With ``report_to`` the re-made report (``report.html``, ``report.md``, ``figures/``) is written
+there, on the reviewer's machine: what the reviewer reads is what the audit made from the audited
+statistics, whatever the stored copy shows; the report check's note names the file to read.
 """
 
 from __future__ import annotations
@@ -15,32 +19,43 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tailgate.atomic import write_bytes
 from tailgate.prereg.study import Study
+from tailgate.safe_read import read_bytes
 
 from .findings import Check, guarded
 
-__all__ = ["outcome_checks"]
+__all__ = ["outcome_checks", "read_this"]
 
 _DOCUMENT = "differs from the one re-made from the stored statistics"
 _REPORT = "differs from the report re-rendered from the re-made verdict and the stored statistics"
 
 
+def read_this(report_to: Path) -> str:
+    """The report check's note naming the re-made report to read (module docstring)."""
+    return (
+        f"read {report_to / 'report.html'} (or report.md beside it): the report this audit "
+        "re-made from the audited statistics"
+    )
+
+
 def outcome_checks(
-    rd: Path, study: Study | None, exact: Callable[[str], bool]
+    rd: Path, study: Study | None, exact: Callable[[str], bool], report_to: Path | None = None
 ) -> tuple[list[Check], bool]:
     """The outcome's and the report's checks, and whether some file was compared in the
-    tolerant mode; a damaged input is a failed check naming it."""
+    tolerant mode; a damaged input is a failed check naming it. ``report_to``: where the
+    re-made report is written (module docstring)."""
     if study is None:
         return [], False
     checks: list[Check] = []
-    found = guarded(checks, "outcome", rd, _outcome_checks, rd, study, exact)
+    found = guarded(checks, "outcome", rd, _outcome_checks, rd, study, exact, report_to)
     if found is None:
         return checks, False
     return [*checks, *found[0]], found[1]
 
 
 def _outcome_checks(
-    rd: Path, study: Study, exact: Callable[[str], bool]
+    rd: Path, study: Study, exact: Callable[[str], bool], report_to: Path | None
 ) -> tuple[list[Check], bool]:
     from .compare import compare_made
     from .outcome import outcome_exists, remake_outcome, rule_of, run_summary_failures
@@ -66,6 +81,9 @@ def _outcome_checks(
             missing=missing,
         )
         report = compare_made(rd, report_files, _REPORT, exact=exact, missing=missing)
+        if report_to is not None and remade.verdict is not None:
+            for rel, path in report_files:
+                write_bytes(report_to / rel, read_bytes(path))
     fails = [*remade.failures, *outcome.failures]
     if remade.verdict is not None:
         fails += run_summary_failures(rd, remade.verdict)
@@ -85,6 +103,7 @@ def _outcome_checks(
                 f"re-rendered from the re-made verdict and stored statistics, compared "
                 f"{report.mode}",
                 report.failures,
+                [read_this(report_to)] if report_to is not None else [],
             )
         )
     tolerant = not (outcome.exact and report.exact)

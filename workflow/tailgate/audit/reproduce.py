@@ -1,9 +1,25 @@
 """``tailgate audit --reproduce``: re-run every derived stage from the data, compare every file.
 
 The audit re-derives verdicts from stored statistics; this re-derives the statistics themselves.
-A scratch project receives the registration, its lock and the files it pins; the study's data
-enters it as follows, and then the project's own Snakemake DAG (the auditor's ``Snakefile`` and
-``tailgate`` package — the same stage functions, not a second implementation) runs to the end:
+**It runs nothing the audited repository chose.** A scratch project receives the registration,
+its lock and the files it pins as committed in the repository's ``HEAD`` (git blobs read as data:
+no configuration, attribute, hook or replace object of the repository applies), each at the path
+the registration names relative to the project (the import job and the pins resolve them there),
+so nothing else of the repository — no ``matplotlibrc``, ``.numba_config.yaml``,
+``sitecustomize.py``, committed ``results/`` or ``.snakemake/`` — is in it; a pinned path inside a
+hidden folder, one of the folders the re-run writes (``preregistrations/``, ``config/``,
+``results/``), a top-level ``matplotlibrc`` or one leading out of the project is refused (not
+run). That project folder is on no import path: Snakemake runs with an isolated interpreter
+(``python -P -m snakemake``, and ``PYTHONSAFEPATH`` for every job and the warm server), so a
+pinned data file named ``snakemake.py``, ``numpy.py`` or ``sitecustomize.py`` is only ever read
+as data. Every cache starts empty in the scratch folder's ``.caches/`` (numba's kernels,
+matplotlib's configuration, so its default settings; the XDG cache and the Hugging Face home;
+:func:`tailgate.environment.fresh_caches`), and the auditor's own code runs only when none of its
+compiled files differs from its source (:func:`tailgate.prereg.runtime.stale_bytecode`: a planted
+``.pyc`` in a checkout the auditor's ``tailgate`` is installed from); the output says so. The
+study's data enters the project as follows, and then the project's own Snakemake DAG (the
+auditor's ``Snakefile`` and ``tailgate`` package — the same stage functions, not a second
+implementation) runs to the end:
 
 * ``simulate`` and ``import`` backends: nothing is copied — the data is made again from the
   registered seed, or from the pinned import file;
@@ -56,12 +72,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import tailgate
+from tailgate.environment import fresh_caches
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import commit_registration
+from tailgate.prereg.gitinfo import repo_root, run_git
 from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
+from tailgate.prereg.runtime import stale_bytecode
 from tailgate.prereg.study import lock_path_for, prereg_for
 from tailgate.registration import load
 from tailgate.safe_read import load_json
@@ -82,22 +102,114 @@ _COMPUTED = ("scores", "embeddings")
 
 def snakefile() -> Path:
     """The ``Snakefile`` beside the imported ``tailgate`` package (the auditor's workflow)."""
-    import tailgate
-
     return Path(tailgate.__file__).resolve().parent.parent.parent / "Snakefile"
 
 
-def _copy_pinned(study: object, src_root: Path, dst_root: Path) -> None:
-    for text, _ in registered_paths(study).values():
-        p = Path(os.path.expanduser(text))
-        if p.is_absolute():
-            continue  # outside the project: the scratch project reads it where it is
-        src, dst = src_root / p, dst_root / p
-        if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-        elif src.is_dir():
-            shutil.copytree(src, dst, dirs_exist_ok=True)
+#: folders of the scratch project that the re-run writes itself
+_OWN = frozenset({"preregistrations", "config", "results"})
+#: the folder of the scratch project that holds its caches (:func:`fresh_caches`)
+CACHES = ".caches"
+_BLOB_MODES = {b"100644": 0o644, b"100755": 0o755}
+
+
+def _committed(home: Path, *args: str) -> bytes | None:
+    """``git ARGS`` in the repository holding ``home``, reading it as data (no configuration,
+    attribute, hook or replace object of the repository; :func:`tailgate.prereg.gitinfo.run_git`);
+    None when there is none or git fails. The reproduction's only git reads."""
+    out = run_git(home, *args, text=False)
+    return out if isinstance(out, bytes) else None
+
+
+def _unplaceable(text: str) -> str | None:
+    """Why a registered relative path cannot be a file of the scratch project (None: it can)."""
+    parts = Path(text).parts
+    if ".." in parts:
+        return "it leads out of the project; register a path inside it, or an absolute one"
+    if any(part.startswith(".") for part in parts):
+        return "it lies in a hidden folder or file, where git, Snakemake and numba read settings"
+    if parts[0] in _OWN:
+        return f"the re-run writes {parts[0]}/ itself"
+    if parts == ("matplotlibrc",):
+        return "matplotlib reads its settings from ./matplotlibrc"
+    return None
+
+
+def _placed(study: Any) -> tuple[list[str], list[str]]:
+    """The registered relative paths of the study's local inputs, and why each one that cannot
+    be placed in the scratch project cannot (absolute paths are read where they are)."""
+    rels, refused = [], []
+    for field_name, (text, _) in registered_paths(study).items():
+        if os.path.isabs(os.path.expanduser(text)):
+            continue
+        why = _unplaceable(text)
+        if why is None:
+            rels.append(Path(text).as_posix())
+        else:
+            refused.append(f"{field_name} = {text!r}: {why} (the reproduction was not run)")
+    return rels, refused
+
+
+def _blobs(home: Path, commit: str, rel: str) -> list[tuple[str, str, int]] | None:
+    """(path below the project, blob id, file mode) of every file ``rel`` (a file or a folder
+    below ``home``) is in ``commit``; None when the commit holds none (or a link)."""
+    top = repo_root(home)
+    if top is None:
+        return None
+    try:
+        prefix = Path(os.path.realpath(home)).relative_to(Path(top).resolve()).as_posix()
+    except ValueError:
+        return None
+    full = rel if prefix == "." else f"{prefix}/{rel}"
+    out = _committed(home, "ls-tree", "-r", "-z", "--full-tree", commit, "--", full)
+    found = []
+    for entry in (out or b"").split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        fields = meta.split()
+        name = os.fsdecode(path)
+        if len(fields) != 3 or not (name == full or name.startswith(full + "/")):
+            continue
+        if fields[1] != b"blob" or fields[0] not in _BLOB_MODES:
+            return None  # a link or a submodule: taken from the work tree
+        below = name if prefix == "." else name[len(prefix) + 1 :]
+        found.append((below, fields[2].decode(), _BLOB_MODES[fields[0]]))
+    return found or None
+
+
+def _take_committed(home: Path, rels: list[str], dst: Path) -> tuple[str | None, list[str]]:
+    """Write each of ``rels`` (files or folders below the project ``home``) into ``dst`` as
+    ``HEAD`` holds it, dated with the commit's time (older than anything the re-run makes);
+    what ``HEAD`` does not hold is copied from the work tree (the re-run checks every pinned
+    file against its pin before any job). Returns the commit (None outside git) and the paths
+    taken from the work tree."""
+    commit = _committed(home, "rev-parse", "--verify", "--end-of-options", "HEAD^{commit}")
+    sha = commit.decode().strip() if commit else ""
+    raw = _committed(home, "cat-file", "commit", sha) if sha else None
+    stamps = [line.split() for line in (raw or b"").splitlines()]
+    when = next((int(f[-2]) for f in stamps if f[:1] == [b"committer"] and len(f) > 2), None)
+    loose = []
+    for rel in rels:
+        files = _blobs(home, sha, rel) if sha else None
+        data = [(b, _committed(home, "cat-file", "blob", blob), m) for b, blob, m in files or []]
+        if not data or any(d is None for _, d, _ in data):
+            loose.append(rel)
+            src, target = home / rel, dst / rel
+            if src.is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, target)
+            elif src.is_dir():
+                shutil.copytree(src, target, dirs_exist_ok=True, symlinks=False)
+            continue
+        for below, content, mode in data:
+            target = dst / below
+            if target.is_file() and not target.is_symlink() and target.read_bytes() == content:
+                continue  # a kept scratch folder's, left with its time
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            target.write_bytes(content or b"")
+            target.chmod(mode)
+            if when is not None:
+                os.utime(target, (when, when))
+    return (sha or None), loose
 
 
 @dataclass
@@ -260,13 +372,18 @@ def _snakemake(root: Path, cores: int, log: Path, *extra: str) -> tuple[int, str
     lines and the seconds it took."""
     # Snakemake 9 runs every job of the DAG when --omit-from comes with --until
     omit = () if "--until" in extra else ("--omit-from", REPORT_RULE)
+    # -P: neither the project folder (the working folder) nor any other is put first on the
+    # import path; PYTHONSAFEPATH does the same for every job and the warm server
     cmd = [
-        sys.executable, "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
+        sys.executable, "-P", "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
         "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules", *omit, *extra,
     ]  # fmt: skip
+    env = {**fresh_caches(root / CACHES), "PYTHONSAFEPATH": "1"}
     started = time.perf_counter()
     with open(log, "a", encoding="utf-8") as fh:
-        res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, cwd=root)
+        res = subprocess.run(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, cwd=root, env=env
+        )
     wall = time.perf_counter() - started
     return res.returncode, log.read_text(encoding="utf-8", errors="replace")[-1500:], wall
 
@@ -334,6 +451,32 @@ def _generating_models(study: Any, root: Path) -> list[str]:
     return out
 
 
+def _stale_own_code() -> list[str]:
+    """A failure for each compiled file of the auditor's package and rule scripts that Python
+    would run in place of its source but that is not compiled from it."""
+    package = Path(tailgate.__file__).resolve().parent
+    found = [(package, s) for s in stale_bytecode(package)]
+    found += [(package.parent / "scripts", s) for s in stale_bytecode(package.parent / "scripts")]
+    return [
+        f"{folder}/{what}: the auditor's own code would not run as its source says; delete the "
+        "__pycache__ folders of that checkout (the reproduction was not run)"
+        for folder, what in found
+    ]
+
+
+def _isolation(commit: str | None, pinned: int, loose: list[str]) -> str:
+    """The line saying what the re-run starts from and what it runs with (module docstring)."""
+    source = f"commit {commit[:12]}" if commit else "the work tree (no git repository)"
+    taken = f"; from the work tree, not committed: {', '.join(loose)}" if loose else ""
+    return (
+        f"isolated re-run: the registration, its lock and {pinned} pinned input(s) as in "
+        f"{source}{taken}, nothing else of the project; the auditor's Snakefile and code; "
+        "an isolated interpreter (python -P, PYTHONSAFEPATH: no project folder on the import "
+        "path); fresh caches (numba, matplotlib, XDG, Hugging Face) and matplotlib's default "
+        "settings; the auditor's code checked against its compiled files"
+    )
+
+
 def _failed(rd: Path, code: int, tail: str, notes: list[str]) -> Check:
     return Check(
         "reproduce",
@@ -347,32 +490,34 @@ def _run(
     rd: Path, study: Any, prereg: Path, root: Path, cores: int, generate: bool
 ) -> tuple[Check, list[str]]:
     """The ``reproduce`` check and what it could not prove (module docstring)."""
-    name = rd.name
-    (root / "preregistrations").mkdir(parents=True, exist_ok=True)
-    (root / "config").mkdir(exist_ok=True)
-    shutil.copy2(prereg, root / "preregistrations" / prereg.name)
-    shutil.copy2(lock_path_for(prereg), root / "preregistrations" / lock_path_for(prereg).name)
+    name, home = rd.name, project_root(prereg)
+    pinned, refused = _placed(study)
+    if refused or (refused := _stale_own_code()):
+        return Check("reproduce", "not run", refused), []
+    (root / "config").mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(root / CACHES, ignore_errors=True)  # a kept scratch folder's too
+    registration = [f"preregistrations/{p.name}" for p in (prereg, lock_path_for(prereg))]
+    commit, loose = _take_committed(home, [*registration, *pinned], root)
     _write_config(prereg, root / "config" / "config.yaml", name)
-    _copy_pinned(study, project_root(prereg), root)
     try:
         commit_registration(root, ["preregistrations"])  # a confirmatory re-run
     except OSError as exc:
         return Check("reproduce", "not run", [f"the scratch project: {exc}"]), []
     out, log = root / "results" / name, root / "reproduce.log"
+    isolated = _isolation(commit, len(pinned), loose)
     print(
         f"tailgate audit --reproduce: re-running every stage of study {name} in {root} "
-        f"(a few minutes; follow it in {log}) …",
+        f"(a few minutes; follow it in {log}) …\n{isolated}",
         file=sys.stderr,
     )
     if study.data["data"]["backend"] != "transformers":
-        notes = ["data regenerated from the registration (seed or pinned import file)"]
+        notes = [isolated, "data regenerated from the registration (seed or pinned import file)"]
         if generate:
             notes.append("--generate changes nothing here: this backend's data is always re-made")
         code, tail, wall = _snakemake(root, cores, log)
         if code != 0:
             return _failed(rd, code, tail, notes), []
         return _compare_all(rd, out, study, notes, wall, cores, []), []
-    home = project_root(prereg)
     if generate and (missing := _generating_models(study, home)):
         fails = [f"{rd}: cannot re-generate here: {m}" for m in missing]
         return Check("reproduce", "not run: --generate needs every generating model", fails), []
@@ -386,6 +531,7 @@ def _run(
         "records)"
     )
     notes = [
+        isolated,
         f"{start}; scores, per-token losses, judge grades and embeddings recomputed from them "
         "with the registered models and compared with the recorded ones (a model's floats "
         f"within relative {MODEL_RTOL:g})",

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from tailgate import __version__
 from tailgate.cli import analyses, audit, design, env, export, init, lock, status
-from tailgate.cli.base import EXIT_CODES, Parser, PipeSafeStdout, call
+from tailgate.cli.base import EXIT_CODES, Parser, PipeSafeStdout, call, printable
 
 __all__ = ["build_parser", "main"]
 
@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; return its exit code."""
     if argv is None and not isinstance(sys.stdout, PipeSafeStdout):  # the command line
-        sys.stdout = PipeSafeStdout(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = PipeSafeStdout(printable(sys.stdout))  # type: ignore[assignment]
+        sys.stderr = printable(sys.stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

@@ -5,8 +5,13 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 from tailgate.cli.base import Verbs, verb
 from tailgate.errors import EXIT_AUDIT_FAILED, EXIT_INVALID, EXIT_OK
@@ -82,6 +87,15 @@ def add_audit(sub: Verbs) -> None:
     p.add_argument(
         "--keep", metavar="DIR", default=None, help="keep the --reproduce project in DIR"
     )
+    p.add_argument(
+        "--report",
+        metavar="DIR",
+        default=None,
+        help="write the report this audit re-makes from the audited statistics (report.html, "
+        "report.md, figures/) to DIR, outside the results folder (default: "
+        "tailgate-audit-<uid>/<study>-<hash of the results path>/ in the system's temporary "
+        "folder, replaced by each audit); the output names the file to read",
+    )
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
     p.add_argument(
         "--prereg",
@@ -101,7 +115,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
+    made = _report_folder(args.results_dir, args.report)
+    if made is None:
+        return EXIT_INVALID
+    before = _stamp(made / "report.html")
     options = {
+        "report_to": made,
         "prereg": args.prereg,
         "expected_hash": args.expected_hash,
         "expected_runs": args.expected_run or (),
@@ -121,9 +140,69 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             report = with_reproduction(plain.result(), check, unproven)
     else:
         report = audit(args.results_dir, **options)
+    written = _stamp(made / "report.html") not in (None, before)  # this audit wrote it
+    read = f"read the report this audit made: {made / 'report.html'}"
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {**report.to_json(), "report": str(made / "report.html") if written else None},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         for line in report.lines():
             print(line)
+        print(read if written else "no report re-made (no outcome yet, or it cannot be re-made)")
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
+
+
+def _report_folder(results: str, report: str | None) -> Path | None:
+    """Where the re-made report goes: ``report``, refused inside the results folder (its files
+    would be files without a record), or by default :func:`_default_report_folder`; None, with
+    the reason printed, when it cannot be used."""
+    real = os.path.realpath(results)
+    dest = Path(report) if report is not None else _default_report_folder(real)
+    inside = Path(os.path.realpath(dest)).is_relative_to(real)
+    if inside or (dest.exists() and not dest.is_dir()):
+        why = "is inside the results folder" if inside else "exists and is not a folder"
+        print(
+            f"tailgate audit: --report {dest} {why}; name a folder outside {results} "
+            "(it is made if missing).",
+            file=sys.stderr,
+        )
+        return None
+    return dest
+
+
+def _default_report_folder(results: str) -> Path:
+    """``<temporary folder>/tailgate-audit-<user id>/<study>-<digest of the results folder's
+    path>``: the auditor's own folder (made private, never a link), outside anything the
+    audited repository holds; one per results folder, replaced by each audit, for the
+    :data:`_KEPT_REPORTS` results folders audited last."""
+    mine = Path(tempfile.gettempdir()) / f"tailgate-audit-{os.getuid()}"
+    mine.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(mine)
+    if not mine.is_dir() or mine.is_symlink() or st.st_uid != os.getuid():
+        mine = Path(tempfile.mkdtemp(prefix="tailgate-audit-"))  # someone else's: a new one
+    key = hashlib.sha256(results.encode()).hexdigest()[:12]
+    dest = mine / f"{Path(results).name}-{key}"
+    older = sorted(mine.iterdir(), key=lambda p: p.lstat().st_mtime, reverse=True)
+    for old in [dest, *older[_KEPT_REPORTS:]]:  # this one is made again; the oldest go
+        if old.is_symlink() or old.is_file():
+            old.unlink()
+        shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+#: re-made reports the default folder keeps (those of the most recently audited results)
+_KEPT_REPORTS = 16
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """The file's inode and modification time (None where there is none)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns

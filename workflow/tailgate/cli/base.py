@@ -11,6 +11,7 @@ is a bug (exit 1).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import traceback
@@ -27,6 +28,7 @@ __all__ = [
     "Verbs",
     "call",
     "print_json",
+    "printable",
     "verb",
 ]
 
@@ -105,6 +107,15 @@ def call(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def printable(stream: Any) -> Any:
+    """``stream`` writing what its encoding cannot hold as backslash escapes (``\\u2192``)
+    instead of failing: on a terminal that is not UTF-8 (``PYTHONIOENCODING=ascii``, a Latin-1
+    locale) a registered title or a file name in another script must not end the command."""
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(errors="backslashreplace")
+    return stream
 
 
 class PipeSafeStdout:

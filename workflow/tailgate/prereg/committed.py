@@ -112,19 +112,13 @@ def exploratory_deviation() -> dict[str, Any]:
 def commit_registration(root: str | Path, paths: list[str]) -> None:
     """Commit ``paths`` of a scratch project at ``root`` (a new repository when it has none),
     as ``tailgate audit --reproduce`` does with the registration it copies, so that its re-run is
-    confirmatory like the run it reproduces. Raises ``OSError`` naming the git error."""
-    import subprocess
+    confirmatory like the run it reproduces. git runs as :func:`~tailgate.prereg.gitinfo.own_git`
+    runs it (no configuration or hook of the user's). Raises ``OSError`` naming the git error."""
+    from tailgate.prereg.gitinfo import own_git
 
     ident = ["-c", "user.name=tailgate audit", "-c", "user.email=audit@tailgate.invalid"]
-
-    def git(*args: str) -> str:
-        res = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
-        if res.returncode != 0:
-            raise OSError(f"'git {' '.join(args)}' failed in {root}: {res.stderr.strip()}")
-        return res.stdout
-
     if not (Path(root) / ".git").exists():
-        git("init", "-q")
-    git("add", "--", *paths)
-    if git("status", "--porcelain", "--", *paths).strip():  # a kept scratch project may hold it
-        git(*ident, "commit", "-q", "--no-verify", "-m", "registration", "--", *paths)
+        own_git(root, "init", "-q")
+    own_git(root, "add", "--", *paths)
+    if own_git(root, "status", "--porcelain", "--", *paths).strip():  # a kept scratch may hold it
+        own_git(root, *ident, "commit", "-q", "--no-verify", "-m", "registration", "--", *paths)

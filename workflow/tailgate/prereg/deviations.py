@@ -11,7 +11,10 @@ Three sources, one list (``verdict.json``'s ``deviations``, shown first in the r
   can look at results and delete them before amending, so "no data existed" is a claim the
   amendment records (``data_existed``, shown as information) and never a reason to pass a
   change as the registered plan. The changes are derived from the entries' snapshots and pins
-  (:func:`tailgate.prereg.lock.amendment_changes`), never from the list an amendment carries;
+  (:func:`tailgate.prereg.lock.amendment_changes`), never from the list an amendment carries.
+  A registered text the report shows (:data:`SHOWN_TEXT`: the title and hypotheses) that an
+  amendment changed once data existed is a deviation too, though no decision reads it: a
+  reader meets it beside the answer;
 * **the realised design** — what the data and statistics actually hold against what was
   registered: fewer rows per condition than registered prompts, or bootstrap sizes other than
   the registered ones (:func:`realised_design`).
@@ -26,12 +29,17 @@ from typing import Any
 from tailgate.prereg.lock import amendment_changes
 
 __all__ = [
+    "SHOWN_TEXT",
     "amendment_log",
     "design_deviations",
     "generated_rows",
     "realised_design",
     "run_deviations",
 ]
+
+
+#: the descriptive fields the report shows (module docstring)
+SHOWN_TEXT = ("title", "hypotheses")
 
 
 def run_deviations(mode: str) -> list[dict[str, Any]]:
@@ -69,6 +77,16 @@ def amendment_log(lock: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
                     f"(amendment {e['seq']}; {when} then)"
                     + (f" (loosening: {', '.join(loosening)})" if loosening else "")
                     + "; results are not confirmatory under the registered plan",
+                    "amendment": int(e["seq"]),
+                }
+            )
+        shown = [c["field"] for c in changes if c["field"].split(".")[0] in SHOWN_TEXT]
+        if shown and e.get("data_existed"):
+            deviations.append(
+                {
+                    "what": f"registered text the report shows ({', '.join(shown)}) changed "
+                    f"after data existed (amendment {e['seq']}); the report shows it after "
+                    "the answer",
                     "amendment": int(e["seq"]),
                 }
             )

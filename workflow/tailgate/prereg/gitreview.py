@@ -3,9 +3,15 @@ cannot show.
 
 * **Links** — ``preregistrations/``, the pre-registration and its lock are files of the project;
   a link at any of them could point the audit at another history, so it fails.
+* **Git reads the repository as data** (:mod:`tailgate.prereg.gitinfo`): none of its
+  configuration, attributes files, hooks or replace objects is followed, and the work-tree bytes
+  are compared with the committed blob here, so a filter cannot show git other bytes.
+* **A history rewritten locally** — a replace ref (``git replace``) or an ``info/grafts`` file
+  shows another commit in place of one that was pushed; the audit fails naming it and asks for a
+  fresh clone (which holds neither).
 * **Shallow clones** — a clone cut at some depth hides the commits that would show a rewritten
   chain; the audit fails and says how to fetch the rest (``git fetch --unshallow``).
-* **Hidden edits** — the work-tree file is hashed as a blob and compared with ``HEAD:path``, so
+* **Hidden edits** — the work-tree bytes are hashed as a blob and compared with ``HEAD:path``, so
   ``git update-index --skip-worktree`` or ``--assume-unchanged`` cannot hide an uncommitted edit
   from the audit as they hide it from ``git status``.
 * **The lock's whole history** (:func:`tailgate.prereg.history.lock_history`): every branch, tag
@@ -22,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tailgate.prereg.gitinfo import NOT_IN_HEAD, is_shallow, not_as_committed
+from tailgate.prereg.gitinfo import NOT_IN_HEAD, is_shallow, not_as_committed, rewritten_history
 from tailgate.prereg.history import LockHistory, lock_history
 
 __all__ = ["COMMITTER_DATES", "GitReview", "linked_registration", "review"]
@@ -63,6 +69,12 @@ def review(prereg_path: Path, lock_path: Path, lock: Any | None) -> GitReview:
     :func:`linked_registration`, checked by the caller with or without git)."""
     fails: list[str] = []
     notes = [COMMITTER_DATES]
+    for what in rewritten_history(prereg_path):
+        fails.append(
+            f"{what}: the history is rewritten locally (git here ignores it and reads the "
+            "commits as they are). Fix: audit a fresh clone ('git clone URL'), which holds no "
+            "replace refs or grafts"
+        )
     if is_shallow(prereg_path):
         fails.append(
             f"{prereg_path}: the repository is a shallow clone, so the commits that would show "

@@ -114,11 +114,19 @@ def _file_sha256(path: Path, *, use_cache: bool = False) -> str:
     return digest
 
 
-def pin(path: Path, *, use_cache: bool = False) -> dict[str, Any]:
+#: the digest of a file whose size already differs from its pin's: it is not read
+NOT_HASHED = "not hashed: its size differs from the registered one"
+
+
+def pin(path: Path, *, use_cache: bool = False, size: Any = None) -> dict[str, Any]:
     """SHA-256 and size of a file; of a folder, a manifest hash over its files (sorted
     relative paths, each with its SHA-256), their count and total size. Files are read in full
-    unless ``use_cache`` (see :func:`_file_sha256`)."""
+    unless ``use_cache`` (see :func:`_file_sha256`), and not at all when ``size`` (the
+    registered pin's) is not theirs: a sparse file of a terabyte costs no disk and hours of
+    hashing, and its size alone tells that it is not the pinned one."""
     if path.is_file():
+        if isinstance(size, int) and path.stat().st_size != size:
+            return {"type": "file", "sha256": NOT_HASHED, "bytes": path.stat().st_size}
         return {
             "type": "file",
             "sha256": _file_sha256(path, use_cache=use_cache),
@@ -167,7 +175,8 @@ def pins_of(
                     f"{root}) or create the file before freezing",
                 )
             continue
-        out[field] = {"path": text, **pin(path, use_cache=use_cache)}
+        size = ((registered or {}).get(field) or {}).get("bytes")
+        out[field] = {"path": text, **pin(path, use_cache=use_cache, size=size)}
         if field == "data.import.path" and import_rows is not None:
             out[field]["rows"] = import_rows(study, root)
     return out

@@ -8,6 +8,12 @@ huge one). Plain numbers and booleans follow the YAML 1.2 core schema written as
 ``500``, ``-3``, ``0.25``, ``1e-6``, ``true``. YAML 1.1 spellings that other readers take for
 something else are refused, not guessed: octal (``0500`` is 320 to a YAML 1.1 reader), base 60
 (``33:20`` is 2000), hexadecimal, underscores (``1_000``) and ``yes``/``no``/``on``/``off``.
+
+A registration is also bounded before it is built, so that no reader of it recurses without end
+or parses for minutes: the file must be a regular file (a named pipe would make the read wait) of
+at most :data:`MAX_BYTES`, and nest mappings and lists at most :data:`MAX_NESTING` levels deep
+(the shipped registrations nest 5), measured on the parser's event stream, which holds a stack,
+not a recursion.
 """
 
 from __future__ import annotations
@@ -20,9 +26,15 @@ from typing import Any
 
 import yaml
 
-from tailgate.errors import PreregError
+from tailgate.errors import DamagedFileError, PreregError
+from tailgate.safe_read import read_bytes
 
-__all__ = ["Located", "field_name", "load_yaml"]
+__all__ = ["MAX_BYTES", "MAX_NESTING", "Located", "field_name", "load_yaml", "read_registration"]
+
+#: the largest registration read (bytes; the template, every field commented, is 21 kB)
+MAX_BYTES = 1024 * 1024
+#: the deepest nesting of mappings and lists accepted (the shipped registrations nest 5)
+MAX_NESTING = 32
 
 Path_ = tuple[str | int, ...]
 
@@ -80,26 +92,44 @@ def field_name(path: Path_) -> str:
     return out or "(top level)"
 
 
+def read_registration(path: str | Path) -> tuple[bytes, str]:
+    """The bytes and UTF-8 text of the registration ``path``, a regular file of at most
+    :data:`MAX_BYTES` (module docstring); :class:`PreregError` naming the file otherwise."""
+    file = str(path)
+    try:
+        raw = read_bytes(path, limit=MAX_BYTES)
+    except FileNotFoundError:
+        raise PreregError(
+            "the file does not exist",
+            file=file,
+            fix="check the path, or start the study with 'tailgate init <study>'",
+        ) from None
+    except DamagedFileError as exc:
+        problem = str(exc).removeprefix(f"{file}: ").split(";")[0].split(", where")[0]
+        raise PreregError(
+            f"{problem} (a registration is a regular file of at most {MAX_BYTES} bytes)",
+            file=file,
+            fix="write the registration as a plain YAML file from preregistrations/template.yaml",
+        ) from None
+    try:
+        return raw, raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PreregError(
+            f"the file is not UTF-8 text (byte {exc.start})", file=file, fix="save it as UTF-8"
+        ) from None
+
+
 def load_yaml(path: str | Path, text: str | None = None) -> Located:
     """Parse ``path`` strictly; raise :class:`PreregError` naming the file, line and field."""
     file = str(path)
     if text is None:
-        try:
-            raw = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise PreregError(
-                "the file does not exist", file=file, fix="check the path of the pre-registration"
-            ) from None
-        except OSError as exc:
-            raise PreregError(f"cannot read the file ({exc.strerror})", file=file) from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PreregError(
-                f"the file is not UTF-8 text (byte {exc.start})",
-                file=file,
-                fix="save the file as UTF-8",
-            ) from None
+        text = read_registration(path)[1]
+    elif len(text) > MAX_BYTES:
+        raise PreregError(
+            f"{len(text)} characters, more than the {MAX_BYTES} a registration may hold",
+            file=file,
+            fix="write the registration as a plain YAML file from preregistrations/template.yaml",
+        )
     _refuse_anchors(text, file)
     loader = _Loader(text)
     try:
@@ -139,9 +169,11 @@ def load_yaml(path: str | Path, text: str | None = None) -> Located:
 
 
 def _refuse_anchors(text: str, file: str) -> None:
-    """Refuse anchors (``&a``) and aliases (``*a``) from the event stream, before composing,
-    naming the field where each stands."""
+    """Refuse anchors (``&a``) and aliases (``*a``) and a nesting deeper than
+    :data:`MAX_NESTING` from the event stream, before composing, naming the field where each
+    stands."""
     frames: list[dict[str, Any]] = []  # {"map": bool, "key": str, "want_key": bool, "i": int}
+    nesting = 0
 
     def path() -> Path_:
         out: list[str | int] = []
@@ -163,8 +195,20 @@ def _refuse_anchors(text: str, file: str) -> None:
 
     try:
         for event in yaml.parse(text, Loader=_Loader):
+            nesting += isinstance(event, yaml.CollectionStartEvent)
+            nesting -= isinstance(event, yaml.CollectionEndEvent)
+            if nesting > MAX_NESTING:
+                raise PreregError(
+                    f"mappings and lists nested more than {MAX_NESTING} levels deep (the limit "
+                    "tailgate reads; a registration nests about 5)",
+                    file=file,
+                    line=event.start_mark.line + 1,
+                    field=field_name(path()[:1]),
+                    fix="write the fields as in preregistrations/template.yaml",
+                )
             if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                frames.pop()
+                if frames:  # a mapping or list used as a key has none (refused below)
+                    frames.pop()
                 done()
                 continue
             if not isinstance(event, yaml.NodeEvent):

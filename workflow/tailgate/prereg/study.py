@@ -17,7 +17,7 @@ from tailgate.errors import PreregError
 from tailgate.prereg.canonical import canonical_hash, normalise, sha256_bytes
 from tailgate.prereg.cross_fields import NAME_RE, Registration, check
 from tailgate.prereg.schema import apply_defaults, fill_defaults, load_schema, validate
-from tailgate.prereg.strict_yaml import Located, load_yaml
+from tailgate.prereg.strict_yaml import Located, load_yaml, read_registration
 from tailgate.prereg.validated import (
     Study,
     lock_path_for,
@@ -62,22 +62,7 @@ def load(path: str | Path) -> Study:
             file=file,
             fix="name the file preregistrations/<study>.yaml",
         )
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise PreregError(
-            "the file does not exist",
-            file=file,
-            fix="check the path, or start the study with 'tailgate init <study>'",
-        ) from None
-    except OSError as exc:
-        raise PreregError(f"cannot read the file ({exc.strerror})", file=file) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PreregError(
-            f"the file is not UTF-8 text (byte {exc.start})", file=file, fix="save it as UTF-8"
-        ) from None
+    raw, text = read_registration(p)
     doc = load_yaml(p, text)
     validate(doc, file)
     data = apply_defaults(doc.data)

@@ -86,6 +86,14 @@ class Document:
         self.html.append(f"<p{cls}>{html.escape(text)}</p>")
         self.md.append(f"{'> ' if css == 'alert' else ''}{text}\n")
 
+    def free(self, label: str, text: str) -> None:
+        """``label: text`` where ``text`` is registered free text: one line, escaped in HTML,
+        inert in Markdown (:func:`tailgate.report.tables.inert_markdown`), never passed through
+        :func:`cite`."""
+        one = html.escape(" ".join(text.split()))
+        self.html.append(f"<p><b>{html.escape(label)}</b>: {one}</p>")
+        self.md.append(f"**{tables.inert_markdown(label)}**: {tables.inert_markdown(text)}\n")
+
     def raw(self, html_text: str, md_text: str | None = None) -> None:
         """Pre-escaped HTML (and its Markdown, if any)."""
         self.html.append(html_text)
@@ -97,7 +105,10 @@ class Document:
             table,
             title=cite(table.title),
             header=tuple(cite(h) for h in table.header),
-            rows=tuple(tuple(cite(c) for c in row) for row in table.rows),
+            rows=tuple(
+                tuple(c if j in table.free else cite(c) for j, c in enumerate(row))
+                for row in table.rows
+            ),
             note=cite(table.note),
         )
         self.html.append(table.html())

@@ -321,6 +321,19 @@ def _matrix_section(
             doc.close_details()
 
 
+def _registration_section(doc: Document, registration: Mapping[str, Any]) -> None:
+    """The registered title and hypotheses: the researcher's own words, after the answer."""
+    title = str(registration.get("title") or "")
+    hypotheses = dict(registration.get("hypotheses") or {})
+    if not (title or hypotheses):
+        return
+    doc.heading("The registered study")
+    if title:
+        doc.free("Title", title)
+    for name, text in hypotheses.items():
+        doc.free(f"Hypothesis {name}", str(text))
+
+
 def _amendment_section(doc: Document, verdict: Verdict) -> None:
     if not verdict["amendments"]:
         return
@@ -567,7 +580,8 @@ def render(
     the lock), one per scorer and scale of either plan, when the pre-registration was amended
     (:mod:`tailgate.stages.registered_plan`); ``registered_criteria``: each analysis criterion
     under the registered plan beside its amended outcome (the same module); ``registration``:
-    the registered ``title`` and ``hypotheses``, shown at the top, above the answer.
+    the registered ``title`` and ``hypotheses``, free text shown after the answer, inert in
+    either format (:meth:`Document.free`): no registered text comes before the answer.
     """
     check_report_inputs(verdict, fits, power)
     v: Verdict = verdict  # type: ignore[assignment]
@@ -575,6 +589,7 @@ def render(
     doc = Document()
     protocol = v["h1"] is not None  # the study registers the tail-shape protocol
     _answer_section(doc, v, reg)
+    _registration_section(doc, registration or {})
     _matrix_section(doc, v, reg)
     _amendment_section(doc, v)
     _criteria_section(doc, v, registered_criteria)
@@ -590,9 +605,7 @@ def render(
     _analyses_sections(doc, analyses)
     _glossary_section(doc, protocol)
     doc.draw_figures()
-    registered_title = str((registration or {}).get("title") or "")
-    title = f"tailgate report: {v['study']}" + (f": {registered_title}" if registered_title else "")
-    hypotheses = dict((registration or {}).get("hypotheses") or {})
+    title = f"tailgate report: {v['study']}"
     header = (
         f"Study {v['study']}, pre-registration hash {v['prereg_hash']}. "
         + (
@@ -605,32 +618,15 @@ def render(
         )
         + "Papers and terms are defined in the glossary at the end."
     )
-    hyp_html = (
-        "<p><b>Registered hypotheses</b></p><ul>"
-        + "".join(
-            f"<li><b>{html.escape(str(k))}</b>: {html.escape(str(h))}</li>"
-            for k, h in hypotheses.items()
-        )
-        + "</ul>"
-        if hypotheses
-        else ""
-    )
-    hyp_md = (
-        "**Registered hypotheses**\n\n"
-        + "".join(f"- **{k}**: {h}\n" for k, h in hypotheses.items())
-        + "\n"
-        if hypotheses
-        else ""
-    )
     toc_html = " · ".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in doc.sections)
     page = (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>{hyp_html}<p>{html.escape(header)}</p>"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(header)}</p>"
         f"<p class='toc'>Contents: {toc_html}</p>" + "\n".join(doc.html) + "</body></html>\n"
     )
-    markdown = f"# {title}\n\n{hyp_md}{header}\n\n" + "\n".join(doc.md)
+    markdown = f"# {title}\n\n{header}\n\n" + "\n".join(doc.md)
     write_text(out_html, page)
     write_text(out_md, markdown)
     return RenderedReport(str(out_html), str(out_md), doc.n_figures, doc.n_tables)

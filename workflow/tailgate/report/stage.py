@@ -48,8 +48,9 @@ def render_report(
     with the recorded report (:mod:`tailgate.audit.compare`: a report edited by hand cannot
     pass).
     """
-    # the registered title and hypotheses head the report (the pre-registration, which the
-    # lock pins, is the only other input; the statistics come from the files read)
+    # the registered title and hypotheses, shown after the answer as inert text (the
+    # pre-registration, which the lock pins, is the only other input; the statistics come
+    # from the files read)
     registration = (
         None
         if study is None

@@ -34,6 +34,7 @@ __all__ = [
     "fmt",
     "gate_criteria",
     "gate_values_table",
+    "inert_markdown",
     "pairwise_table",
     "power_table",
     "probability_vs_logit_table",
@@ -59,6 +60,20 @@ def fmt(value: object, digits: int = 3) -> str:
     return str(value)
 
 
+#: what Markdown could read as markup in a registered text, escaped by a backslash
+_MARKUP = re.compile(r"([\\`*_\[\]#|])")
+
+
+def inert_markdown(text: str) -> str:
+    """A registered free text as inert Markdown: one paragraph (every run of white space, line
+    breaks included, one space), ``&``, ``<`` and ``>`` as entities (no HTML, no comment) and
+    every other character Markdown reads as markup (backslash, backtick, ``*``, ``_``, brackets,
+    ``#``, ``|``) escaped, so it can open no heading, list, link, code span or table cell."""
+    one = " ".join(str(text).split())
+    one = one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKUP.sub(r"\\\1", one)
+
+
 def _ci(ci: Sequence[float | None] | None, digits: int = 3) -> str:
     if not ci or any(c is None for c in ci):
         return "—"
@@ -71,7 +86,9 @@ class Table:
 
     A cell's first line is its value; further lines (``"\\n"``) are the figures behind it, drawn
     smaller in HTML and after a dash in Markdown. ``classes`` optionally gives a CSS class per cell
-    (``"pass"``, ``"fail"``, ``""``), in the shape of ``rows``.
+    (``"pass"``, ``"fail"``, ``""``), in the shape of ``rows``. The columns in ``free`` hold
+    registered free text: one line, escaped in HTML and inert in Markdown
+    (:func:`inert_markdown`).
     """
 
     title: str
@@ -79,9 +96,12 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     note: str = ""
     classes: tuple[tuple[str, ...], ...] = ()
+    free: tuple[int, ...] = ()
 
     def markdown(self) -> str:
-        def cell(text: str) -> str:
+        def cell(text: str, j: int = -1) -> str:
+            if j in self.free:
+                return inert_markdown(text)
             first, *rest = text.split("\n")
             body = first + (f" — {'; '.join(rest)}" if rest else "")
             return body.replace("|", "\\|")
@@ -89,14 +109,16 @@ class Table:
         lines = [f"**{self.title}**", ""]
         lines.append("| " + " | ".join(cell(h) for h in self.header) + " |")
         lines.append("|" + "|".join("---" for _ in self.header) + "|")
-        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows]
+        lines += [
+            "| " + " | ".join(cell(c, j) for j, c in enumerate(row)) + " |" for row in self.rows
+        ]
         if self.note:
             lines += ["", f"*{self.note}*"]
         return "\n".join(lines) + "\n"
 
     def html(self) -> str:
-        def cell(text: str, css: str) -> str:
-            first, *rest = text.split("\n")
+        def cell(text: str, css: str, j: int) -> str:
+            first, *rest = [" ".join(text.split())] if j in self.free else text.split("\n")
             body = html.escape(first) + "".join(
                 f"<br><span class='sub'>{html.escape(r)}</span>" for r in rest
             )
@@ -106,7 +128,7 @@ class Table:
         body = "".join(
             "<tr>"
             + "".join(
-                cell(c, self.classes[i][j] if self.classes else "") for j, c in enumerate(row)
+                cell(c, self.classes[i][j] if self.classes else "", j) for j, c in enumerate(row)
             )
             + "</tr>"
             for i, row in enumerate(self.rows)
@@ -199,6 +221,7 @@ def amendments_table(amendments: Sequence[Amendment]) -> Table:
         ("#", "time", "classes", "changes", "data existed", "reason", "entry hash"),
         tuple(rows),
         "" if rows else "None: the analysis ran under the registered plan.",
+        free=(3, 5),  # the changed values and the reason: registered free text
     )
 
 
