@@ -16,7 +16,7 @@ configfile: "config/config.yaml"
 from tailgate.operational import operational_guard
 
 operational_guard(config)
-validate(config, "workflow/schemas/config.schema.json")
+validate(config, "workflow/tailgate/schemas/config.schema.json")
 
 from tailgate.registration import workflow_guard
 

@@ -2,9 +2,10 @@
 
 Every provenance record and lock entry carries :func:`code_digest`, the SHA-256 over the files of
 the imported ``tailgate`` package (Python sources and the data it ships, such as the
-Anderson–Darling table) and of the workflow beside it (Snakefile, rules, rule scripts, schemas),
-each named by its relative path. A one-line edit anywhere in them gives another digest, so the
-audit can tell records made by different code apart, whatever the version string says.
+Anderson–Darling table and the JSON schemas) and of the workflow beside it (Snakefile, rules,
+rule scripts), each named by its relative path. A one-line edit anywhere in them gives another
+digest, so the audit can tell records made by different code apart, whatever the version string
+says.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["code_digest", "code_files"]
+__all__ = ["code_digest", "code_files", "digest_of"]
 
 _SUFFIXES = {".py", ".json", ".npz", ".smk", ".yaml", ".rst"}
 
@@ -34,14 +35,16 @@ def _files_under(base: Path, prefix: str, skip: frozenset[str] = frozenset()) ->
     return out
 
 
-def code_files() -> list[tuple[str, Path]]:
-    """(name, path) of every file the digest covers, sorted by name."""
-    import tailgate
+def code_files(package: Path | None = None) -> list[tuple[str, Path]]:
+    """(name, path) of every file the digest covers, sorted by name: of the imported package,
+    or of the copy of the code whose ``tailgate`` package folder is ``package``."""
+    if package is None:
+        import tailgate
 
-    package = Path(tailgate.__file__).resolve().parent
+        package = Path(tailgate.__file__).resolve().parent
     workflow = package.parent
     files = _files_under(package, "tailgate", skip=frozenset({"__pycache__"}))
-    for sub in ("rules", "scripts", "schemas", "report"):
+    for sub in ("rules", "scripts", "report"):
         if (workflow / sub).is_dir():
             files.update(_files_under(workflow / sub, f"workflow/{sub}"))
     snakefile = workflow.parent / "Snakefile"
@@ -53,7 +56,12 @@ def code_files() -> list[tuple[str, Path]]:
 @lru_cache(maxsize=1)
 def code_digest() -> str:
     """SHA-256 over (name, SHA-256 of bytes) of :func:`code_files` (computed once a process)."""
+    return digest_of(code_files())
+
+
+def digest_of(files: list[tuple[str, Path]]) -> str:
+    """The code digest of ``files`` (:func:`code_files` of some copy of the code)."""
     h = hashlib.sha256()
-    for name, path in code_files():
+    for name, path in files:
         h.update(f"{name}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
     return h.hexdigest()

@@ -1,7 +1,7 @@
 """Operational settings (``config/config.yaml``): checked against their schema before any job.
 
 The file holds throughput knobs only (batch sizes, devices, threads); nothing in it is part of
-a pre-registration. Every key is listed in ``workflow/schemas/config.schema.json`` and any
+a pre-registration. Every key is listed in ``workflow/tailgate/schemas/config.schema.json`` and any
 other key is refused, so that a setting the workflow does not know (say ``generation.base_dir``)
 can never be read by a stage and change which data a study sees.
 """
@@ -19,7 +19,7 @@ from tailgate.errors import InputError
 
 __all__ = ["SCHEMA", "check_operational", "operational_guard"]
 
-SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
+SCHEMA = Path(__file__).resolve().parent / "schemas" / "config.schema.json"
 
 
 def _where(error: jsonschema.ValidationError) -> str:

@@ -56,7 +56,7 @@ per-condition cards; the audit check ``analyses`` (:mod:`tailgate.audit.criteria
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
 a folder of this package, add it to :data:`registry.MODULES`, its report section to
 :data:`tailgate.report.sections.MODULES` and its parameter schema to
-``$defs/analysis_<kind>`` of ``workflow/schemas/prereg.v1.schema.json`` (no ``default``
+``$defs/analysis_<kind>`` of ``workflow/tailgate/schemas/prereg.v1.schema.json`` (no ``default``
 keywords: an absent field means the documented behaviour in code).
 """
 

@@ -20,9 +20,11 @@ for every provenance record, what actually ran:
   interpreter's and whose defining module is not vouched for (below): setuptools' editable
   finder, ``_distutils_hack``'s finder or tailgate's own are vouched for by their files;
 * ``foreign_modules`` — every loaded module whose file is neither the standard library, nor a
-  file of the project's digested code (:mod:`tailgate.code`), nor a file that an installed
-  distribution's ``RECORD`` lists with the file's SHA-256, nor a start-up module the start-up
-  check found to be a packaging tool's; each with its path and SHA-256.
+  file of the project's digested code (:mod:`tailgate.code`) or of another copy of it with the
+  same code digest (judged by what the code is, not where it lies: one environment serving
+  several working copies), nor a file that an installed distribution's ``RECORD`` lists with
+  the file's SHA-256, nor a start-up module the start-up check found to be a packaging tool's;
+  each with its path and SHA-256.
 
 The ``RECORD`` files of a site folder are read once a process, only a loaded file outside the
 standard library is hashed, and each module's file is judged once a process (a later record of
@@ -173,7 +175,27 @@ def _vouched(path: str, known_hook_files: frozenset[str]) -> bool:
     if judged is None:
         return False
     real, verdict = judged
-    return verdict or real in _project()[0] or real in known_hook_files
+    return verdict or real in _project()[0] or real in known_hook_files or _same_code(real)
+
+
+@cache
+def _same_code(real: str) -> bool:
+    """Whether the file at ``real`` (a real path) is one of the digested files of another copy
+    of the project's code whose code digest is the project's: the same code in another place
+    (a second clone or ``git worktree`` run with the first checkout's environment, whose
+    editable install starts the run's warm server from the first checkout). The copy is the
+    ``tailgate`` package folder nearest above the file, judged whole: every file it runs from
+    its own folder (the server's ``RECORD`` reader and bytecode check) is the project's too."""
+    from tailgate.code import code_digest, code_files, digest_of
+
+    package = next((p for p in Path(real).parents if p.name == "tailgate"), None)
+    if package is None or not (package / "__init__.py").is_file():
+        return False
+    try:
+        files = code_files(package)
+        return any(str(p) == real for _, p in files) and digest_of(files) == code_digest()
+    except OSError:
+        return False
 
 
 @cache
@@ -235,7 +257,7 @@ def _listed_digest(real: str) -> str | None:
 
 
 #: what this process keeps of what it read and judged
-_KEPT = (_stdlib, _site_dirs, _records, _digest, _installed, _served, _judged)
+_KEPT = (_stdlib, _site_dirs, _records, _digest, _installed, _served, _judged, _same_code)
 
 
 def forget() -> None:

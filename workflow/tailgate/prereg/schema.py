@@ -1,6 +1,6 @@
 """The versioned JSON Schema of a pre-registration: validation messages and defaults.
 
-The schema lives in ``workflow/schemas/prereg.v<N>.schema.json``; defaults are the schema's
+The schema lives in ``workflow/tailgate/schemas/prereg.v<N>.schema.json``; defaults are the schema's
 ``default`` keywords (the protocol defaults are the pre-registered design of Zhou (2026), Section 3)
 and are applied before hashing, so writing a default out or leaving it implicit hashes alike.
 Beside them, each field's ``x-registered`` annotation (its role, the direction that loosens it,
@@ -24,7 +24,7 @@ from tailgate.prereg.strict_yaml import Located, field_name
 __all__ = ["SCHEMA_DIR", "SCHEMA_VERSION", "apply_defaults", "load_schema", "validate"]
 
 SCHEMA_VERSION = 1
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 
 @functools.cache
