@@ -14,6 +14,16 @@ the report (:mod:`tailgate.report`); nothing below imports it. Its modules, one 
 :mod:`~tailgate.audit.environment` (the mode each file is compared in) and
 :mod:`~tailgate.audit.reproduce`.
 
+**The audit executes nothing the audited repository names.** The repository is hostile input:
+git reads it through a private git folder of the auditor's, with none of its configuration,
+attributes, hooks, replace refs or grafts (:mod:`tailgate.prereg.gitinfo`; replace refs and
+grafts fail the git check, named), and whether a file is as committed is decided from its bytes;
+every reader bounds the work and memory a file can cost (:mod:`tailgate.safe_read`); the
+registered free text is shown escaped; ``--reproduce`` runs the auditor's own code in an isolated
+interpreter (no folder of the project on the import path) with fresh caches and matplotlib's
+defaults; and the report the reviewer should read is the one the audit re-made and wrote
+(``--report``), not the stored one.
+
 **The rule of the plain audit**: what is downstream of the stored statistics is re-made, never
 read. The stored statistics — the fits, the bulk bootstrap replicates, the analyses'
 statistics, the registered-plan branch's documents — are taken as recorded (checked against
