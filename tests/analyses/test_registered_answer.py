@@ -124,7 +124,7 @@ def test_registration_refusals(tmp_path: Path) -> None:
     )
     _refused(
         tmp_path,
-        text.replace("sample_cap: 500\n", "sample_cap: 500\naccepted_power: 0.05\n"),
+        text.replace("sample_cap: 500\n", "sample_cap: 500\naccepted_power: 0\n"),
         "accepted_power",
         "nothing would check it",
     )
@@ -172,7 +172,7 @@ def test_answer_document_names_the_registered_criteria() -> None:
 def test_the_protocol_fits_only_the_conditions_its_pairs_name(tmp_path: Path) -> None:
     """perturbation-energy-example with the protocol registered on one pair: 29 conditions."""
     text = NO_PROTOCOL.sub(OLD_PROTOCOL, _shipped_text("perturbation-energy-example"))
-    text = text.replace("sample_cap: 500\n", "sample_cap: 500\naccepted_power: 0.05\n")
+    text = text.replace("sample_cap: 500\n", "sample_cap: 500\naccepted_power: 0\n")
     proj = _project(tmp_path, "perturbation-energy-example", text)
     res = proj.snakemake("-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -28,7 +28,7 @@ study: attack
 title: "honest verdict under band rule all: KILL"
 seed: 4242
 sample_cap: 12000
-accepted_power: 0.3
+accepted_power: 0
 conditions:
   - name: base
     simulate: {tail: {xi: 0.0, sigma: 1.0, share: 0.10}}
@@ -61,7 +61,7 @@ schema_version: 1
 study: imported
 seed: 99
 sample_cap: 3000
-accepted_power: 0.05
+accepted_power: 0
 conditions:
   - name: a
   - name: b

@@ -35,7 +35,7 @@ schema_version: 1
 study: small
 seed: 4242
 sample_cap: 4000
-accepted_power: 0.17
+accepted_power: 0
 conditions:
   - name: base
     simulate: {tail: {xi: 0.0, sigma: 1.0, share: 0.10}}

@@ -97,7 +97,7 @@ title: "tiny transformers study"
 seed: {seed}
 hypotheses: {{H1: "embedding noise changes the tail"}}
 sample_cap: 40000
-accepted_power: 0.05
+accepted_power: 0
 models:
   tiny: {{id: {json.dumps(str(assets.lm))}, dtype: float32, prompt_format: plain}}
 {extra_models}data:
@@ -125,7 +125,7 @@ title: "tiny import study"
 seed: {seed}
 hypotheses: {{H1: "the imported conditions' tails differ"}}
 sample_cap: 40000
-accepted_power: 0.05
+accepted_power: 0
 data:
   backend: import
   import: {{path: {json.dumps(str(data))}, format: jsonl}}

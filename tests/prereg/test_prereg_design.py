@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
 from tailgate.prereg import load
+from tailgate.prereg.lock import read_lock
 from tailgate.protocol.design import derived_design, exceedances_at, prompts_for
 from tailgate.stats.power import achieved_power, required_exceedances
 
@@ -41,7 +45,7 @@ def test_exceedance_arithmetic_has_no_float_off_by_one():
 def test_demo_records_its_lower_power(demo_study):
     d = derived_design(demo_study)
     assert (d.n_exc_required, d.prompts_required, d.n_exc_planned) == (1570, 31_400, 1500)
-    assert not d.cap_meets_bound and d.power_accepted
+    assert not d.cap_meets_bound and d.accepted_power == 0.78  # Eq. 2's z-test power
 
 
 def test_freeze_refuses_a_cap_below_the_bound_unless_power_is_accepted(project):
@@ -50,12 +54,17 @@ def test_freeze_refuses_a_cap_below_the_bound_unless_power_is_accepted(project):
     assert code == 2
     assert "field 'accepted_power'" in err and "31400" in err
     assert not project.lock.exists()
-    project.replace("accepted_power: null", "accepted_power: 0.79")  # more than achieved
+    # Eq. 2's z-test power (0.782) is not the registered procedure's: refused
+    project.replace("accepted_power: null", "accepted_power: 0.78")
     code, _, err = project.cli("freeze", project.prereg)
-    assert code == 2 and "achieves only 0.782" in err
-    project.replace("accepted_power: 0.79", "accepted_power: 0.78")
-    code, _out, _ = project.cli("freeze", project.prereg)
-    assert code == 0 and project.lock.exists()
+    assert code == 2 and "field 'accepted_power'" in err, err
+    supported = re.search(r"accepted_power may record at most ([0-9.]+) ", err)
+    assert supported and float(supported[1]) < 0.78
+    project.replace("accepted_power: 0.78", f"accepted_power: {supported[1]}")
+    code, _out, err = project.cli("freeze", project.prereg)
+    assert code == 0 and project.lock.exists(), err
+    derived = read_lock(project.lock).head_entry["derived"]
+    assert derived["supported_power"] == float(supported[1]) == derived["accepted_power"]
 
 
 def test_design_prints_the_derived_values(project):
@@ -66,3 +75,24 @@ def test_design_prints_the_derived_values(project):
     assert "simulated power" in out
     assert load(project.prereg).canonical_hash in out
     assert not project.lock.exists()
+
+
+def test_a_lock_frozen_when_accepted_power_was_the_z_test_power_keeps_that_meaning(demo_study):
+    """The shipped demo was frozen when ``accepted_power`` recorded Eq. 2's z-test power (its lock
+    has no ``supported_power``); it means that still, for design and for an amendment, while a
+    new registration is held to the simulated power of its procedure."""
+    from tailgate.authoring.freeze import check_design
+    from tailgate.protocol.design import PROCEDURE, Z_TEST, accepted_power_rule
+
+    assert accepted_power_rule(demo_study) == Z_TEST
+    design = check_design(demo_study, runnable=False)  # no refusal, nothing simulated
+    assert design is not None and design.power_accepted and design.procedure_power is None
+    assert dataclasses.replace(design, accepted_rule=PROCEDURE).power_accepted is False
+
+
+def test_design_of_the_demo_ends_with_0(demo_study):
+    from cli_call import tailgate
+
+    res = tailgate("design", str(demo_study.path), cwd=demo_study.path.parents[1])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "accepted_power 0.78: OK by the rule its lock was frozen under" in res.stdout

@@ -28,7 +28,7 @@ schema_version: 1
 study: small
 seed: 777
 sample_cap: 4000
-accepted_power: 0.01
+accepted_power: 0
 conditions:
   - name: base
     simulate: {tail: {xi: 0.0, sigma: 1.0, share: 0.10}}

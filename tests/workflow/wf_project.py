@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ schema_version: 1
 study: small
 seed: 4242
 sample_cap: 12000
-accepted_power: 0.3
+accepted_power: 0
 conditions:
   - name: base
     simulate: {tail: {xi: 0.0, sigma: 1.0, share: 0.10}}
@@ -77,6 +78,14 @@ def job_counts(log: str) -> dict[str, int]:
     from tailgate.joblog import job_stats
 
     return job_stats(log)
+
+
+def finished_counts(log: str) -> dict[str, int]:
+    """Jobs per rule that Snakemake's ``log`` (its terminal output) reports finished ("Finished
+    jobid: N (Rule: R)"), the ``all`` target included."""
+    from collections import Counter
+
+    return dict(Counter(re.findall(r"Finished jobid: \d+ \(Rule: (\S+)\)", log)))
 
 
 def make_project(root: Path, text: str = SMALL_STUDY) -> Project:

@@ -2,7 +2,9 @@
 
 Freeze refuses a design whose planned prompts fall below the Eq. 2 prompt count of Zhou (2026),
 or at which H1 cannot PASS (G3 fails at every threshold), unless the pre-registration records an
-``accepted_power`` that the design achieves; and what would fail after the freeze
+``accepted_power`` that the simulated power of the registered procedure supports (the rate at
+1.5 × Δfloor less two Monte Carlo s.e.; :func:`tailgate.protocol.design.with_procedure_power`,
+deterministic from the study seed); and what would fail after the freeze
 (:mod:`tailgate.authoring.runnable`).
 
 A lock is append-only. ``freeze`` never replaces a lock that was ever committed (the way forward
@@ -22,6 +24,7 @@ and ``tailgate verify`` in the clone says which file to obtain and where to plac
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from dataclasses import dataclass
@@ -50,9 +53,13 @@ from tailgate.prereg.pins import manifest_path, pin_changes, pins_of, project_ro
 from tailgate.prereg.study import Study, lock_path_for, results_dir_for
 from tailgate.protocol.design import (
     WHAT_A_SMALL_STUDY_LEARNS,
+    Z_TEST,
     Design,
     cannot_pass,
     derived_design,
+    operating_characteristics,
+    power_line,
+    with_procedure_power,
 )
 from tailgate.registration import load
 
@@ -103,18 +110,25 @@ class AmendResult:
     tagged: TagResult | None = None
 
 
-def check_design(study: Study, *, runnable: bool = True) -> Design | None:
+def check_design(
+    study: Study, *, runnable: bool = True, oc: Any = None, simulate: bool = True
+) -> Design | None:
     """The derived design; :class:`PreregError` for what would fail after the freeze
     (:func:`tailgate.authoring.runnable.runnable_problems`, unless ``runnable`` is false), for
     imported lattice scores that leave fewer distinct exceedance values at the headline threshold
     than ``protocol.thresholds.min_levels``
     (:func:`tailgate.authoring.importcheck.lattice_refusal`), for a size at which H1 cannot PASS
     (:func:`tailgate.protocol.design.cannot_pass`) and for a cap below Eq. 2, each of the last
-    two unless ``accepted_power`` explicitly records the achieved lower power; several problems
-    are named together (:class:`InputError`, one per line). None when the study registers no
-    protocol (the Eq. 2 bound is the protocol's)."""
+    two unless ``accepted_power`` explicitly records a lower power, and for an ``accepted_power``
+    above what the simulated power of the registered procedure supports
+    (:attr:`tailgate.protocol.design.Design.supported_power`; ``oc``: its
+    :func:`~tailgate.protocol.design.operating_characteristics` when already simulated, else
+    simulated here, seconds, unless ``simulate`` is false or anything else is refused: the
+    check then waits, as for a study that cannot run); several problems are named together
+    (:class:`InputError`, one per line). None when the study registers no protocol (the Eq. 2
+    bound is the protocol's)."""
     problems = runnable_problems(study) if runnable else []
-    design = _design_problems(study, problems) if study.has_protocol else None
+    design = _design_problems(study, problems, oc, simulate) if study.has_protocol else None
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -127,7 +141,9 @@ def check_design(study: Study, *, runnable: bool = True) -> Design | None:
     return design
 
 
-def _design_problems(study: Study, problems: list[PreregError]) -> Design | None:
+def _design_problems(
+    study: Study, problems: list[PreregError], oc: Any = None, simulate: bool = True
+) -> Design | None:
     """The derived design of a study with the protocol, appending to ``problems`` what
     :func:`check_design` refuses in it; None when the design cannot be derived."""
     from tailgate.authoring.importcheck import lattice_refusal
@@ -146,21 +162,45 @@ def _design_problems(study: Study, problems: list[PreregError]) -> Design | None
         )
     design = derived_design(study)
     hopeless = cannot_pass(study)
-    if hopeless and design.accepted_power is None:
-        problems.append(
-            PreregError(
-                hopeless,
-                file=str(study.path),
-                field="accepted_power",
-                fix="import or generate more rows per condition, lower protocol.min_exceedances "
-                "only if the methods allow it, or accept explicitly that the study cannot PASS "
-                "by writing the power achieved (accepted_power: "
-                f"{_floor3(design.achieved_power)}). {WHAT_A_SMALL_STUDY_LEARNS}",
+    if hopeless:  # G3 fails at every threshold: so does every simulated trial (power 0)
+        design = dataclasses.replace(design, procedure_power=0.0, procedure_power_mc_se=0.0)
+        if not design.power_accepted:
+            problems.append(
+                PreregError(
+                    hopeless,
+                    file=str(study.path),
+                    field="accepted_power",
+                    fix="import or generate more rows per condition, lower "
+                    "protocol.min_exceedances only if the methods allow it, or accept explicitly "
+                    f"that the study cannot PASS (accepted_power: 0). {WHAT_A_SMALL_STUDY_LEARNS}",
+                )
             )
-        )
         return design
-    if design.power_accepted:
+    if design.accepted_power == 0 or (design.accepted_power is None and design.cap_meets_bound):
         return design
+    if design.accepted_rule == Z_TEST and design.power_accepted:  # as its lock was frozen
+        return design
+    if problems or not simulate:  # a registration refused anyway: its power is not simulated
+        if not design.power_accepted and design.accepted_power is None:
+            problems.append(_power_problem(study, design))
+        return design
+    if oc is None:
+        oc = operating_characteristics(study, design)
+    design = with_procedure_power(design, oc)
+    if not design.power_accepted:
+        problems.append(_power_problem(study, design))
+    return design
+
+
+def _power_problem(study: Study, design: Design) -> PreregError:
+    """Why ``accepted_power`` (absent, or above what the simulation supports) is refused."""
+    supported = design.supported_power
+    accept = (
+        "tailgate design prints the power to accept"
+        if supported is None
+        else f"accepted_power: {supported:g}"
+        + (" accepts that H1 cannot PASS at this size" if supported == 0 else "")
+    )
     if design.accepted_power is None:
         problem = (
             f"the planned {design.min_prompts} prompts per condition give {design.n_exc_planned} "
@@ -170,20 +210,19 @@ def _design_problems(study: Study, problems: list[PreregError]) -> Design | None
         )
         fix = (
             f"raise sample_cap (and condition prompts) to at least {design.prompts_required}, or "
-            f"record the lower power you accept, e.g. 'accepted_power: "
-            f"{_floor3(design.achieved_power)}' (achieved z-test power {design.achieved_power:.3f})"
+            f"record the lower power you accept: the simulated power of the registered procedure "
+            f"({accept})"
         )
     else:
         problem = (
-            f"accepted_power is {design.accepted_power:g}, but the planned design achieves only "
-            f"{design.achieved_power:.3f} (z-test power at {design.n_exc_planned} exceedances)"
+            f"accepted_power is {design.accepted_power:g}, above what the registered procedure "
+            f"achieves: {power_line(design)}"
         )
         fix = (
-            f"record what is achieved (accepted_power: {_floor3(design.achieved_power)}) or raise "
-            "sample_cap"
+            f"record what the simulation supports ({accept}), raise the prompts per condition, "
+            "or raise protocol.operating_characteristics.trials to narrow the Monte Carlo error"
         )
-    problems.append(PreregError(problem, file=str(study.path), field="accepted_power", fix=fix))
-    return design
+    return PreregError(problem, file=str(study.path), field="accepted_power", fix=fix)
 
 
 def derived_of(study: Study, design: Design | None) -> dict[str, Any]:
@@ -213,10 +252,6 @@ def derived_of(study: Study, design: Design | None) -> dict[str, Any]:
         )
     derived["operating_characteristics"] = oc.to_dict()
     return derived
-
-
-def _floor3(x: float) -> str:
-    return f"{int(x * 1000) / 1000:.3f}"
 
 
 def _committed_lock_refusal(

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from tailgate.errors import DataInputError, PreregError
 from tailgate.prereg.pins import project_root
+from tailgate.prereg.study import worse_of
 from tailgate.protocol.design import exceedances_at
 from tailgate.protocol.registered import MIN_LEVELS, min_levels
+from tailgate.stages.common import scales_for
 
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
@@ -106,8 +108,6 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     step = thresholds.get("lattice_step")
     band = [float(q) for q in thresholds["band"]]
     out = []
-    from tailgate.prereg.study import worse_of
-
     for scorer, column in columns:
         hits = []
         steps = set()
@@ -166,8 +166,11 @@ def lattice_refusal(study: Any) -> str | None:
 
     A discretised GPD fit needs distinct exceedance values: the headline threshold must leave at
     least ``protocol.thresholds.min_levels`` (absent: :data:`MIN_LEVELS`) in every condition and
-    scorer, and the scores must lie on a lattice. Studies that do not register ``ties: lattice``
-    or do not import their scores give None (their scores do not exist before the freeze)."""
+    scorer (of the scores' bad tail; a monotone transform keeps the count, the cells on the
+    logit scale being the images of the grades' cells), and the scores must lie on a lattice
+    whose step is more than twice the logit's clipping ε where the logit scale is analysed (else
+    two grades clip to one value). Studies that do not register ``ties: lattice`` or do not
+    import their scores give None (their scores do not exist before the freeze)."""
     if not study.has_protocol or study.data["data"]["backend"] != "import":
         return None
     thresholds = study.protocol["thresholds"]
@@ -181,15 +184,24 @@ def lattice_refusal(study: Any) -> str | None:
     minimum = min_levels(study)
     head = float(thresholds["headline"])
     step = thresholds.get("lattice_step")
+    eps = float(study.data["transform"]["epsilon"])
     summary, rows = inspect_import(study, base_dir=project_root(study.path))
     short = []
     for s in summary.spec.scores:
+        sign = -1.0 if worse_of(study.scorer(s.scorer)) == "lower" else 1.0
+        logit = "logit" in scales_for(study, s.scorer)
         for cond in study.conditions():
-            x = rows.scores[s.column][rows.of(cond["name"])][: int(cond["prompts"])]
+            x = sign * rows.scores[s.column][rows.of(cond["name"])][: int(cond["prompts"])]
             try:
                 ex = exceedances(x, head, "lattice", None if step is None else float(step))
             except ValueError as exc:
                 return f"scorer {s.scorer}, condition {cond['name']}: {exc}"
+            if logit and not eps < 0.5 * ex.step:  # type: ignore[operator]
+                return (
+                    f"scorer {s.scorer}: transform.epsilon {eps:g} is not below half the lattice "
+                    f"step {ex.step:g}, so the logit scale clips two grades to one value; "
+                    "register a smaller transform.epsilon (e.g. 1.0e-6)"
+                )
             levels = int(np.unique(ex.y).size)
             if levels < minimum:
                 short.append((levels, s.scorer, cond["name"]))

@@ -130,17 +130,19 @@ TIES_LINE = "    # ties: strict           #"
 def propose_lattice(
     text: str, rows: list[dict[str, Any]], scores: list[tuple[str, str, bool, str | None]]
 ) -> tuple[str, list[str]]:
-    """``protocol.thresholds.ties: lattice`` written (marked REVIEW) when every score column is
-    unbounded and lies on a lattice (judge grades, Likert items, counts): the rule under which
-    the fits use the discretised likelihood (methods note P10). Bounded scores are analysed on
-    the logit scale too, where a lattice of probabilities is no longer evenly spaced, so they
-    keep the rule they have."""
+    """``protocol.thresholds.ties: lattice`` written (marked REVIEW) when every score column
+    lies on a lattice (judge grades, Likert items, counts, probability grades): the rule under
+    which the fits use the discretised likelihood (methods note P10). On the logit scale of
+    bounded scores each exceedance keeps the image of its grade's cell, so the rule fits there
+    too. Scores with fewer distinct values than a discretised fit needs (0/1 outcomes) get none."""
+    from tailgate.stats.gpd import MIN_LEVELS
     from tailgate.stats.lattice import detect_step
 
     steps = []
-    for _, column, bounded, *_ in scores:
+    for _, column, *_ in scores:
         values, why = numeric_values(rows, column, "row")
-        step = None if bounded or why else detect_step(np.asarray(values, float))
+        few = why or np.unique(np.asarray(values, float)).size < MIN_LEVELS
+        step = None if few else detect_step(np.asarray(values, float))
         if step is None:
             return text, []
         steps.append(f"{column} (step {step:g})")

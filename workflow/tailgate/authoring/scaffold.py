@@ -26,8 +26,9 @@ logs) the same template is filled from the file:
 * ``sample_cap`` = the largest condition, and the Eq. 2 check of Zhou (2026)
   (:func:`tailgate.protocol.design.derived_design`): whether the smallest condition's rows give the
   n_exc* exceedances at the headline q that the registered Δfloor, α and power need. When they do
-  not, ``accepted_power`` stays null with a note: init never accepts a lower power for the user,
-  and design and freeze refuse the size until more rows are imported or the user writes it;
+  not, ``accepted_power`` stays null with a note giving the simulated power of the registered
+  procedure at 1.5 × Δfloor, the number it may record: init never accepts a lower power for the
+  user, and design and freeze refuse the size until more rows are imported or the user writes it;
 * ``generation.shards: 1`` (one job per condition reads the file).
 
 The written file is loaded (schema, cross-field rules) and its import file checked by the import
@@ -39,10 +40,9 @@ schema's pattern (also names that YAML or Snakemake's ``--config`` read as anoth
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,14 @@ from tailgate.authoring.proposals import (
 )
 from tailgate.errors import InputError
 from tailgate.prereg.schema import load_schema
-from tailgate.protocol.design import WHAT_A_SMALL_STUDY_LEARNS
+from tailgate.protocol.design import (
+    WHAT_A_SMALL_STUDY_LEARNS,
+    cannot_pass,
+    derived_design,
+    operating_characteristics,
+    power_line,
+    with_procedure_power,
+)
 
 __all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
 
@@ -415,11 +422,11 @@ def _from_import(
             "within-condition s.d.) under protocol.tolerances.scales: REVIEW them"
         )
     if not design.cap_meets_bound:
+        design = _procedure_power(text, study, root, design)
         notes.append(
             f"accepted_power is left null: design and freeze refuse this size until you import "
             f"more rows (at least {design.prompts_required} per condition) or accept the lower "
-            f"power yourself (accepted_power: {math.floor(design.achieved_power * 1000) / 1000:g} "
-            f"at most). {WHAT_A_SMALL_STUDY_LEARNS}"
+            f"power yourself: {power_line(design)}. {WHAT_A_SMALL_STUDY_LEARNS}"
         )
     notes[:0] = [f"read {source}: {len(rows)} rows; " + _mapping_line(chosen, scores)]
     notes[1:1] = read_notes
@@ -461,10 +468,10 @@ def _fill(text: str, study: str, d: dict[str, Any], *, design: Any = None) -> st
     if design is not None and not design.cap_meets_bound:
         note = (
             f"REVIEW: the rows give only {design.n_exc_planned} of the {design.n_exc_required} "
-            f"exceedances Eq. 2 needs; the z-test power they achieve is "
-            f"{design.achieved_power:.3f} (protocol.power {design.power:g}). design and freeze "
-            f"refuse this size until you import more rows or write the lower power you accept "
-            f"here yourself (init never accepts it for you)."
+            f"exceedances Eq. 2 needs. design and freeze refuse this size until you import "
+            f"more rows or write here the power of the registered procedure you accept, at most "
+            f"what init and design print for it (simulated at 1.5 x delta_floor; init never "
+            f"accepts it for you)."
         )
         out = _note_before(out, "accepted_power", note)
     out = _replace_block(out, "conditions:", "data:", _conditions_block(counts, chosen))
@@ -630,18 +637,23 @@ def _scorers_block(scores: list[tuple[str, str, bool, str | None]]) -> str:
 
 
 def _design_of(text: str, study: str, root: Path) -> Any:
-    from tailgate.protocol.design import derived_design
-
     return derived_design(load_text(text, study, root))
+
+
+def _procedure_power(text: str, study: str, root: Path, design: Any) -> Any:
+    """``design`` with the power of the registration ``text``'s procedure (what accepted_power
+    may record; :func:`tailgate.protocol.design.with_procedure_power`): 0 where H1 cannot PASS
+    at this size, else simulated from the study seed (seconds)."""
+    registered = load_text(text, study, root)
+    design = derived_design(registered)
+    if cannot_pass(registered):
+        return replace(design, procedure_power=0.0, procedure_power_mc_se=0.0)
+    return with_procedure_power(design, operating_characteristics(registered, design))
 
 
 def _design_notes(design: Any, counts: dict[str, int]) -> list[str]:
     rows = ", ".join(f"{k} {v}" for k, v in counts.items())
-    verdict = (
-        "meets the Eq. 2 bound"
-        if design.cap_meets_bound
-        else f"is BELOW the Eq. 2 bound (z-test power {design.achieved_power:.3f})"
-    )
+    verdict = "meets the Eq. 2 bound" if design.cap_meets_bound else "is BELOW the Eq. 2 bound"
     return [
         f"conditions (rows): {rows}; sample_cap {max(counts.values())}",
         f"Eq. 2 of Zhou (2026): n_exc* = {design.n_exc_required} exceedances at q = "

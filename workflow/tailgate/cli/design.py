@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from tailgate.cli.base import Verbs, print_json, verb
-from tailgate.errors import EXIT_INVALID, EXIT_OK, PreregError
+from tailgate.errors import EXIT_INVALID, EXIT_OK, InputError, PreregError
 
 
 def add_design(sub: Verbs) -> None:
@@ -41,6 +41,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
         describe,
         operating_characteristics,
         simulated_power,
+        with_procedure_power,
     )
     from tailgate.registration import load
 
@@ -54,8 +55,9 @@ def _cmd_design(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         oc = operating_characteristics(study, design)
         seconds = time.perf_counter() - start
+        design = with_procedure_power(design, oc)
         refusal = check_false_pass(study, oc)
-    refusals = _freeze_refusals(study, unrunnable, refusal)
+    refusals = _freeze_refusals(study, unrunnable, refusal, oc)
     if args.json:
         print_json(
             "design",
@@ -123,17 +125,18 @@ def _answer_line(study: Any) -> str:
 
 
 def _freeze_refusals(
-    study: Any, unrunnable: list[PreregError], false_pass_problem: str | None
+    study: Any, unrunnable: list[PreregError], false_pass_problem: str | None, oc: Any
 ) -> list[str]:
     """What ``tailgate freeze`` would refuse in this registration, by the checks freeze itself
-    runs (``unrunnable``: what would fail after the freeze; the Eq. 2 cap check and, when
-    registered, the false-PASS bound): ``design`` exits 2 whenever freeze would."""
+    runs (``unrunnable``: what would fail after the freeze; the Eq. 2 cap check, the
+    ``accepted_power`` check against ``oc``, the simulation just run, and, when registered, the
+    false-PASS bound): ``design`` exits 2 whenever freeze would."""
     from tailgate.authoring.freeze import check_design
 
     problems = [str(p) for p in unrunnable]
     try:
-        check_design(study, runnable=False)
-    except PreregError as exc:
+        check_design(study, runnable=False, oc=oc, simulate=not unrunnable)
+    except InputError as exc:  # one PreregError, or several named together
         problems.append(str(exc))
     if false_pass_problem:  # None unless max_false_pass is registered
         problems.append(

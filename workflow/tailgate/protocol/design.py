@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.errors import InputError
+from tailgate.prereg.lock import read_lock
 from tailgate.protocol.registered import min_levels, registered_settings
 from tailgate.stats.power import achieved_power, required_exceedances
 
@@ -33,8 +35,10 @@ __all__ = [
     "exceedances_at",
     "operating_characteristics",
     "planned_prompts",
+    "power_line",
     "prompts_for",
     "simulated_power",
+    "with_procedure_power",
 ]
 
 
@@ -104,20 +108,59 @@ class Design:
     n_exc_required_gate: int | None = None
     prompts_required_gate: int | None = None
     achieved_power_gate: float | None = None
+    procedure_power: float | None = None
+    procedure_power_mc_se: float | None = None
+    #: what ``accepted_power`` records: :data:`PROCEDURE` (the simulated power of the registered
+    #: procedure), or :data:`Z_TEST` for a study whose lock was written when it recorded Eq. 2's
+    #: z-test power (:func:`accepted_power_rule`); a committed lock keeps its meaning
+    accepted_rule: str = "procedure"
+
+    @property
+    def supported_power(self) -> float | None:
+        """The most ``accepted_power`` may record: the simulated power of the registered
+        procedure at Δξ = 1.5 × Δfloor (:data:`ACCEPTED_AT`) less two Monte Carlo s.e., at least
+        0, floored to three decimals; None until simulated (:func:`with_procedure_power`)."""
+        if self.procedure_power is None or self.procedure_power_mc_se is None:
+            return None
+        low = self.procedure_power - 2.0 * self.procedure_power_mc_se
+        return max(0.0, math.floor(round(low * 1000, 6)) / 1000)
 
     @property
     def power_accepted(self) -> bool:
-        """The bound is met, or a lower power was explicitly accepted and is achieved."""
-        if self.cap_meets_bound:
+        """No ``accepted_power`` and the Eq. 2 bound met, ``accepted_power: 0`` (H1 may never
+        PASS at this size, accepted), or an ``accepted_power`` the simulation of the registered
+        procedure supports (:attr:`supported_power`)."""
+        if self.accepted_power is None:
+            return self.cap_meets_bound
+        if self.accepted_power == 0:  # no power claimed: nothing to simulate
             return True
-        return self.accepted_power is not None and self.achieved_power >= self.accepted_power - 5e-4
+        if self.accepted_rule == Z_TEST:
+            return self.achieved_power >= self.accepted_power - 5e-4
+        supported = self.supported_power
+        return supported is not None and self.accepted_power <= supported + 1e-9
 
     def to_json(self) -> dict[str, Any]:
-        """Plain values for the lock file."""
-        return {
-            k: (round(v, 6) if isinstance(v, float) else v)
-            for k, v in dataclasses.asdict(self).items()
-        }
+        """Plain values for the lock file, with :attr:`supported_power`."""
+        values = {**dataclasses.asdict(self), "supported_power": self.supported_power}
+        del values["accepted_rule"]  # the lock's own keys say it (:func:`accepted_power_rule`)
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in values.items()}
+
+
+PROCEDURE, Z_TEST = "procedure", "z-test"
+
+
+def accepted_power_rule(study: Any) -> str:
+    """:data:`Z_TEST` when the study's lock exists and its first entry's derived design holds no
+    ``supported_power`` (it was frozen when ``accepted_power`` recorded Eq. 2's z-test power:
+    the shipped demo), else :data:`PROCEDURE`. A registration means what it meant when frozen, so
+    amending such a study does not refuse the number its lock accepted."""
+    try:
+        lock = read_lock(study.lock_path)
+    except (AttributeError, InputError):
+        return PROCEDURE
+    derived = (lock.chain[0].get("derived") or {}) if lock is not None and lock.chain else {}
+    old = isinstance(derived, dict) and "achieved_power" in derived
+    return Z_TEST if old and "supported_power" not in derived else PROCEDURE
 
 
 def planned_prompts(study: Any) -> int:
@@ -154,6 +197,7 @@ def derived_design(study: Any) -> Design:
         cap_meets_bound=n_plan >= n_req,
         achieved_power=achieved_power(n_plan, delta, alpha=alpha, xi_bar=xi_bar),
         accepted_power=None if ap is None else float(ap),
+        accepted_rule=accepted_power_rule(study),
         min_exceedances=int(proto["min_exceedances"]),
         alpha_p1=alpha_p1,
         n_exc_required_gate=n_gate,
@@ -244,7 +288,8 @@ def describe(design: Design) -> list[str]:
         f"prompts at headline q={d.q_headline:g}: {d.prompts_required} per condition",
         f"registered: sample_cap={d.sample_cap}, smallest condition={d.min_prompts} prompts "
         f"→ {d.n_exc_planned} exceedances (N*={d.min_exceedances})",
-        f"z-test power at {d.n_exc_planned} exceedances: {d.achieved_power:.3f}",
+        f"z-test power at {d.n_exc_planned} exceedances: {d.achieved_power:.3f} (Eq. 2's "
+        "two-sample z-test, a necessary bound: not the registered procedure's power)",
     ]
     if d.alpha_p1 is not None and d.n_exc_required_gate is not None:
         lines.append(
@@ -252,18 +297,30 @@ def describe(design: Design) -> list[str]:
             f"{d.n_exc_required_gate} ({d.prompts_required_gate} prompts at q={d.q_headline:g}), "
             f"z-test power at {d.n_exc_planned} exceedances: {d.achieved_power_gate:.3f}"
         )
+    if d.procedure_power is not None:
+        lines.append(power_line(d))
     if d.cap_meets_bound:
         lines.append("cap check: OK, the registered prompts meet the Eq. 2 bound")
-    elif d.power_accepted:
-        lines.append(
-            f"cap check: below the Eq. 2 bound; lower power {d.accepted_power:g} accepted "
-            f"explicitly (accepted_power)"
-        )
-    else:
+    elif d.accepted_power is None:
         lines.append(
             "cap check: FAILS — the registered prompts are below the Eq. 2 bound and no "
-            "sufficient accepted_power is recorded (freeze will refuse)"
+            "accepted_power is recorded (freeze will refuse)"
         )
+    if d.accepted_power is not None:
+        supported = d.supported_power
+        if d.accepted_rule == Z_TEST:
+            verdict = (
+                f"{'OK' if d.power_accepted else 'FAILS'} by the rule its lock was frozen "
+                f"under: Eq. 2's z-test power ({d.achieved_power:.3f}), not the simulated "
+                "power of the procedure (above)"
+            )
+        elif supported is None:
+            verdict = "not checked: the registered procedure was not simulated"
+        elif d.power_accepted:
+            verdict = f"OK, the simulation supports up to {supported:g}"
+        else:
+            verdict = f"FAILS — the simulation supports at most {supported:g} (freeze will refuse)"
+        lines.append(f"accepted_power {d.accepted_power:g}: {verdict}")
     if d.n_exc_planned < d.min_exceedances:
         lines.append(
             f"warning: {d.n_exc_planned} planned exceedances are below N*={d.min_exceedances}: "
@@ -395,6 +452,38 @@ def operating_characteristics(
         lattice_step=step,
     )
     return dataclasses.replace(oc, notes=oc.notes + notes) if notes else oc
+
+
+#: the true Δξ, as a multiple of Δfloor, at which ``accepted_power`` is read: where Section 4
+#: and App. E of Zhou (2026) place the operative P1∧P2 rule's power (at the floor itself, the
+#: boundary of H1's null, a PASS rate is not power)
+ACCEPTED_AT = 1.5
+
+
+def with_procedure_power(design: Design, oc: Any) -> Design:
+    """``design`` with the power of the registered procedure filled in: the PASS rate of
+    :func:`operating_characteristics` (``oc``) under the registered band rule at Δξ =
+    :data:`ACCEPTED_AT` × Δfloor, and its Monte Carlo s.e."""
+    at = oc.at(ACCEPTED_AT * design.delta_floor)
+    return dataclasses.replace(
+        design,
+        procedure_power=round(at.rate(oc.band_rule), 6),
+        procedure_power_mc_se=round(at.mc_se(oc.band_rule), 6),
+    )
+
+
+def power_line(design: Design, trials: int | None = None) -> str:
+    """What ``accepted_power`` may record, in words (said by init, design and freeze)."""
+    d = design
+    if d.procedure_power is None or d.supported_power is None:
+        return "power of the registered procedure: not simulated"
+    runs = f", {trials} trials" if trials else ""
+    return (
+        f"power of the registered procedure at Δξ = {ACCEPTED_AT:g} × Δfloor = "
+        f"{ACCEPTED_AT * d.delta_floor:g} (every gate, {d.min_prompts} prompts per condition): "
+        f"{d.procedure_power:.3f} ± {d.procedure_power_mc_se:.3f} (Monte Carlo s.e.{runs}); "
+        f"accepted_power may record at most {d.supported_power:g} (the rate less two s.e.)"
+    )
 
 
 def check_false_pass(study: Any, oc: Any) -> str | None:

@@ -71,7 +71,8 @@ CAPTIONS = {
         "band is the scan's median ± one standard deviation, the shaded span the registered "
         "robustness band. "
         "Red stars mark thresholds where a pair passed every gate except stability (G5): "
-        "threshold fishing (Fig. 3, Section 6.3 of Zhou (2026))."
+        "threshold fishing (Fig. 3, Section 6.3 of Zhou (2026)); such a threshold beyond the "
+        "scan's last point is named in red text instead."
     ),
     "forest": (
         "Pairwise |Δξ̂| with 95% CI at the headline threshold; the shaded band is the effect-size "
@@ -117,10 +118,24 @@ def _power_shown(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _stability_shown(arguments: dict[str, Any]) -> dict[str, Any]:
     scans = arguments["scans"]
+    fishing = list(arguments["fishing"])
+    beyond = [p for p in fishing if not _on_scan(p, scans)]
     return {
         **arguments,
         "scans": {name: {k: scan.get(k) for k in _SCAN_KEYS} for name, scan in scans.items()},
+        "fishing": [p for p in fishing if _on_scan(p, scans)],
+        **({"fishing_beyond_scan": beyond} if beyond else {}),  # named in words, not starred
     }
+
+
+def _on_scan(point: FishingPoint, scans: Mapping[str, StabilityScan]) -> bool:
+    """Whether a fishing point's threshold lies within its condition's scanned thresholds (a
+    band threshold above the scan's last point is marked in words, not as a star past the
+    curve)."""
+    scan = scans.get(point["condition"])
+    q = _floats(scan["q"]) if scan is not None else np.array([])
+    q = q[np.isfinite(q)]
+    return bool(q.size) and float(q.min()) - 1e-9 <= float(point["q"]) <= float(q.max()) + 1e-9
 
 
 #: pixels per inch of every figure: a figure of w inches is w × DPI pixels wide in the report
@@ -352,9 +367,22 @@ def stability_figure(
         ax.plot(q, xi, marker="o", ms=3, color="#1f77b4")
         if not np.isfinite(xi).any():
             empty_note(ax, "no ξ̂: no threshold of the scan has enough exceedances")
-        for point in fishing:
-            if point["condition"] == name:
-                ax.plot([point["q"]], [point["xi"]], marker="*", ms=14, color="red", zorder=5)
+        mine = [p for p in fishing if p["condition"] == name]
+        for point in (p for p in mine if _on_scan(p, scans)):
+            ax.plot([point["q"]], [point["xi"]], marker="*", ms=14, color="red", zorder=5)
+        beyond = sorted({float(p["q"]) for p in mine if not _on_scan(p, scans)})
+        scanned = q[np.isfinite(q)]
+        if beyond and scanned.size:
+            ax.text(
+                0.02,
+                0.02,
+                f"G5 fails alone at q = {', '.join(f'{b:g}' for b in beyond)}, beyond the "
+                f"scan's last point {scanned.max():g}",
+                transform=ax.transAxes,
+                fontsize=LABEL_PT,
+                color="red",
+                va="bottom",
+            )
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("threshold quantile q")
         ax.set_ylabel("ξ̂")

@@ -234,7 +234,8 @@ def diagnostics_figure(
 @plots("multiverse")
 def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
     """Heat map of the multiverse, one panel per scorer and scale (green PASS, grey KILL),
-    the registered analysis outlined."""
+    the registered analysis outlined; a panel where no analysis passes says so in words
+    instead of an all-grey map."""
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Rectangle
 
@@ -242,14 +243,28 @@ def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
     cols = min(len(docs), 2)  # at most two panels a row: the labels stay at full size
     n_rows = math.ceil(len(docs) / cols)
     fig = figures.new_figure(4.2 + 3.2 * cols, n_rows * (2.4 + 0.26 * len(rows)))
-    axes = np.atleast_1d(fig.subplots(n_rows, cols, sharey=True, squeeze=False)).ravel()
+    axes = np.atleast_1d(fig.subplots(n_rows, cols, squeeze=False)).ravel()
     for ax in axes[len(docs) :]:
         ax.set_visible(False)
     cmap = ListedColormap(["#d9d9d9", "#2ca02c"])
-    for ax, d in zip(axes, docs, strict=False):
+    # row labels on the first map of each row of panels (a panel in words has none)
+    mapped = [any(c["h1"] == "PASS" for c in d["cells"]) for d in docs]
+    for k, (ax, d) in enumerate(zip(axes, docs, strict=False)):
         header, rows = grid(d)
         cells = [r[2:] for r in rows]
         z = np.array([[c.strip("[]") == "PASS" for c in r] for r in cells], dtype=float)
+        ax.set_title(
+            f"{d['scorer']}, {d['scale']}: PASS {100 * d['pass_share']:.0f}%",
+            fontsize=figures.LABEL_PT + 1,
+        )
+        if not z.any():  # one grey screen says nothing: say it in words
+            figures.empty_note(
+                ax,
+                f"H1 {d['registered']['h1']} as registered, and no PASS in any of the "
+                f"{z.size} analyses: no threshold rule, G5 rule, P1 method or tolerance "
+                "multiplier gives one",
+            )
+            continue
         ax.imshow(z, cmap=cmap, vmin=0, vmax=1, aspect="auto")
         for i, r in enumerate(cells):
             for j, c in enumerate(r):
@@ -263,21 +278,18 @@ def multiverse_figure(docs: Sequence[Mapping[str, Any]]) -> Any:
             ha="right",
             fontsize=figures.LABEL_PT,
         )
-        ax.set_title(
-            f"{d['scorer']}, {d['scale']}: PASS {100 * d['pass_share']:.0f}%",
-            fontsize=figures.LABEL_PT + 1,
-        )
         ax.set_yticks(
             range(len(rows)), [f"{r[0]} | {r[1]}" for r in rows], fontsize=figures.LABEL_PT
         )
-        ax.tick_params(axis="y", labelleft=ax.get_subplotspec().is_first_col())
+        ax.tick_params(axis="y", labelleft=k % cols == 0 or not mapped[k - 1])
     return fig
 
 
 CAPTION_MULTIVERSE = (
     "The H1 verdict under every analysis another analyst could have run from the stored "
     "statistics: threshold rule and G5 rule (rows) × P1 method and tolerance multiplier "
-    "(columns), one panel per scale; green PASS, grey KILL, the registered analysis outlined."
+    "(columns), one panel per scale; green PASS, grey KILL, the registered analysis outlined; "
+    "a panel where no analysis passes says so in words."
 )
 
 

@@ -169,6 +169,31 @@ def criteria_table(rows: Sequence[dict]) -> Table:
     )
 
 
+#: the severity of a ``worse: lower`` score s on each scale (:mod:`tailgate.transform`)
+_TURNED = {"identity": "−{s}", "probability": "1 − {s}", "logit": "−logit({s})"}
+
+
+def severity_of(scorer: str, scale: str, records: dict[str, ConditionFits]) -> tuple[str, str]:
+    """(what the statistics are of, the note saying so): the scorer itself, or for a scorer
+    registered ``worse: lower`` (recorded in its fits' ``transform``) the turned-round severity,
+    named, e.g. ``severity = −perplexity``, so a mean is never read in the scores' own units
+    with its sign silently turned."""
+    turned = any((r.get("transform") or {}).get("worse") == "lower" for r in records.values())
+    if not turned:
+        return scorer, ""
+    what = _TURNED.get(scale, "−{s}").format(s=scorer)
+    return (
+        f"severity = {what}",
+        f"{scorer} is registered worse: lower (its low scores are the bad outcomes), so every "
+        f"statistic here is of the severity {what}, larger is worse: a mean of m here is a "
+        f"mean {scorer} of "
+        + {"identity": "−m", "probability": "1 − m", "logit": "−m on the logit scale"}.get(
+            scale, "−m"
+        )
+        + ".",
+    )
+
+
 def cards_table(
     scorer: str,
     scale: str,
@@ -177,7 +202,9 @@ def cards_table(
     columns: dict[str, dict[str, str]],
 ) -> Table:
     """Per-condition cards: one row per condition with n, mean, TVaR, ξ̂ and its CI at the
-    headline q, then each registered analysis's headline statistic (``columns``)."""
+    headline q, then each registered analysis's headline statistic (``columns``); a scorer
+    registered ``worse: lower`` is named as the severity the numbers are of (:func:`severity_of`).
+    """
     rows = []
     for name, rec in records.items():
         fit = fit_at(rec, q)
@@ -193,10 +220,12 @@ def cards_table(
             )
         )
     tvar = next(iter(records.values()))["tvar_level"] if records else 0.9
+    what, note = severity_of(scorer, scale, records)
     return Table(
-        f"Per-condition cards ({scorer}, {scale} scale, q = {q:g})",
+        f"Per-condition cards ({what}, {scale} scale, q = {q:g})",
         ("condition", "n", "mean", f"TVaR_{tvar:g}", "ξ̂", "ξ CI", *columns),
         tuple(rows),
+        note,
     )
 
 
@@ -258,10 +287,12 @@ def fits_table(scorer: str, scale: str, records: dict[str, ConditionFits], q: fl
             )
         )
     tv = f"TVaR_{fmt(level, 2)}" if level is not None else "TVaR"
+    what, note = severity_of(scorer, scale, records)
     return Table(
-        f"POT-GPD fits, {scorer}, {scale} scale, q = {q:g}",
+        f"POT-GPD fits, {what}, {scale} scale, q = {q:g}",
         ("condition", "mean", tv, "ξ̂", "ξ̂ 95% CI", "AD p", "n_exc", "status"),
         tuple(rows),
+        note,
     )
 
 

@@ -23,6 +23,9 @@ profile uses the discretised likelihood of the lattice step (registered as
 thresholds: where q ± δ lands on q's own threshold, the side moves one lattice step further;
 a lower side with no lattice threshold below q's is beyond the data range (the registered
 ``stability.edge`` rule decides), and ``side_reason`` says why a side was moved or not tested.
+On the logit scale the lattice is that of the probability scores (their step, registered or
+detected there), and every exceedance keeps its own cell, the image of the cell of its grade
+under the logit with the registered clipping (:class:`tailgate.stats.lattice.Cells`).
 
 Every bootstrap draws from ``tailgate.seeds`` streams keyed by (stage, scorer, scale, condition,
 threshold), so the file is byte-identical for identical seeds, whatever the number of cores.
@@ -71,7 +74,11 @@ def _num(v: float) -> float | None:
 
 
 def side_xi(
-    x: np.ndarray, q: float, min_exceedances: int, ties: str = "strict", step: float | None = None
+    x: np.ndarray,
+    q: float,
+    min_exceedances: int,
+    ties: str = "strict",
+    step: lattice.Lattice | None = None,
 ) -> float | None:
     """ξ̂ at quantile ``q`` for G5: None if q ∉ (0, 1) (beyond the data range), NaN if the side
     is not testable — fewer than ``min_exceedances`` exceedances or no interior maximum
@@ -81,28 +88,45 @@ def side_xi(
     ex = exceedances(x, q, ties, step)
     if ex.n_exc < min_exceedances:
         return math.nan
-    f = gpd.fit(ex.y, step if ties == "lattice" else None)
+    f = gpd.fit(ex.y, ex.step)
     return f.xi if f.status == "ok" else math.nan
 
 
 def side_count(
-    x: np.ndarray, q: float, ties: str = "strict", step: float | None = None
+    x: np.ndarray, q: float, ties: str = "strict", step: lattice.Lattice | None = None
 ) -> int | None:
     """Exceedances at quantile ``q`` (None beyond the data range)."""
     return exceedances(x, q, ties, step).n_exc if 0.0 < q < 1.0 else None
 
 
-def lattice_step(study: Study, x: np.ndarray, where: str = "the scores") -> float | None:
-    """The lattice step of the rule ``lattice``: ``protocol.thresholds.lattice_step`` when
-    registered, else detected in ``x``; None under any other rule. InputError (exit 2) when the
-    rule is registered but the scores are not on a lattice."""
+def lattice_step(
+    study: Study, x: np.ndarray, where: str = "the scores", scale: str = "identity"
+) -> lattice.Lattice | None:
+    """The lattice of the rule ``lattice``: ``protocol.thresholds.lattice_step`` when
+    registered, else detected in ``x``; on the ``logit`` scale the :class:`lattice.Cells` of the
+    probability scores' lattice under the registered clipping ε; None under any other rule.
+    InputError (exit 2) when the rule is registered but the scores are not on a lattice, or ε
+    is not below half its step (the clipped ends would share one value)."""
     if tie_rule(study) != "lattice":
         return None
     reg = study.protocol["thresholds"].get("lattice_step")
+    cells = None
+    if scale == "logit":
+        cells = lattice.Cells(1.0, float(study.data["transform"]["epsilon"]))
+        x = cells.own(x)
     try:
-        return lattice_step_of(x, None if reg is None else float(reg))
+        step = lattice_step_of(x, None if reg is None else float(reg))
     except ValueError as exc:
         raise InputError(f"{where}: protocol.thresholds.ties is lattice, but {exc}") from None
+    if cells is None:
+        return step
+    if not cells.epsilon < 0.5 * step:
+        raise InputError(
+            f"{where}: transform.epsilon {cells.epsilon:g} is not below half the lattice step "
+            f"{step:g}, so the logit clips two grades to one value. Fix: register a smaller "
+            "transform.epsilon (e.g. 1.0e-6)."
+        )
+    return lattice.Cells(float(step), cells.epsilon)
 
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
@@ -147,7 +171,7 @@ def fit_threshold(
     probability: bool,
     sides: Mapping[float, float | None] | None = None,
     workers: int = 1,
-    step: float | None = None,
+    step: lattice.Lattice | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ThresholdFit record at ``q`` and its QQ data (None when there is no fit).
 
@@ -162,8 +186,8 @@ def fit_threshold(
     ties = tie_rule(study)
     if ties == "lattice" and step is None:
         step = lattice_step(study, x)
-    h = step if ties == "lattice" else None
-    ex = exceedances(x, q, ties, h)
+    ex = exceedances(x, q, ties, step if ties == "lattice" else None)
+    h = ex.step  # the lattice of the exceedances' cells (None off the lattice rule)
     f = gpd.fit(ex.y, h)
     ci = ci_gate = (math.nan, math.nan)
     n_boundary = n_failed = 0
@@ -229,7 +253,7 @@ def fit_threshold(
         "xi_profile_ci": _pair(prof.low, prof.high),
         "xi_profile_ci_gate": _pair(prof_gate.low, prof_gate.high),
         "profile": None if grid is None else grid.to_dict(),
-        "ties": tie_diagnostic(x, q, ties, h).to_dict(),
+        "ties": tie_diagnostic(x, q, ties, step if ties == "lattice" else None).to_dict(),
         "n_boundary": int(n_boundary),
         "n_failed": int(n_failed),
         "mean_excess": _num(mean_excess),
@@ -245,7 +269,7 @@ def fit_threshold(
 
 
 def threshold_diagnostics(
-    x: np.ndarray, scan: StabilityScan, ties: str, step: float | None = None
+    x: np.ndarray, scan: StabilityScan, ties: str, step: lattice.Lattice | None = None
 ) -> dict[str, list]:
     """Mean-residual-life and modified-scale data at the scan's thresholds (Coles 2001 §4.3).
 
@@ -282,7 +306,7 @@ def fit_condition(
     p = study.protocol
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
-    step = lattice_step(study, x, f"condition {condition!r} on scale {scale!r}")
+    step = lattice_step(study, x, f"condition {condition!r} on scale {scale!r}", scale)
     level = study.bootstrap.level
     grid = _scan_quantiles(study)
     # the scan's display bootstraps (intervals: bootstrap) are about half of a fit job's time

@@ -34,7 +34,9 @@ value, and w_j the fitted mass since the previous such edge,
     A²_d = N Σ_j (F_n(b_j) − F̂(b_j))² w_j / [F̂(b_j)(1 − F̂(b_j))],
 
 and its p-value is a parametric bootstrap: samples of the same size drawn from the fitted
-discretised GPD, each refitted (methods note P10).
+discretised GPD, each refitted (methods note P10). On the unequal cells of a transformed lattice
+(:class:`tailgate.stats.lattice.Cells`) the edges b_j are the cells' bounds on the analysed scale
+and the samples are drawn into the same cells.
 """
 
 from __future__ import annotations
@@ -234,7 +236,7 @@ def lattice_ad_rows(g: lattice.Groups, xi: np.ndarray, sigma: np.ndarray) -> np.
     c = g.counts
     n = c.sum(axis=1)
     log_sigma = np.log(np.asarray(sigma, float))
-    sv, _, _ = lattice.terms(np.asarray(xi, float), log_sigma, g.edges * g.step, False)
+    sv, _, _ = lattice.terms(np.asarray(xi, float), log_sigma, g.positions, False)
     f_hat = 1.0 - sv[:, 1:]  # F̂ at the upper edge of every group
     f_emp = np.cumsum(c, axis=1) / n[:, None]
     seen = c > 0
@@ -259,7 +261,7 @@ LATTICE_RESAMPLES = 999
 
 def anderson_darling_lattice(
     y: np.ndarray,
-    step: float,
+    step: lattice.Lattice,
     fit: gpd.GPDFit | None = None,
     *,
     n_boot: int = LATTICE_RESAMPLES,

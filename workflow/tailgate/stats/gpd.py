@@ -21,7 +21,8 @@ a Zhang–Stephens (2009) start, checks the answer against a coarse scan of the 
 
 ``fit(y, step=h)`` fits exceedances on a lattice of step h by the discretised (interval-censored)
 likelihood of :mod:`tailgate.stats.lattice` (Ma, Yan & Zhang (2026), Section 2); ``step=None`` is
-the continuous fit. :func:`bootstrap` takes the same ``step``.
+the continuous fit. ``step`` may be the :class:`tailgate.stats.lattice.Cells` of a transformed
+lattice (each exceedance's cell on the analysed scale). :func:`bootstrap` takes the same ``step``.
 
 :func:`bootstrap` refits the GPD on ``n_boot`` resamples, vectorised over replicates and
 warm-started at the full-sample fit (each replicate's first profile evaluation is a sum, over its
@@ -171,14 +172,16 @@ def _unnum(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-def _degenerate(y: np.ndarray) -> str | None:
+def _degenerate(y: np.ndarray, cells: bool = False) -> str | None:
+    """Why ``y`` cannot be fitted, or None; in ``cells`` an exceedance may be 0 (the clipped
+    bottom grade just above a threshold on the clip, :class:`tailgate.stats.lattice.Cells`)."""
     if y.ndim != 1:
         return "non_finite"
     if not np.all(np.isfinite(y)):
         return "non_finite"
     if y.size < MIN_EXCEEDANCES:
         return "too_few"
-    if np.any(y <= 0):
+    if np.any(y < 0) or (not cells and np.any(y == 0)):
         return "non_positive"
     if y.max() == y.min():
         return "constant"
@@ -255,7 +258,7 @@ def log_survival(y: np.ndarray, xi: np.ndarray | float, sigma: np.ndarray | floa
     return -np.where(small, series, big)
 
 
-def fit(y: np.ndarray, step: float | None = None) -> GPDFit:
+def fit(y: np.ndarray, step: lattice.Lattice | None = None) -> GPDFit:
     """Maximum-likelihood GPD fit to exceedances ``y > 0`` (Eq. 1 of Zhou (2026)).
 
     ``step``: the exceedances lie on the cell midpoints (k + ½)·step of a lattice and are fitted
@@ -265,11 +268,11 @@ def fit(y: np.ndarray, step: float | None = None) -> GPDFit:
     """
     y = np.asarray(y, dtype=np.float64)
     n = int(y.size)
-    bad = _degenerate(y)
+    bad = _degenerate(y, isinstance(step, lattice.Cells))
     if bad is not None:
         return GPDFit(math.nan, math.nan, n, bad, math.nan)
     if step is not None:
-        return _fit_lattice(y, float(step))
+        return _fit_lattice(y, step if isinstance(step, lattice.Cells) else float(step))
     ymax = float(y.max())
     row = y[None, :]
     ym = np.array([ymax])
@@ -297,7 +300,7 @@ def fit(y: np.ndarray, step: float | None = None) -> GPDFit:
     return GPDFit(xi_best, _sigma_of(y, xi_best, t_best), n, "ok", n * f_best, iterations)
 
 
-def lattice_groups(y: np.ndarray, step: float) -> lattice.Groups | None:
+def lattice_groups(y: np.ndarray, step: lattice.Lattice) -> lattice.Groups | None:
     """The counts of exceedances ``y`` over their lattice cells (None when a value is off the
     lattice)."""
     cells = lattice.cells_of(y, step)
@@ -306,11 +309,12 @@ def lattice_groups(y: np.ndarray, step: float) -> lattice.Groups | None:
     return lattice.groups_of([cells], step)
 
 
-def _fit_lattice(y: np.ndarray, step: float) -> GPDFit:
+def _fit_lattice(y: np.ndarray, step: lattice.Lattice) -> GPDFit:
     """The discretised-likelihood fit (``fit(y, step=...)``): :func:`fit_lattice_samples` of
     one sample."""
     n = int(y.size)
-    if not (math.isfinite(step) and step > 0):
+    h = lattice.step_of(step)
+    if not (math.isfinite(h) and h > 0):
         return GPDFit(math.nan, math.nan, n, "off_lattice", math.nan)
     g = lattice_groups(y, step)
     if g is None:
@@ -487,7 +491,7 @@ def bootstrap(
     *,
     full_fit: GPDFit | None = None,
     workers: int | None = None,
-    step: float | None = None,
+    step: lattice.Lattice | None = None,
 ) -> GPDBootstrap:
     """Nonparametric bootstrap of the GPD MLE of exceedances ``y`` (Section 3 of Zhou (2026)).
 
@@ -510,7 +514,8 @@ def bootstrap(
     t_start = full.theta if full.converged else 0.0
     n_blocks = -(-n_boot // BLOCK)
     if step is not None:
-        _bootstrap_lattice(y, float(step), full, ss, n_blocks, n_boot, xi, sigma, status)
+        h = step if isinstance(step, lattice.Cells) else float(step)
+        _bootstrap_lattice(y, h, full, ss, n_blocks, n_boot, xi, sigma, status)
         return GPDBootstrap(full, xi, sigma, status)
 
     # the profile's sums at the start, per exceedance: every replicate's first Newton
@@ -551,7 +556,7 @@ def bootstrap(
 
 def _bootstrap_lattice(
     y: np.ndarray,
-    step: float,
+    step: lattice.Lattice,
     full: GPDFit,
     ss: np.random.SeedSequence,
     n_blocks: int,

@@ -23,19 +23,38 @@ is the "rest"; the likelihood only needs the cells with values, and the groups g
 definite expected information for Fisher scoring (in (ξ, log σ), step-halving whenever a step
 lowers the likelihood), vectorised over rows (bootstrap replicates, simulated samples) that share
 the group boundaries. Near ξ = 0, log S and its derivatives are evaluated by their power series.
+
+Cells of a transformed lattice. A monotone transform T of lattice scores (the logit of
+probability grades) keeps every score in its cell but makes the cells unequal: a score r of the
+lattice stands for the latent score in [r − h/2, r + h/2], which is [T(r − h/2), T(r + h/2)] on
+the analysed scale. :class:`Cells` holds such a lattice (step h of the scores' own scale, T the
+logit after the registered clipping to [ε, 1 − ε], so the bounds beyond 0 and 1 are the clipped
+ones) and the threshold t = T(b), b half a step below a lattice value; cell k of the exceedances
+is [T(b + kh) − t, T(b + (k + 1)h) − t), and above the cell of the top grade (whose upper bound
+is clipped to T(1 − ε)) one more cell reaches to ∞ (only simulated samples reach it). Every
+function here that takes a ``step`` takes a :class:`Cells` as well; a number is the lattice of
+equal cells [kh, (k + 1)h) and keeps its own arithmetic, so the fits of evenly spaced scores are
+those of equal cells, bit for bit.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from tailgate.lazy import lazy_module
+
+#: logit and its inverse for the cells of a transformed lattice (loaded with the first of them)
+special = lazy_module("scipy.special")
+
 __all__ = [
     "LATTICE_TOLERANCE",
     "MAX_GROUPS",
+    "Cells",
     "Groups",
     "LatticeExceedances",
     "RowFit",
@@ -63,6 +82,73 @@ _MAX_ITER = 200
 
 
 # -- the lattice -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cells:
+    """A lattice of step ``step`` on the scores' own scale analysed on the logit scale (scores
+    clipped to [``epsilon``, 1 − ``epsilon``] first), with the threshold half a step below a
+    lattice value at ``base`` (on the scores' own scale): the cells of the exceedances are
+    unequal on the analysed scale (module docstring)."""
+
+    step: float
+    epsilon: float
+    base: float = 0.0
+
+    def at(self, base: float) -> Cells:
+        """The same lattice with the threshold at ``base``."""
+        return replace(self, base=float(base))
+
+    def analysed(self, r: np.ndarray | float) -> np.ndarray:
+        """T(r): the analysed-scale value of the scores' own value ``r`` (clipped first)."""
+        return special.logit(np.clip(r, self.epsilon, 1.0 - self.epsilon))
+
+    def own(self, z: np.ndarray) -> np.ndarray:
+        """The scores' own values of analysed values ``z``; a value on the clip stands for the
+        end of the scale it was clipped from (0 or 1)."""
+        z = np.asarray(z, dtype=np.float64)
+        lo, hi = self.analysed(np.array([0.0, 1.0]))
+        tol = 1e-9 * max(1.0, float(hi))
+        return np.where(z >= hi - tol, 1.0, np.where(z <= lo + tol, 0.0, special.expit(z)))
+
+    @property
+    def threshold(self) -> float:
+        """t = T(base), the threshold on the analysed scale."""
+        return float(self.analysed(self.base))
+
+    def bounds(self, k: np.ndarray) -> np.ndarray:
+        """The lower bounds of cells ``k`` less the threshold (∞ above the cell beyond the top)."""
+        r = self.base + np.asarray(k) * self.step
+        z = self.analysed(r) - self.threshold
+        return np.where(r - self.step >= 1.0 - self.epsilon, np.inf, z)
+
+    def finite_bounds(self) -> np.ndarray:
+        """The finite lower bounds of cells 1, 2, …, up to that of the cell beyond the top."""
+        last = max(1, math.ceil((1.0 - self.epsilon - self.base) / self.step)) + 2
+        b = self.bounds(np.arange(1, last + 1))
+        return b[np.isfinite(b)]
+
+    def cells_of(self, y: np.ndarray) -> np.ndarray:
+        """Cell index of every exceedance ``y`` (analysed value less the threshold); −1 where
+        its own value is not a lattice point above the threshold."""
+        r = self.own(np.asarray(y, dtype=np.float64) + self.threshold)
+        kf = (r - self.base) / self.step - 0.5
+        k = np.round(kf)
+        off = np.abs(kf - k) > 1e3 * LATTICE_TOLERANCE
+        return np.where(off | (k < 0) | ~np.isfinite(y), -1, k).astype(np.int64)
+
+    def excesses(self, x: np.ndarray) -> np.ndarray:
+        """The values of ``x`` whose own value lies above ``base``, less the threshold."""
+        return x[self.own(x) > self.base] - self.threshold
+
+
+#: a lattice: its step (equal cells) or its :class:`Cells`
+Lattice = float | Cells
+
+
+def step_of(step: Lattice) -> float:
+    """The step of a lattice on the scores' own scale."""
+    return step.step if isinstance(step, Cells) else float(step)
 
 
 def detect_step(x: np.ndarray, *, max_levels: int = MAX_GROUPS) -> float | None:
@@ -93,13 +179,14 @@ def _lattice_point_at_or_above(x: np.ndarray, u: float, step: float) -> float | 
 
 @dataclass(frozen=True, eq=False)
 class LatticeExceedances:
-    """Threshold t between lattice points and the exceedances y = x[x > t] − t on (k + ½)h."""
+    """Threshold t between lattice points and the exceedances y = x[x > t] − t on (k + ½)h
+    (``step`` a number), or in the cells of ``step`` (a :class:`Cells` at this threshold)."""
 
     q: float
     u: float
     n: int
     y: np.ndarray
-    step: float
+    step: Lattice
     quantile_value: float
 
     @property
@@ -111,15 +198,20 @@ class LatticeExceedances:
         return cells_of(self.y, self.step)
 
 
-def exceedances(x: np.ndarray, q: float, step: float) -> LatticeExceedances:
+def exceedances(x: np.ndarray, q: float, step: Lattice) -> LatticeExceedances:
     """Exceedances of the ``q``-quantile on a lattice of ``step`` (registered rule ``lattice``).
 
     The empirical q-quantile (numpy "linear") is rounded up to the nearest value of the sample on
     or above it, x_q; the threshold is t = x_q − h/2, so every value ≥ x_q (those tied at x_q
-    too) is an exceedance and each exceedance is a cell midpoint (k + ½)h.
+    too) is an exceedance and each exceedance is a cell midpoint (k + ½)h. On :class:`Cells` the
+    threshold is T(r_q − h/2), r_q the own value of x_q, and the result's ``step`` holds it.
     """
     x = np.asarray(x, dtype=np.float64)
     uq = float(np.quantile(x, q))
+    if isinstance(step, Cells):
+        own = step.own(x[x >= uq - LATTICE_TOLERANCE * step.step])
+        cells = step.at(float(own.min()) - 0.5 * step.step)
+        return LatticeExceedances(float(q), cells.threshold, x.size, cells.excesses(x), cells, uq)
     xq = _lattice_point_at_or_above(x, uq, step)
     if xq is None:  # cannot happen for q < 1; kept for safety
         return LatticeExceedances(float(q), uq, int(x.size), x[:0], step, uq)
@@ -127,15 +219,21 @@ def exceedances(x: np.ndarray, q: float, step: float) -> LatticeExceedances:
     return LatticeExceedances(float(q), t, int(x.size), excesses(x, t, step), float(step), uq)
 
 
-def excesses(x: np.ndarray, t: float, step: float) -> np.ndarray:
+def excesses(x: np.ndarray, t: float, step: Lattice) -> np.ndarray:
     """The values of ``x`` above the threshold ``t`` half a step below a lattice value, less
-    ``t``, snapped to the exact cell midpoints (k + ½)h (removes the rounding noise of x − t)."""
+    ``t``, snapped to the exact cell midpoints (k + ½)h (removes the rounding noise of x − t);
+    on :class:`Cells`, the values above its own threshold (``t`` is its ``threshold``)."""
+    if isinstance(step, Cells):
+        return step.excesses(x)
     y = x[x > t] - t
     return (np.round(y / step - 0.5) + 0.5) * step
 
 
-def cells_of(y: np.ndarray, step: float) -> np.ndarray:
-    """Cell index k of every exceedance y ≈ (k + ½)h; −1 where y is not such a midpoint."""
+def cells_of(y: np.ndarray, step: Lattice) -> np.ndarray:
+    """Cell index k of every exceedance y ≈ (k + ½)h (or in cell k of :class:`Cells`); −1 where
+    y is not such a midpoint."""
+    if isinstance(step, Cells):
+        return step.cells_of(y)
     y = np.asarray(y, dtype=np.float64)
     k = np.round(y / step - 0.5)
     off = np.abs(y / step - 0.5 - k) > 1e3 * LATTICE_TOLERANCE
@@ -152,14 +250,32 @@ class Groups:
 
     edges: np.ndarray
     counts: np.ndarray  # (rows, G) float
-    step: float
+    step: Lattice
 
     @property
     def n(self) -> np.ndarray:
         return self.counts.sum(axis=1)
 
+    @property
+    def positions(self) -> np.ndarray:
+        """The edges on the analysed scale, less the threshold (∞ beyond the top cell)."""
+        if isinstance(self.step, Cells):
+            return self.step.bounds(self.edges)
+        return self.edges * self.step
 
-def groups_of(cells: Sequence[np.ndarray] | np.ndarray, step: float) -> Groups:
+    @property
+    def top(self) -> float:
+        """The largest finite edge on the analysed scale."""
+        p = self.positions
+        return p[-1] if np.isfinite(p[-1]) else p[-2]
+
+    @property
+    def unit(self) -> float:
+        """A length of the scale: the step, or the width of the lowest cell of :class:`Cells`."""
+        return float(self.step.bounds(1)) if isinstance(self.step, Cells) else self.step
+
+
+def groups_of(cells: Sequence[np.ndarray] | np.ndarray, step: Lattice) -> Groups:
     """Groups over the union of the rows' cells, with every row's counts (rows: int arrays)."""
     rows = [np.asarray(c, dtype=np.int64) for c in cells]
     allc = np.unique(np.concatenate(rows)) if rows else np.zeros(0, dtype=np.int64)
@@ -168,13 +284,18 @@ def groups_of(cells: Sequence[np.ndarray] | np.ndarray, step: float) -> Groups:
     for i, c in enumerate(rows):
         g = np.searchsorted(edges, c, side="right") - 1
         counts[i] = np.bincount(g, minlength=edges.size - 1)
-    return Groups(edges, counts, float(step))
+    return Groups(edges, counts, step if isinstance(step, Cells) else float(step))
 
 
 def terms(
     xi: np.ndarray, s: np.ndarray, z: np.ndarray, deriv: bool
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """S(z), ∂S/∂ξ and ∂S/∂(log σ) for every row (ξ_r, log σ_r) at the points z (shape (M,))."""
+    """S(z), ∂S/∂ξ and ∂S/∂(log σ) for every row (ξ_r, log σ_r) at the points z (shape (M,));
+    0 at z = ∞."""
+    if not np.all(np.isfinite(z)):
+        at_inf = ~np.isfinite(z)
+        out = terms(xi, s, np.where(at_inf, 0.0, z), deriv)
+        return tuple(None if v is None else np.where(at_inf, 0.0, v) for v in out)  # type: ignore[return-value]
     x = xi[:, None]
     u = z[None, :] / np.exp(s)[:, None]
     w = x * u
@@ -203,7 +324,7 @@ def _ll_rows(
     g: Groups, xi: np.ndarray, s: np.ndarray, rows: np.ndarray | None = None
 ) -> np.ndarray:
     c = g.counts if rows is None else g.counts[rows]
-    sv, _, _ = terms(xi, s, g.edges * g.step, False)
+    sv, _, _ = terms(xi, s, g.positions, False)
     p = sv[:, :-1] - sv[:, 1:]
     with np.errstate(divide="ignore"):
         lp = np.log(np.where(c > 0, p, 1.0))
@@ -223,7 +344,7 @@ def _score_info_raw(
     """Score (r, 2) and expected information (r, 2, 2) of the grouped multinomial in (ξ, log σ)."""
     c = g.counts[rows]
     n = c.sum(axis=1)
-    sv, sx, ss = terms(xi, s, g.edges * g.step, True)
+    sv, sx, ss = terms(xi, s, g.positions, True)
     p = sv[:, :-1] - sv[:, 1:]
     dpx = sx[:, :-1] - sx[:, 1:]
     dps = ss[:, :-1] - ss[:, 1:]
@@ -297,15 +418,24 @@ class RowFit:
 
 
 def moment_start(g: Groups) -> tuple[np.ndarray, np.ndarray]:
-    mid = (g.edges[:-1] + 0.5 * (g.edges[1:] - g.edges[:-1])) * g.step
+    """Moment estimates of (ξ, log σ) from the groups' midpoints, less Sheppard's correction."""
     n = g.n
+    if isinstance(g.step, Cells):
+        lo, hi = g.positions[:-1], g.positions[1:]
+        hi = np.where(np.isfinite(hi), hi, lo)
+        mid = 0.5 * (lo + hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sheppard = g.counts @ ((hi - lo) ** 2) / n / 12.0
+    else:
+        mid = (g.edges[:-1] + 0.5 * (g.edges[1:] - g.edges[:-1])) * g.step
+        sheppard = g.step**2 / 12.0
     with np.errstate(divide="ignore", invalid="ignore"):
         m = g.counts @ mid / n
-        v = g.counts @ (mid * mid) / n - m * m - g.step**2 / 12.0
+        v = g.counts @ (mid * mid) / n - m * m - sheppard
         v = np.where(v > 0, v, m * m)
         xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.8)
         sig0 = 0.5 * m * (1.0 + m * m / v)
-    return np.nan_to_num(xi0, nan=0.1), np.log(np.where(sig0 > 0, sig0, g.step))
+    return np.nan_to_num(xi0, nan=0.1), np.log(np.where(sig0 > 0, sig0, g.unit))
 
 
 def fit_groups(
@@ -332,8 +462,7 @@ def fit_groups(
     if bad.any():
         if not fixed_xi:
             xi[bad] = np.maximum(xi[bad], 0.1)
-        top = g.edges[-1] * g.step
-        s[bad] = np.maximum(s[bad], np.log(np.maximum(-xi[bad], 0.0) * top * 1.5 + g.step))
+        s[bad] = np.maximum(s[bad], np.log(np.maximum(-xi[bad], 0.0) * g.top * 1.5 + g.unit))
         ll[bad] = _ll_rows(g, xi[bad], s[bad], np.flatnonzero(bad))
     done = ~np.isfinite(ll)
     conv = np.zeros(r, dtype=bool)
@@ -404,21 +533,31 @@ def profile_groups(g: Groups, xi: np.ndarray, sigma0: float) -> np.ndarray:
     xi = np.atleast_1d(np.asarray(xi, float))
     rep = Groups(g.edges, np.broadcast_to(g.counts[:1], (xi.size, g.counts.shape[1])), g.step)
     # a start inside the support for ξ < 0: σ > −ξ·(upper edge of the top cell with a value)
-    top = g.edges[-1] * g.step
-    s0 = np.maximum(sigma0, np.maximum(-xi, 0.0) * top * 1.05 + 1e-3 * g.step)
+    s0 = np.maximum(sigma0, np.maximum(-xi, 0.0) * g.top * 1.05 + 1e-3 * g.unit)
     f = fit_groups(rep, xi, s0, fixed_xi=True)
     return np.where(f.converged, f.loglik, np.nan)
 
 
 def sample_cells(
-    rng: np.random.Generator, xi: float, sigma: float, step: float, size: tuple[int, int]
+    rng: np.random.Generator, xi: float, sigma: float, step: Lattice, size: tuple[int, int]
 ) -> np.ndarray:
-    """Cells ⌊Y/h⌋ of draws Y from GPD(ξ, σ) (the discretised model's samples), as int64."""
+    """Cells ⌊Y/h⌋ of draws Y from GPD(ξ, σ) (the discretised model's samples), as int64; on
+    :class:`Cells`, the cell that holds Y."""
     e = -np.log(rng.random(size))
     y = e if abs(xi) < 1e-12 else np.expm1(xi * e) / xi
+    if isinstance(step, Cells):
+        return np.searchsorted(step.finite_bounds(), sigma * y, side="right").astype(np.int64)
     return np.floor(sigma * y / step).astype(np.int64)
 
 
-def to_dict(step: float, detected: bool) -> dict[str, Any]:
-    """The lattice record of a fit (``step`` and whether it was detected or registered)."""
+def to_dict(step: Lattice, detected: bool) -> dict[str, Any]:
+    """The lattice record of a fit (``step`` and whether it was detected or registered; for
+    :class:`Cells`, the analysed scale's clipping ε of the logit)."""
+    if isinstance(step, Cells):
+        return {
+            "step": step.step,
+            "detected": bool(detected),
+            "cells": "logit",
+            "epsilon": step.epsilon,
+        }
     return {"step": float(step), "detected": bool(detected)}

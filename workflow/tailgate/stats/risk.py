@@ -14,7 +14,10 @@ count as exceedances. :func:`tie_diagnostic` counts ties at u and among the exce
 0.165 for a latent 0.2 at step σ/2); the rule ``lattice`` places the threshold half a step below
 the lattice value on or above the quantile, so every exceedance is a cell midpoint (k + ½)h, and
 the fits use the discretised likelihood (:mod:`tailgate.stats.lattice`, methods note P10); the
-step is the registered ``protocol.thresholds.lattice_step`` or the one detected in the data.
+step is the registered ``protocol.thresholds.lattice_step`` or the one detected in the data. On
+a transformed lattice (:class:`tailgate.stats.lattice.Cells`: probability grades on the logit
+scale) the threshold is the image of the point half a step below that lattice value, and the
+exceedances keep their unequal cells (``Exceedances.step``).
 
 TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of Zhou (2026)) is the mean of the values strictly above
 the empirical q-quantile. When no value lies strictly above (all tied at the top) it is u itself.
@@ -81,12 +84,15 @@ TOP_BLOCK_PROMPTS = 100_000
 
 @dataclass(frozen=True, eq=False)
 class Exceedances:
-    """Threshold u at quantile q of a sample of size n, and the exceedances y = x[x > u] − u."""
+    """Threshold u at quantile q of a sample of size n, and the exceedances y = x[x > u] − u;
+    ``step``: the lattice of their cells under the rule ``lattice`` (the step, or the
+    :class:`tailgate.stats.lattice.Cells` at this threshold), else None."""
 
     q: float
     u: float
     n: int
     y: np.ndarray
+    step: lattice.Lattice | None = None
 
     @property
     def n_exc(self) -> int:
@@ -106,9 +112,12 @@ def _finite_1d(x: np.ndarray, what: str) -> np.ndarray:
 TIE_RULES = ("strict", "half_step", "lattice")
 
 
-def lattice_step_of(x: np.ndarray, step: float | None = None) -> float:
-    """The lattice step of the rule ``lattice``: ``step`` when given (registered), else the one
-    detected in ``x``; ValueError when the scores are not on a lattice."""
+def lattice_step_of(x: np.ndarray, step: lattice.Lattice | None = None) -> lattice.Lattice:
+    """The lattice step of the rule ``lattice``: ``step`` when given (registered, or the
+    :class:`tailgate.stats.lattice.Cells` of a transformed lattice), else the one detected in
+    ``x``; ValueError when the scores are not on a lattice."""
+    if isinstance(step, lattice.Cells):
+        return step
     if step is not None:
         if not (math.isfinite(step) and step > 0):
             raise ValueError(f"the lattice step must be a positive number, got {step!r}")
@@ -132,7 +141,7 @@ def _half_step(x: np.ndarray, u: float) -> float:
 
 
 def exceedances(
-    x: np.ndarray, q: float, ties: str = "strict", step: float | None = None
+    x: np.ndarray, q: float, ties: str = "strict", step: lattice.Lattice | None = None
 ) -> Exceedances:
     """Per-condition POT threshold at the empirical ``q``-quantile and its exceedances.
 
@@ -147,7 +156,7 @@ def exceedances(
     x = _finite_1d(x, "severities")
     if ties == "lattice":
         ex = lattice.exceedances(x, q, lattice_step_of(x, step))
-        return Exceedances(q=ex.q, u=ex.u, n=ex.n, y=ex.y)
+        return Exceedances(q=ex.q, u=ex.u, n=ex.n, y=ex.y, step=ex.step)
     u = float(np.quantile(x, q))
     if ties == "half_step":
         u = _half_step(x, u)
@@ -175,7 +184,7 @@ class TieDiagnostic:
 
 
 def tie_diagnostic(
-    x: np.ndarray, q: float, ties: str = "strict", step: float | None = None
+    x: np.ndarray, q: float, ties: str = "strict", step: lattice.Lattice | None = None
 ) -> TieDiagnostic:
     """How many values are tied at the q-quantile and how many exceedances repeat a value."""
     x = _finite_1d(x, "severities")

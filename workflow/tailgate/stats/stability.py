@@ -125,7 +125,7 @@ def stability_scan(
     seed: gpd.SeedLike = 0,
     workers: int | None = None,
     ties: str = "strict",
-    step: float | None = None,
+    step: lattice.Lattice | None = None,
     intervals: str = "bootstrap",
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of Zhou (2026)).
@@ -135,7 +135,8 @@ def stability_scan(
     information (NaN where the fit is not an interior maximum or the information is singular).
     ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
     ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`); under
-    ``lattice`` the fits and bootstraps use the discretised likelihood of lattice ``step``.
+    ``lattice`` the fits and bootstraps use the discretised likelihood of lattice ``step`` (a
+    step, or the :class:`tailgate.stats.lattice.Cells` of a transformed lattice).
     """
     if intervals not in SCAN_INTERVALS:
         raise ValueError(f"intervals must be one of {SCAN_INTERVALS}, got {intervals!r}")
@@ -147,16 +148,14 @@ def stability_scan(
         ex = exceedances(x, float(q), ties, lattice_step)
         if ex.n_exc < min_exceedances:
             continue
-        f = gpd.fit(ex.y, lattice_step)
+        f = gpd.fit(ex.y, ex.step)
         lo = hi = math.nan
         if intervals == "wald":
-            se = inference.observed_information(ex.y, f, step=lattice_step).se_xi
+            se = inference.observed_information(ex.y, f, step=ex.step).se_xi
             lo, hi = f.xi - z * se, f.xi + z * se
         elif n_boot > 0 and f.status in ("ok", "boundary"):
             child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k))
-            boot = gpd.bootstrap(
-                ex.y, n_boot, child, full_fit=f, workers=workers, step=lattice_step
-            )
+            boot = gpd.bootstrap(ex.y, n_boot, child, full_fit=f, workers=workers, step=ex.step)
             lo, hi = boot.ci(level)
         pts.append(ScanPoint(float(q), ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi))
     ok = np.array([p.xi for p in pts if p.status == "ok"])
@@ -301,14 +300,22 @@ def stability_check(
 
 
 def lattice_side(
-    x: np.ndarray, q_side: float, t_q: float, step: float, min_exceedances: int, direction: int
+    x: np.ndarray,
+    q_side: float,
+    t_q: float,
+    step: lattice.Lattice,
+    min_exceedances: int,
+    direction: int,
 ) -> tuple[float | None, int | None, str]:
     """G5's side on a lattice: (ξ̂, exceedances, reason) at the lattice threshold of ``q_side``
     (:func:`lattice_side_threshold`). ξ̂ is None when the side is beyond the data range and NaN
-    when it is not testable (too few exceedances or distinct values, or no fit)."""
+    when it is not testable (too few exceedances or distinct values, or no fit). On
+    :class:`tailgate.stats.lattice.Cells`, ``step`` is the cells at q's threshold ``t_q``."""
     t, reason = lattice_side_threshold(x, q_side, t_q, step, direction)
     if t is None:
         return None, None, reason
+    if isinstance(t, lattice.Cells):
+        step, t = t, t.threshold
     y = lattice.excesses(x, t, step)
     if y.size < min_exceedances:
         return math.nan, int(y.size), f"not testable: {y.size} exceedances (< {min_exceedances})"
@@ -319,20 +326,34 @@ def lattice_side(
 
 
 def lattice_side_threshold(
-    x: np.ndarray, q_side: float, t_q: float, step: float, direction: int
-) -> tuple[float | None, str]:
+    x: np.ndarray, q_side: float, t_q: float, step: lattice.Lattice, direction: int
+) -> tuple[float | lattice.Cells | None, str]:
     """The threshold of G5's side at ``q_side`` on a lattice and why: the lattice threshold of
     ``q_side``, moved one step beyond q's threshold ``t_q`` when it equals it (``direction`` −1
     below, +1 above), so a side never refits q's own exceedances; None beyond the data range
-    (q ± δ outside (0, 1), or no lattice value below the lower threshold)."""
+    (q ± δ outside (0, 1), or no lattice value below the lower threshold). On
+    :class:`tailgate.stats.lattice.Cells` (at q's threshold) the side's threshold is returned as
+    its cells, the steps taken on the scores' own scale."""
     if not 0.0 < q_side < 1.0:
         return None, "beyond the data range"
+    if isinstance(step, lattice.Cells):
+        own = step.own(x)
+        b = lattice.exceedances(x, q_side, step).step.base  # type: ignore[union-attr]
+        b, why = _moved(b, step.base, step.step, direction)
+        if direction < 0 and not np.any(own < b):
+            return None, "no lattice threshold below q's (beyond the data range)"
+        return step.at(b), why
     t = lattice.exceedances(x, q_side, step).u
-    reason = "distinct lattice threshold"
-    if direction < 0 and t > t_q - 0.5 * step:
-        t, reason = t_q - step, "q - delta falls on q's threshold: one lattice step lower"
-    if direction > 0 and t < t_q + 0.5 * step:
-        t, reason = t_q + step, "q + delta falls on q's threshold: one lattice step higher"
+    t, reason = _moved(t, t_q, step, direction)
     if direction < 0 and not np.any(x < t):
         return None, "no lattice threshold below q's (beyond the data range)"
     return t, reason
+
+
+def _moved(t: float, t_q: float, step: float, direction: int) -> tuple[float, str]:
+    """A side's threshold ``t``, moved one ``step`` beyond q's ``t_q`` when it equals it."""
+    if direction < 0 and t > t_q - 0.5 * step:
+        return t_q - step, "q - delta falls on q's threshold: one lattice step lower"
+    if direction > 0 and t < t_q + 0.5 * step:
+        return t_q + step, "q + delta falls on q's threshold: one lattice step higher"
+    return t, "distinct lattice threshold"
