@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Hypothesis (tests/properties): a few examples a test in a plain `pytest`, more in CI
+# (`HYPOTHESIS_PROFILE=ci`, set by .ci/run), there the same examples every run. No example
+# database is written into the project; a failure prints the blob that reproduces it.
+settings.register_profile("default", max_examples=20, deadline=None, database=None,
+                          print_blob=True)  # fmt: skip
+settings.register_profile("ci", max_examples=200, deadline=None, database=None,
+                          print_blob=True, derandomize=True)  # fmt: skip
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 #: Session- and module-scoped fixtures that run a whole study through Snakemake (tens of
 #: seconds to minutes each). Under pytest-xdist each worker that runs a test using one builds
@@ -19,6 +30,7 @@ STUDY_RUNS = (
     "small_run",
     "plan_run",
     "honest_run",
+    "bundled_run",
     "import_run",
     "stamped_run",
     "analysis_run",

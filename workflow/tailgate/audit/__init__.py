@@ -11,8 +11,9 @@ the report (:mod:`tailgate.report`); nothing below imports it. Its modules, one 
 :mod:`~tailgate.audit.gates` and :mod:`~tailgate.audit.criteria`),
 :mod:`~tailgate.audit.outcome` and :mod:`~tailgate.audit.report` (the outcome re-made),
 :mod:`~tailgate.audit.compare` and :mod:`~tailgate.audit.pictures` (how files are compared),
-:mod:`~tailgate.audit.environment` (the mode each file is compared in) and
-:mod:`~tailgate.audit.reproduce`.
+:mod:`~tailgate.audit.environment` (the mode each file is compared in),
+:mod:`~tailgate.audit.reproduce`, and :mod:`~tailgate.audit.bundle_write` and
+:mod:`~tailgate.audit.bundle_open` (the review bundle: one archive a reviewer audits).
 
 **The audit executes nothing the audited repository names.** The repository is hostile input:
 git reads it through a private git folder of the auditor's, with none of its configuration,

@@ -7,7 +7,8 @@ One module per verb or group of verbs, each adding its own arguments on the shar
   study before it is frozen;
 * :mod:`~tailgate.cli.lock` ``freeze``, ``amend``, ``verify``: the lock;
 * :mod:`~tailgate.cli.status` ``status``, :mod:`~tailgate.cli.audit` ``audit``,
-  :mod:`~tailgate.cli.env` ``env``, :mod:`~tailgate.cli.export` ``export``: a study's results;
+  :mod:`~tailgate.cli.env` ``env``, :mod:`~tailgate.cli.export` ``export``,
+  :mod:`~tailgate.cli.bundle` ``bundle``: a study's results;
 * :mod:`~tailgate.cli.analyses` ``multiverse`` and ``composite``: alternative analyses and
   designs.
 
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from tailgate import __version__
-from tailgate.cli import analyses, audit, design, env, export, init, lock, status
+from tailgate.cli import analyses, audit, bundle, design, env, export, init, lock, status
 from tailgate.cli.base import EXIT_CODES, Parser, PipeSafeStdout, call, printable
 
 __all__ = ["build_parser", "main"]
@@ -39,6 +40,7 @@ VERBS = (
     status.add_status,
     lock.add_amend,
     audit.add_audit,
+    bundle.add_bundle,
     env.add_env,
 )
 

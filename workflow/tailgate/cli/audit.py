@@ -11,10 +11,16 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tailgate.cli.base import Verbs, verb
 from tailgate.errors import EXIT_AUDIT_FAILED, EXIT_INVALID, EXIT_OK
+from tailgate.safe_read import is_regular
+
+if TYPE_CHECKING:
+    from tailgate.audit.findings import AuditReport
 
 
 def add_audit(sub: Verbs) -> None:
@@ -35,7 +41,13 @@ def add_audit(sub: Verbs) -> None:
         "example: tailgate audit results/mystudy --expected-hash <published entry hash>",
         _cmd_audit,
     )
-    p.add_argument("results_dir", metavar="RESULTS_DIR", help="results/<study>")
+    p.add_argument(
+        "results_dir",
+        metavar="RESULTS_DIR",
+        help="results/<study>, or a review bundle (tailgate bundle): unpacked, its history "
+        "cloned and its results placed in a scratch folder of its own, then audited there; the "
+        "output ends with the bundle's SHA-256 to quote",
+    )
     p.add_argument(
         "--expected-hash",
         metavar="H",
@@ -106,7 +118,8 @@ def add_audit(sub: Verbs) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from tailgate.audit import audit
+    from tailgate.audit.bundle_open import open_bundle
+    from tailgate.audit.findings import AuditReport
 
     if args.generate and not args.reproduce:
         print(
@@ -127,25 +140,32 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         "no_git": args.no_git,
         "tsa_cert": args.tsa_cert,
     }
-    if args.reproduce:
-        from tailgate.audit.reproduce import reproduce, with_reproduction
-        from tailgate.forked import Forked
-
-        # the plain audit reads the stored files only: it runs beside the re-run, which
-        # writes nothing but its scratch project
-        with Forked(lambda: audit(args.results_dir, **options)) as plain:
-            check, unproven = reproduce(
-                args.results_dir, cores=args.cores, keep=args.keep, generate=args.generate
-            )
-            report = with_reproduction(plain.result(), check, unproven)
+    bundle = None
+    if is_regular(args.results_dir):  # a review bundle: audited in a scratch folder of its own
+        with tempfile.TemporaryDirectory(prefix="tailgate-review-") as scratch:
+            bundle = open_bundle(args.results_dir, scratch)
+            report = AuditReport(Path(args.results_dir), [bundle.check])
+            if bundle.results is not None:
+                receipts = [*(args.expected_run or ()), *bundle.expected_runs]
+                options.update(
+                    expected_runs=receipts, prereg=None, no_git=False,
+                    expected_hash=args.expected_hash or bundle.expected_hash,
+                )  # fmt: skip
+                found = _audited(bundle.results, args, options)
+                report = replace(found, checks=[bundle.check, *found.checks])
     else:
-        report = audit(args.results_dir, **options)
+        report = _audited(args.results_dir, args, options)
     written = _stamp(made / "report.html") not in (None, before)  # this audit wrote it
     read = f"read the report this audit made: {made / 'report.html'}"
+    quote = {"bundle_sha256": bundle.sha256} if bundle is not None else {}
     if args.json:
         print(
             json.dumps(
-                {**report.to_json(), "report": str(made / "report.html") if written else None},
+                {
+                    **report.to_json(),
+                    **quote,
+                    "report": str(made / "report.html") if written else None,
+                },
                 indent=2,
                 ensure_ascii=False,
             )
@@ -154,7 +174,27 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
         print(read if written else "no report re-made (no outcome yet, or it cannot be re-made)")
+        if bundle is not None and bundle.sha256:
+            print(f"audited bundle sha256:{bundle.sha256}")
     return EXIT_OK if report.ok else EXIT_AUDIT_FAILED
+
+
+def _audited(results: str | Path, args: argparse.Namespace, options: dict[str, Any]) -> AuditReport:
+    """The audit of ``results``, with ``--reproduce`` the re-run's check added."""
+    from tailgate.audit import audit
+
+    if not args.reproduce:
+        return audit(results, **options)
+    from tailgate.audit.reproduce import reproduce, with_reproduction
+    from tailgate.forked import Forked
+
+    # the plain audit reads the stored files only: it runs beside the re-run, which writes
+    # nothing but its scratch project
+    with Forked(lambda: audit(results, **options)) as plain:
+        check, unproven = reproduce(
+            results, cores=args.cores, keep=args.keep, generate=args.generate
+        )
+        return with_reproduction(plain.result(), check, unproven)
 
 
 def _report_folder(results: str, report: str | None) -> Path | None:
