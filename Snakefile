@@ -54,7 +54,12 @@ rule all:
 
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
-from tailgate.interrupts import discard_incomplete, failed_outcome, watch_interrupts
+from tailgate.interrupts import (
+    discard_incomplete,
+    exit_if_interrupted,
+    run_outcome,
+    watch_interrupts,
+)
 from tailgate.ledger import answer_when_up_to_date, finish_run
 from tailgate import forkserver
 from tailgate.environment import fresh_compiled_cache
@@ -69,7 +74,7 @@ answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 
 onstart:
-    watch_interrupts()
+    watch_interrupts(workflow)
     # numba's kernels compile into a new folder of this run's (tailgate/environment.py)
     fresh_compiled_cache()
     FORKSERVER.append(
@@ -80,12 +85,16 @@ onstart:
 
 
 onsuccess:
+    outcome = run_outcome(succeeded=True)
     forkserver.stop(FORKSERVER.pop() if FORKSERVER else None)
-    finish_run(STUDY, RESULTS, log, "success")
+    finish_run(STUDY, RESULTS, log, outcome, workflow)
 
 
 onerror:
+    outcome = run_outcome(succeeded=False)
     forkserver.stop(FORKSERVER.pop() if FORKSERVER else None)
-    if failed_outcome() == "interrupted":
+    if outcome == "interrupted":
         discard_incomplete(workflow)
-    finish_run(STUDY, RESULTS, log, failed_outcome())
+    finish_run(STUDY, RESULTS, log, outcome, workflow)
+    # stopped by Ctrl-C: the run's line last, the signal's status (not Snakemake's exit 1)
+    exit_if_interrupted()

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tailgate.ledger import results_digest
 from tailgate.provenance import iter_records
-from wf_project import job_counts
+from wf_project import finished_counts, job_counts
 
 
 def _status(proj, *args):
@@ -67,15 +67,24 @@ def test_a_failed_run_names_the_job_and_its_log_and_is_in_the_ledger(small_copy)
         pa.array(["x"] * table.num_rows),
     )
     pq.write_table(bad, shard)  # newer than its scores: the scoring job re-runs and fails
+    # a missing score: its job re-runs and finishes (if it starts before the failure stops the run)
+    (small_copy.results / "scores" / "tox" / "heavy" / "shard-1.parquet").unlink()
     res = small_copy.snakemake()
     assert res.returncode != 0
     out = res.stdout
-    assert "tailgate · study small · run 2 · error" in out
+    runs = [json.loads(x) for x in (small_copy.results / "runs.jsonl").read_text().splitlines()]
+    # the jobs that ran, as Snakemake reports them finished, not the jobs it planned
+    ran = runs[1]["jobs"]
+    assert ran == finished_counts(res.stderr) and set(ran) <= {"score"}, res.stderr[-3000:]
+    assert runs[1]["jobs_total"] == sum(ran.values()) < sum(job_counts(res.stderr).values())
+    assert f"tailgate · study small · run 2 · error ({sum(ran.values())} job(s) run)" in out
     assert "failed: rule score, log results/small/logs/score/tox-base-0.log" in out
     assert "  | " in out  # the end of the job's log
-    runs = [json.loads(x) for x in (small_copy.results / "runs.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in runs] == ["success", "error"]
-    assert runs[1]["failed"][0]["rule"] == "score" and runs[1]["verdicts"] is None
+    assert runs[1]["failed"] == [
+        {"rule": "score", "log": "results/small/logs/score/tox-base-0.log"}
+    ]
+    assert runs[1]["stopped"] == [] and runs[1]["verdicts"] is None
     status = json.loads(_status(small_copy, "--json").stdout)
     assert [e["outcome"] for e in status["events"] if e["event"] == "run"] == ["success", "error"]
 

@@ -3,6 +3,7 @@
 # tailgate.stages.rule.run (one log per job, a user error's message and exit code). A job
 # imports only its own stage's module (the report package alone pulls in matplotlib).
 import _tailgate  # noqa: F401, I001 - the repository's tailgate first (conda environments)
+import signal
 from importlib import import_module
 
 from tailgate.stages.rule import results_of, run
@@ -169,10 +170,15 @@ STAGES = {
 }
 
 module, function, arguments = STAGES[sm.rule.removeprefix("registered_")]
-run(
-    sm.log[0],
-    getattr(import_module(module), function),
-    prereg=params.prereg,
-    results=results_of(params.prereg),
-    **arguments(),
-)
+try:
+    run(
+        sm.log[0],
+        getattr(import_module(module), function),
+        prereg=params.prereg,
+        results=results_of(params.prereg),
+        **arguments(),
+    )
+finally:
+    # the job's work is over: a Ctrl-C now would only break the interpreter's exit (its
+    # clean-up at exit) with a traceback; the job ends as it would have
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

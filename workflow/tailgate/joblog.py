@@ -1,14 +1,17 @@
-"""Snakemake's log of a workflow run, read: jobs per rule from its "Job stats" table and the jobs
-that failed, with their log files. The run ledger (:mod:`tailgate.ledger`) stores both and the run
-summary (:mod:`tailgate.summary`) prints them; test helpers count jobs with the same parser.
+"""The jobs of a workflow run: jobs per rule from the "Job stats" table Snakemake prints (the jobs
+it plans), and, from the Snakefile's ``workflow`` object when the run ends, the jobs that
+finished and the rule and log of each of some jobs. The run ledger (:mod:`tailgate.ledger`) stores
+what ran and the run summary (:mod:`tailgate.summary`) prints it; test helpers count planned jobs
+with the table's parser.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["job_stats", "jobs_from_log"]
+__all__ = ["finished_jobs", "job_entries", "job_stats"]
 
 
 def job_stats(log: str) -> dict[str, int]:
@@ -26,22 +29,21 @@ def job_stats(log: str) -> dict[str, int]:
     return jobs
 
 
-def jobs_from_log(log: str | Path | None) -> tuple[dict[str, int], list[dict[str, str]]]:
-    """Jobs per rule (:func:`job_stats`) and the failed jobs (rule, log) of a Snakemake log."""
-    if log is None or not Path(log).is_file():
-        return {}, []
-    text = Path(log).read_text(errors="replace")
-    lines = text.splitlines()
-    failed: list[dict[str, str]] = []
-    for i, line in enumerate(lines):
-        m = re.match(r"\s*Error in rule (\S+):", line)
-        if not m:
-            continue
-        entry = {"rule": m.group(1), "log": ""}
-        for follow in lines[i + 1 : i + 15]:
-            lm = re.match(r"\s*log: (\S+)", follow)
-            if lm:
-                entry["log"] = lm.group(1)
-                break
-        failed.append(entry)
-    return job_stats(text), failed
+def finished_jobs(workflow: Any) -> dict[str, int]:
+    """Jobs per rule that finished in this run (Snakemake's DAG marks a job finished once its
+    outputs are checked): a run stopped or failed part-way counts what ran, not what was
+    planned."""
+    return dict(sorted(Counter(job.rule.name for job in workflow.dag.finished_jobs).items()))
+
+
+def _single(jobs: Iterable[Any]) -> list[Any]:
+    """The jobs, a group job as its jobs."""
+    return [j for job in jobs for j in (job.jobs if job.is_group() else [job])]
+
+
+def job_entries(jobs: Iterable[Any]) -> list[dict[str, str]]:
+    """Each job's rule and first log file ("" without one), in the order of their job ids."""
+    return [
+        {"rule": j.rule.name, "log": str(j.log[0]) if j.log else ""}
+        for j in sorted(_single(jobs), key=lambda j: j.jobid)
+    ]

@@ -2,8 +2,9 @@
 
 Snakemake calls :func:`finish_run` when a run ends (the Snakefile's ``onsuccess``/``onerror``):
 it appends the run — UTC start (read from the name of Snakemake's log) and end time, outcome,
-git commit, code digest, lock head, jobs per rule (from Snakemake's own log), failed jobs and
-their logs, the study's answer and H1 verdicts — and re-records the ledger like any artifact
+git commit, code digest, lock head, the jobs per rule that finished (not those planned: a run
+that fails or is stopped part-way counts what ran), the failed jobs and the jobs a signal stopped
+with their logs, the study's answer and H1 verdicts — and re-records the ledger like any artifact
 (its provenance record holds its SHA-256; ``tailgate audit`` checks it and the chain of line
 hashes). Then it prints the run's answer on the
 terminal (:mod:`tailgate.summary`), ending with the **run receipt**: the SHA-256 of the run's
@@ -41,7 +42,8 @@ from typing import Any
 
 from tailgate.atomic import write_text
 from tailgate.errors import DamagedFileError
-from tailgate.joblog import jobs_from_log
+from tailgate.interrupts import unfinished_jobs
+from tailgate.joblog import finished_jobs, job_entries
 from tailgate.safe_read import load_json, loads_json, read_text
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "read_ledger",
     "results_digest",
     "run_environments",
+    "run_jobs",
     "run_results",
     "run_summary",
     "snakemake_log",
@@ -440,8 +443,25 @@ def snakemake_log(log: Any) -> str | None:
     return str(log) if log else None
 
 
-def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
-    """Append this run to the ledger, record it, and print the run's answer (module docstring).
+def run_jobs(workflow: Any) -> dict[str, Any]:
+    """What this run's jobs did, from Snakemake's ``workflow`` when it ends: ``jobs`` (per rule,
+    those that finished), ``jobs_total`` (without the ``all`` target), ``failed`` and ``stopped``
+    (rule and log of each, :func:`tailgate.interrupts.unfinished_jobs`); the counts are null where
+    Snakemake's objects cannot be read (printed), never the jobs planned."""
+    try:
+        failed, stopped = unfinished_jobs(workflow)
+        jobs: dict[str, int] | None = finished_jobs(workflow)
+        entries = {"failed": job_entries(failed), "stopped": job_entries(stopped)}
+    except Exception as exc:  # Snakemake's internals: the run's line is kept without counts
+        print(f"tailgate: this run's jobs were not counted: {exc!r}", file=sys.stderr)
+        jobs, entries = None, {"failed": [], "stopped": []}
+    total = None if jobs is None else sum(v for k, v in jobs.items() if k != "all")
+    return {"jobs": jobs, "jobs_total": total, **entries}
+
+
+def finish_run(study: Any, results: str | Path, log: Any, outcome: str, workflow: Any) -> None:
+    """Append this run to the ledger, record it, and print the run's answer (module docstring);
+    ``workflow``: Snakemake's, whose jobs the line counts (:func:`run_jobs`).
 
     Never raises: the run's own outcome stands whatever happens here (a problem is printed).
     """
@@ -449,8 +469,9 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
 
     results = Path(results)
     log = snakemake_log(log)
+    jobs = run_jobs(workflow)
     try:
-        appended = _append(study, results, log, outcome)
+        appended = _append(study, results, log, outcome, jobs)
     except Exception as exc:  # a hook must not turn a finished run into a crash
         print(f"tailgate: the run ledger was not updated: {exc}", file=sys.stderr)
         appended = None
@@ -461,6 +482,7 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
             results,
             outcome=outcome,
             run=appended,
+            jobs=jobs,
             log=log,
             receipt=head["line_sha256"] if head else None,
         )
@@ -468,7 +490,9 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str) -> None:
         print(f"tailgate: no summary of this run: {exc}", file=sys.stderr)
 
 
-def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[str, Any] | None:
+def _append(
+    study: Any, results: Path, log: str | None, outcome: str, jobs: dict[str, Any]
+) -> dict[str, Any] | None:
     from tailgate.code import code_digest
     from tailgate.prereg.committed import run_mode
     from tailgate.prereg.guard import verify_study
@@ -480,7 +504,6 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
     path = results / LEDGER
     old = ledger_text(results)
     lines = [line for line in old.splitlines() if line.strip()]
-    jobs, failed = jobs_from_log(log)
     head = verify_study(study)
     verdict = _verdict(results)
     since = _time_of(lines[-1]) if lines else None
@@ -495,9 +518,7 @@ def _append(study: Any, results: Path, log: str | None, outcome: str) -> dict[st
         "lock_head": head,
         "git": _git_state(Path(study.path)),
         "code_digest": code_digest(),
-        "jobs": jobs,
-        "jobs_total": sum(v for k, v in jobs.items() if k != "all"),
-        "failed": failed,
+        **jobs,  # jobs, jobs_total, failed, stopped
         **(run_summary(verdict) if outcome == "success" else {"answer": None, "verdicts": None}),
         # the environments its jobs ran in: the audit's comparison mode is the run's
         "environments": _environments(results, since),

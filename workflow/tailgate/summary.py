@@ -7,8 +7,8 @@ threshold, combined by the registered band rule) with the passing pairs or each 
 failing gate at the headline threshold, the other analyses' criteria, after an amendment the
 outcome under the registered plan (entry 0 of the lock) beside the amended one, the deviations
 from the registered plan, and where the report is. On error: which jobs failed and the end of
-their logs. Stopped by Ctrl-C or SIGTERM: one line, :data:`STOPPED`. Snakemake's own log above
-it is left as it is.
+their logs. Stopped by Ctrl-C or SIGTERM: one line, :data:`STOPPED`, on stderr. Snakemake's own
+log above it is left as it is.
 """
 
 from __future__ import annotations
@@ -179,17 +179,19 @@ def print_summary(
     log: str | None,
     out: TextIO | None = None,
     receipt: str | None = None,
+    jobs: dict[str, Any] | None = None,
 ) -> None:
     """Print the run's answer (module docstring); ``receipt``: the SHA-256 of the run's ledger
-    line, printed last, to publish with the results."""
-    from tailgate.joblog import jobs_from_log
-
+    line, printed last, to publish with the results; ``jobs``: the jobs that ran and failed
+    (:func:`tailgate.ledger.run_jobs`) where the run has no ledger line."""
     out = out or sys.stdout
-    if outcome == "interrupted":  # Ctrl-C or SIGTERM: nothing to fix, one line
-        print(f"tailgate · study {study.name} · {STOPPED}", file=out)
+    if outcome == "interrupted":  # Ctrl-C or SIGTERM: nothing to fix, one line, on stderr: where
+        # stdout is a pipe (``| tee``), the same Ctrl-C closed it
+        print(f"tailgate · study {study.name} · {STOPPED}", file=sys.stderr, flush=True)
         return
-    jobs, failed = (run["jobs"], run["failed"]) if run else jobs_from_log(log)
-    n_jobs = sum(v for k, v in jobs.items() if k != "all")
+    ran = run or jobs or {}
+    failed = ran.get("failed") or []
+    n_jobs = ran.get("jobs_total") or 0
     run_no = f" · run {run['run']}" if run else ""
     print(RULE, file=out)
     print(f"tailgate · study {study.name}{run_no} · {outcome} ({n_jobs} job(s) run)", file=out)

@@ -1,8 +1,8 @@
 """The registered fields, as the schema declares them: each field's role, the direction that
 loosens it and the workflow stages that read it.
 
-Every field is declared once, in ``workflow/tailgate/schemas/prereg.v<N>.schema.json``; beside its type,
-bounds, default and description, a field (or a whole block) carries an ``x-registered``
+Every field is declared once, in ``workflow/tailgate/schemas/prereg.v<N>.schema.json``; beside
+its type, bounds, default and description, a field (or a whole block) carries an ``x-registered``
 annotation, which JSON Schema validation ignores and the canonical form of a registration never
 holds (so annotating a field changes no registration's hash):
 

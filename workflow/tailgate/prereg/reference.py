@@ -35,8 +35,8 @@ def field_table(version: int = SCHEMA_VERSION) -> str:
     lines = [
         f"## Every field (schema version {version})",
         "",
-        f"Written from `workflow/tailgate/schemas/prereg.v{version}.schema.json`, where each field is "
-        "declared once. *field*: as an amendment names it, `*` standing for any entry (a "
+        f"Written from `workflow/tailgate/schemas/prereg.v{version}.schema.json`, where each field "
+        "is declared once. *field*: as an amendment names it, `*` standing for any entry (a "
         "condition, a scorer, a model key, an analysis name); fields of one analysis kind or "
         "scorer kind name it in brackets. *role*: a decision rule of the registered plan "
         "(changing it after registration is a deviation), descriptive, or design-only (the "
