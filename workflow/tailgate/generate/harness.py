@@ -55,7 +55,6 @@ registers ``worse: null`` for the user to decide.
 from __future__ import annotations
 
 import json
-import math
 import re
 import shlex
 from collections.abc import Callable, Iterable
@@ -64,6 +63,14 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import InputError, install_fix
+
+from .harness_groups import (
+    Group,
+    column,
+    condition_names,
+    number_text,
+    numeric_metrics,
+)
 
 __all__ = [
     "FORMATS",
@@ -93,8 +100,6 @@ _LM_EVAL_KEYS = frozenset(
         "target_hash",
     }
 )
-_ROW_COLUMNS = ("condition", "doc_id", "id", "prompt", "response")
-_NAME_MAX = 64
 
 
 class HarnessMissingError(InputError):
@@ -126,23 +131,6 @@ class HarnessTable:
     filter: str | None = None
     #: how metrics were read, one line each (e.g. a rolling log-likelihood), for ``tailgate init``
     notes: tuple[str, ...] = ()
-
-
-@dataclass
-class _Group:
-    """The samples of one condition before it is named."""
-
-    model: str
-    task: str
-    run: tuple[str, str]  # (date, path): orders the runs of one model
-    source: str
-    split: str = ""  # the epoch (Inspect), when there are several
-    filter: str = ""  # the filter of the answers (lm-eval)
-    samples: list[dict[str, Any]] = field(default_factory=list)
-    #: metric -> (higher is better, where that is recorded), as far as the harness records it
-    better: dict[str, tuple[bool, str]] = field(default_factory=dict)
-    #: how its metrics were read (:attr:`HarnessTable.notes`)
-    notes: list[str] = field(default_factory=list)
 
 
 def detect_format(path: Path) -> str | None:
@@ -216,8 +204,8 @@ def read_harness(
                 else "import an Inspect log (.eval or .json) whose samples were kept."
             )
         )
-    names = _condition_names(groups)
-    metrics, skipped = _numeric_metrics(groups)
+    names = condition_names(groups)
+    metrics, skipped = numeric_metrics(groups)
     rows: list[dict[str, Any]] = []
     for name, group in zip(names, groups, strict=True):
         for sample in group.samples:
@@ -228,24 +216,24 @@ def read_harness(
                 "response": sample["response"],
             }
             for metric in metrics:
-                row[_column(metric)] = sample["metrics"][metric]
+                row[column(metric)] = sample["metrics"][metric]
             rows.append(row)
     worse, directions = _directions(groups, metrics)
     return HarnessTable(
         rows=rows,
         key=key,
-        metrics=tuple(_column(m) for m in metrics),
+        metrics=tuple(column(m) for m in metrics),
         skipped=tuple(skipped),
         sources={n: g.source for n, g in zip(names, groups, strict=True)},
-        worse={_column(m): w for m, w in worse.items()},
-        directions={_column(m): d for m, d in directions.items()},
+        worse={column(m): w for m, w in worse.items()},
+        directions={column(m): d for m, d in directions.items()},
         task=task,
         filter=filter,
         notes=tuple(dict.fromkeys(n for g in groups for n in g.notes)),
     )
 
 
-def _metrics_of(groups: list[_Group]) -> list[str]:
+def _metrics_of(groups: list[Group]) -> list[str]:
     seen: dict[str, None] = {}
     for g in groups:
         for s in g.samples:
@@ -254,23 +242,23 @@ def _metrics_of(groups: list[_Group]) -> list[str]:
     return list(seen)
 
 
-def _choices(groups: list[_Group], what: str) -> dict[str, list[_Group]]:
+def _choices(groups: list[Group], what: str) -> dict[str, list[Group]]:
     """The tasks (or filters) of ``groups``, each with its groups, in first-seen order."""
-    out: dict[str, list[_Group]] = {}
+    out: dict[str, list[Group]] = {}
     for g in groups:
         out.setdefault(g.task if what == "task" else g.filter, []).append(g)
     return out
 
 
-def _listing(choices: dict[str, list[_Group]]) -> str:
+def _listing(choices: dict[str, list[Group]]) -> str:
     return "; ".join(
         f"{name} (metrics {', '.join(_metrics_of(gs)) or 'none'})" for name, gs in choices.items()
     )
 
 
 def _one_of(
-    path: Path, groups: list[_Group], what: str, chosen: str | None, init: str | None
-) -> list[_Group]:
+    path: Path, groups: list[Group], what: str, chosen: str | None, init: str | None
+) -> list[Group]:
     """The groups of the registered task or filter (``what``); output of several without one
     registered, or without the one registered, is refused (module docstring)."""
     choices = _choices(groups, what)
@@ -301,12 +289,12 @@ def _one_of(
     )
 
 
-def _refuse(message: str) -> list[_Group]:
+def _refuse(message: str) -> list[Group]:
     raise InputError(message)
 
 
 def _directions(
-    groups: list[_Group], metrics: list[str]
+    groups: list[Group], metrics: list[str]
 ) -> tuple[dict[str, str | None], dict[str, str]]:
     """Each kept metric's bad tail and where it comes from (module docstring, "Directions")."""
     worse: dict[str, str | None] = {}
@@ -335,25 +323,25 @@ def _samples_files(folder: Path) -> Iterable[Path]:
     return (p for p in folder.rglob("samples_*.jsonl") if p.is_file())
 
 
-def _lm_eval_groups(path: Path) -> list[_Group]:
+def _lm_eval_groups(path: Path) -> list[Group]:
     if path.is_dir():
         files = sorted(_samples_files(path))
         base = path
     else:
         files, base = [path], path.parent
-    groups: list[_Group] = []
+    groups: list[Group] = []
     for file in files:
         match = _SAMPLES.match(file.name)
         task = match.group("task") if match else file.stem.removeprefix("samples_")
         date = match.group("date") if match else ""
         model = file.parent.name  # lm-eval names the folder after the model
         rel = file.relative_to(base).as_posix()
-        by_filter: dict[str, _Group] = {}
+        by_filter: dict[str, Group] = {}
         for number, record in _json_lines(file):
             filt = str(record.get("filter", "none"))
             group = by_filter.get(filt)
             if group is None:
-                group = by_filter[filt] = _Group(model, task, (date, rel), str(file), filter=filt)
+                group = by_filter[filt] = Group(model, task, (date, rel), str(file), filter=filt)
             group.samples.append(_lm_eval_sample(file, number, record))
         better = _lm_eval_better(file.parent, task)
         for group in by_filter.values():
@@ -385,8 +373,8 @@ def _rolling(metrics: dict[str, Any]) -> list[str]:
     rolled = []
     for name in sorted(_ROLLING & metrics.keys()):
         value = metrics[name]
-        if isinstance(value, list) and len(value) == 2 and _number_text(value[0]) is not None:
-            loglik = _number_text(value[0])
+        if isinstance(value, list) and len(value) == 2 and number_text(value[0]) is not None:
+            loglik = number_text(value[0])
             if metrics.setdefault(LOGLIKELIHOOD, loglik) == loglik:
                 del metrics[name]
                 rolled.append(name)
@@ -496,7 +484,7 @@ def _lm_eval_sample(file: Path, number: int, record: dict[str, Any]) -> dict[str
     elif isinstance(resps, list) and len(resps) == len(args) and all(len(a) > 1 for a in args):
         # loglikelihood requests (the harness writes [log-likelihood, is-greedy] as text): the
         # continuation the model scores highest
-        scores = [_number_text(r[0]) if isinstance(r, list) and r else None for r in resps]
+        scores = [number_text(r[0]) if isinstance(r, list) and r else None for r in resps]
         if all(x is not None for x in scores):
             best = max(range(len(scores)), key=lambda i: float(scores[i]))  # type: ignore[arg-type]
             response = str(args[best][1])
@@ -538,11 +526,11 @@ def _inspect_reader() -> tuple[Callable[..., Any], Callable[[Any], float]]:
     return read_eval_log, value_to_float()
 
 
-def _inspect_groups(path: Path) -> list[_Group]:
+def _inspect_groups(path: Path) -> list[Group]:
     read_eval_log, to_float = _inspect_reader()
     files = sorted(path.rglob("*.eval")) if path.is_dir() else [path]
     base = path if path.is_dir() else path.parent
-    groups: list[_Group] = []
+    groups: list[Group] = []
     for file in files:
         try:
             log = read_eval_log(str(file))
@@ -556,13 +544,13 @@ def _inspect_groups(path: Path) -> list[_Group]:
         spec = log.eval
         rel = file.relative_to(base).as_posix()
         epochs = sorted({int(s.epoch) for s in log.samples or []})
-        by_epoch: dict[int, _Group] = {}
+        by_epoch: dict[int, Group] = {}
         for sample in log.samples or []:
             epoch = int(sample.epoch)
             group = by_epoch.get(epoch)
             if group is None:
                 split = f"epoch {epoch}" if len(epochs) > 1 else ""
-                group = _Group(
+                group = Group(
                     str(spec.model), str(spec.task), (str(spec.created), rel), str(file), split
                 )
                 by_epoch[epoch] = group
@@ -631,106 +619,3 @@ def _inspect_sample(file: Path, sample: Any, to_float: Callable[[Any], float]) -
         "graded": graded,
         "where": f"{file}, sample {sample.id!r} epoch {sample.epoch}",
     }
-
-
-# --- shared ---------------------------------------------------------------------------------
-
-
-def _number_text(value: Any) -> float | None:
-    """A finite number, also written as text (``"-41.38"``); else ``None``."""
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return None
-    return _finite(value)
-
-
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and math.isfinite(float(value)):
-        return float(value)
-    return None
-
-
-def _numeric_metrics(groups: list[_Group]) -> tuple[list[str], list[str]]:
-    """Metrics that every sample reports as a finite number (first-seen order), converting them
-    in place; the others, each with the reason it was left out."""
-    seen: dict[str, None] = {}
-    for g in groups:
-        for s in g.samples:
-            for name in s["metrics"]:
-                seen.setdefault(name, None)
-    kept: list[str] = []
-    skipped: list[str] = []
-    total = sum(len(g.samples) for g in groups)
-    for name in seen:
-        missing = non_numeric = 0
-        example: tuple[str, Any] | None = None
-        for g in groups:
-            for s in g.samples:
-                if name not in s["metrics"]:
-                    missing += 1
-                elif _finite(s["metrics"][name]) is None:
-                    non_numeric += 1
-                    example = example or (s["where"], s["metrics"][name])
-        if non_numeric:
-            where, value = example  # type: ignore[misc]
-            shown = json.dumps(value, default=str)[:60]
-            skipped.append(
-                f"metric {name!r} skipped: not a finite number in {non_numeric} of {total} "
-                f"samples (e.g. {shown} at {where})"
-            )
-        elif missing:
-            skipped.append(
-                f"metric {name!r} skipped: missing from {missing} of {total} samples (a column "
-                f"scorer needs a score for every sample of every condition)"
-            )
-        else:
-            kept.append(name)
-    for g in groups:
-        for s in g.samples:
-            for name in kept:
-                s["metrics"][name] = _finite(s["metrics"][name])
-    return kept, skipped
-
-
-def _column(metric: str) -> str:
-    """The row column of a metric (never one of the rows' own columns)."""
-    return f"score_{metric}" if metric in _ROW_COLUMNS else metric
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9_]+", "-", text.lower()).strip("-_")
-
-
-def _condition_names(groups: list[_Group]) -> list[str]:
-    """Unique condition names (module docstring): model, then split and run as needed."""
-    keyed: dict[tuple[str, str, str], list[_Group]] = {}
-    for g in groups:
-        keyed.setdefault((g.model, g.task, g.split), []).append(g)
-    runs: dict[int, int] = {}
-    for same in keyed.values():
-        if len(same) > 1:
-            dates = sorted({g.run for g in same})
-            for g in same:
-                runs[id(g)] = dates.index(g.run) + 1
-    names: list[str] = []
-    for g in groups:
-        model = _slug(g.model.rsplit("__", 1)[-1].rsplit("/", 1)[-1]) or "model"
-        parts = [model[-32:].strip("-_") or "model"]
-        if g.split:
-            parts.append(_slug(g.split)[:24])
-        if id(g) in runs:
-            parts.append(f"run{runs[id(g)]}")
-        name = "-".join(p for p in parts if p)[:_NAME_MAX].strip("-_")
-        if not name[:1].isalnum():
-            name = f"m{name}"[:_NAME_MAX]
-        names.append(name)
-    counts: dict[str, int] = {}
-    unique: list[str] = []
-    for name in names:  # distinct models whose names slug alike
-        counts[name] = counts.get(name, 0) + 1
-        unique.append(name if names.count(name) == 1 else f"{name[:58]}-{counts[name]}")
-    return unique
