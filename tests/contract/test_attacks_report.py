@@ -173,3 +173,32 @@ def test_the_default_report_folder_is_the_auditors_own(proj):
     assert path.name == "report.html" and path.is_file()
     assert not path.resolve().is_relative_to(proj.root.resolve())
     assert path.parent.parent.name == f"tailgate-audit-{os.getuid()}"
+
+
+def test_audits_side_by_side_never_remove_one_anothers_report(tmp_path, monkeypatch):
+    """The default folder keeps the newest reports and removes only folders untouched for hours:
+    an audit beside this one (the suite's workers, a reviewer's two terminals) is never cut
+    short, and a report is put in place whole, by a rename."""
+    import time
+
+    from tailgate.cli import audit as cli_audit
+
+    monkeypatch.setattr(cli_audit.tempfile, "tempdir", str(tmp_path))
+    mine = tmp_path / f"tailgate-audit-{os.getuid()}"
+    mine.mkdir(mode=0o700)
+    busy = [mine / f"study-{i:012d}" for i in range(40)]  # being written right now
+    for folder in busy:
+        folder.mkdir()
+    stale = mine / "old-000000000000"
+    stale.mkdir()
+    hours_ago = time.time() - 7 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    dest = cli_audit._default_report_folder(str(tmp_path / "results" / "study"))
+    assert all(folder.is_dir() for folder in busy) and not stale.exists()
+    first, second = Path(cli_audit._staged(dest)), Path(cli_audit._staged(dest))
+    (first / "report.html").write_text("first")
+    (second / "report.html").write_text("second")
+    cli_audit._publish(first, dest)
+    cli_audit._publish(second, dest)  # replaces the first whole
+    assert (dest / "report.html").read_text() == "second"
+    assert sorted(p.name for p in mine.iterdir() if p.name.startswith(".")) == []

@@ -247,7 +247,7 @@ def test_export_needs_the_extra(tmp_path, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_mlflow)
-    with pytest.raises(InputError, match=r"pip install 'tailgate\[mlflow\]'") as info:
+    with pytest.raises(InputError, match=r"-e '\.\[mlflow\]'") as info:
         export_mlflow(tmp_path)
     assert info.value.exit_code == 2
 

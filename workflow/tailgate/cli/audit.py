@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,9 +132,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     made = _report_folder(args.results_dir, args.report)
     if made is None:
         return EXIT_INVALID
-    before = _stamp(made / "report.html")
+    # the default folder is written whole elsewhere and put in place when the audit ends, so
+    # that audits run side by side never write into (or remove) one another's report
+    stage = None if args.report is not None else Path(_staged(made))
+    before = _stamp(made / "report.html") if stage is None else None
     options = {
-        "report_to": made,
+        "report_to": stage or made,
         "prereg": args.prereg,
         "expected_hash": args.expected_hash,
         "expected_runs": args.expected_run or (),
@@ -155,7 +159,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 report = replace(found, checks=[bundle.check, *found.checks])
     else:
         report = _audited(args.results_dir, args, options)
-    written = _stamp(made / "report.html") not in (None, before)  # this audit wrote it
+    written = _stamp((stage or made) / "report.html") not in (None, before)  # this audit's
+    if stage is not None:
+        _publish(stage, made if written else None)
     read = f"read the report this audit made: {made / 'report.html'}"
     quote = {"bundle_sha256": bundle.sha256} if bundle is not None else {}
     if args.json:
@@ -227,16 +233,58 @@ def _default_report_folder(results: str) -> Path:
         mine = Path(tempfile.mkdtemp(prefix="tailgate-audit-"))  # someone else's: a new one
     key = hashlib.sha256(results.encode()).hexdigest()[:12]
     dest = mine / f"{Path(results).name}-{key}"
-    older = sorted(mine.iterdir(), key=lambda p: p.lstat().st_mtime, reverse=True)
-    for old in [dest, *older[_KEPT_REPORTS:]]:  # this one is made again; the oldest go
-        if old.is_symlink() or old.is_file():
-            old.unlink()
-        shutil.rmtree(old, ignore_errors=True)
+    older = sorted(mine.iterdir(), key=_mtime, reverse=True)
+    stale = time.time() - _STALE_SECONDS
+    for old in older[_KEPT_REPORTS:]:  # the oldest go, never one an audit may still write
+        if _mtime(old) < stale:
+            _remove(old)
     return dest
 
 
 #: re-made reports the default folder keeps (those of the most recently audited results)
 _KEPT_REPORTS = 16
+#: a folder untouched this long is no audit's work in progress
+_STALE_SECONDS = 6 * 3600
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:  # removed meanwhile by an audit beside this one
+        return 0.0
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _staged(dest: Path) -> str:
+    """A new folder beside ``dest`` that this audit alone writes its report into."""
+    return tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent)
+
+
+def _publish(stage: Path, dest: Path | None) -> None:
+    """Put the report written in ``stage`` at ``dest`` (replacing what is there, by renames), or
+    remove ``stage`` where this audit wrote none (``dest`` None)."""
+    if dest is None:
+        _remove(stage)
+        return
+    old = Path(_staged(dest))
+    for attempt in range(3):  # an audit of the same folder beside this one may publish too
+        try:
+            os.replace(dest, old / str(attempt))  # an earlier report, out of the way
+        except FileNotFoundError:
+            pass
+        try:
+            os.replace(stage, dest)
+            break
+        except OSError:
+            continue
+    _remove(old)
+    _remove(stage)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
