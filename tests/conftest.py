@@ -89,14 +89,39 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_GroupedIds(), "tailgate-grouped-ids")
 
 
+#: modules whose tests each start processes that run a study, build an environment or simulate at
+#: length (tens of seconds a test): left out of the fast tier like the study runs
+NOT_FAST = frozenset(
+    {
+        "tests/contract/test_audit_other_versions.py",
+        "tests/contract/test_committed_registration.py",
+        "tests/contract/test_honest_setups.py",
+        "tests/contract/test_reproduce_isolation.py",
+        "tests/imports/test_lattice_import.py",
+        "tests/imports/test_published_tag.py",
+        "tests/llm/test_judge_llm.py",
+        "tests/stats/test_operating_lattice.py",
+        "tests/stats/test_operating_resolution.py",
+        "tests/workflow/test_interrupt.py",
+        "tests/workflow_parts/test_forkserver.py",
+    }
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`)."""
+    """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`), and mark
+    ``fast`` every test that uses no study run, is not ``slow`` or ``slurm`` and is not in a
+    module of :data:`NOT_FAST`: the tier ``pytest -m fast -n 2`` runs before each commit."""
     for item in items:
         names = getattr(item, "fixturenames", ())
         run = next((n for n in STUDY_RUNS if n in names), None)
         if run is not None:
             item.add_marker(pytest.mark.xdist_group(run))
+        elif not {"slow", "slurm", "benchmark"} & {m.name for m in item.iter_markers()} and (
+            Path(str(item.fspath)).relative_to(REPO_ROOT).as_posix() not in NOT_FAST
+        ):
+            item.add_marker(pytest.mark.fast)
 
 
 @pytest.fixture(scope="session")
