@@ -6,6 +6,7 @@ condition); ``init`` names every column it leaves out, and why."""
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import numpy as np
 import pandas as pd
@@ -205,8 +206,12 @@ def test_a_run_without_the_packages_its_jobs_need_is_refused_before_its_first_jo
     """Snakemake's parse-time guard: every shipped study either needs nothing beyond the Quick
     start's install (it starts) or is refused at once (exit 2) naming the install line, never
     after its first jobs (the perturbation example's embed jobs failed on ``import torch``)."""
+    from tailgate.prereg.committed import MODE_ENV
     from tailgate.registration import workflow_guard
 
+    # the guard sets the run mode of this process's jobs: restored when the test ends, so that
+    # records made later in this process are not marked exploratory
+    monkeypatch.setenv(MODE_ENV, os.environ.get(MODE_ENV, "confirmatory"))
     name = study.removesuffix(".lock")
     loaded = workflow_guard(name, REPO_ROOT, exploratory=True)  # everything installed: it runs
     real = importlib.util.find_spec
