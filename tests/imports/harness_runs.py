@@ -33,13 +33,17 @@ WORDS = " ".join(
     ]
 ).split()
 
-LL_TASK = """\
+#: the head of every task definition: a local JSON dataset, its one split
+DATASET = """\
 task: {name}
 dataset_path: json
 dataset_kwargs:
   data_files:
     test: {data}
 test_split: test
+"""
+
+LL_TASK = DATASET + """\
 output_type: loglikelihood
 doc_to_text: "{{{{context}}}}"
 doc_to_target: "{{{{continuation}}}}"
@@ -49,13 +53,7 @@ metric_list:
     higher_is_better: false
 """
 
-MC_TASK = """\
-task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
+MC_TASK = DATASET + """\
 output_type: multiple_choice
 doc_to_text: "{{{{context}}}}"
 doc_to_choice: "{{{{choices}}}}"
@@ -66,13 +64,7 @@ metric_list:
 """
 
 
-ROLLING_TASK = """\
-task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
+ROLLING_TASK = DATASET + """\
 output_type: loglikelihood_rolling
 doc_to_text: ""
 doc_to_target: "{{{{context}}}}{{{{continuation}}}}"
@@ -82,13 +74,7 @@ metric_list:
   - metric: bits_per_byte
 """
 
-FILTERED_TASK = """\
-task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
+FILTERED_TASK = DATASET + """\
 output_type: generate_until
 doc_to_text: "{{{{context}}}}"
 doc_to_target: "{{{{continuation}}}}"
