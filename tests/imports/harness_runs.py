@@ -43,7 +43,9 @@ dataset_kwargs:
 test_split: test
 """
 
-LL_TASK = DATASET + """\
+LL_TASK = (
+    DATASET
+    + """\
 output_type: loglikelihood
 doc_to_text: "{{{{context}}}}"
 doc_to_target: "{{{{continuation}}}}"
@@ -52,8 +54,11 @@ metric_list:
     aggregation: perplexity
     higher_is_better: false
 """
+)
 
-MC_TASK = DATASET + """\
+MC_TASK = (
+    DATASET
+    + """\
 output_type: multiple_choice
 doc_to_text: "{{{{context}}}}"
 doc_to_choice: "{{{{choices}}}}"
@@ -62,9 +67,12 @@ metric_list:
   - metric: acc
   - metric: brier_score
 """
+)
 
 
-ROLLING_TASK = DATASET + """\
+ROLLING_TASK = (
+    DATASET
+    + """\
 output_type: loglikelihood_rolling
 doc_to_text: ""
 doc_to_target: "{{{{context}}}}{{{{continuation}}}}"
@@ -73,8 +81,11 @@ metric_list:
   - metric: byte_perplexity
   - metric: bits_per_byte
 """
+)
 
-FILTERED_TASK = DATASET + """\
+FILTERED_TASK = (
+    DATASET
+    + """\
 output_type: generate_until
 doc_to_text: "{{{{context}}}}"
 doc_to_target: "{{{{continuation}}}}"
@@ -94,6 +105,7 @@ filter_list:
 metric_list:
   - metric: exact_match
 """
+)
 
 
 def documents(n: int, seed: int) -> list[dict]:
