@@ -28,6 +28,7 @@ from tailgate.prereg.strict_yaml import Located, field_name
 
 __all__ = [
     "CONDITION_RULES",
+    "JUDGED_KINDS",
     "NAME_RE",
     "NO_PROTOCOL_RULES",
     "PROTOCOL_RULES",
@@ -40,6 +41,8 @@ __all__ = [
 #: a valid name of a study, condition, scorer or model (the schema's pattern, without the
 #: words YAML reads as another type)
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+#: scorer kinds that run a registered model (their ``judge``: a key of ``models``)
+JUDGED_KINDS = ("token_nll", "judge")
 
 #: (where, message, fix): the field's path, what is wrong, how to fix it
 Problem = tuple[tuple[Any, ...], str, str]
@@ -207,7 +210,7 @@ def scorer_name_unique(reg: Registration, i: int, sc: dict[str, Any]) -> Iterato
 
 
 def judge_registered(reg: Registration, i: int, sc: dict[str, Any]) -> Iterator[Problem]:
-    if sc["kind"] == "token_nll" and sc["judge"] not in reg.data["models"]:
+    if sc["kind"] in JUDGED_KINDS and sc["judge"] not in reg.data.get("models", {}):
         yield (
             ("scorers", i, "judge"),
             f"judge '{sc['judge']}' is not a key of models",

@@ -23,6 +23,7 @@ from typing import Any
 
 from tailgate.errors import PreregError
 from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.cross_fields import JUDGED_KINDS
 from tailgate.prereg.study import project_root
 
 __all__ = [
@@ -56,7 +57,7 @@ def registered_paths(study: Any) -> dict[str, tuple[str, bool]]:
         for key in ("checkpoint", "config_path"):
             if sc.get(key):
                 out[f"scorers[{sc['name']}].{key}"] = (str(sc[key]), True)
-        if sc.get("kind") == "token_nll" and sc.get("judge") in data.get("models", {}):
+        if sc.get("kind") in JUDGED_KINDS and sc.get("judge") in data.get("models", {}):
             model = data["models"][sc["judge"]]
             out[f"models.{sc['judge']}.id"] = (str(model["id"]), False)
     for spec in (data.get("analyses") or {}).values():
