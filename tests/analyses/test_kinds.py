@@ -391,3 +391,19 @@ def test_severity_judge_aggregations_and_robustness(tmp_path: Path) -> None:
     assert any(p.path == ("secondary",) for p in SEVERITY.validate(bad, study.data))
     alone = {k: v for k, v in spec.items() if k != "secondary"}
     assert any(p.path == ("aggregation",) for p in SEVERITY.validate(alone, study.data))
+
+
+def test_every_kind_is_named_once_and_found_everywhere():
+    """The schema's kinds are the registry's: each has its parameter schema, its implementation
+    and its report section, found by its name alone."""
+    from tailgate.analyses.registry import KIND_NAMES, KINDS
+    from tailgate.prereg.schema import load_schema
+
+    defs = load_schema()["$defs"]
+    assert defs["analysis"]["properties"]["kind"]["enum"] == list(KIND_NAMES)
+    for kind in KIND_NAMES:
+        assert f"analysis_{kind}" in defs
+        assert KINDS[kind].kind == kind
+        section = section_of(kind)
+        assert section is not None and section.kind == kind
+    assert section_of("nosuch") is None

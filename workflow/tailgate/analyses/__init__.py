@@ -54,8 +54,8 @@ registered ``answer`` (:mod:`tailgate.prereg.answer`: H1, or named criteria of t
 report draws the answer, the criteria table, a section per analysis and, with the protocol, the
 per-condition cards; the audit check ``analyses`` (:mod:`tailgate.audit.criteria`)
 re-derives every outcome from the stored statistics. To add a kind: implement the protocol in
-a folder of this package, add it to :data:`registry.MODULES`, its report section to
-:data:`tailgate.report.sections.MODULES` and its parameter schema to
+a folder of this package, name it in :data:`registry.KIND_NAMES`, write its report section as the
+module of :mod:`tailgate.report.sections` named after it, and its parameter schema as
 ``$defs/analysis_<kind>`` of ``workflow/tailgate/schemas/prereg.v1.schema.json`` (no ``default``
 keywords: an absent field means the documented behaviour in code).
 """

@@ -17,15 +17,21 @@ from tailgate.prereg.validated import Study
 
 from .base import AnalysisKind, Problem
 
-__all__ = ["KINDS", "analysis_spec", "check_analyses", "kind_of", "problems_of", "registered"]
+__all__ = [
+    "KINDS",
+    "KIND_NAMES",
+    "analysis_spec",
+    "check_analyses",
+    "kind_of",
+    "problems_of",
+    "registered",
+]
 
-#: kind → (module, attribute) of its :class:`AnalysisKind`
-MODULES: dict[str, tuple[str, str]] = {
-    "dominance": ("tailgate.analyses.dominance.kind", "DOMINANCE"),
-    "severity": ("tailgate.analyses.severity.kind", "SEVERITY"),
-    "perturbation": ("tailgate.analyses.perturbation.kind", "PERTURBATION"),
-    "percentiles": ("tailgate.analyses.percentiles.kind", "PERCENTILES"),
-}
+#: the analysis kinds, each a folder of this package whose ``kind`` module defines it in upper
+#: case (``tailgate.analyses.dominance.kind.DOMINANCE``); its report section is found by the same
+#: name (:func:`tailgate.report.sections.section_of`), its parameters are
+#: ``$defs/analysis_<kind>`` of the schema (a test holds the schema's list to this one)
+KIND_NAMES: tuple[str, ...] = ("dominance", "severity", "perturbation", "percentiles")
 
 
 class _Kinds(Mapping[str, AnalysisKind]):
@@ -35,17 +41,19 @@ class _Kinds(Mapping[str, AnalysisKind]):
     on the demo's jobs)."""
 
     def __getitem__(self, kind: str) -> AnalysisKind:
-        module, attribute = MODULES[kind]
+        if kind not in KIND_NAMES:
+            raise KeyError(kind)
+        module, attribute = f"tailgate.analyses.{kind}.kind", kind.upper()
         found: AnalysisKind = getattr(importlib.import_module(module), attribute)
         if found.kind != kind:
             raise RuntimeError(f"{module}.{attribute} implements '{found.kind}', not '{kind}'")
         return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(MODULES)
+        return iter(KIND_NAMES)
 
     def __len__(self) -> int:
-        return len(MODULES)
+        return len(KIND_NAMES)
 
 
 KINDS: Mapping[str, AnalysisKind] = _Kinds()

@@ -4,32 +4,25 @@ An analysis kind computes and grades (:class:`tailgate.analyses.base.AnalysisKin
 here presents what it stored — the paragraphs, tables and figures of ``Analysis <name>`` and its
 columns of the per-condition cards (:class:`~tailgate.report.sections.base.KindSection`).
 ``section_of(kind)`` finds a kind's section; the module is imported when a report first draws that
-kind. To add a kind: implement its :class:`~tailgate.report.sections.base.KindSection` in a module
-of this package and add it to :data:`MODULES`.
+kind. A kind's section is the module of this package named after the kind, defining it in upper
+case (``dominance.DOMINANCE``), for every kind of :data:`tailgate.analyses.registry.KIND_NAMES`.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from tailgate.analyses.registry import KIND_NAMES
+
 from .base import Block, FigureBlock, KindSection, Paragraph
 
-__all__ = ["MODULES", "Block", "FigureBlock", "KindSection", "Paragraph", "section_of"]
-
-#: kind → (module, attribute) of its :class:`KindSection`
-MODULES: dict[str, tuple[str, str]] = {
-    "dominance": ("tailgate.report.sections.dominance", "DOMINANCE"),
-    "severity": ("tailgate.report.sections.severity", "SEVERITY"),
-    "perturbation": ("tailgate.report.sections.perturbation", "PERTURBATION"),
-    "percentiles": ("tailgate.report.sections.percentiles", "PERCENTILES"),
-}
-
+__all__ = ["Block", "FigureBlock", "KindSection", "Paragraph", "section_of"]
 
 def section_of(kind: str) -> KindSection | None:
     """The report section of analysis kind ``kind`` (None for a kind the report does not know)."""
-    if kind not in MODULES:
+    if kind not in KIND_NAMES:
         return None
-    module, attribute = MODULES[kind]
+    module, attribute = f"tailgate.report.sections.{kind}", kind.upper()
     found: KindSection = getattr(importlib.import_module(module), attribute)
     if found.kind != kind:
         raise RuntimeError(f"{module}.{attribute} draws '{found.kind}', not '{kind}'")
