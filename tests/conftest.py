@@ -37,6 +37,7 @@ STUDY_RUNS = (
     "severity_example",
     "perturbation_example",
     "percentiles_example",
+    "shipped_demo",
     "llm_run",
     "pct_run",
     "pert_run",
@@ -144,7 +145,7 @@ def demo_prereg_path() -> Path:
 @pytest.fixture()
 def demo_study(demo_prereg_path):
     """The loaded demo study (validated, defaults applied)."""
-    from tailgate.prereg import load
+    from tailgate.registration import load
 
     return load(demo_prereg_path)
 

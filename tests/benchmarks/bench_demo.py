@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats as st
 from scipy.special import expit
-from tailgate.prereg import load
+from tailgate.registration import load
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gpd
 from tailgate.stats.gpd import _block_rng, seed_sequence_of

@@ -27,7 +27,7 @@ from harness_runs import (  # noqa: E402
     write_inspect_task,
     write_lm_eval_tasks,
 )
-from tailgate.prereg import load  # noqa: E402
+from tailgate.registration import load  # noqa: E402
 from test_init_and_import import project, review, tailgate  # noqa: E402
 from tiny_models import build_tiny_lm  # noqa: E402
 

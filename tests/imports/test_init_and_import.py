@@ -29,7 +29,7 @@ for helper in (TESTS, TESTS / "workflow"):
 from review_edits import FASTER  # noqa: E402
 from tailgate.generate import DataInputError  # noqa: E402
 from tailgate.generate.importer import generate_shard  # noqa: E402
-from tailgate.prereg import load  # noqa: E402
+from tailgate.registration import load  # noqa: E402
 from wf_project import Project  # noqa: E402
 
 ROWS = {"model-a": 3000, "model-b": 2500}

@@ -252,7 +252,7 @@ def test_demo_lock_still_verifies(demo_prereg_path):
 
 def test_schema_registers_on_empty_per_kind(tmp_path, demo_prereg_path, capsys):
     from tailgate.cli import main
-    from tailgate.prereg import load
+    from tailgate.registration import load
 
     text = demo_prereg_path.read_text()
     anchor = "scorers:\n"

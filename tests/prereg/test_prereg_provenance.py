@@ -9,10 +9,10 @@ import pytest
 from tailgate.atomic import write_parquet
 from tailgate.code import code_digest
 from tailgate.errors import RefusalError
-from tailgate.prereg import load
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.evidence import data_evidence
 from tailgate.provenance import record, record_path, rows_digest
+from tailgate.registration import load
 
 
 def test_record_content_and_location(frozen):

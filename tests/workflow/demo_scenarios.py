@@ -42,7 +42,7 @@ class DemoOutcome:
 
 def demo_study(tmp: Path, seed: int | None = None, resamples: int | None = None):
     """The demo pre-registration, optionally with another seed or bootstrap size, loaded."""
-    from tailgate.prereg import load
+    from tailgate.registration import load
 
     text = (REPO_ROOT / "preregistrations" / "protocol-demo.yaml").read_text()
     if seed is not None:

@@ -60,8 +60,9 @@ from tailgate.ledger import LEDGER, ledger_text, read_ledger, results_digest, ru
 from tailgate.prereg.gitinfo import is_shallow, repo_root, rewritten_history, run_git
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.pins import registered_paths
-from tailgate.prereg.study import load, lock_path_for, results_dir_for
+from tailgate.prereg.study import lock_path_for, results_dir_for
 from tailgate.provenance import iter_records
+from tailgate.registration import load
 from tailgate.safe_read import sha256_file
 
 from .reproduce import snakefile
