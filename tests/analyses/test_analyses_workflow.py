@@ -22,14 +22,16 @@ def test_analysis_runs_and_verdict_lists_every_criterion(analysis_run):
     names = [c["name"] for c in stats["criteria"]]
     assert names == ["base-safer-than-heavy", "heavy-not-safer", "heavy-ranked-last"]
     outcomes = {c["name"]: c["outcome"] for c in stats["criteria"]}
-    # heavy's GPD(0.4) tail makes it the least safe (7,200-prompt conditions), but the
-    # difference lies in the upper tail, where the distinctness guard's Anderson–Darling p
-    # (asymptotic on 14,400 distinct values) does not reject (0.17), and the bootstrap puts
-    # mass above 0 in Δε (base vs twin is 0/0 noise): the test makes no claim, so neither does
-    # the criterion, as the ε table's missing ✓ says (methods notes D7, D8)
+    # heavy's GPD(0.4) tail makes it the least safe (7,200-prompt conditions); the difference
+    # lies in the upper tail, which the distinctness guard (A² and W2 by permutation, on
+    # pooled-quantile cells of 14,400 values) finds (p = 0.00056, where the Anderson–Darling
+    # asymptotic p alone gave 0.17), but the bootstrap puts mass above 0 in Δε (base vs twin
+    # is 0/0 noise): the bound does not assert it, so neither does the criterion, as the ε
+    # table's missing ✓ says (methods notes D7, D8)
     assert outcomes["base-safer-than-heavy"] == "FAIL"
     base_heavy = stats["criteria"][0]
-    assert "no dominance claim" in base_heavy["note"] and base_heavy["value"] == 1.0
+    assert "the distinctness guard rejects" in base_heavy["note"]
+    assert 0.0 < base_heavy["value"] < 1.0
     assert stats["statistics"]["targets"]["tox"]["fsd"]["wins"][0][2] == 0
     assert outcomes["heavy-not-safer"] == "FAIL"
     assert outcomes["heavy-ranked-last"] == "BORDERLINE"  # |3 - 3| <= 0.5: never a pass

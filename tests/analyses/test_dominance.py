@@ -161,10 +161,9 @@ def test_relative_test_size_under_equal_distributions():
     reject at most α/k² + Monte Carlo error, both orders; without the distinctness guard the
     normal-theory test is anti-conservative there, and the √n-scaled margin of Eq. 13 /
     Algorithm 1 line 38 applied to a bootstrap sd of Δε itself grossly so (methods note D2).
-    n = 600: the pooled 1,200 distinct values take the guard's asymptotic p (the permutation
-    guard's own size is checked in ``test_dominance_ties.py``; at n = 400 it made this test
-    52 s instead of 1 s, with the same conclusions: 0.000 / 0.000 / 0.090 / 0.49 there,
-    0.013 / 0.013 / 0.097 / 0.51 here)."""
+    n = 600: the pooled 1,200 distinct values put the guard on pooled-quantile cells, and on
+    equal distributions it stops after a few hundred draws (methods note D8; its own size is
+    checked in ``test_dominance_ties.py`` and ``test_dominance_guard_cells.py``)."""
     reps, n, alpha = 300, 600, 0.05
     ours = unguarded = paper = absolute = 0
     for r in range(reps):

@@ -124,9 +124,9 @@ def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentil
     expit(m + z·s) from the median, Φ(1) and 95 % quantiles on the logit scale, s the wider of
     u₈₄ − m and (u₉₅ − m)/z₀.₉₅ for the absolute test, u₈₄ − m for the relative one (D7),
     never below the Φ(z) quantile of the replicates (D9).
-    n = 520: a pair pools more than 1,000 distinct values, so the guard takes its asymptotic p
-    (the bounds do not depend on the guard, which enters only through its own ``distinct_p``;
-    its permutation p at α/k² = 0.0056 would draw 3,600 permutations a pair)."""
+    n = 520: a pair pools more than 1,000 distinct values, so the guard works on pooled-quantile
+    cells (the bounds do not depend on the guard, which enters only through its own
+    ``distinct_p``)."""
     rng = np.random.default_rng(5)
     s = [rng.normal(0.1 * i, 1 + 0.3 * i, 520) for i in range(3)]
     k, alpha, b = 3, 0.05, 60

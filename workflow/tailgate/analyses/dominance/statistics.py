@@ -28,12 +28,12 @@ Larger outcomes are better throughout (001, Section 2): the analysis negates sev
   spread (0.35 vs 0.48 at n = 400) and the normal-theory tests above reject "1 dominates 2"
   in 7.5 % (second order) and 12 % (first order) of samples at a nominal α/k² = 1.25 %. A win
   (relative or absolute) therefore also needs the guard (:mod:`.guard`) to reject F_i = F_j at
-  α′; at F_i = F_j this bounds the size by α′ and elsewhere it only removes wins. On tied or
-  small samples it is a permutation test of the midrank Anderson–Darling statistic and the
-  squared Wasserstein-2 distance together (exact for any ties: judge grades, pass/fail), on
-  larger continuous ones the Anderson–Darling asymptotic p. ``tests/analyses`` checks the
-  size by simulation. (For paired samples the test ignores the pairing, which makes it
-  conservative under the usual positive dependence.)
+  α′; at F_i = F_j this bounds the size by α′ and elsewhere it only removes wins. It is a
+  permutation test of the midrank Anderson–Darling statistic and the squared Wasserstein-2
+  distance together at every sample size (exact for any ties: judge grades, pass/fail; above
+  1,000 distinct pooled values on pooled-quantile cells, stopping once p > α′ is settled).
+  ``tests/analyses`` checks the size by simulation. (For paired samples the test ignores the
+  pairing, which makes it conservative under the usual positive dependence.)
   Ranks are Borda counts of the wins (most wins first; ties broken by the lower one-versus-all
   ratio ε_i, then registration order).
 - **Calibration** (``calibration``, methods note D7). ``normal`` is the paper's bound above:
@@ -341,7 +341,7 @@ class DominanceTests:
     ``one_vs_all[i]``: ε_i; ``delta[i, j]``: ε_i − ε_j; ``delta_sigma``, ``delta_ucb``: its sd
     and upper bound; ``wins[i, j]``: the relative test "i R-dominates j" rejects at α/k²;
     ``ranks``: Borda ranks of ``wins``; ``eps0``, ``abs_wins[e]``, ``abs_ranks[e]``: the
-    absolute ε₀-tests; ``distinct_p``: the AD p-values of the distinctness guard (a win needs
+    absolute ε₀-tests; ``distinct_p``: the p-values of the distinctness guard (a win needs
     p ≤ α/k²); ``calibration``: how ``eps_ucb`` and ``delta_ucb`` are formed (``normal``:
     ε̂ + z·σ̂, Eqs. 11–13; ``logit_percentile``: :func:`logit_percentile_bound`). NaN on
     diagonals.
