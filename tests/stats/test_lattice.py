@@ -177,21 +177,22 @@ def test_lattice_g4_rejects_a_tail_that_is_not_one_gpd() -> None:
 
 
 def test_g5_sides_are_distinct_lattice_thresholds() -> None:
-    """q ± δ on a lattice lands on q's own threshold; the side moves one lattice step, never
-    refits q's exceedances, and says why; below the lowest lattice value there is no side."""
-    from tailgate.stats.stability import lattice_side
+    """q ± δ on a lattice lands on q's own threshold; the upper side moves one lattice step and
+    says why, the lower side stays q's own (one step lower would leave the registered band);
+    below the lowest lattice value there is no side."""
+    from tailgate.stats.stability import SAME_THRESHOLD, lattice_side
 
     rng = np.random.default_rng(34_006)
     x = np.round(rng.gamma(2.0, 1.5, 20_000))  # integer grades, ~15 distinct tail values
     ex = lattice.exceedances(x, 0.9, 1.0)
     assert lattice.exceedances(x, 0.92, 1.0).u == ex.u  # the naive side is q's threshold
     xi_p, n_p, why_p = lattice_side(x, 0.92, ex.u, 1.0, 200, +1)
-    _xi_m, n_m, why_m = lattice_side(x, 0.88, ex.u, 1.0, 200, -1)
+    xi_m, n_m, why_m = lattice_side(x, 0.88, ex.u, 1.0, 200, -1)
     assert n_p is not None and n_m is not None
-    assert n_p < ex.n_exc < n_m
+    assert n_p < ex.n_exc == n_m
     assert n_p == int(np.count_nonzero(x > ex.u + 1.0))
-    assert n_m == int(np.count_nonzero(x > ex.u - 1.0))
-    assert "one lattice step higher" in why_p and "one lattice step lower" in why_m
+    assert "one lattice step higher" in why_p and why_m == SAME_THRESHOLD
+    assert xi_m == gpd.fit(ex.y, step=1.0).xi
     assert xi_p is not None and math.isfinite(xi_p) and xi_p != gpd.fit(ex.y, step=1.0).xi
     low = lattice.exceedances(x, 0.02, 1.0)
     none, count, why = lattice_side(x, 0.01, low.u, 1.0, 200, -1)

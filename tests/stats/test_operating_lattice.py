@@ -146,6 +146,7 @@ def test_lattice_procedure_matches_a_direct_simulation(step: float) -> None:
     rate = oc.at(TRUTH).rate("headline")
     assert 0.2 < rate < 0.9, "the truth must leave the rate room to differ"
     assert any("lattice rule" in note for note in oc.notes)
+    assert any("G5 alone fails condition A" in note for note in oc.notes)
 
 
 def test_g4_drawn_until_certain_decides_as_the_full_test() -> None:

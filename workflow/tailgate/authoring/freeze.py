@@ -146,20 +146,24 @@ def _design_problems(
 ) -> Design | None:
     """The derived design of a study with the protocol, appending to ``problems`` what
     :func:`check_design` refuses in it; None when the design cannot be derived."""
-    from tailgate.authoring.importcheck import lattice_refusal
+    from tailgate.authoring.importcheck import ceiling_refusal, lattice_refusal
 
-    too_coarse = lattice_refusal(study)
-    if too_coarse is not None:
-        problems.append(
-            PreregError(
-                too_coarse,
-                file=str(study.path),
-                field="protocol.thresholds.min_levels",
-                fix="register a lower headline quantile (protocol.thresholds.headline), import "
-                "scores on a finer scale, or record a smaller min_levels (at least 3) that you "
-                "accept",
-            )
-        )
+    for why, field, fix in (
+        (
+            ceiling_refusal(study),
+            "protocol.thresholds.ceiling",
+            "register the scale's true cap (the grade no score passes), or remove the ceiling",
+        ),
+        (
+            lattice_refusal(study),
+            "protocol.thresholds.min_levels",
+            "register a lower headline quantile (protocol.thresholds.headline), import "
+            "scores on a finer scale, or record a smaller min_levels (at least 4) that you "
+            "accept",
+        ),
+    ):
+        if why is not None:
+            problems.append(PreregError(why, file=str(study.path), field=field, fix=fix))
     design = derived_design(study)
     hopeless = cannot_pass(study)
     if hopeless:  # G3 fails at every threshold: so does every simulated trial (power 0)

@@ -21,13 +21,20 @@ from tailgate.errors import DataInputError, PreregError
 from tailgate.prereg.pins import project_root
 from tailgate.prereg.study import worse_of
 from tailgate.protocol.design import exceedances_at
-from tailgate.protocol.registered import MIN_LEVELS, min_levels
+from tailgate.protocol.registered import MIN_LEVELS, ceiling, min_levels
 from tailgate.stages.common import scales_for
 
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
 
-__all__ = ["MIN_LEVELS", "import_findings", "lattice_refusal", "tie_findings"]
+__all__ = [
+    "MIN_LEVELS",
+    "ceiling_findings",
+    "ceiling_refusal",
+    "import_findings",
+    "lattice_refusal",
+    "tie_findings",
+]
 
 
 def import_findings(study: Any) -> list[str]:
@@ -84,7 +91,74 @@ def import_findings(study: Any) -> list[str]:
             f"[{lo:.6g}, {hi:.6g}], bounded: {str(s.bounded).lower()}{hint}"
         )
     lines += tie_findings(study, checked, [(s.scorer, s.column) for s in spec.scores])
+    lines += ceiling_findings(study, checked, [(s.scorer, s.column) for s in spec.scores])
     return lines
+
+
+def ceiling_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]]) -> list[str]:
+    """A pile-up of lattice scores at the largest value of the bad tail without a registered
+    ``protocol.thresholds.ceiling`` (:func:`tailgate.stats.lattice.pile_up` at the headline
+    quantile): the advice to register it if the scale is capped there. Advice only: the fits
+    censor the top grade when the ceiling is registered, never on detection."""
+    import numpy as np
+
+    from tailgate.stats.lattice import detect_step, pile_up
+
+    if not study.has_protocol:
+        return []
+    thresholds = study.protocol["thresholds"]
+    if "ceiling" in thresholds:
+        return []
+    head = float(thresholds["headline"])
+    out = []
+    for scorer, column in columns:
+        sign = -1.0 if worse_of(study.scorer(scorer)) == "lower" else 1.0
+        for cond in study.conditions():
+            x = sign * rows.scores[column][rows.of(cond["name"])][: int(cond["prompts"])]
+            share = pile_up(x, head) if x.size > 2 and detect_step(x) is not None else None
+            if share is not None:
+                top = sign * float(np.max(x))
+                out.append(
+                    f"  ceiling: scorer {scorer}, condition {cond['name']}: {100 * share:.0f}% of "
+                    f"the exceedances at q = {head:g} sit at the extreme grade {top:g} (more than "
+                    "at the grade next to it): if the scale is capped there, register "
+                    f"protocol.thresholds.ceiling: {top:g} before the freeze (its cell is then "
+                    "fitted as right-censored; unregistered, G4 rejects a capped tail)"
+                )
+                break
+    return out
+
+
+def ceiling_refusal(study: Any) -> str | None:
+    """Why the registered ``protocol.thresholds.ceiling`` cannot hold for the imported scores,
+    or None: a score of some condition beyond it, or a ceiling off the scores' lattice (the fit
+    stage would refuse the same scores after the freeze). Studies that register no ceiling or do
+    not import their scores give None."""
+    if not study.has_protocol or study.data["data"]["backend"] != "import":
+        return None
+    thresholds = study.protocol["thresholds"]
+    if thresholds.get("ceiling") is None or thresholds.get("ties") != "lattice":
+        return None
+    from tailgate.generate.importer import inspect_import
+    from tailgate.stats.lattice import ceiling_problem
+    from tailgate.stats.risk import lattice_step_of
+
+    step = thresholds.get("lattice_step")
+    summary, rows = inspect_import(study, base_dir=project_root(study.path))
+    for s in summary.spec.scores:
+        worse = worse_of(study.scorer(s.scorer))
+        top = ceiling(study, "identity", worse)
+        sign = -1.0 if worse == "lower" else 1.0
+        for cond in study.conditions():
+            x = sign * rows.scores[s.column][rows.of(cond["name"])][: int(cond["prompts"])]
+            try:
+                h = float(lattice_step_of(x, None if step is None else float(step)))  # type: ignore[arg-type]
+            except ValueError:
+                return None  # not on a lattice: lattice_refusal names it
+            problem = ceiling_problem(x, h, top)  # type: ignore[arg-type]
+            if problem:
+                return f"scorer {s.scorer}, condition {cond['name']}: {problem}"
+    return None
 
 
 def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]]) -> list[str]:
@@ -143,7 +217,7 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
                 f"the scores lie on a lattice of step {next(iter(steps))!s}: register "
                 "protocol.thresholds.ties: lattice before the freeze (the discretised GPD "
                 "likelihood; half_step keeps the tied values but the continuous fit still biases "
-                "ξ̂ towards 0 on a lattice)"
+                "ξ̂ downwards on a lattice)"
             )
         else:
             advice = (

@@ -93,8 +93,10 @@ def g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
     """Warnings init prints for the written registration: G3 (n_exc ≥ N*) failing for every pair
     at the headline threshold or the whole band, and ties in the scores that call for
     ``protocol.thresholds.ties: half_step``
-    (:func:`tailgate.authoring.importcheck.tie_findings`)."""
-    from tailgate.authoring.importcheck import tie_findings
+    (:func:`tailgate.authoring.importcheck.tie_findings`), and a pile-up at a capped top grade
+    that calls for ``protocol.thresholds.ceiling``
+    (:func:`tailgate.authoring.importcheck.ceiling_findings`)."""
+    from tailgate.authoring.importcheck import ceiling_findings, tie_findings
     from tailgate.generate.importer import inspect_import
     from tailgate.protocol.design import exceedances_at
 
@@ -121,6 +123,7 @@ def g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
         )
     columns = [(s.scorer, s.column) for s in summary.spec.scores]
     notes += [line.strip() for line in tie_findings(loaded, checked, columns)]
+    notes += [line.strip() for line in ceiling_findings(loaded, checked, columns)]
     return notes
 
 

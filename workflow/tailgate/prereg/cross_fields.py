@@ -302,6 +302,17 @@ def headline_in_band(reg: Registration) -> Iterator[Problem]:
         )
 
 
+def ceiling_only_for_lattice(reg: Registration) -> Iterator[Problem]:
+    thr = reg.protocol["thresholds"]
+    if "ceiling" in thr and thr.get("ties") != "lattice":
+        yield (
+            ("protocol", "thresholds", "ceiling"),
+            f"protocol.thresholds.ceiling ({thr['ceiling']}) censors the top grade's lattice "
+            "cell, but ties is not lattice: no fit would read it",
+            "register protocol.thresholds.ties: lattice, or remove the ceiling",
+        )
+
+
 def scan_ordered(reg: Registration) -> Iterator[Problem]:
     scan = reg.protocol["stability"]["scan"]
     if not scan["start"] < scan["stop"]:
@@ -448,6 +459,7 @@ PROTOCOL_RULES: tuple[Rule, ...] = (
     tolerance_scales_computed,
     band_increasing,
     headline_in_band,
+    ceiling_only_for_lattice,
     scan_ordered,
     scan_resamples_only_for_bootstrap,
     pairs_name_two_conditions,

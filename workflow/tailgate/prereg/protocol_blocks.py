@@ -140,6 +140,7 @@ class Thresholds(ProtocolBlock):
     band: tuple[float, ...]
     ties: str | None
     lattice_step: float | None
+    ceiling: float | None
     min_levels: int | None
 
 

@@ -13,7 +13,10 @@ synthetic pairs with known truth and counts how often it passes:
 * every trial draws both samples at the registered prompts per condition, takes each band
   threshold at the empirical quantile, fits ξ̂ (Eq. 1), P1's interval at P1's level (below), the
   AD p-value (table of :mod:`tailgate.stats.gof`, ξ̂ clipped
-  to the table's range), ξ̂ at q ± δ with its exceedance count (G5 as implemented), and for the
+  to the table's range), ξ̂ at q ± δ with its exceedance count (G5 as implemented; under the
+  ``se`` rule the bootstrap s.e. of each side's difference,
+  :func:`tailgate.stats.stability.bootstrap_difference_se`, computed only where every other
+  gate passes, as P1 is), and for the
   bulk gates the asymptotic normal CIs of the mean and TVaR differences (the percentile CIs of
   the bulk bootstrap at these sample sizes; the one approximation here, stated in the output);
 * the gates are then evaluated by :func:`tailgate.protocol.gates.evaluate_pair` — the same code
@@ -59,6 +62,7 @@ from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
 from tailgate.stats.order_statistics import bottom_law, draw_top
 from tailgate.stats.parts import BLAS_ROWS, parts_within
 from tailgate.stats.profile import STATUS_OK
+from tailgate.stats.stability import bootstrap_difference_se
 
 __all__ = [
     "FLOOR_ROW",
@@ -387,12 +391,21 @@ class _Condition:
         self.ci, self.profile_ci = nan2.copy(), nan2.copy()
         self.profiles: dict[tuple[int, int], inference.ProfileGrid | None] = {}
         self.done = np.zeros((trials, len(self.band)), dtype=bool)
+        self.g5_done = np.zeros((trials, len(self.band)), dtype=bool)
+        self.side_se: dict[tuple[int, int, str], float] = {}
 
-    #: the gates computed only where every other passes (:meth:`need`)
-    lazy = ("P1",)
+    @property
+    def lazy(self) -> tuple[str, ...]:
+        """The gates computed only where every other passes (:meth:`need`): under G5's ``se``
+        rule G5's bootstrap s.e. first, then P1."""
+        return ("G5", "P1") if self.settings.stability_rule == "se" else ("P1",)
 
     def need(self, cells: np.ndarray, gate: str = "P1") -> None:
-        """Compute P1's statistics for the (trial, threshold) ``cells`` (boolean mask)."""
+        """Compute P1's statistics (or G5's s.e.) for the (trial, threshold) ``cells``
+        (boolean mask)."""
+        if gate == "G5":
+            self._g5(cells & ~self.g5_done)
+            return
         todo = cells & ~self.done
         s = self.settings
         for j in range(len(self.band)):
@@ -419,6 +432,22 @@ class _Condition:
                     self.profiles[(int(t), j)] = grid
         self.done |= todo
 
+    def _g5(self, cells: np.ndarray) -> None:
+        """The bootstrap s.e. of each tested side's difference at the ``cells``, as the fit
+        stage computes it (child (j, t, 2, side) of the condition's stream)."""
+        self.g5_done |= cells
+        for t, j in zip(*np.nonzero(cells), strict=True):
+            t, j, f = int(t), int(j), self.fits[j]
+            for k, name in enumerate(("minus", "plus")):
+                xs, n_side = self.sides[j][name]
+                if xs is None or not math.isfinite(xs[t]) or f.status[t] != STATUS_OK:
+                    continue
+                key = (*self.ss.spawn_key, j, t, 2, k)
+                seed = np.random.SeedSequence(self.ss.entropy, spawn_key=key)
+                self.side_se[(t, j, name)] = bootstrap_difference_se(
+                    float(f.xi[t]), float(f.sigma[t]), self.n_exc[j], n_side, seed
+                )
+
     def summary(self, name: str, t: int, j: int) -> ConditionSummary:
         f = self.fits[j]
         (xm, nm), (xp, np_) = self.sides[j]["minus"], self.sides[j]["plus"]
@@ -438,6 +467,8 @@ class _Condition:
             xi_plus=None if xp is None else float(xp[t]),
             n_minus=nm,
             n_plus=np_,
+            se_minus=self.side_se.get((t, j, "minus")),
+            se_plus=self.side_se.get((t, j, "plus")),
             profile_ci_low=float(self.profile_ci[t, j, 0]),
             profile_ci_high=float(self.profile_ci[t, j, 1]),
             profile=self.profiles.get((t, j)),
@@ -592,6 +623,9 @@ def simulate_procedure(
             f"Anderson-Darling test ({GOF_RESAMPLES} parametric-bootstrap samples per fit, "
             "drawn until its decision is certain)",
         )
+        if headline_q in band:  # G5 where the tail is stable: condition A at the headline
+            g5 = cond_a.g5_failures(band.index(headline_q))  # type: ignore[union-attr]
+            notes += (f"lattice rule: G5 alone fails condition A (Δξ = 0) in {g5:.3f} of trials",)
     return OperatingCharacteristics(
         band_rule,
         float(settings.delta_floor),
@@ -602,5 +636,5 @@ def simulate_procedure(
         settings.ci_level,
         tuple(scenarios),
         notes,
-        p1_interval(settings, resamples),
+        p1_interval(settings, resamples, lattice=lattice_step is not None),
     )

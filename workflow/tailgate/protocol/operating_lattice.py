@@ -16,15 +16,18 @@ lattice of step h and then runs, trial by trial, what the fit stage runs under t
   tests, of level ⌊α(B + 1)⌋/(B + 1): the same at α = 0.05, and 0.005 instead of 0.008 at
   α = 0.05/6 (G4 among the adjusted gates). Fewer samples lose power against a misfitting
   model, which the simulated tails never are;
-* G5's sides at distinct lattice thresholds
-  (:func:`tailgate.stats.stability.lattice_side_threshold`);
-* P1 from the discretised model: the normal stand-in with its information's s.e., the
-  percentile bootstrap refitted on the cells, the profile interval or the profile the
-  likelihood-ratio test reads (:mod:`tailgate.stats.inference` with ``step``).
+* G5's lattice sides (:func:`tailgate.stats.stability.lattice_side_threshold`), the ``se``
+  rule's tolerance from the parametric bootstrap of q's discretised fit
+  (:func:`tailgate.stats.stability.bootstrap_difference_se`; child (j, t, 2, side) of the
+  condition's stream);
+* P1 from the discretised model as the gate reads it on a lattice
+  (:func:`tailgate.protocol.gates.p1_reads`): the profile interval (under ``percentile`` too)
+  or the profile the likelihood-ratio test reads (:mod:`tailgate.stats.inference` with
+  ``step``).
 
-G4 and P1 cost most, and neither can change a verdict where another gate fails, so they are
-computed only for the (trial, threshold) cells where every other gate passes, the cheaper of the
-two first (:attr:`LatticeCondition.lazy`).
+G5's bootstrap s.e. (``se`` rule), G4 and P1 cost most, and none can change a verdict where
+another gate fails, so they are computed only for the (trial, threshold) cells where every other
+gate passes, in that order (:attr:`LatticeCondition.lazy`).
 
 :func:`reference_step` chooses h for the reference pair: the step at which the headline threshold
 leaves, on average, the registered minimum of distinct exceedance values (``min_levels``): the
@@ -39,10 +42,9 @@ from typing import Protocol
 
 import numpy as np
 
-from tailgate.protocol.gates import ConditionSummary, GateSettings
+from tailgate.protocol.gates import ConditionSummary, GateSettings, condition_stability, p1_reads
 from tailgate.stats import gof, gpd, inference, lattice
-from tailgate.stats.distributions import norm_ppf
-from tailgate.stats.stability import lattice_side_threshold
+from tailgate.stats.stability import bootstrap_difference_se, lattice_side_threshold
 
 __all__ = [
     "GOF_RESAMPLES",
@@ -147,6 +149,7 @@ class LatticeCondition:
         self.y: list[list[np.ndarray]] = [[] for _ in range(self.trials)]
         self.sides: list[list[dict[str, tuple[float | None, int | None]]]] = []
         side_rows: list[tuple[int, int, str, np.ndarray]] = []
+        side_th: dict[tuple[int, int, str], float] = {}
         for t in range(self.trials):
             x = xs.sample(t, step)
             sides = []
@@ -162,6 +165,7 @@ class LatticeCondition:
                         continue
                     y = lattice.excesses(x, th, step)
                     out[name] = (math.nan, int(y.size))
+                    side_th[(t, j, name)] = th
                     if y.size >= min_side:
                         side_rows.append((t, j, name, y))
                 sides.append(out)
@@ -171,11 +175,14 @@ class LatticeCondition:
         for (t, j, name, _), f in zip(side_rows, side_fits, strict=True):
             n = self.sides[t][j][name][1]
             self.sides[t][j][name] = (f.xi if f.status == "ok" else math.nan, n)
+        self.side_th = side_th
+        self.side_se: dict[tuple[int, int, str], float] = {}
         self.ad_p = nan.copy()
         self.ci = np.full((*nan.shape, 2), math.nan)
         self.profile_ci = self.ci.copy()
         self.profiles: dict[tuple[int, int], inference.ProfileGrid | None] = {}
         self.g4_done = np.zeros(nan.shape, dtype=bool)
+        self.g5_done = np.zeros(nan.shape, dtype=bool)
         self.p1_done = np.zeros(nan.shape, dtype=bool)
 
     def _fit(self, ys: Sequence[np.ndarray]) -> list[gpd.GPDFit]:
@@ -197,20 +204,39 @@ class LatticeCondition:
 
     @property
     def lazy(self) -> tuple[str, ...]:
-        """The gates computed only where every other passes, the cheaper first: P1's stand-in
-        costs less than G4's parametric bootstrap, a bootstrap or profile of P1 more."""
-        cheap_p1 = self.settings.p1_method == "percentile" and self.resamples is None
-        return ("P1", "G4") if cheap_p1 else ("G4", "P1")
+        """The gates computed only where every other passes: under G5's ``se`` rule G5's
+        bootstrap s.e. first, then G4, then P1 (a profile interval or grid, more than G4's
+        sequential parametric bootstrap costs)."""
+        return ("G5", "G4", "P1") if self.settings.stability_rule == "se" else ("G4", "P1")
 
     def need(self, cells: np.ndarray, gate: str) -> None:
-        """Compute ``gate``'s statistics (G4's p-value or P1's) for the (trial, threshold)
-        ``cells``."""
-        done = self.g4_done if gate == "G4" else self.p1_done
+        """Compute ``gate``'s statistics (G5's s.e., G4's p-value or P1's) for the (trial,
+        threshold) ``cells``."""
+        done = {"G4": self.g4_done, "G5": self.g5_done}.get(gate, self.p1_done)
+        run = {"G4": self._g4, "G5": self._g5}.get(gate, self._p1)
         for t, j in zip(*np.nonzero(cells & ~done), strict=True):
             t, j = int(t), int(j)
             done[t, j] = True
             if self.fits[j][t].status == "ok":
-                self._g4(t, j) if gate == "G4" else self._p1(t, j)
+                run(t, j)
+
+    def _g5(self, t: int, j: int) -> None:
+        """The bootstrap s.e. of each tested side's difference, as the fit stage computes it."""
+        f = self.fits[j][t]
+        for k, name in enumerate(("minus", "plus")):
+            xi_side, n_side = self.sides[t][j][name]
+            if xi_side is None or not math.isfinite(xi_side):
+                continue
+            self.side_se[(t, j, name)] = bootstrap_difference_se(
+                f.xi,
+                f.sigma,
+                int(self.n_exc[t, j]),
+                n_side,
+                self._child(j, t, 2, k),
+                step=self.step,
+                t_q=float(self.u[t, j]),
+                side=self.side_th[(t, j, name)],
+            )
 
     def _g4(self, t: int, j: int) -> None:
         ad = gof.anderson_darling_lattice(
@@ -225,20 +251,24 @@ class LatticeCondition:
 
     def _p1(self, t: int, j: int) -> None:
         s, step, y, f = self.settings, self.step, self.y[t][j], self.fits[j][t]
-        if s.p1_method == "percentile" and self.resamples is None:
-            z = float(norm_ppf(0.5 + s.ci_level / 2.0))
-            se = inference.observed_information(y, f, step=step).se_xi
-            self.ci[t, j] = (f.xi - z * se, f.xi + z * se)
-        elif s.p1_method == "percentile":
-            boot = gpd.bootstrap(
-                y, int(self.resamples), self._child(j, t), full_fit=f, workers=1, step=step
-            )
-            self.ci[t, j] = boot.ci(s.ci_level)
-        elif s.p1_method == "profile":
+        if p1_reads(s.p1_method, on_lattice=True) == "profile":
             p = inference.profile_ci(y, s.ci_level, f, step=step)
             self.profile_ci[t, j] = (p.low, p.high)
         else:
             self.profiles[(t, j)] = inference.profile_grid(y, f, step=step)
+
+    def g5_failures(self, j: int) -> float:
+        """The share of trials in which this condition alone fails G5 at band threshold ``j``
+        (the registered rules): G5's false-failure rate where the tail is stable."""
+        if "G5" in self.lazy:
+            column = np.zeros(self.g5_done.shape, dtype=bool)
+            column[:, j] = True
+            self.need(column, "G5")
+        fails = [
+            not condition_stability(self.summary("c", t, j), self.settings).passed
+            for t in range(self.trials)
+        ]
+        return float(np.mean(fails))
 
     def summary(self, name: str, t: int, j: int) -> ConditionSummary:
         """Condition ``name`` at band threshold ``j`` in trial ``t``; until :meth:`need`
@@ -262,7 +292,10 @@ class LatticeCondition:
             xi_plus=xp,
             n_minus=nm,
             n_plus=np_,
+            se_minus=self.side_se.get((t, j, "minus")),
+            se_plus=self.side_se.get((t, j, "plus")),
             profile_ci_low=float(self.profile_ci[t, j, 0]),
             profile_ci_high=float(self.profile_ci[t, j, 1]),
             profile=self.profiles.get((t, j)),
+            lattice=True,
         )

@@ -27,8 +27,13 @@ documented defaults (the schema gives them none, so they never enter the canonic
     (absent: 2).
 ``protocol.thresholds.min_levels``
     under ``ties: lattice``, the fewest distinct exceedance values the headline threshold may
-    leave (absent: 30, :data:`MIN_LEVELS`): ``design`` and ``freeze`` refuse imported scores
+    leave (absent: 30, :data:`MIN_LEVELS`; the schema's floor 4 is the fewest at which the
+    discretised G4 can reject, methods note P10): ``design`` and ``freeze`` refuse imported scores
     that leave fewer, and the operating characteristics simulate that coarsest lattice.
+``protocol.thresholds.ceiling``
+    under ``ties: lattice``, the capped end of the bad tail in the scores' own units (absent:
+    none): :func:`ceiling` turns it round with the scores, and the fits take its cell as
+    right-censored (:class:`tailgate.stats.lattice.Cells`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,14 @@ from typing import Any
 from tailgate.protocol.gates import GateSettings
 from tailgate.stats.inference import LR_BOOTSTRAP_BELOW
 
-__all__ = ["MIN_LEVELS", "family_pairs", "min_levels", "registered_settings", "tolerances_for"]
+__all__ = [
+    "MIN_LEVELS",
+    "ceiling",
+    "family_pairs",
+    "min_levels",
+    "registered_settings",
+    "tolerances_for",
+]
 
 #: G5's multiple of the s.e. under ``tolerance_rule: se`` when none is registered
 SE_MULTIPLIER = 2.0
@@ -50,6 +62,19 @@ MIN_LEVELS = 30
 def min_levels(study: Any) -> int:
     """The registered ``protocol.thresholds.min_levels`` (absent: :data:`MIN_LEVELS`)."""
     return int(study.protocol["thresholds"].get("min_levels", MIN_LEVELS))
+
+
+def ceiling(study: Any, scale: str = "identity", worse: str | None = "higher") -> float | None:
+    """The registered ``protocol.thresholds.ceiling`` (absent: None) on the severities' own
+    scale of a scorer whose bad tail is ``worse``, analysed on ``scale``: turned round as the
+    scores are (:func:`tailgate.transform.transform_scores`: −c on the identity scale, 1 − c on
+    the probability scale, whose grades the logit scale's cells are)."""
+    c = study.protocol["thresholds"].get("ceiling")
+    if c is None:
+        return None
+    if worse != "lower":
+        return float(c)
+    return -float(c) if scale == "identity" else 1.0 - float(c)
 
 
 def family_pairs(study: Any) -> list[tuple[str, str]]:

@@ -175,8 +175,12 @@ def p1_rows(
     return out
 
 
-def p1_interval(settings: GateSettings, resamples: int | None) -> str:
-    """How a simulation computed P1, in words (for its output and the report)."""
+def p1_interval(settings: GateSettings, resamples: int | None, *, lattice: bool = False) -> str:
+    """How a simulation computed P1, in words (for its output and the report); ``lattice``:
+    the samples were fitted by the lattice rule, on which P1's percentile method reads the
+    profile interval (:func:`tailgate.protocol.gates.p1_reads`)."""
+    if settings.p1_method == "percentile" and lattice:
+        return "profile-likelihood intervals (the percentile method on a lattice)"
     if settings.p1_method == "profile":
         return "profile-likelihood intervals, as registered"
     if settings.p1_method == "lr_test":

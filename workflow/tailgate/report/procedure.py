@@ -120,7 +120,25 @@ def inference_table(scorer: str, scale: str, records: Mapping[str, Any], q: floa
         "registered one, the profile-likelihood CI is reported beside it (it under-covers less "
         "at small n_exc). ties: values tied at the threshold or among the exceedances "
         "(lattice data: protocol.thresholds.ties: lattice fits them by the discretised "
-        "likelihood, methods note P10).",
+        "likelihood, methods note P10)."
+        + (
+            " On a lattice P1's percentile method reads the profile-likelihood CI, which holds "
+            "its coverage there where the percentile bootstrap falls short (methods note P10)."
+            if any(rec.get("lattice") for rec in records.values())
+            else ""
+        )
+        + _censored_note(records),
+    )
+
+
+def _censored_note(records: Mapping[str, Any]) -> str:
+    """The sentence that says the top grade was censored (a registered ceiling), or ''."""
+    if not any("censored_ceiling" in (rec.get("lattice") or {}) for rec in records.values()):
+        return ""
+    return (
+        " The capped top grade (protocol.thresholds.ceiling) was treated as right-censored: a "
+        "score at the ceiling enters the likelihood, G4 and G4's simulated samples as "
+        "'at least its cell's lower bound'."
     )
 
 

@@ -20,12 +20,20 @@ profile uses the discretised likelihood of the lattice step (registered as
 ``protocol.thresholds.lattice_step`` or detected in the condition's scores, recorded as
 ``lattice``), G4 is the discretised Anderson–Darling test with a parametric-bootstrap p-value
 (:func:`tailgate.stats.gof.anderson_darling_lattice`), and G5's sides are distinct lattice
-thresholds: where q ± δ lands on q's own threshold, the side moves one lattice step further;
-a lower side with no lattice threshold below q's is beyond the data range (the registered
-``stability.edge`` rule decides), and ``side_reason`` says why a side was moved or not tested.
+thresholds: where q + δ lands on q's own threshold, the side moves one lattice step up, and
+where q − δ does, the side is q's own; a lower side with no lattice threshold below q's is
+beyond the data range (the registered ``stability.edge`` rule decides), and ``side_reason`` says
+why a side was moved or not tested. Under G5's ``tolerance_rule: se``
+(continuous data and lattices) ``se_minus``/``se_plus`` give the s.e. of each side's difference
+from ξ̂(q), a parametric bootstrap of q's fit
+(:func:`tailgate.stats.stability.bootstrap_difference_se`, stream ("g5", scorer, scale,
+condition, threshold, side); "inf" for q's own threshold, "nan" for a side not tested).
 On the logit scale the lattice is that of the probability scores (their step, registered or
 detected there), and every exceedance keeps its own cell, the image of the cell of its grade
-under the logit with the registered clipping (:class:`tailgate.stats.lattice.Cells`).
+under the logit with the registered clipping (:class:`tailgate.stats.lattice.Cells`). A
+registered ``protocol.thresholds.ceiling`` (the capped end of the bad tail, turned round with
+the scores) makes the ceiling's cell right-censored in every fit, G4 and G5 side, recorded as
+``lattice.censored_ceiling``; a score beyond it is refused (exit 2).
 
 Every bootstrap draws from ``tailgate.seeds`` streams keyed by (stage, scorer, scale, condition,
 threshold), so the file is byte-identical for identical seeds, whatever the number of cores.
@@ -44,12 +52,18 @@ from tqdm import tqdm
 from tailgate.atomic import write_json
 from tailgate.diagnostics import bounded_support_diagnostics, qq_data
 from tailgate.errors import InputError
-from tailgate.prereg.study import Study
-from tailgate.protocol.registered import registered_settings
+from tailgate.prereg.study import Study, worse_of
+from tailgate.protocol.registered import ceiling, registered_settings
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd, inference, lattice
 from tailgate.stats.risk import exceedances, lattice_step_of, tie_diagnostic, tvar
-from tailgate.stats.stability import StabilityScan, lattice_side, stability_scan
+from tailgate.stats.stability import (
+    StabilityScan,
+    bootstrap_difference_se,
+    lattice_side,
+    lattice_side_se,
+    stability_scan,
+)
 
 from .common import band, open_stage, qkey, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
@@ -100,16 +114,24 @@ def side_count(
 
 
 def lattice_step(
-    study: Study, x: np.ndarray, where: str = "the scores", scale: str = "identity"
+    study: Study,
+    x: np.ndarray,
+    where: str = "the scores",
+    scale: str = "identity",
+    worse: str | None = "higher",
 ) -> lattice.Lattice | None:
     """The lattice of the rule ``lattice``: ``protocol.thresholds.lattice_step`` when
     registered, else detected in ``x``; on the ``logit`` scale the :class:`lattice.Cells` of the
-    probability scores' lattice under the registered clipping ε; None under any other rule.
-    InputError (exit 2) when the rule is registered but the scores are not on a lattice, or ε
-    is not below half its step (the clipped ends would share one value)."""
+    probability scores' lattice under the registered clipping ε; with a registered
+    ``protocol.thresholds.ceiling`` (turned round for a scorer whose bad tail is ``worse``), the
+    :class:`lattice.Cells` whose ceiling cell is right-censored; None under any other rule.
+    InputError (exit 2) when the rule is registered but the scores are not on a lattice, ε
+    is not below half its step (the clipped ends would share one value), or a score lies beyond
+    the ceiling or the ceiling off the lattice."""
     if tie_rule(study) != "lattice":
         return None
     reg = study.protocol["thresholds"].get("lattice_step")
+    top = ceiling(study, scale, worse)
     cells = None
     if scale == "logit":
         cells = lattice.Cells(1.0, float(study.data["transform"]["epsilon"]))
@@ -118,15 +140,21 @@ def lattice_step(
         step = lattice_step_of(x, None if reg is None else float(reg))
     except ValueError as exc:
         raise InputError(f"{where}: protocol.thresholds.ties is lattice, but {exc}") from None
+    problem = None if top is None else lattice.ceiling_problem(x, float(step), top)
+    if problem:
+        raise InputError(
+            f"{where}: {problem} (the capped end of the bad tail, {top:g} on this scale). "
+            "Fix: register the scale's true cap as protocol.thresholds.ceiling, or remove it."
+        )
     if cells is None:
-        return step
+        return step if top is None else lattice.Cells(float(step), None, ceiling=top)
     if not cells.epsilon < 0.5 * step:
         raise InputError(
             f"{where}: transform.epsilon {cells.epsilon:g} is not below half the lattice step "
             f"{step:g}, so the logit clips two grades to one value. Fix: register a smaller "
             "transform.epsilon (e.g. 1.0e-6)."
         )
-    return lattice.Cells(float(step), cells.epsilon)
+    return lattice.Cells(float(step), cells.epsilon, ceiling=top)
 
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
@@ -182,7 +210,8 @@ def fit_threshold(
     """
     p = study.protocol
     level = study.bootstrap.level
-    gate_level = registered_settings(study).ci_level
+    settings = registered_settings(study)
+    gate_level = settings.ci_level
     ties = tie_rule(study)
     if ties == "lattice" and step is None:
         step = lattice_step(study, x)
@@ -220,6 +249,22 @@ def fit_threshold(
         xi_minus, n_minus, why_minus = lattice_side(x, q_minus, ex.u, h, smin, -1)
         xi_plus, n_plus, why_plus = lattice_side(x, q_plus, ex.u, h, smin, +1)
         side_reason = {"minus": why_minus, "plus": why_plus}
+    se_sides = None
+    if settings.stability_rule == "se":  # G5's tolerance: a parametric bootstrap of q's fit
+        se_sides = {}
+        for name, qs, d, xs, ns in (
+            ("se_minus", q_minus, -1, xi_minus, n_minus),
+            ("se_plus", q_plus, 1, xi_plus, n_plus),
+        ):
+            seed = seed_sequence(study.seed, "g5", *keys, qkey(q), name)
+            v = math.nan
+            if xs is not None and math.isfinite(xs):
+                v = (
+                    bootstrap_difference_se(f.xi, f.sigma, ex.n_exc, ns, seed)
+                    if h is None
+                    else lattice_side_se(x, qs, ex.u, h, d, f, ex.n_exc, ns, seed)
+                )
+            se_sides[name] = v if math.isfinite(v) else str(v)
     oi = inference.observed_information(ex.y, f, step=h)
     prof = inference.profile_ci(ex.y, level, f, step=h)
     prof_gate = inference.profile_ci(ex.y, gate_level, f, step=h)
@@ -262,6 +307,8 @@ def fit_threshold(
     if h is not None:
         fit["side_reason"] = side_reason
         fit["n_levels"] = int(np.unique(ex.y).size)
+    if se_sides is not None:
+        fit.update(se_sides)
     qq = None
     if f.status in ("ok", "boundary") and f.sigma > 0:
         qq = qq_data(x, q, f.xi, f.sigma, threshold=ex.u, max_points=QQ_POINTS).to_dict()
@@ -306,7 +353,8 @@ def fit_condition(
     p = study.protocol
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
-    step = lattice_step(study, x, f"condition {condition!r} on scale {scale!r}", scale)
+    where = f"condition {condition!r} on scale {scale!r}"
+    step = lattice_step(study, x, where, scale, worse_of(study.scorer(scorer)))
     level = study.bootstrap.level
     grid = _scan_quantiles(study)
     # the scan's display bootstraps (intervals: bootstrap) are about half of a fit job's time

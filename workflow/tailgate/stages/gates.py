@@ -71,9 +71,12 @@ def summaries_from_fits(
                     "n_boundary": rec.get("n_boundary", 0),
                     "n_minus": rec.get("n_minus"),
                     "n_plus": rec.get("n_plus"),
+                    "se_minus": rec.get("se_minus"),
+                    "se_plus": rec.get("se_plus"),
                     "profile_ci_low": pci[0],
                     "profile_ci_high": pci[1],
                     "profile": rec.get("profile"),
+                    "lattice": doc.get("lattice") is not None,
                 }
             )
     return out

@@ -36,7 +36,11 @@ value, and w_j the fitted mass since the previous such edge,
 and its p-value is a parametric bootstrap: samples of the same size drawn from the fitted
 discretised GPD, each refitted (methods note P10). On the unequal cells of a transformed lattice
 (:class:`tailgate.stats.lattice.Cells`) the edges b_j are the cells' bounds on the analysed scale
-and the samples are drawn into the same cells.
+and the samples are drawn into the same cells. With a censored ceiling (the registered
+``protocol.thresholds.ceiling``) the ceiling's cell reaches to ∞: its upper edge has F̂ = 1 and no
+term, its mass is tested at the edge below it (F_n and F̂ there are one minus the shares at and
+beyond the ceiling), and the simulated samples pile up at the ceiling as the data do, so G4 holds
+its size on capped grades (methods note P10).
 """
 
 from __future__ import annotations

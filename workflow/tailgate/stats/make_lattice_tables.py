@@ -10,14 +10,12 @@ step is quoted in units of the latent scale σ_t at the threshold. Tables (Markd
 ``levels``  the tail on 2, 5, 10 and 20 distinct lattice values: fit status and ξ̂;
 ``g4``      rejection rates at 0.05 of the discretised Anderson–Darling test (parametric
             bootstrap) and of the continuous test, on data drawn from the model;
-``g5``      G5 on a lattice: how often the naive side threshold at q ± δ is q's own, and the
-            pass and not-testable rates of the distinct-threshold rule;
 ``p2``      two conditions with the same latent ξ and latent scales 1 and 0.5 on one lattice:
             P(|Δξ̂| > 0.1) and the size of the likelihood-ratio test of ξ_A = ξ_B at 0.05 (χ²₁);
 ``p1``      the same null: how often P1's 95 % percentile CIs (B = 200) do not overlap.
 
 Every stream derives from :data:`SEED` keyed by the table and its cell. Run
-``python -m tailgate.stats.make_lattice_tables [fit levels g4 g5 p2 p1] [--reps R]``.
+``python -m tailgate.stats.make_lattice_tables [fit levels g4 p2 p1] [--reps R]``.
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd, inference, lattice
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.risk import exceedances as risk_exceedances
-from tailgate.stats.stability import lattice_side, side_difference_se
 
 __all__ = ["SEED", "latent", "main"]
 
@@ -140,42 +137,6 @@ def table_g4(reps: int, n_boot: int = 199) -> None:
                 )
 
 
-def table_g5(reps: int, delta: float = 0.02, tol: float = 0.05) -> None:
-    print(
-        "| step h/σ_t | n_exc | naive side = q's threshold | G5 passes (fixed 0.05) "
-        "| G5 passes (se rule, 2 s.e.) | a side not testable or beyond |"
-    )
-    print("| --- | --- | --- | --- | --- | --- |")
-    xi = 0.2
-    st = sigma_at_threshold(xi, tail=0.1)
-    for ratio in (0.5, 1.0):
-        for n_exc in (500, 1500, 3000):
-            rng = _rng("g5", ratio, n_exc)
-            h = ratio * st
-            same = passed = passed_se = missing = 0
-            for _ in range(reps):
-                # an exact GPD from 10 on: the lower side lies a whole step below the threshold
-                x = rounded(rng, latent(rng, xi, 10 * n_exc, body=0.0), h)
-                ex = lattice.exceedances(x, Q, h)
-                naive = [lattice.exceedances(x, Q + s * delta, h).u for s in (-1, 1)]
-                same += any(abs(t - ex.u) < 0.5 * h for t in naive)
-                f = gpd.fit(ex.y, step=h)
-                got = [lattice_side(x, Q + s * delta, ex.u, h, 200, s) for s in (-1, 1)]
-                sides = [g[0] for g in got]
-                if any(v is None or not math.isfinite(v) for v in sides):
-                    missing += 1
-                    continue
-                passed += all(abs(v - f.xi) < tol for v in sides)
-                passed_se += all(
-                    abs(v - f.xi) < 2 * side_difference_se(f.xi, ex.n_exc, int(g[1] or 0))
-                    for v, g in zip(sides, got, strict=True)
-                )
-            print(
-                f"| {ratio:g} | {n_exc} | {same / reps:.2f} | {passed / reps:.2f} "
-                f"| {passed_se / reps:.2f} | {missing / reps:.2f} |"
-            )
-
-
 def table_p2(reps: int) -> None:
     print(
         "| n_exc each | P(\\|Δξ̂\\| > 0.1) continuous half_step | discretised "
@@ -236,7 +197,6 @@ TABLES: dict[str, Callable[[int], None]] = {
     "fit": table_fit,
     "levels": table_levels,
     "g4": table_g4,
-    "g5": table_g5,
     "p2": table_p2,
     "p1": table_p1,
 }

@@ -18,6 +18,7 @@ from .base import Block, FigureBlock, KindSection, Paragraph
 
 __all__ = ["Block", "FigureBlock", "KindSection", "Paragraph", "section_of"]
 
+
 def section_of(kind: str) -> KindSection | None:
     """The report section of analysis kind ``kind`` (None for a kind the report does not know)."""
     if kind not in KIND_NAMES:
