@@ -243,6 +243,9 @@ if sys.argv[2] == "import":
     from tailgate.environment import current
     seen["versions"] = sorted(current())
     seen["torch_ok"] = bool(sys.modules["torch"].ones(2).sum() == 2)
+    table = sys.modules.get("transformers.conversion_mapping")
+    built = getattr(table, "_checkpoint_conversion_mapping_cache", 0)
+    seen["conversions_built"] = built is not None
 else:
     import glob, statistics  # modules the model preload also loaded: fresh from disk here
     from tailgate.environment import current
@@ -261,7 +264,8 @@ def test_the_model_server_takes_the_marked_jobs_and_shows_the_model_stack_only_o
     """A run of a study with model jobs starts a second server with PyTorch and transformers
     imported; a job the plan marks is its fork. A marked job that imports no model package has
     none in ``sys.modules`` and records none (as in its own process); one that imports
-    transformers gets the preloaded stack, tokenizers and safetensors included."""
+    transformers gets the preloaded stack, tokenizers and safetensors included, with the table
+    of checkpoint conversions that every model load needs already built."""
     if importlib.util.find_spec("torch") is None:  # not imported here: the jobs import it
         pytest.skip("PyTorch is not installed")
     monkeypatch.delenv(forkserver.ENV, raising=False)
@@ -287,6 +291,7 @@ def test_the_model_server_takes_the_marked_jobs_and_shows_the_model_stack_only_o
         assert plain["model_modules"] == [] and "torch" not in plain["versions"]
         loaded = runs["1", "import"]
         assert loaded["ppid"] == proc.models.pid and loaded["torch_ok"]
+        assert loaded["conversions_built"]  # the server built transformers' table of conversions
         assert loaded["model_modules"] == ["safetensors", "tokenizers", "torch", "transformers"]
         assert {"torch", "transformers"} <= set(loaded["versions"])
         assert runs["0", "none"]["ppid"] == proc.pid  # unmarked: the base server
