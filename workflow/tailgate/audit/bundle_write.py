@@ -49,9 +49,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rocrate.model.contextentity import ContextEntity
-from rocrate.rocrate import ROCrate
-
 from tailgate.atomic import atomic_output
 from tailgate.code import code_digest
 from tailgate.environment import recorded, requirements
@@ -188,6 +185,12 @@ def _crate(
 ) -> bytes:
     """``ro-crate-metadata.json`` (module docstring); ``files``: path in the crate → (SHA-256,
     size) of every file, left-out ones included."""
+    # imported here: rocrate (with requests) costs 0.3-0.4 CPU-s, which every plain audit
+    # would pay before it starts (the command imports the bundle reader, which reads names
+    # from this module)
+    from rocrate.model.contextentity import ContextEntity
+    from rocrate.rocrate import ROCrate
+
     crate = ROCrate(version="1.1")
     root = crate.root_dataset
     root["name"] = f"tailgate review bundle of the study {study.name}"

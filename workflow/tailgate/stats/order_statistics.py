@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate
 
 __all__ = ["BottomLaw", "TopDraw", "bottom_law", "draw_top"]
 
@@ -55,6 +54,10 @@ class BottomLaw:
 def bottom_law(quantile: Quantile, n: int, m: int, kinks: tuple[float, ...] = ()) -> BottomLaw:
     """The integrals :class:`BottomLaw` needs for samples of n keeping the top m (``kinks``:
     points in (0, 1) where Q is not smooth, handed to the quadrature)."""
+    # imported here: scipy.integrate (with scipy.optimize, sparse and linalg) costs 0.2-0.4
+    # CPU-s, and the report and the audit import this module without integrating
+    from scipy import integrate
+
     v0 = (n - m + 1) / (n + 1)
     points = [k for k in kinks if 0.0 < k < v0] or None
     integrals = np.array(
