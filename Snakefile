@@ -61,12 +61,12 @@ from tailgate.interrupts import (
     watch_interrupts,
 )
 from tailgate.ledger import answer_when_up_to_date, finish_run
-from tailgate import forkserver
-from tailgate.environment import fresh_compiled_cache
+from tailgate.runtime import forkserver
+from tailgate.runtime.environment import fresh_compiled_cache
 from tailgate.stages.model_jobs import study_loads_models
 
 # Local runs fork their jobs from one process that has imported the numerical stack
-# (tailgate/forkserver.py): same results, a fraction of the start-up cost per job.
+# (tailgate/runtime/forkserver.py): same results, a fraction of the start-up cost per job.
 FORKSERVER = []
 FORKSERVER_WANTED = forkserver.claim()
 # Snakemake runs no hook when nothing is to be done: the answer is printed all the same
@@ -75,7 +75,7 @@ answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 onstart:
     watch_interrupts(workflow)
-    # numba's kernels compile into a new folder of this run's (tailgate/environment.py)
+    # numba's kernels compile into a new folder of this run's (tailgate/runtime/environment.py)
     fresh_compiled_cache()
     FORKSERVER.append(
         forkserver.start(

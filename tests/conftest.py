@@ -154,12 +154,12 @@ def demo_study(demo_prereg_path):
 def _the_test_runner_is_not_foreign_code():
     """Records written in the test process itself (a test calling the library, as
     ``tests/prereg`` does) would list the test runner and the suite's own modules as loaded from
-    outside the project (:mod:`tailgate.prereg.interpreter`): this process is not a job. They are
+    outside the project (:mod:`tailgate.runtime.interpreter`): this process is not a job. They are
     vouched for here, and only here; the jobs the suite runs through Snakemake are separate
     processes and are judged as any job (``tests/contract/test_interpreter_startup.py``)."""
     import sys
 
-    from tailgate.prereg import interpreter
+    from tailgate.runtime import interpreter
 
     project = interpreter._project
     main = getattr(sys.modules.get("__main__"), "__file__", None)

@@ -18,7 +18,7 @@ from scipy.stats import genpareto
 from tailgate.atomic import write_parquet
 from tailgate.errors import TailgateError
 from tailgate.prereg.guard import require_runnable
-from tailgate.provenance import record
+from tailgate.runtime.provenance import record
 from tailgate.seeds import rng
 
 

@@ -189,7 +189,7 @@ def test_the_layers_are_climbed_only_where_known() -> None:
 #: stages, report, audit, the commands; the root helpers below may be imported by anyone
 LAYERS: dict[str, int] = {
     "prereg": 0,
-    **dict.fromkeys(("stats", "protocol", "analyses"), 1),
+    **dict.fromkeys(("runtime", "stats", "protocol", "analyses"), 1),
     **dict.fromkeys(
         (
             "generate",
@@ -199,7 +199,6 @@ LAYERS: dict[str, int] = {
             "models",
             "ledger",
             "interrupts",
-            "provenance",
         ),
         2,
     ),
@@ -211,7 +210,7 @@ LAYERS: dict[str, int] = {
 }
 HELPERS = frozenset(
     {
-        "tailgate", "atomic", "code", "environment", "errors", "forked", "forkserver",
+        "tailgate", "atomic", "code", "errors", "forked",
         "joblog", "lazy", "operational", "parquet", "safe_read", "seeds", "severities",
         "score_files",
     }

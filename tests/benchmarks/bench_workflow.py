@@ -8,7 +8,7 @@ project:
    own log: each job's start and finish), and the peak resident memory of the largest process
    (Snakemake or one job; ``getrusage(RUSAGE_CHILDREN)``);
 2. the same DAG again with every job in its own process (``TAILGATE_FORKSERVER=off``: no fork
-   server, see ``tailgate/forkserver.py``), the peer of the warm start, with the ratio;
+   server, see ``tailgate/runtime/forkserver.py``), the peer of the warm start, with the ratio;
 3. the floor: a Snakefile with the same number of ``script:`` jobs, each an empty Python script,
    with the same cores, and the same jobs importing numpy, scipy.stats, pandas and pyarrow;
 4. the ratio of the study's wall time to each floor.

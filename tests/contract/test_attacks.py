@@ -257,7 +257,7 @@ def test_5_a_new_import_file_enters_only_by_amendment_as_a_deviation(imported):
 def _rehash(proj, rel: str) -> None:
     """Make the record of ``rel`` match the file again (what an attacker would do)."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     f = proj.results / rel
     rec_file = record_path(f, proj.results)
@@ -327,7 +327,7 @@ def test_6_edited_fits_with_consistent_downstream_fail_reproduce(proj, reproduce
     # the honest run's line still holds its digests: two runs of one procedure disagree
     assert code == AUDIT_FAILED and "runs 1 and 2 ran one deterministic procedure" in out, out
     # the re-run leaves the report to the report check, but a report file must be there
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     md = proj.results / "report.md"
     record_path(md, proj.results).unlink()
@@ -553,7 +553,7 @@ def test_own_tag_commits_and_tags_the_registration(tmp_path):
 
 
 def test_own_deleting_a_whole_output_and_its_record_fails_the_audit(proj):
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     f = proj.results / "fits" / "tox" / "logit" / "heavy.json"
     record_path(f, proj.results).unlink()

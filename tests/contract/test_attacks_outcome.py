@@ -31,7 +31,7 @@ def _reseal(proj: Any, rel: str, **versions: str) -> None:
     new hash (what an attacker with the library does); ``versions``: entries of the record's
     ``versions`` to rewrite as well."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import PROVENANCE_DIR, record_path
+    from tailgate.runtime.provenance import PROVENANCE_DIR, record_path
 
     f = proj.results / rel
     digest = sha256_file(f)
@@ -111,7 +111,7 @@ def _as_other_matplotlib(proj: Any) -> None:
     """Every record and the run's ledger line rewritten to name another matplotlib: the run is
     compared in the tolerant mode."""
     from tailgate.ledger import LEDGER
-    from tailgate.provenance import PROVENANCE_DIR
+    from tailgate.runtime.provenance import PROVENANCE_DIR
 
     for rec_file in (proj.results / PROVENANCE_DIR).glob("*.json"):
         rec = json.loads(rec_file.read_text())
@@ -184,7 +184,7 @@ def test_a_secondary_result_made_the_headline_with_the_report_and_ledger_rewritt
     """verdict.json names another scale's passing gates as the headline, the report is
     re-rendered from it (with fits copied for that scale), the ledger shows one clean PASS run."""
     from tailgate.prereg.study import load
-    from tailgate.provenance import record
+    from tailgate.runtime.provenance import record
 
     verdict = proj.verdict()
     study = load(proj.prereg)
@@ -239,7 +239,7 @@ def test_edited_gate_values_delta_xi_and_band_rule_with_the_report_re_rendered_f
 
 
 def test_report_html_deleted_with_its_record_and_report_md_saying_pass_fails(proj):
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     html = proj.results / "report.html"
     html.unlink()

@@ -58,7 +58,7 @@ def test_planted_bytecode_runs_in_place_of_its_untouched_source(tmp_path):
 
 
 def test_planted_bytecode_of_the_rule_scripts_is_named(tmp_path, monkeypatch):
-    from tailgate.prereg import runtime
+    from tailgate.runtime import fingerprint as runtime
 
     scripts = tmp_path / "workflow" / "scripts"
     package = tmp_path / "workflow" / "tailgate"
@@ -78,7 +78,7 @@ def test_planted_bytecode_of_the_rule_scripts_is_named(tmp_path, monkeypatch):
 
 
 def test_planted_bytecode_is_named_and_honest_bytecode_is_not(tmp_path):
-    from tailgate.prereg.runtime import stale_bytecode
+    from tailgate.runtime.fingerprint import stale_bytecode
 
     root = _planted_package(tmp_path)
     py_compile.compile(str(root / "tailgate" / "atomic.py"))  # an honest compiled file
@@ -90,13 +90,13 @@ def test_the_servers_bytecode_answers_hold_only_while_both_files_are_as_judged(
     tmp_path, monkeypatch
 ):
     """A job forked from the run's warm server takes the server's answer of the bytecode check
-    for a compiled file (tailgate.forkserver) while the compiled file and its source have the
-    status they had when judged; a file planted after that is judged again, by the job."""
+    for a compiled file (tailgate.runtime.forkserver) while the compiled file and its source have
+    the status they had when judged; a file planted after that is judged again, by the job."""
     import time
     import types
 
-    from tailgate import forkserver
-    from tailgate.prereg import bytecode, runtime
+    from tailgate.runtime import bytecode, forkserver
+    from tailgate.runtime import fingerprint as runtime
 
     package = tmp_path / "pkg"
     package.mkdir()
@@ -127,8 +127,8 @@ def test_the_servers_bytecode_answers_hold_only_while_both_files_are_as_judged(
 
 
 def test_a_compiled_file_that_is_a_fifo_is_never_read(tmp_path):
-    from tailgate.prereg.bytecode import judged
-    from tailgate.prereg.runtime import stale_bytecode
+    from tailgate.runtime.bytecode import judged
+    from tailgate.runtime.fingerprint import stale_bytecode
 
     package = tmp_path / "pkg"
     (package / "__pycache__").mkdir(parents=True)
@@ -140,7 +140,7 @@ def test_a_compiled_file_that_is_a_fifo_is_never_read(tmp_path):
 def test_honest_bytecode_is_compared_without_the_checkers_own_future_flags(tmp_path):
     """A module without ``from __future__ import annotations`` compiles to other code under that
     flag: the comparison must not inherit it from the module that makes it."""
-    from tailgate.prereg.runtime import stale_bytecode
+    from tailgate.runtime.fingerprint import stale_bytecode
 
     package = tmp_path / "pkg"
     package.mkdir()

@@ -86,7 +86,7 @@ def _version(python: Path, package: str) -> str:
 
 def _rehash(proj: Project, rel: str) -> None:
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path, rows_digest
+    from tailgate.runtime.provenance import record_path, rows_digest
 
     f = proj.results / rel
     rec_file = record_path(f, proj.results)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from attack_project import ATTACK_STUDY, REPO_ROOT, Project, make_project
 from git_repo import git
-from tailgate.prereg.installed import site_folders
+from tailgate.runtime.installed import site_folders
 
 #: the attack study with fewer bootstrap resamples: the same verdict, a shorter run
 STUDY = ATTACK_STUDY.replace("bootstrap: {resamples: 300}", "bootstrap: {resamples: 100}")
@@ -31,7 +31,7 @@ SERVER_ON = {"TAILGATE_FORKSERVER": "on"}
 
 
 def _same_code():
-    from tailgate.prereg import interpreter
+    from tailgate.runtime import interpreter
 
     interpreter.forget()
     return interpreter._same_code
@@ -52,23 +52,25 @@ def _copy_of_the_code(dest: Path) -> Path:
 
 def test_a_file_of_another_copy_of_the_recorded_code_is_the_project_s(tmp_path: Path) -> None:
     package = _copy_of_the_code(tmp_path / "other")
-    assert _same_code()(str((package / "forkserver.py").resolve()))
+    assert _same_code()(str((package / "runtime/forkserver.py").resolve()))
 
 
 def test_a_copy_that_differs_anywhere_vouches_for_none_of_its_files(tmp_path: Path) -> None:
     """One changed file the server runs from beside its own (the ``RECORD`` reader), a file the
     digest does not cover, and a file of no ``tailgate`` package: none is the project's."""
     package = _copy_of_the_code(tmp_path / "other")
-    reader = package / "prereg" / "installed.py"
+    reader = package / "runtime" / "installed.py"
     reader.write_text(reader.read_text() + "\ndistributed = lambda *a: True\n")
-    assert not _same_code()(str((package / "forkserver.py").resolve()))
+    assert not _same_code()(str((package / "runtime/forkserver.py").resolve()))
 
     package = _copy_of_the_code(tmp_path / "another")
     (package / "planted.txt").write_text("print('planted')\n")
     (package / "planted.pyw").write_text("print('planted')\n")
     for name in ("planted.txt", "planted.pyw"):
         assert not _same_code()(str((package / name).resolve()))
-    assert not _same_code()(str(Path(shutil.copy2(package / "forkserver.py", tmp_path)).resolve()))
+    assert not _same_code()(
+        str(Path(shutil.copy2(package / "runtime/forkserver.py", tmp_path)).resolve())
+    )
 
 
 def test_the_readme_set_up_audits_clean(honest_run: Project) -> None:

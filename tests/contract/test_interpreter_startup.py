@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 from attack_project import Project
-from tailgate import forkserver
-from tailgate.prereg import installed, interpreter
-from tailgate.prereg.interpreter import check_startup, startup_state
+from tailgate.runtime import forkserver, installed, interpreter
+from tailgate.runtime.interpreter import check_startup, startup_state
 
 AUDIT_FAILED = 4
 
@@ -87,7 +86,7 @@ def test_an_honest_process_has_a_clean_start_up_state():
     code = (
         "import json, matplotlib.pyplot, pandas, pyarrow.parquet, scipy.stats;"
         "import tailgate.stages.fit, tailgate.report.render;"
-        "from tailgate.prereg.interpreter import startup_state;"
+        "from tailgate.runtime.interpreter import startup_state;"
         "print(json.dumps(startup_state()))"
     )
     env = {k: v for k, v in os.environ.items() if k not in interpreter.FLAGGED}
@@ -204,7 +203,7 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
     tmp_path, monkeypatch
 ):
     """A job forked from the run's warm server takes the server's SHA-256 of a file the server
-    loaded (tailgate.forkserver); once the file's status differs from the one hashed (edited
+    loaded (tailgate.runtime.forkserver); once the file's status differs from the one hashed (edited
     after the server loaded it), the job hashes the file itself."""
     import hashlib
     import types
@@ -243,8 +242,8 @@ def test_a_preloaded_digest_is_used_only_while_the_file_is_as_the_server_hashed_
 
 def test_a_servers_record_listing_is_used_only_while_every_record_is_as_it_was_read(tmp_path):
     """A job forked from the run's warm server takes the server's reading of a site folder's
-    ``RECORD`` files (tailgate.forkserver) while each has the status the server read it with;
-    once one has changed (a package installed or edited during the run), the job reads them
+    ``RECORD`` files (tailgate.runtime.forkserver) while each has the status the server read it
+    with; once one has changed (a package installed or edited during the run), the job reads them
     itself. A ``RECORD`` that is a FIFO is never opened for reading, so it never blocks."""
     import types
 
@@ -278,7 +277,7 @@ def test_a_servers_judgement_of_a_file_holds_only_while_the_file_is_as_it_judged
     tmp_path, monkeypatch
 ):
     """A job forked from the run's warm server takes the server's judgement of a file it loaded
-    (tailgate.forkserver's ``vouched``) while the file has the status the server hashed and
+    (tailgate.runtime.forkserver's ``vouched``) while the file has the status the server hashed and
     the job's folders and ``RECORD`` listings are the ones it judged with; otherwise the job
     judges the file itself. Here the server's planted "vouched for" of a file outside every
     distribution holds until the file changes."""

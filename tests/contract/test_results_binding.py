@@ -27,7 +27,7 @@ def _reseal(proj: Project, rel: str) -> None:
     """The record of ``rel`` made to match the file again, and every record that read it made
     to name its new hash (a forger with the library)."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import PROVENANCE_DIR, record_path
+    from tailgate.runtime.provenance import PROVENANCE_DIR, record_path
 
     f = proj.results / rel
     digest = sha256_file(f)
@@ -67,7 +67,7 @@ def _forged_fits(proj: Project) -> list[str]:
 
 
 def test_the_honest_run_records_every_artifact_and_audits_clean(honest_run):
-    from tailgate.provenance import iter_records
+    from tailgate.runtime.provenance import iter_records
 
     line = json.loads((honest_run.results / "runs.jsonl").read_text())
     recorded = {str(r.path): r.sha256 for r in iter_records(honest_run.results)}

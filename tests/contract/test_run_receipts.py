@@ -11,7 +11,7 @@ import re
 
 from attack_project import Project
 from tailgate.prereg.canonical import sha256_file
-from tailgate.provenance import record_path
+from tailgate.runtime.provenance import record_path
 
 AUDIT_FAILED = 4
 

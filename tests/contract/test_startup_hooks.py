@@ -15,8 +15,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from tailgate.prereg import startup
-from tailgate.prereg.runtime import check_runtime
+from tailgate.runtime import startup
+from tailgate.runtime.fingerprint import check_runtime
 
 DISTUTILS_LINE = (
     "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == "

@@ -264,7 +264,7 @@ def _doctor(proj: Project) -> None:
     """The attack: ``verdict.json`` turned round (PASS for KILL or back) and its provenance
     record re-hashed to match."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     verdict_path = proj.results / "verdict.json"
     verdict = json.loads(verdict_path.read_bytes())
@@ -300,7 +300,7 @@ def test_file_store_export_refuses_what_does_not_audit_and_supersedes_changed_re
     assert not store.exists()
     ledger.write_bytes(honest_ledger)
 
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     verdict_path = proj.results / "verdict.json"
     rec_file = record_path(verdict_path, proj.results)

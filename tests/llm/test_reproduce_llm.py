@@ -132,7 +132,7 @@ def test_an_unloadable_judge_is_taken_as_recorded_and_listed_as_unproven(honest)
 def _forge(results: Path) -> None:
     """Triple the largest noisy ``nll`` score and re-hash its record, as an attacker would."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path, rows_digest
+    from tailgate.runtime.provenance import record_path, rows_digest
 
     shard = results.parent.parent / FORGED
     table = pq.read_table(shard)
@@ -177,7 +177,7 @@ def test_generate_samples_again_and_catches_a_rewritten_completion(study, tmp_pa
     models: with one completion rewritten (its record re-hashed) it fails naming that shard, and
     nothing else differs, so every other file the run makes is reproduced byte for byte."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path, rows_digest
+    from tailgate.runtime.provenance import record_path, rows_digest
 
     root = tmp_path / "rewritten"
     shutil.copytree(study.proj.root, root, symlinks=True)

@@ -19,9 +19,9 @@ from tailgate.audit.compare import (
     report_text,
     ulps,
 )
-from tailgate.environment import numeric_differences, requirements, same_numerics
 from tailgate.report.content import content_of, digest
 from tailgate.report.figures import power_figure, sidecar_path, write_power
+from tailgate.runtime.environment import numeric_differences, requirements, same_numerics
 
 
 def _steps(x: float, k: int) -> float:

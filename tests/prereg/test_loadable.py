@@ -1,5 +1,5 @@
 """What a scorer or embedder loads, and why the reproduction cannot load it here
-(:mod:`tailgate.prereg.loadable`), and ``audit --generate`` without ``--reproduce``."""
+(:mod:`tailgate.runtime.loadable`), and ``audit --generate`` without ``--reproduce``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from tailgate.prereg.loadable import Need, model_needs, scorer_needs, why_unloadable
+from tailgate.runtime.loadable import Need, model_needs, scorer_needs, why_unloadable
 
 
 def _study(tmp_path: Path) -> SimpleNamespace:

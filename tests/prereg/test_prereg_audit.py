@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from tailgate.atomic import write_parquet
 from tailgate.prereg.evidence import data_evidence
-from tailgate.provenance import record, record_path
 from tailgate.registration import load
+from tailgate.runtime.provenance import record, record_path
 
 
 def run_audit(project, *extra):

@@ -11,8 +11,8 @@ from tailgate.code import code_digest
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.evidence import data_evidence
-from tailgate.provenance import record, record_path, rows_digest
 from tailgate.registration import load
+from tailgate.runtime.provenance import record, record_path, rows_digest
 
 
 def test_record_content_and_location(frozen):

@@ -94,7 +94,7 @@ def _amend(proj: Project, reason: str) -> None:
 def _forge(proj: Project, rel: str, doc: dict) -> None:
     """Write ``doc`` as ``rel`` and rewrite its provenance hash to match (a forger's edit)."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     path = proj.results / rel
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")

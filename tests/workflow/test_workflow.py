@@ -157,7 +157,7 @@ def _result_files(results: Path) -> list[str]:
 def _same_records(mine: Path, theirs: Path, names: list[str] | None = None) -> None:
     """Provenance records equal but for the time they were written (all of ``theirs``, or the
     records of ``names``)."""
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     records = (
         [record_path(theirs / n, theirs) for n in names]
@@ -207,7 +207,7 @@ def test_byte_identical_for_cores_1_and_reruns(small_run, tmp_path):
 def _forge(project: Project, rel: str, doc: dict) -> None:
     """Write ``doc`` as ``rel`` and rewrite its provenance hash to match (a forger's edit)."""
     from tailgate.prereg.canonical import sha256_file
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     path = project.results / rel
     path.write_text(json.dumps(doc, indent=2, sort_keys=True))
@@ -239,7 +239,7 @@ def test_under_other_versions_the_audit_compares_pictures_within_a_tolerance(
     """Under another matplotlib than the run's, the figures are drawn again and compared by
     their pixels within the picture tolerance (tailgate.audit.pictures), and what they plot by
     value: the honest study passes, a plotted number changed in a sidecar fails."""
-    import tailgate.environment as environment
+    import tailgate.runtime.environment as environment
     from tailgate.audit import audit
 
     mine = environment.current

@@ -1,4 +1,4 @@
-"""The fork server of local runs (tailgate.forkserver): a job it takes runs as a fork of the
+"""The fork server of local runs (tailgate.runtime.forkserver): a job it takes runs as a fork of the
 server with the job's own streams, folder, environment and exit status; a job of another
 environment runs in its own process; an inherited address never reaches a job."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from tailgate import forkserver
+from tailgate.runtime import forkserver
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server runs on Linux only")
 
@@ -25,7 +25,7 @@ WORKFLOW = Path(forkserver.__file__).resolve().parents[1]
 JOB = f"""\
 import os, sys, json, time
 sys.path.insert(0, {str(WORKFLOW)!r})
-from tailgate.forkserver import hand_over
+from tailgate.runtime.forkserver import hand_over
 hand_over()
 print(json.dumps({{
     "pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv,
@@ -123,7 +123,11 @@ def test_a_job_runs_as_a_fork_of_the_server_with_its_own_streams_folder_and_stat
     assert seen["tmpdir"] == str(tmp_path)  # set per job by Snakemake (its tmpdir resource)
     assert seen["address"] is None  # the job itself cannot hand over again
     # the job loads tailgate from disk itself: the server holds none of it
-    assert seen["tailgate_loaded"] == ["tailgate", "tailgate.forkserver"]
+    assert seen["tailgate_loaded"] == [
+        "tailgate",
+        "tailgate.runtime",
+        "tailgate.runtime.forkserver",
+    ]
     assert res.stderr == "a line on stderr\n"
 
 
@@ -133,7 +137,7 @@ def test_a_message_exit_and_an_exception_end_as_in_the_jobs_own_process(server, 
     assert res.returncode == 1 and res.stderr.endswith("refused: the reason\n")
     (tmp_path / "boom.py").write_text(
         f"import sys\nsys.path.insert(0, {str(WORKFLOW)!r})\n"
-        "from tailgate.forkserver import hand_over\nhand_over()\n"
+        "from tailgate.runtime.forkserver import hand_over\nhand_over()\n"
         "import os\nprint(os.getppid())\nraise ValueError('the bug')\n"
     )
     res = subprocess.run(
@@ -235,12 +239,12 @@ import json, os, sys
 from types import SimpleNamespace
 sys.path.insert(0, {str(WORKFLOW)!r})
 snakemake = SimpleNamespace(resources=SimpleNamespace(models=int(sys.argv[1])))
-from tailgate.forkserver import hand_over
+from tailgate.runtime.forkserver import hand_over
 hand_over()
 seen = {{"ppid": os.getppid(), "torch_before": "torch" in sys.modules}}
 if sys.argv[2] == "import":
     import transformers.modeling_utils
-    from tailgate.environment import current
+    from tailgate.runtime.environment import current
     seen["versions"] = sorted(current())
     seen["torch_ok"] = bool(sys.modules["torch"].ones(2).sum() == 2)
     table = sys.modules.get("transformers.conversion_mapping")
@@ -248,7 +252,7 @@ if sys.argv[2] == "import":
     seen["conversions_built"] = built is not None
 else:
     import glob, statistics  # modules the model preload also loaded: fresh from disk here
-    from tailgate.environment import current
+    from tailgate.runtime.environment import current
     seen["versions"] = sorted(current())
 seen["model_modules"] = sorted(
     m for m in ("torch", "transformers", "tokenizers", "safetensors") if m in sys.modules
@@ -330,15 +334,15 @@ def test_a_run_of_fewer_than_two_jobs_starts_no_server(monkeypatch):
             forkserver.stop(proc)
 
 
-#: a job that reports what the server hashed for it (tailgate.prereg.interpreter reads it)
+#: a job that reports what the server hashed for it (tailgate.runtime.interpreter reads it)
 DIGEST_JOB = f"""\
 import hashlib, json, os, sys
 sys.path.insert(0, {str(WORKFLOW)!r})
 from pathlib import Path
-from tailgate.forkserver import DIGESTS, JUDGED, RECORDS, hand_over
+from tailgate.runtime.forkserver import DIGESTS, JUDGED, RECORDS, hand_over
 hand_over()
-from tailgate.prereg.installed import distributed, record_digest, site_records
-from tailgate.prereg import bytecode, interpreter
+from tailgate.runtime.installed import distributed, record_digest, site_records
+from tailgate.runtime import bytecode, interpreter
 import numpy
 table = sys.modules.get(DIGESTS)
 files = getattr(table, "files", {{}})

@@ -6,7 +6,7 @@
 # fits start as early as they can; they change no result.
 
 from tailgate.prereg.committed import run_mode
-from tailgate.provenance import record_path
+from tailgate.runtime.provenance import record_path
 
 RESULTS = f"results/{STUDY.name}"
 PREREG = str(STUDY.path)
@@ -98,7 +98,7 @@ def options(section):
 
 def models_of(stage):
     """The ``models`` resource: 1 for a job that loads a registered model (a local run forks it
-    from the model server, tailgate/forkserver.py), else 0."""
+    from the model server, tailgate/runtime/forkserver.py), else 0."""
     from tailgate.stages.model_jobs import loads_model
 
     return lambda wc: int(loads_model(STUDY, stage, wc.get("scorer")))

@@ -25,8 +25,8 @@ _WORKFLOW = str(Path(__file__).resolve().parents[1])
 if _WORKFLOW not in sys.path:
     sys.path.insert(0, _WORKFLOW)
 
-# A local run's jobs are forked from the run's warm server (tailgate/forkserver.py): this call
-# does not return there; elsewhere it returns at once and the job runs in this process.
-from tailgate.forkserver import hand_over  # noqa: E402
+# A local run's jobs are forked from the run's warm server (tailgate/runtime/forkserver.py): this
+# call does not return there; elsewhere it returns at once and the job runs in this process.
+from tailgate.runtime.forkserver import hand_over  # noqa: E402
 
 hand_over()

@@ -274,7 +274,7 @@ def results_digest(results: Path) -> str:
     """SHA-256 over every recorded artifact's path and SHA-256 (the ledger included), in path
     order: which results an exported run describes."""
     from tailgate.ledger import results_digest as digest
-    from tailgate.provenance import iter_records
+    from tailgate.runtime.provenance import iter_records
 
     return digest({r.path: r.sha256 for r in iter_records(results)})
 

@@ -274,7 +274,7 @@ def run_results(runs: list[Any]) -> tuple[list[dict[str, str] | None], list[str]
 def _results_field(results: Path, lines: list[str]) -> dict[str, Any]:
     """This run's ``results`` (module docstring): the artifacts' recorded SHA-256 now, as the
     changes since the last line that records them."""
-    from tailgate.provenance import iter_records
+    from tailgate.runtime.provenance import iter_records
 
     now = {
         str(r.path): str(r.content.get("sha256"))
@@ -367,9 +367,9 @@ def run_environments(results: Path, since: str | None) -> list[dict[str, str]]:
     records created since the previous run ended (``since``, its ledger time; None: every
     record), or this process's where the run made nothing. One, unless rules ran in
     environments of their own; the audit decides its comparison mode from them."""
-    from tailgate.environment import current
     from tailgate.prereg.lock import parse_time
-    from tailgate.provenance import iter_records
+    from tailgate.runtime.environment import current
+    from tailgate.runtime.provenance import iter_records
 
     try:
         start = parse_time(since) if since else None
@@ -399,7 +399,7 @@ def run_environments(results: Path, since: str | None) -> list[dict[str, str]]:
 def _environments(results: Path, since: str | None) -> list[dict[str, str]]:
     """:func:`run_environments`, or this process's where a damaged record stops it (the audit
     then names that record)."""
-    from tailgate.environment import current
+    from tailgate.runtime.environment import current
 
     try:
         return run_environments(results, since)
@@ -496,7 +496,7 @@ def _append(
     from tailgate.code import code_digest
     from tailgate.prereg.committed import run_mode
     from tailgate.prereg.guard import verify_study
-    from tailgate.provenance import PROVENANCE_DIR, record
+    from tailgate.runtime.provenance import PROVENANCE_DIR, record
 
     records = results / PROVENANCE_DIR
     if not (records.is_dir() and any(records.glob("*.json"))):

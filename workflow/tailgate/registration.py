@@ -17,9 +17,9 @@ from tailgate.analyses.registry import check_analyses
 from tailgate.errors import InputError, TailgateError
 from tailgate.prereg import guard
 from tailgate.prereg.committed import set_run_mode
-from tailgate.prereg.loadable import missing_packages
 from tailgate.prereg.study import Study
 from tailgate.prereg.study import load as load_contract
+from tailgate.runtime.loadable import missing_packages
 
 __all__ = ["load", "require_frozen", "workflow_guard"]
 

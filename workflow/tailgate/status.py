@@ -97,7 +97,7 @@ def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, An
     from tailgate.ledger import git_history, verify_ledger
     from tailgate.prereg.guard import check_frozen
     from tailgate.prereg.study import results_dir_for
-    from tailgate.provenance import PROVENANCE_DIR
+    from tailgate.runtime.provenance import PROVENANCE_DIR
 
     state = check_frozen(prereg)
     study, lock = state.study, state.lock

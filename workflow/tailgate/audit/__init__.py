@@ -86,11 +86,11 @@ The audit checks, and reports each check by name (any failure: exit 4):
 8. **code** — every record of the study was made by the same code (digest of the tailgate
    package and workflow); a digest other than the auditor's is a note; **runtime** — no record
    was made with an import hook whose content is not what a packaging tool writes
-   (:mod:`tailgate.prereg.startup`), compiled code that is not its source, a tailgate module
-   from elsewhere (:mod:`tailgate.prereg.runtime`), or an interpreter whose start-up state ran
+   (:mod:`tailgate.runtime.startup`), compiled code that is not its source, a tailgate module
+   from elsewhere (:mod:`tailgate.runtime.fingerprint`), or an interpreter whose start-up state ran
    code: a variable that makes Python import or run code, a warning option that imports a
    module, an import hook or a module that is neither the standard library, the project's nor
-   an installed distribution's (:mod:`tailgate.prereg.interpreter`);
+   an installed distribution's (:mod:`tailgate.runtime.interpreter`);
 9. **realised design** — rows, exceedances and bootstrap sizes behind the statistics, and the
    deviations ``verdict.json`` must list (:mod:`tailgate.prereg.deviations`);
 10. **verdicts** — every recorded outcome re-derived by the checks of

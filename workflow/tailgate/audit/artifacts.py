@@ -26,7 +26,7 @@ LOG_SUFFIX = ".log"
 
 
 def read_records(rd: Path, checks: list[Check]) -> list[Any] | None:
-    from tailgate.provenance import PROVENANCE_DIR, iter_records
+    from tailgate.runtime.provenance import PROVENANCE_DIR, iter_records
 
     try:
         return iter_records(rd)
@@ -79,7 +79,7 @@ def check_artifacts(
     lock_path: Path,
     first: tuple[datetime, str] | None,
 ) -> list[Check]:
-    from tailgate.provenance import RowsDigest, record_path, rows_digest
+    from tailgate.runtime.provenance import RowsDigest, record_path, rows_digest
 
     checks: list[Check] = []
     by_path: dict[str, Any] = {}

@@ -51,15 +51,15 @@ from typing import IO, Any
 
 from tailgate.atomic import atomic_output
 from tailgate.code import code_digest
-from tailgate.environment import recorded, requirements
 from tailgate.errors import InputError
 from tailgate.ledger import LEDGER, ledger_text, read_ledger, results_digest, run_results
 from tailgate.prereg.gitinfo import is_shallow, repo_root, rewritten_history, run_git
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.pins import registered_paths
 from tailgate.prereg.study import lock_path_for, results_dir_for
-from tailgate.provenance import iter_records
 from tailgate.registration import load
+from tailgate.runtime.environment import recorded, requirements
+from tailgate.runtime.provenance import iter_records
 from tailgate.safe_read import sha256_file
 
 from .reproduce import snakefile

@@ -452,7 +452,7 @@ class Outcome:
 
 
 def _recorded_versions(rd: Path, rel: str) -> dict[str, str]:
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     try:
         versions = _json(record_path(rd / rel, rd)).get("versions")
@@ -475,7 +475,7 @@ def compare_made(
     compared in the exact mode (the plain audit: the mode of the run that made it,
     :mod:`tailgate.audit.environment`); without it, whether its own record names the auditor's
     versions. ``missing(rel)``: why a missing file fails (default: the workflow writes it)."""
-    from tailgate.environment import describe, numeric_differences
+    from tailgate.runtime.environment import describe, numeric_differences
 
     out = Outcome([], exact=True)
     for rel, path in made:

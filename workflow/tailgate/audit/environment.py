@@ -8,10 +8,11 @@ naming the file (a record whose versions were edited to open the tolerant mode f
 
 The comparison mode is the run's, never the file's: a file is compared byte for byte (**exact**)
 when every environment of the run that made it is the auditor's in each entry that can change a
-number, a table's bytes or a picture's pixels (:data:`tailgate.environment.NUMERIC_PACKAGES`),
-else by content (**tolerant**, :mod:`tailgate.audit.compare`). A ledger written before runs
-recorded their environments leaves the records' own versions to decide, and says so. The
-environment line says "tolerant" whenever any file was compared tolerantly.
+number, a table's bytes or a picture's pixels
+(:data:`tailgate.runtime.environment.NUMERIC_PACKAGES`), else by content (**tolerant**,
+:mod:`tailgate.audit.compare`). A ledger written before runs recorded their environments leaves the
+records' own versions to decide, and says so. The environment line says "tolerant" whenever any file
+was compared tolerantly.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tailgate.environment import describe, environment_notes, numeric_differences, recorded
+from tailgate.runtime.environment import describe, environment_notes, numeric_differences, recorded
 
 from .findings import Check
 

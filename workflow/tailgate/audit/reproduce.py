@@ -14,10 +14,10 @@ run). That project folder is on no import path: Snakemake runs with an isolated 
 pinned data file named ``snakemake.py``, ``numpy.py`` or ``sitecustomize.py`` is only ever read
 as data. Every cache starts empty in the scratch folder's ``.caches/`` (numba's kernels,
 matplotlib's configuration, so its default settings; the XDG cache and the Hugging Face home;
-:func:`tailgate.environment.fresh_caches`), and the auditor's own code runs only when none of its
-compiled files differs from its source (:func:`tailgate.prereg.runtime.stale_bytecode`: a planted
-``.pyc`` in a checkout the auditor's ``tailgate`` is installed from); the output says so. The
-study's data enters the project as follows, and then the project's own Snakemake DAG (the
+:func:`tailgate.runtime.environment.fresh_caches`), and the auditor's own code runs only when none
+of its compiled files differs from its source (:func:`tailgate.runtime.fingerprint.stale_bytecode`:
+a planted ``.pyc`` in a checkout the auditor's ``tailgate`` is installed from); the output says so.
+The study's data enters the project as follows, and then the project's own Snakemake DAG (the
 auditor's ``Snakefile`` and ``tailgate`` package — the same stage functions, not a second
 implementation) runs to the end:
 
@@ -35,7 +35,7 @@ implementation) runs to the end:
   the file and row, and the later stages are then not re-run. Else the recorded score and
   embedding files, so vouched for, replace the recomputed ones and every later stage runs from
   them, so that everything after the models is compared as exactly as for the other backends.
-  A scorer or embedder whose model cannot be loaded here (:mod:`tailgate.prereg.loadable`: a
+  A scorer or embedder whose model cannot be loaded here (:mod:`tailgate.runtime.loadable`: a
   hub id with no local copy while offline, a missing package) is not a failure: its recorded
   files are taken as they are, and the audit lists it, naming the scorer and the model, under
   what it cannot prove (:attr:`~tailgate.audit.findings.AuditReport.cannot_prove`).
@@ -73,17 +73,17 @@ from pathlib import Path
 from typing import Any
 
 import tailgate
-from tailgate.environment import fresh_caches
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.gitinfo import repo_root, run_git
-from tailgate.prereg.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.prereg.pins import project_root, registered_paths
-from tailgate.prereg.runtime import stale_bytecode
 from tailgate.prereg.study import lock_path_for, prereg_for
 from tailgate.registration import load
+from tailgate.runtime.environment import fresh_caches
+from tailgate.runtime.fingerprint import stale_bytecode
+from tailgate.runtime.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.safe_read import load_json
 
 from .artifacts import result_files
@@ -240,7 +240,7 @@ def _trees(study: Any) -> list[tuple[str, Any]]:
 def _unloadable(study: Any, rd: Path, root: Path) -> dict[str, str]:
     """``scores/<scorer>`` or ``embeddings/<key>`` (recorded folders, also the registered
     plan's under ``registered/``) → what the auditor's machine cannot load for it
-    (:mod:`tailgate.prereg.loadable`)."""
+    (:mod:`tailgate.runtime.loadable`)."""
     out = {}
     for prefix, plan in _trees(study):
         for top, needs in (("scores", scorer_needs), ("embeddings", model_needs)):
@@ -278,7 +278,7 @@ def _computed(rel: str) -> bool:
 def _copy_checked(rd: Path, dst: Path, rels: list[str], stamp: float) -> list[str]:
     """Copy each recorded ``rd / rel`` and its record into ``dst`` with the times ``stamp``,
     after checking it against that record; return the failures (files not copied)."""
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     failures = []
     for rel in rels:

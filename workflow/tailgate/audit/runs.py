@@ -1,6 +1,6 @@
 """What ran: every record made by the same code (the digest of the package and workflow), no job
 made with an import hook or compiled code that is not its source
-(:mod:`tailgate.prereg.runtime`), the run ledger's chain of lines, and no artifact made by an
+(:mod:`tailgate.runtime.fingerprint`), the run ledger's chain of lines, and no artifact made by an
 exploratory run.
 
 **Run results** (:func:`check_results`): each run's ledger line records the SHA-256 of every
@@ -81,7 +81,7 @@ def check_confirmatory(rd: Path, records: list[Any]) -> Check:
 def mode_of(rd: Path, artifact: Path) -> str:
     """The run mode an artifact's provenance record names (confirmatory when it names none)."""
     from tailgate.prereg.committed import CONFIRMATORY
-    from tailgate.provenance import record_path
+    from tailgate.runtime.provenance import record_path
 
     try:
         content = load_json(record_path(artifact, rd))
@@ -128,7 +128,7 @@ def check_code(records: list[Any]) -> Check:
 
 
 def check_runtime(records: list[Any]) -> Check:
-    from tailgate.prereg.runtime import check_runtime
+    from tailgate.runtime.fingerprint import check_runtime
 
     fails, notes = check_runtime(records)
     detail = "modules loaded, compiled files and import hooks of every job"
@@ -141,7 +141,7 @@ _NAMED = 20
 
 def _numerics(run: dict[str, Any]) -> dict[str, set[str]]:
     """Per package that can change a number or a byte, the versions the run's jobs ran with."""
-    from tailgate.environment import NUMERIC_PACKAGES
+    from tailgate.runtime.environment import NUMERIC_PACKAGES
 
     out: dict[str, set[str]] = {}
     envs = run.get("environments")

@@ -7,7 +7,7 @@ refuse it (exit code 2, each problem with its file, field and fix).
   scores carry no direction): the protocol and every analysis study the tail ``worse`` names
   (:func:`tailgate.prereg.study.worse_of`);
 * a scorer, the generation backend or an analysis's embedding model whose package cannot be
-  found in this environment (:func:`tailgate.prereg.loadable.missing_packages`, which
+  found in this environment (:func:`tailgate.runtime.loadable.missing_packages`, which
   Snakemake's parse-time guard also runs): the scoring, generation or embed job would stop with
   ``ModuleNotFoundError`` after the freeze; the message names the install line that works;
 * an imported score column that is constant in a condition the protocol fits (no tail to compare:
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from tailgate.errors import InputError, PreregError
-from tailgate.prereg.loadable import missing_packages
+from tailgate.runtime.loadable import missing_packages
 
 __all__ = ["runnable_problems"]
 

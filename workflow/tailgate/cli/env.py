@@ -1,5 +1,5 @@
 """``tailgate env``: the environment a study's results were made in, as pinned requirements
-(:mod:`tailgate.environment`).
+(:mod:`tailgate.runtime.environment`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def _cmd_env(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tailgate.atomic import write_text
-    from tailgate.environment import environment_notes, recorded, requirements
     from tailgate.errors import InputError
-    from tailgate.provenance import iter_records
+    from tailgate.runtime.environment import environment_notes, recorded, requirements
+    from tailgate.runtime.provenance import iter_records
 
     rd = Path(args.results_dir)
     try:

@@ -4,9 +4,9 @@ Every stage function starts with :func:`open_stage`, which refuses (``RefusalErr
 pre-registration matches its lock's chain head — the same check as the Snakefile's parse-time
 guard, repeated inside each job so that no entry point can produce results from a changed plan.
 Every artifact is written with :mod:`tailgate.atomic` and then recorded with
-:func:`tailgate.provenance.record` in the same job. A stage opened with ``plan="registered"``
-passes the same guard and then computes under the plan entry 0 of the lock registered
-(:mod:`tailgate.stages.plan`), writing only under ``results/<study>/registered/``.
+:func:`tailgate.runtime.provenance.record` in the same job. A stage opened with
+``plan="registered"`` passes the same guard and then computes under the plan entry 0 of the lock
+registered (:mod:`tailgate.stages.plan`), writing only under ``results/<study>/registered/``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tailgate.errors import InputError
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
-from tailgate.provenance import ProvenanceRecord, record
+from tailgate.runtime.provenance import ProvenanceRecord, record
 from tailgate.safe_read import load_json
 from tailgate.severities import read_severities
 

@@ -2,8 +2,9 @@
 
 The workflow marks them (the ``models`` resource of the ``generate``, ``score`` and ``embed``
 rules) so that a local run forks them from a server that has already imported PyTorch and
-transformers (:mod:`tailgate.forkserver`); the mark decides nothing else: a marked job that loads
-no model runs as it would in its own process, and an unmarked one imports the model stack itself.
+transformers (:mod:`tailgate.runtime.forkserver`); the mark decides nothing else: a marked job that
+loads no model runs as it would in its own process, and an unmarked one imports the model stack
+itself.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Before a job's own code, Python runs a ``sitecustomize`` and a ``usercustomize`` module if it
 finds one, and every ``import`` line of the ``.pth`` files in its site directories (with the
 modules those lines import). :func:`import_hooks` lists them for the runtime fingerprint
-(:mod:`tailgate.prereg.runtime`), each with ``kind``, ``path``, ``sha256``, ``known``, the modules
-its lines import (``imports``: ``module``, ``path``, ``sha256``) and, when not known, ``why``.
+(:mod:`tailgate.runtime.fingerprint`), each with ``kind``, ``path``, ``sha256``, ``known``, the
+modules its lines import (``imports``: ``module``, ``path``, ``sha256``) and, when not known,
+``why``.
 
 A file's name is the researcher's to choose, so a hook is ``known`` only when its **content** is
 what a packaging tool writes:
@@ -57,8 +58,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tailgate.prereg.bytecode import stale
-from tailgate.prereg.installed import record_digest
+from tailgate.runtime.bytecode import stale
+from tailgate.runtime.installed import record_digest
 
 __all__ = ["PACKAGING_PTH", "fix_for", "import_hooks"]
 

@@ -5,7 +5,7 @@ which writes ``results/<study>/provenance/<path relative to results/<study>, "/"
 holding the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock
 entry that was the chain head (re-derived from the study object in use, :func:`verify_study`),
 the hashes of its inputs, the seed, the environment (Python, platform and package versions,
-:mod:`tailgate.environment`), the digest of the code that made it
+:mod:`tailgate.runtime.environment`), the digest of the code that made it
 (:func:`tailgate.code.code_digest`) with the project's git commit and dirty state, and the UTC
 time. One file per artifact means parallel cluster jobs never write the same file. For tables
 (Parquet, CSV) the record adds a digest over rows in blocks, so that ``tailgate audit`` can say
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tailgate.atomic import write_json
-from tailgate.environment import current as current_environment
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.lock import utc_now
+from tailgate.runtime.environment import current as current_environment
 from tailgate.safe_read import load_json, require_regular
 
 __all__ = [
@@ -209,7 +209,7 @@ def record(
     from tailgate.code import code_digest
     from tailgate.prereg.committed import run_mode
     from tailgate.prereg.guard import verify_study
-    from tailgate.prereg.runtime import fingerprint
+    from tailgate.runtime.fingerprint import fingerprint
 
     artifact = Path(artifact_path)
     rel = _relative(artifact, results_dir)

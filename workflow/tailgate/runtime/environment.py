@@ -1,8 +1,8 @@
 """The software environment a result was made in, on record.
 
-Every provenance record (:mod:`tailgate.provenance`) carries ``versions``: the Python version, the
-platform and the version of every installed package that can change a number or a byte of a
-result — the numerical stack (numpy, scipy, numba), the table and figure writers (pandas,
+Every provenance record (:mod:`tailgate.runtime.provenance`) carries ``versions``: the Python
+version, the platform and the version of every installed package that can change a number or a byte
+of a result — the numerical stack (numpy, scipy, numba), the table and figure writers (pandas,
 pyarrow, matplotlib, Pillow), the workflow engine (snakemake), tailgate itself and, when the
 process used it, the model stack (torch, transformers, …). ``tailgate audit`` prints how the
 auditor's environment differs from the recorded one before any check (:func:`environment_notes`);
@@ -248,7 +248,7 @@ def fresh_caches(folder: Path) -> dict[str, str]:
     modules, datasets). Python's bytecode is not among them: a fresh ``PYTHONPYCACHEPREFIX``
     makes the re-run compile numpy, scipy, pandas, matplotlib and Snakemake from source (21
     CPU-seconds more for a re-run of 26), so the caller checks the compiled files of its own
-    code against their sources instead (:func:`tailgate.prereg.runtime.stale_bytecode`). Only
+    code against their sources instead (:func:`tailgate.runtime.fingerprint.stale_bytecode`). Only
     the downloaded model weights stay where this process finds them (the Hugging Face hub cache
     and torch's hub), so that a registered model loadable here is loadable in the re-run; a
     relative ``PYTHONPATH`` entry is made absolute (it would otherwise name a folder of the

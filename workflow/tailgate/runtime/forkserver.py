@@ -6,7 +6,7 @@ the demo about 1.5 s of CPU before it computes anything, against 0.5 s for the r
 For a run on this machine (Snakemake's local executor) the workflow therefore starts a **fork
 server** when the run starts and stops it when the run ends:
 
-* the server (this file, run as a script: ``python -P forkserver.py SOCKET``) imports
+* the server (this file, run as a script: ``python -P runtime/forkserver.py SOCKET``) imports
   :data:`PRELOAD` — third-party modules only, never ``tailgate`` — and listens on a Unix socket in
   a fresh private folder;
 * a job's script hands itself over first thing (:func:`hand_over`, called by the scripts'
@@ -30,16 +30,16 @@ no model (a scorer without one, a shard without text) has what it would have had
 process, and its provenance names no model package.
 
 The child imports ``tailgate`` from disk like any job, so the provenance record (code digest and
-runtime fingerprint of :mod:`tailgate.prereg.runtime`) is the same byte for byte, and so is every
-result. The fingerprint vouches for every loaded module by its file's SHA-256 (about 150 MB of
+runtime fingerprint of :mod:`tailgate.runtime.fingerprint`) is the same byte for byte, and so is
+every result. The fingerprint vouches for every loaded module by its file's SHA-256 (about 150 MB of
 numpy, scipy, pandas and matplotlib files), checked against the ``RECORD`` files of the site
 folders, and compares each compiled file of the package with its source by compiling the source. The
 server does this work once, after the preload: its children find under :data:`DIGESTS` in
 ``sys.modules`` the digests of the files it loaded, the site folders' ``RECORD`` listings, its
 judgement of each loaded file (the standard library's, or listed with its hash) and the bytecode
 check's answers, each with the status of the files it was read from. What the job finds
-changed since (another status) it works out itself (:mod:`tailgate.prereg.interpreter`,
-:mod:`tailgate.prereg.runtime`). The address is set by the workflow itself for each run (an
+changed since (another status) it works out itself (:mod:`tailgate.runtime.interpreter`,
+:mod:`tailgate.runtime.fingerprint`). The address is set by the workflow itself for each run (an
 inherited ``TAILGATE_FORKSERVER`` never reaches a job), so no job can be pointed at another process.
 ``TAILGATE_FORKSERVER=off`` in the environment of ``snakemake`` turns the server off; it runs only
 on Linux (fork after the macOS system frameworks is unsafe) and never for cluster jobs.
@@ -80,18 +80,18 @@ __all__ = [
 ENV = "TAILGATE_FORKSERVER"
 #: the ``sys.modules`` entry whose ``files`` map each preloaded module's real path to its
 #: status and SHA-256, and whose ``origins`` map the path each module names as its file to that
-#: real path (read in tailgate.prereg.interpreter)
+#: real path (read in tailgate.runtime.interpreter)
 DIGESTS = "_tailgate_preloaded_files"
 #: the name, in the same module, of the ``RECORD`` listings of the site folders the server saw:
 #: each folder's real path → the status of each of its ``*.dist-info/RECORD`` files and every
-#: file they list (tailgate.prereg.installed's ``site_records``; read in
-#: tailgate.prereg.interpreter)
+#: file they list (tailgate.runtime.installed's ``site_records``; read in
+#: tailgate.runtime.interpreter)
 RECORDS = "sites"
-#: and the name of its answers of the bytecode check (tailgate.prereg.bytecode's ``judged``) for
-#: the package's and the rule scripts' compiled files (read in tailgate.prereg.runtime)
+#: and the name of its answers of the bytecode check (tailgate.runtime.bytecode's ``judged``) for
+#: the package's and the rule scripts' compiled files (read in tailgate.runtime.fingerprint)
 JUDGED = "judged"
-#: and of its judgement of each file in ``files`` (tailgate.prereg.installed's ``distributed``),
-#: with the standard library and site folders it judged with (read in tailgate.prereg.interpreter)
+#: and of its judgement of each file in ``files`` (tailgate.runtime.installed's ``distributed``),
+#: with the standard library and site folders it judged with (read in tailgate.runtime.interpreter)
 VOUCHED = "vouched"
 #: fewest jobs of a run for which a server starts (its preload costs about one job's imports)
 MIN_JOBS = 2
@@ -343,19 +343,19 @@ def _survey() -> None:
     setattr(table, RECORDS, sites)
     if installed is not None:
         setattr(table, VOUCHED, _vouched(installed, table.files, sites))  # type: ignore[attr-defined]
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     judged = bytecode.judged([package, package.parent / "scripts"]) if bytecode else {}
     setattr(table, JUDGED, judged)
     sys.modules[DIGESTS] = table
 
 
 def _standalone(name: str) -> Any:
-    """A module of ``tailgate/prereg`` that imports no other tailgate module (the ``RECORD``
-    reader, the bytecode check), run from its source file (never from compiled code) and not
-    left in ``sys.modules``; None where it cannot be run."""
+    """A module of this package (``tailgate/runtime``) that imports no other tailgate module (the
+    ``RECORD`` reader, the bytecode check), run from its source file (never from compiled code) and
+    not left in ``sys.modules``; None where it cannot be run."""
     import types
 
-    source = Path(__file__).resolve().parent / "prereg" / name
+    source = Path(__file__).resolve().parent / name
     module = types.ModuleType(f"_tailgate_{source.stem}")
     module.__file__ = str(source)
     try:

@@ -1,6 +1,6 @@
 """What the interpreter ran before and beside a job's code: its start-up state.
 
-Start-up files (:mod:`tailgate.prereg.startup`) are only one way to run code in a job without
+Start-up files (:mod:`tailgate.runtime.startup`) are only one way to run code in a job without
 changing a file of the project. Python also imports or runs code because of its environment
 variables (a ``PYTHONPATH`` folder shadows an installed package; ``PYTHONWARNINGS`` or ``-W``
 naming a category ``mod.Category`` makes Python import ``mod`` at start-up, before the job's own
@@ -50,8 +50,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from tailgate.forkserver import DIGESTS, RECORDS, VOUCHED
-from tailgate.prereg.installed import (
+from tailgate.runtime.forkserver import DIGESTS, RECORDS, VOUCHED
+from tailgate.runtime.installed import (
     distributed,
     record_digest,
     record_statuses,
@@ -111,7 +111,7 @@ def _site_dirs() -> tuple[str, ...]:
 @cache
 def _records(sitedir: str) -> dict[str, str]:
     """Every file the ``RECORD`` files in ``sitedir`` list → its SHA-256 (URL-safe base64), read
-    once a process (:func:`tailgate.prereg.installed.site_records`); in a job forked from the run's
+    once a process (:func:`tailgate.runtime.installed.site_records`); in a job forked from the run's
     warm server, the server's reading while every ``RECORD`` there has the status it had then."""
     table = getattr(sys.modules.get(DIGESTS), RECORDS, None)
     entry = table.get(sitedir) if isinstance(table, dict) else None
@@ -129,7 +129,7 @@ def _records(sitedir: str) -> dict[str, str]:
 def _digest(path: str) -> tuple[str, str] | None:
     """(hex, URL-safe base64 as in ``RECORD``) SHA-256 of a file, once a process: in a job
     forked from the run's warm server, the server's digest of a file it loaded where the file's
-    status is still the one it hashed (:data:`tailgate.forkserver.DIGESTS`)."""
+    status is still the one it hashed (:data:`tailgate.runtime.forkserver.DIGESTS`)."""
     digest = _preloaded(path)
     if digest is None:
         try:
@@ -234,8 +234,8 @@ def _installed(real: str) -> bool | None:
 
 @lru_cache(maxsize=1)
 def _served() -> dict[str, Any] | None:
-    """The warm server's judgements (:data:`tailgate.forkserver.VOUCHED`) where it judged with
-    this process's standard library and site folders and every site folder's ``RECORD``
+    """The warm server's judgements (:data:`tailgate.runtime.forkserver.VOUCHED`) where it judged
+    with this process's standard library and site folders and every site folder's ``RECORD``
     listing is the server's reading (each ``RECORD`` as it was read); else None."""
     table = sys.modules.get(DIGESTS)
     entry = getattr(table, VOUCHED, None)
@@ -309,7 +309,7 @@ def _warning_imports() -> list[str]:
 
 def startup_state(hooks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The interpreter's start-up state (module docstring); ``hooks``: the start-up hooks of
-    :func:`tailgate.prereg.startup.import_hooks`, whose known modules are vouched for."""
+    :func:`tailgate.runtime.startup.import_hooks`, whose known modules are vouched for."""
     known = frozenset(
         _real(i["path"])
         for h in hooks or []

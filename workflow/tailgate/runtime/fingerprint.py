@@ -16,11 +16,11 @@ fingerprint** (:func:`fingerprint`):
   SHA-256; one is ``known`` only when its content is what a packaging tool writes (setuptools'
   ``distutils-precedence.pth``, editable-install and namespace-package files, virtualenv's), with
   the modules its lines import checked too, and otherwise says ``why``
-  (:mod:`tailgate.prereg.startup`);
+  (:mod:`tailgate.runtime.startup`);
 * ``startup`` — the interpreter's start-up state: environment variables that make Python import
   or run code, warning options that import a module, import hooks and loaded modules from
   outside the standard library, the project and the installed distributions
-  (:mod:`tailgate.prereg.interpreter`);
+  (:mod:`tailgate.runtime.interpreter`);
 * ``python`` — the interpreter version and implementation.
 
 The ``bytecode`` scan covers the package and the workflow's rule scripts (their ``_tailgate``
@@ -43,10 +43,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tailgate.forkserver import DIGESTS, JUDGED
-from tailgate.prereg.bytecode import Status, source_of, stale, status_key
-from tailgate.prereg.interpreter import check_startup, startup_state
-from tailgate.prereg.startup import fix_for, import_hooks
+from tailgate.runtime.bytecode import Status, source_of, stale, status_key
+from tailgate.runtime.forkserver import DIGESTS, JUDGED
+from tailgate.runtime.interpreter import check_startup, startup_state
+from tailgate.runtime.startup import fix_for, import_hooks
 
 __all__ = [
     "check_runtime",

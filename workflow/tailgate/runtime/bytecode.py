@@ -4,13 +4,14 @@ Python runs ``__pycache__/<name>.<tag>.pyc`` instead of compiling ``<name>.py`` 
 compiled file's header passes PEP 552's checks: an unchecked hash-based file always does, a
 checked one when its hash is the source's, a timestamp one when the source's time and size
 match. A file planted there with other code would then run without changing the source. The
-runtime fingerprint (:mod:`tailgate.prereg.runtime`) and the start-up hook checks
-(:mod:`tailgate.prereg.startup`) both use these two tests.
+runtime fingerprint (:mod:`tailgate.runtime.fingerprint`) and the start-up hook checks
+(:mod:`tailgate.runtime.startup`) both use these two tests.
 
 The comparison compiles the source, for every compiled file of the package. A job forked from the
-run's warm server (:mod:`tailgate.forkserver`) takes the server's answers (:func:`judged`, computed
-once a run), each kept under the compiled file's and its source's status (:func:`status_key`):
-everything both tests read is in the two files, so an answer holds while neither changed.
+run's warm server (:mod:`tailgate.runtime.forkserver`) takes the server's answers (:func:`judged`,
+computed once a run), each kept under the compiled file's and its source's status
+(:func:`status_key`): everything both tests read is in the two files, so an answer holds while
+neither changed.
 
 This module imports no other tailgate module: the server, which imports no tailgate package,
 runs it from its source file.

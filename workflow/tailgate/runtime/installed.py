@@ -2,9 +2,9 @@
 whether a file is one of the standard library's or a distribution's.
 
 The runtime fingerprint vouches for a loaded module's file when a ``RECORD`` of its site folder
-lists it with its SHA-256 (:mod:`tailgate.prereg.interpreter`). Reading every ``RECORD`` costs a
-job about a tenth of a second; the run's warm server (:mod:`tailgate.forkserver`) reads them once
-and a forked job takes its reading while each ``RECORD`` still has the status it was read with
+lists it with its SHA-256 (:mod:`tailgate.runtime.interpreter`). Reading every ``RECORD`` costs a
+job about a tenth of a second; the run's warm server (:mod:`tailgate.runtime.forkserver`) reads them
+once and a forked job takes its reading while each ``RECORD`` still has the status it was read with
 (:func:`record_statuses`). A ``RECORD`` that is not a regular file (a FIFO) is never opened for
 reading. :func:`distributed` is the judgement of a loaded file itself, which the server makes
 for every file it loaded and a job for the rest.
