@@ -4,7 +4,9 @@ truth: criteria outcomes, report sections, audit."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -19,8 +21,8 @@ from wf_project import REPO_ROOT, Project
 
 
 def _run_example(root: Path, name: str) -> Project:
-    """Copy preregistrations/<name>.yaml and the local files it names (a model folder) into a
-    fresh project, freeze it there, run the DAG."""
+    """Copy preregistrations/<name>.yaml, its committed lock and the local files it names (a
+    model folder) into a fresh project, run the DAG."""
     from tailgate.prereg.pins import registered_paths
     from tailgate.registration import load
 
@@ -35,9 +37,7 @@ def _run_example(root: Path, name: str) -> Project:
         elif (REPO_ROOT / text).is_file():
             (root / text).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO_ROOT / text, root / text)
-    from tailgate.authoring.freeze import freeze
-
-    freeze(proj.prereg)
+    shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.lock.json", proj.lock)  # as shipped
     res = proj.snakemake()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     proj.first_run = res
@@ -62,6 +62,58 @@ def perturbation_example(tmp_path_factory) -> Project:
     return _run_example(
         tmp_path_factory.mktemp("perturbation-energy-example"), "perturbation-energy-example"
     )
+
+
+#: the results every shipped study must produce, file by file (:func:`results_digests`), one
+#: file per study; a change of any statistic, table or figure of a shipped study fails here.
+#: After a change that is meant to change them, run these tests with ``TAILGATE_PIN_RESULTS=1``
+#: to rewrite the lists, and say in the commit why the results moved.
+PINNED = Path(__file__).resolve().parent / "shipped_results"
+#: what a run writes about itself rather than results: records, logs, the ledger
+RUN_FILES = ("provenance/", "logs/", "runs.jsonl")
+
+
+def results_digests(proj: Project) -> dict[str, str]:
+    """The SHA-256 of every file the run left under its results folder but its own records."""
+    root = proj.results
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(RUN_FILES):
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _check_pinned(proj: Project, name: str) -> None:
+    found = results_digests(proj)
+    pinned = PINNED / f"{name}.json"
+    if os.environ.get("TAILGATE_PIN_RESULTS") == "1":
+        pinned.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+        return
+    expected = json.loads(pinned.read_text())
+    changed = sorted(k for k in expected.keys() & found.keys() if expected[k] != found[k])
+    missing, new = sorted(expected.keys() - found.keys()), sorted(found.keys() - expected.keys())
+    assert (changed, missing, new) == ([], [], []), (
+        f"{name}: results differ from {pinned.name} (changed, missing, new); rerun with "
+        "TAILGATE_PIN_RESULTS=1 only where the change is meant"
+    )
+
+
+@pytest.fixture(scope="module")
+def shipped_demo(tmp_path_factory) -> Project:
+    return _run_example(tmp_path_factory.mktemp("protocol-demo"), "protocol-demo")
+
+
+def test_the_demo_results_are_the_pinned_ones(shipped_demo) -> None:
+    _check_pinned(shipped_demo, "protocol-demo")
+
+
+def test_the_severity_example_results_are_the_pinned_ones(severity_example) -> None:
+    _check_pinned(severity_example, "severity-example")
+
+
+def test_the_perturbation_example_results_are_the_pinned_ones(perturbation_example) -> None:
+    _check_pinned(perturbation_example, "perturbation-energy-example")
 
 
 def _refused_after_data(proj: Project, old: str, new: str, field: str) -> None:
@@ -305,6 +357,10 @@ def test_perturbation_example_amended_budget_and_list_after_the_pilot_is_a_devia
 @pytest.fixture(scope="module")
 def percentiles_example(tmp_path_factory) -> Project:
     return _run_example(tmp_path_factory.mktemp("percentiles-example"), "percentiles-example")
+
+
+def test_the_percentiles_example_results_are_the_pinned_ones(percentiles_example) -> None:
+    _check_pinned(percentiles_example, "percentiles-example")
 
 
 def test_percentiles_example_shows_the_reshaping(percentiles_example) -> None:
