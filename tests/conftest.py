@@ -130,6 +130,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.fast)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Where no selected test is marked ``slurm`` (the fast tier, ``-m "not slurm"``), no test
+    talks to a SLURM controller: the executor plugin's ``scontrol show config``, which every
+    Snakemake start asks and which waits about 9 s on a machine with SLURM's tools and no
+    controller (user guide, "A SLURM client without a controller"), is answered at once by an
+    empty configuration here, in this process and the Snakemake runs it starts."""
+    if not any(item.get_closest_marker("slurm") for item in session.items):
+        os.environ["SLURM_CONF"] = os.devnull
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root (holds Snakefile, preregistrations/, workflow/)."""

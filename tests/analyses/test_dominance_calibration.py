@@ -118,7 +118,9 @@ def _hand_bound(replicates: np.ndarray, z: float, wider: bool = True) -> float:
     return float(max(expit(med + z * scale), np.quantile(replicates, norm.cdf(z))))
 
 
-def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentile_bound():
+def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentile_bound(
+    monkeypatch,
+):
     """Both bounds by hand from the same replicates: ε̂ + z·σ̂ and Δε̂ + z·σ̂^Δ with z = z₁₋α/k²
     and σ̂ the bootstrap sd (Eqs. 11–13, σ unscaled: methods note D2); and
     expit(m + z·s) from the median, Φ(1) and 95 % quantiles on the logit scale, s the wider of
@@ -126,12 +128,16 @@ def test_normal_option_is_the_papers_formula_and_the_default_the_logit_percentil
     never below the Φ(z) quantile of the replicates (D9).
     n = 520: a pair pools more than 1,000 distinct values, so the guard works on pooled-quantile
     cells (the bounds do not depend on the guard, which enters only through its own
-    ``distinct_p``)."""
+    ``distinct_p``: its permutations, most of the cost, are drawn once for both calibrations)."""
+    from tailgate.analyses.dominance import statistics
+
     rng = np.random.default_rng(5)
     s = [rng.normal(0.1 * i, 1 + 0.3 * i, 520) for i in range(3)]
     k, alpha, b = 3, 0.05, 60
     reps = bootstrap_ratios(s, b, 11)
     z = norm.ppf(1 - alpha / k**2)
+    guard = distinctness(s, alpha / k**2, 11)
+    monkeypatch.setattr(statistics, "distinctness", lambda *args: guard)
     off = ~np.eye(k, dtype=bool)
     res = {
         c: dominance_tests_orders(s, (1, 2), b, alpha, (0.3,), 11, calibration=c)

@@ -411,8 +411,8 @@ def test_a_process_with_other_threads_draws_its_batch_itself(monkeypatch) -> Non
     helper.start()
     try:
         monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked with another thread"))
-        figs = list(_all_figures().values())[:2]
-        assert raster.rasterise(figs, 2) == [raster.png(f) for f in _all_figures().values()][:2]
+        figs, fresh = (list(_all_figures().values())[:2] for _ in range(2))
+        assert raster.rasterise(figs, 2) == [raster.png(f) for f in fresh]
     finally:
         stop.set()
         helper.join()
