@@ -19,7 +19,7 @@ from tailgate.runtime import forkserver
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the server runs on Linux only")
 
-WORKFLOW = Path(forkserver.__file__).resolve().parents[1]
+WORKFLOW = Path(forkserver.__file__).resolve().parents[2]
 
 #: a job script: hands itself over as every rule script does, then reports what it sees
 JOB = f"""\

@@ -1,10 +1,9 @@
 """Warm start for local jobs: one process imports the numerical stack, each job is a fork of it.
 
-A rule script is a fresh Python process, and most of a small job's time is its imports: numpy,
-pyarrow (which loads pandas), scipy.special, scipy.optimize, yaml and jsonschema cost a fit job of
-the demo about 1.5 s of CPU before it computes anything, against 0.5 s for the rest of the job.
-For a run on this machine (Snakemake's local executor) the workflow therefore starts a **fork
-server** when the run starts and stops it when the run ends:
+A rule script is a fresh Python process, and most of a small job's time is its imports (numpy,
+pyarrow, pandas, scipy, yaml, jsonschema: about 1.5 CPU-s of a demo fit job, against 0.5 s for
+the rest). A run on this machine (Snakemake's local executor) therefore starts a **fork server**
+when it starts and stops it when it ends:
 
 * the server (this file, run as a script: ``python -P runtime/forkserver.py SOCKET``) imports
   :data:`PRELOAD` — third-party modules only, never ``tailgate`` — and listens on a Unix socket in
@@ -12,37 +11,27 @@ server** when the run starts and stops it when the run ends:
 * a job's script hands itself over first thing (:func:`hand_over`, called by the scripts'
   ``_tailgate`` helper): it sends its standard streams, working directory, environment,
   ``sys.path`` and script to the server, which forks a child that runs the script from the top;
-  the job waits for the child's exit status and exits with it, and passes on a signal it gets;
-* the server forks only for a job of the same interpreter, working folder and exactly the same
-  environment variables as its own, so the preloaded modules are what the job would have
-  imported itself.
-  Anything else — another interpreter (a job's conda environment), a changed environment, no
-  server, a server that does not answer — and the job runs in its own process as before.
+  the job exits with the child's status and passes on a signal it gets;
+* the server forks only for a job of the same interpreter, working folder and environment, so
+  the preloaded modules are what the job would have imported itself; any other job (a conda
+  environment, a changed environment, no server or no answer) runs in its own process.
 
 A study whose jobs load registered models (:mod:`tailgate.stages.model_jobs`) gets a second
-server that has also imported :data:`MODEL_PRELOAD` (PyTorch and transformers: 4–7 s of CPU in
-every such job). The plan marks those jobs (the ``models`` resource of the ``generate``,
-``score`` and ``embed`` rules) and they hand themselves over to it. Its children see none of
-the model modules until the job imports ``torch`` or ``transformers``: the server takes every
-module the model preload added out of ``sys.modules`` and a finder puts them all back at the
-job's first such import (with the environment variables those imports set), so a job that loads
-no model (a scorer without one, a shard without text) has what it would have had in its own
-process, and its provenance names no model package.
+server that has also imported :data:`MODEL_PRELOAD` (PyTorch and transformers: 4–7 CPU-s a job);
+the ``models`` resource of the ``generate``, ``score`` and ``embed`` rules sends those jobs to it.
+Its children see none of the model modules until the job imports ``torch`` or ``transformers``
+(a finder puts them back then, with the environment variables those imports set), so a job that
+loads no model has what it would have had in its own process.
 
-The child imports ``tailgate`` from disk like any job, so the provenance record (code digest and
-runtime fingerprint of :mod:`tailgate.runtime.fingerprint`) is the same byte for byte, and so is
-every result. The fingerprint vouches for every loaded module by its file's SHA-256 (about 150 MB of
-numpy, scipy, pandas and matplotlib files), checked against the ``RECORD`` files of the site
-folders, and compares each compiled file of the package with its source by compiling the source. The
-server does this work once, after the preload: its children find under :data:`DIGESTS` in
-``sys.modules`` the digests of the files it loaded, the site folders' ``RECORD`` listings, its
-judgement of each loaded file (the standard library's, or listed with its hash) and the bytecode
-check's answers, each with the status of the files it was read from. What the job finds
-changed since (another status) it works out itself (:mod:`tailgate.runtime.interpreter`,
-:mod:`tailgate.runtime.fingerprint`). The address is set by the workflow itself for each run (an
-inherited ``TAILGATE_FORKSERVER`` never reaches a job), so no job can be pointed at another process.
-``TAILGATE_FORKSERVER=off`` in the environment of ``snakemake`` turns the server off; it runs only
-on Linux (fork after the macOS system frameworks is unsafe) and never for cluster jobs.
+The child imports ``tailgate`` from disk like any job, so its provenance record (code digest and
+the runtime fingerprint of :mod:`tailgate.runtime.fingerprint`) is the same byte for byte, and so
+is every result. The server does the fingerprint's costly part once, after the preload: under
+:data:`DIGESTS` in ``sys.modules`` its children find the SHA-256 of every file it loaded, the site
+folders' ``RECORD`` listings, its judgement of each loaded file and the bytecode check's answers,
+each with the status of the files it was read from; what changed since, the job works out itself
+(:mod:`tailgate.runtime.interpreter`). The workflow sets the address for each run (an inherited
+``TAILGATE_FORKSERVER`` never reaches a job). ``TAILGATE_FORKSERVER=off`` turns the server off;
+it runs only on Linux (fork after the macOS system frameworks is unsafe), never for cluster jobs.
 """
 
 from __future__ import annotations
@@ -82,13 +71,10 @@ ENV = "TAILGATE_FORKSERVER"
 #: status and SHA-256, and whose ``origins`` map the path each module names as its file to that
 #: real path (read in tailgate.runtime.interpreter)
 DIGESTS = "_tailgate_preloaded_files"
-#: the name, in the same module, of the ``RECORD`` listings of the site folders the server saw:
-#: each folder's real path → the status of each of its ``*.dist-info/RECORD`` files and every
-#: file they list (tailgate.runtime.installed's ``site_records``; read in
-#: tailgate.runtime.interpreter)
+#: the name, in the same module, of the site folders' ``RECORD`` listings: each folder's real
+#: path → the status of its ``*.dist-info/RECORD`` files and every file they list (``.installed``)
 RECORDS = "sites"
-#: and the name of its answers of the bytecode check (tailgate.runtime.bytecode's ``judged``) for
-#: the package's and the rule scripts' compiled files (read in tailgate.runtime.fingerprint)
+#: and of its bytecode check's answers for the package's and rule scripts' compiled files
 JUDGED = "judged"
 #: and of its judgement of each file in ``files`` (tailgate.runtime.installed's ``distributed``),
 #: with the standard library and site folders it judged with (read in tailgate.runtime.interpreter)
@@ -312,10 +298,9 @@ def _ready_numba() -> None:
 
 
 def _ready_transformers() -> None:
-    """Build transformers' table of checkpoint conversions (a few hundred compiled patterns),
-    which a job builds at its first ``from_pretrained``: 0.1 s of the 0.25 s of CPU an embed job
-    of ``preregistrations/perturbation-energy-example.yaml`` spends loading its model. It loads no
-    module, and each load takes a copy of the table, as in the job's own process."""
+    """Build transformers' table of checkpoint conversions, which a job builds at its first
+    ``from_pretrained`` (0.1 of the 0.25 CPU-s an embed job spends loading its model); it loads
+    no module, and each load takes a copy of the table, as in the job's own process."""
     try:
         from transformers.conversion_mapping import get_checkpoint_conversion_mapping
 
