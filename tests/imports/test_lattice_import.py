@@ -87,6 +87,8 @@ def test_judge_grades_run_end_to_end_under_the_lattice_rule_and_audit_clean(tmp_
     assert "ties: lattice is written" in res.stdout + res.stderr
     text = proj.prereg.read_text()
     assert "    ties: lattice " in text
+    # with it the G5 rule that keeps its size on a lattice (methods note P10)
+    assert "    tolerance_rule: se " in text
     for old, new in FASTER:
         proj.replace(old, new)
     # the review a user makes: judge grades of error severity, the higher the worse

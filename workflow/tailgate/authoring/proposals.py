@@ -128,6 +128,7 @@ def g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
 
 
 TIES_LINE = "    # ties: strict           #"
+SE_RULE_LINE = "    # tolerance_rule: fixed  #"
 
 
 def propose_lattice(
@@ -153,11 +154,14 @@ def propose_lattice(
         return text, []
     line = "    ties: lattice            # REVIEW: scores on a lattice; discretised GPD fits"
     text = text.replace(TIES_LINE, line + "\n" + TIES_LINE, 1)
+    # G5's fixed tolerance has no nominal rate on a lattice; the s.e. rule holds it (P10)
+    text = text.replace(SE_RULE_LINE, "    tolerance_rule: se       # REVIEW: G5 on a lattice;", 1)
     return text, [
         f"ties: lattice is written: {', '.join(steps)} lie on a lattice, whose tails the "
         "discretised GPD likelihood fits (REVIEW it); design and freeze refuse a headline "
         "threshold that leaves fewer distinct exceedance values than protocol.thresholds."
-        "min_levels (absent: 30)"
+        "min_levels (absent: 30); stability.tolerance_rule: se is written with it, the rule "
+        "under which G5 keeps its size on a lattice"
     ]
 
 
