@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from lattice_information import lattice_difference_se
 from tailgate.stats import gpd, lattice
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.stability import (
     bootstrap_difference_se,
-    lattice_difference_se,
     lattice_side,
     lattice_side_se,
     lattice_side_threshold,

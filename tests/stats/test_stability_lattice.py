@@ -7,15 +7,14 @@ import math
 
 import numpy as np
 import pytest
+from lattice_information import lattice_difference_se, lattice_xi_variance
 from tailgate.stats import gpd, lattice
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.stability import (
     SAME_THRESHOLD,
-    lattice_difference_se,
     lattice_side,
     lattice_side_se,
     lattice_side_threshold,
-    lattice_xi_variance,
     side_difference_se,
     stability_check,
 )

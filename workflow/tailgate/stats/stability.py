@@ -33,8 +33,7 @@ Lattice sides (the threshold rule ``lattice``): a side is the lattice threshold 
 upper side on q's own threshold moves one step up, where a discretised GPD is again one with
 q's ξ; a lower side on q's own threshold stays there (it passes: the same exceedances), since
 one step down leaves the registered band. The ``se`` rule's bootstrap draws the discretised
-model's cells; its asymptotic counterpart is :func:`lattice_difference_se`, larger than Smith's
-on coarse cells.
+model's cells.
 """
 
 from __future__ import annotations
@@ -60,11 +59,9 @@ __all__ = [
     "StabilityCheck",
     "StabilityScan",
     "bootstrap_difference_se",
-    "lattice_difference_se",
     "lattice_side",
     "lattice_side_se",
     "lattice_side_threshold",
-    "lattice_xi_variance",
     "side_difference_se",
     "stability_check",
     "stability_scan",
@@ -291,7 +288,7 @@ def stability_check(
     ``xi_minus``/``xi_plus``: None beyond the data range, NaN when not testable. With
     ``rule="se"`` the exceedance counts ``n_q``, ``n_minus``, ``n_plus`` give each side's
     tolerance ``se_multiplier`` × :func:`side_difference_se`, or × ``se_minus``/``se_plus``
-    where given (on a lattice, :func:`lattice_difference_se`).
+    where given (the fit stage's :func:`bootstrap_difference_se`).
     """
     if edge not in EDGE_RULES:
         raise ValueError(f"G5 edge rule must be one of {EDGE_RULES}, got {edge!r}")
@@ -345,37 +342,6 @@ def lattice_side(
     if f.status != "ok":
         return math.nan, int(y.size), f"not testable: the fit is {f.status}"
     return f.xi, int(y.size), reason
-
-
-def lattice_difference_se(
-    xi: float,
-    sigma: float,
-    t_q: float,
-    step: lattice.Lattice,
-    side: float | lattice.Cells | None,
-    n_q: int | None,
-    n_side: int | None,
-) -> float:
-    """The s.e. of ξ̂(side) − ξ̂(q) on a lattice, at q's fit (ξ, σ) with threshold ``t_q`` and
-    lattice ``step`` (q's cells), ``side`` the side's threshold (:func:`lattice_side_threshold`).
-
-    Above a lattice threshold a discretised GPD is again one with the same ξ and σ + ξ·(t − t_q)
-    (the cells of the side's threshold are lattice cells), so under a stable tail the side's and
-    q's ξ̂ estimate one ξ from nested samples; the ML estimator of the larger sample is efficient,
-    hence Var(ξ̂_small − ξ̂_large) = Var(ξ̂_small) − Var(ξ̂_large) (Hausman 1978, Lemma 2.1), each
-    from the discretised model's information (:func:`lattice_xi_variance`). Fine lattices give
-    :func:`side_difference_se`; coarse ones more, as the cells lose information on ξ. ∞ for q's
-    own threshold (the same exceedances: the difference is 0), NaN without a side count.
-    """
-    if side is None or not n_q or not n_side:
-        return math.nan
-    t_side = side.threshold if isinstance(side, lattice.Cells) else float(side)
-    if math.isclose(t_side, t_q, rel_tol=0.0, abs_tol=1e-9 * max(1.0, abs(t_q))):
-        return math.inf
-    v_q = lattice_xi_variance(xi, sigma, step) / n_q
-    cells = side if isinstance(side, lattice.Cells) else step
-    v_side = lattice_xi_variance(xi, sigma + xi * (t_side - t_q), cells) / n_side
-    return math.sqrt(abs(v_side - v_q))
 
 
 #: parametric-bootstrap samples of the s.e. of a side's difference (``tolerance_rule: se``)
@@ -524,35 +490,3 @@ def _moved(t: float, t_q: float, step: float, direction: int) -> tuple[float, st
 
 #: the reason of a lower side whose lattice threshold is q's own
 SAME_THRESHOLD = "q - delta falls on q's threshold: the side is q's own (no lattice value between)"
-
-#: cells of :func:`lattice_xi_variance` taken one by one (beyond them: groups of equal mass)
-_INFO_CELLS = 256
-
-
-def lattice_xi_variance(xi: float, sigma: float, step: lattice.Lattice) -> float:
-    """n·Var(ξ̂) of the discretised likelihood's ξ̂ from n exceedances of the discretised
-    GPD(ξ, σ) on ``step``'s cells: the (ξ, ξ) element of the inverse expected information of
-    one exceedance (every cell up to :data:`_INFO_CELLS`, beyond them the cells of survival
-    levels 10⁻³ apart and then log-spaced to 10⁻¹⁴; all cells of
-    :class:`tailgate.stats.lattice.Cells`). It tends to
-    (1 + ξ)², the continuous value, as the step shrinks. NaN where the information is
-    singular."""
-    if not (math.isfinite(xi) and math.isfinite(sigma) and sigma > 0):
-        return math.nan
-    if isinstance(step, lattice.Cells):
-        edges = np.arange(step.finite_bounds().size + 2)
-    else:
-        # group edges at the cells of survival levels 10⁻³ apart, then log-spaced to 10⁻¹⁴
-        surv = np.concatenate([np.linspace(1.0, 0.0, 1001)[1:-1], np.logspace(-3, -14, 441)])
-        z = -np.log(surv) if xi == 0 else np.expm1(-xi * np.log(surv)) / xi
-        cells = np.ceil(np.minimum(sigma * z / float(step), 1e15))
-        edges = np.unique(np.concatenate([np.arange(_INFO_CELLS + 1), cells])).astype(np.int64)
-    counts = np.zeros((1, edges.size - 1))
-    counts[0, 0] = 1.0
-    g = lattice.Groups(edges, counts, step)
-    _, info = lattice.score_info(g, np.array([xi]), np.array([math.log(sigma)]), np.array([0]))
-    m = info[0]
-    det = m[0, 0] * m[1, 1] - m[0, 1] ** 2
-    if not (np.all(np.isfinite(m)) and det > 0 and m[0, 0] > 0):
-        return math.nan
-    return float(m[1, 1] / det)
