@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 import scipy.stats as st
-from tailgate.stats import draws, gpd, parts, profile
+from tailgate.stats import draws, gpd, parts, profile, profile_sums
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.parts import row_parts
 
@@ -187,6 +187,28 @@ def test_gathered_sums_are_the_sums_of_the_drawn_rows() -> None:
     want = [drawn[..., 1].sum(axis=1)] + [(drawn[..., 2] ** k).sum(axis=1) for k in (1, 2, 3)]
     np.testing.assert_allclose(sums, np.stack(want, axis=1), rtol=1e-12)
     np.testing.assert_array_equal(largest, x.max(axis=1))
+
+
+def test_profile_sums_are_the_c_librarys_log1p_summed_in_four_lanes_of_the_rows_asked() -> None:
+    x = sample_gpd(np.random.default_rng(8), -0.3, 1.0, (3, 11))
+    t = np.array([0.7, -0.2, 0.7, 1e-3])
+    rows = np.array([2, 0, 0, 1])
+    got = profile_sums.row_sums(x, t, rows)
+    for i, (r, tr) in enumerate(zip(rows, t, strict=True)):
+        a = [v * tr for v in x[r]]
+        cols = [
+            [math.log1p(v) for v in a],
+            [v / (1.0 + p) for v, p in zip(x[r], a, strict=True)],
+        ]
+        cols += [[b * b for b in cols[1]], [b * b * b for b in cols[1]]]
+        for k, col in enumerate(cols):
+            lanes = [0.0, 0.0, 0.0, 0.0]
+            for j, v in enumerate(col[:8]):
+                lanes[j % 4] += v
+            for v in col[8:]:
+                lanes[0] += v
+            assert got[i, k] == (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+    np.testing.assert_array_equal(profile_sums.row_sums(x[rows], t), got)
 
 
 def test_profile_third_derivative_is_the_second_derivatives_slope() -> None:

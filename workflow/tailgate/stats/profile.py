@@ -96,33 +96,31 @@ def _profile_terms(
 
 
 def profile_rows(
-    x: np.ndarray, t: np.ndarray, ymax: np.ndarray, work: np.ndarray | None = None
+    x: np.ndarray, t: np.ndarray, ymax: np.ndarray, rows: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ξ(θ), f(θ), f'(θ), f''(θ), ξ'(θ) for every row of ``x`` (shape (r, n)) at its own θ = ``t``.
 
-    ``work`` is optional scratch space of shape (1, *x.shape) (reused between calls to keep the
-    working set in cache).
+    ``rows``: the row of ``x`` each θ is evaluated on (by default row i for ``t[i]``; one sample
+    at many θ is ``x`` of one row and ``rows`` all zeros), with its maximum ``ymax``.
     """
-    return _evaluate(x, t, ymax, work)[:5]
+    return _evaluate(x, t, ymax, rows)[:5]
 
 
 def _evaluate(
-    x: np.ndarray, t: np.ndarray, ymax: np.ndarray, work: np.ndarray | None = None
+    x: np.ndarray, t: np.ndarray, ymax: np.ndarray, rows: np.ndarray | None = None
 ) -> tuple[np.ndarray, ...]:
     """:func:`profile_rows` and f‴(θ) (NaN for the rows evaluated by the series)."""
     n = x.shape[1]
     near = np.abs(t) * ymax < SERIES_LIMIT
     ts = np.where(near, 1.0 / ymax, t)
-    if work is None:
-        work = np.empty((1, *x.shape))
-    logs = np.log1p(np.multiply(x, ts[:, None], out=work[0]), out=work[0])
-    xi, s1, s2, s3 = (profile_sums.row_sums(x, logs, ts) / n).T
+    xi, s1, s2, s3 = (profile_sums.row_sums(x, ts, rows) / n).T
     f, d1, d2, d3 = _profile_terms(xi, s1, s2, s3, ts)
     if near.any():
-        rows = np.flatnonzero(near)
-        xs, fs, d1s, d2s, dxs = _series_rows(x[rows], t[rows], ymax[rows])
-        xi[rows], f[rows], d1[rows], d2[rows], s1[rows] = xs, fs, d1s, d2s, dxs
-        d3[rows] = np.nan
+        at = np.flatnonzero(near)
+        xs = x[at if rows is None else rows[at]]
+        xs, fs, d1s, d2s, dxs = _series_rows(xs, t[at], ymax[at])
+        xi[at], f[at], d1[at], d2[at], s1[at] = xs, fs, d1s, d2s, dxs
+        d3[at] = np.nan
     return xi, f, d1, d2, s1, d3
 
 
@@ -164,14 +162,13 @@ def newton_rows(
     start: np.ndarray | None = None,
     tol: float = 1e-11,
     max_iter: int = 100,
-    dense_iter: int = 8,
 ) -> NewtonResult:
     """Maximise the profile f(θ) of every row of ``x`` from the starting values ``t0``.
 
     Newton in η = log1p(θ·max(y)) with |Δη| ≤ 2, an ascent step of 0.5 where f is not concave in η,
     and step halving when a step lowers f. A row converges when its Newton step is below ``tol``
-    in η (ξ then moves by less than ~``tol``). After ``dense_iter`` sweeps over the whole block the
-    rows still iterating are copied out so that the tail of slow rows costs little.
+    in η (ξ then moves by less than ~``tol``). Each evaluation reads only the rows still iterating
+    (:func:`tailgate.stats.profile_sums.row_sums`), so the tail of slow rows costs little.
 
     ``start`` (rows × 4, optional): each row's sums of log1p(t0·y) and of y/(1 + t0·y) to the
     powers 1, 2, 3, gathered with the resample
@@ -192,29 +189,16 @@ def newton_rows(
     status = np.full(r, STATUS_NO_CONVERGENCE, dtype=np.int8)
     iters = np.zeros(r, dtype=np.int32)
     active = np.arange(r)
-    # rows of the evaluated block ``xa`` (compacted when fewer than 60 % of its rows still iterate)
-    rows_xa = active
-    xa, work = x, np.empty((1, *x.shape))
     for _ in range(max_iter):
         if active.size == 0:
             break
-        if active.size < rows_xa.size:
-            keep = np.isin(rows_xa, active, assume_unique=True)
-            if active.size <= 0.6 * rows_xa.size:
-                xa = xa[keep]
-                work = work[:, : xa.shape[0]]
-                rows_xa = active
         e = eta[active]
         ym = ymax[active]
         if start is not None:
             xi, f, d1, d2, dxi, d3 = _first_evaluation(x, t0, ymax, start)
             start = None
-        elif rows_xa.size == active.size:
-            xi, f, d1, d2, dxi, d3 = _evaluate(xa, np.expm1(e) / ym, ym, work)
-        else:
-            yb = ymax[rows_xa]
-            out = _evaluate(xa, np.expm1(eta[rows_xa]) / yb, yb, work)
-            xi, f, d1, d2, dxi, d3 = (a[keep] for a in out)
+        else:  # the rows still iterating, read where they lie in ``x``
+            xi, f, d1, d2, dxi, d3 = _evaluate(x, np.expm1(e) / ym, ym, active)
         iters[active] += 1
         fa = f_acc[active]
         bad = ~np.isfinite(f) | (f < fa - 1e-14 * np.abs(fa))

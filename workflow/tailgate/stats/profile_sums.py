@@ -1,17 +1,22 @@
 """The profile likelihood's sums over each row of exceedances, in one compiled pass.
 
-:mod:`tailgate.stats.profile` evaluates, for every row of exceedances y at its own θ, the sums of
-log1p(θy) and of b, b², b³ with b = y/(1 + θy). numpy computes log1p(θy) (its vectorised
-routine); this pass sums it and forms b, b², b³ from the same products θy, where numpy would
-take seven more passes over the rows. Each quantity is summed in four interleaved running sums
-(a fixed order: IEEE arithmetic with no reassociation, so the bits are the same on every
-machine and whatever the number of threads).
+:mod:`tailgate.stats.profile` evaluates, for rows of exceedances y each at its own θ, the sums of
+log1p(θy) and of b, b², b³ with b = y/(1 + θy). One pass forms the products θy, their log1p
+(the C library's; numpy's ``log1p`` gives the same bits unless it uses a vectorised routine of
+its own, as it may with AVX-512) and b, where numpy took a pass for the products and one for
+their log1p, writing both to memory to be read back by the sums. The pass reads only the rows
+asked for, so the rows of a Newton iteration that have converged cost nothing, and a sample
+evaluated at many θ is not copied once per θ. Each quantity is summed in four interleaved
+running sums (a fixed order: IEEE arithmetic with no reassociation, so the bits are the same on
+every machine and whatever the number of threads).
 
 Compiled by numba and cached on disk at the first use, one process at a time
 (:func:`tailgate.stats.draws.compiled`).
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -21,41 +26,45 @@ from tailgate.stats.draws import compiled
 __all__ = ["row_sums"]
 
 
-def row_sums(x: np.ndarray, logs: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Per row of ``x`` (rows × n): Σ ``logs`` (log1p(t·y), computed by the caller), Σ b, Σ b²
-    and Σ b³ with b = y/(1 + t·y), as a rows × 4 array."""
+def row_sums(x: np.ndarray, t: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Σ log1p(t·y), Σ b, Σ b² and Σ b³ with b = y/(1 + t·y) over row ``rows[i]`` of ``x``
+    (rows × n; all rows when None) at θ = ``t[i]``, as a len(t) × 4 array."""
     compiled("profile", _warm)
-    out = np.empty((x.shape[0], 4))
-    _row_sums(x, logs, t, out)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    t = np.ascontiguousarray(t, dtype=np.float64)
+    rows = np.arange(t.size) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.empty((t.size, 4))
+    _row_sums(x, t, rows, out)
     return out
 
 
 def _warm() -> None:
-    one = np.ones((1, 5))
-    _row_sums(one, one, np.ones(1), np.empty((1, 4)))
+    _row_sums(np.ones((1, 5)), np.ones(1), np.zeros(1, dtype=np.int64), np.empty((1, 4)))
 
 
 @numba.njit(cache=True, boundscheck=False, nogil=True)
 def _row_sums(
-    x: np.ndarray, logs: np.ndarray, t: np.ndarray, out: np.ndarray
+    x: np.ndarray, t: np.ndarray, rows: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - compiled
-    rows, n = x.shape
-    for r in range(rows):
-        tr = t[r]
+    n = x.shape[1]
+    for i in range(t.size):
+        r = rows[i]
+        tr = t[i]
         l0 = l1 = l2 = l3 = 0.0
         p0 = p1 = p2 = p3 = 0.0
         q0 = q1 = q2 = q3 = 0.0
         c0 = c1 = c2 = c3 = 0.0
         j = 0
         while j + 4 <= n:
-            l0 += logs[r, j]
-            l1 += logs[r, j + 1]
-            l2 += logs[r, j + 2]
-            l3 += logs[r, j + 3]
-            b0 = x[r, j] / (1.0 + x[r, j] * tr)
-            b1 = x[r, j + 1] / (1.0 + x[r, j + 1] * tr)
-            b2 = x[r, j + 2] / (1.0 + x[r, j + 2] * tr)
-            b3 = x[r, j + 3] / (1.0 + x[r, j + 3] * tr)
+            a0, a1, a2, a3 = x[r, j] * tr, x[r, j + 1] * tr, x[r, j + 2] * tr, x[r, j + 3] * tr
+            l0 += math.log1p(a0)
+            l1 += math.log1p(a1)
+            l2 += math.log1p(a2)
+            l3 += math.log1p(a3)
+            b0 = x[r, j] / (1.0 + a0)
+            b1 = x[r, j + 1] / (1.0 + a1)
+            b2 = x[r, j + 2] / (1.0 + a2)
+            b3 = x[r, j + 3] / (1.0 + a3)
             p0 += b0
             p1 += b1
             p2 += b2
@@ -71,13 +80,14 @@ def _row_sums(
             c3 += s3 * b3
             j += 4
         while j < n:
-            b = x[r, j] / (1.0 + x[r, j] * tr)
-            l0 += logs[r, j]
+            a = x[r, j] * tr
+            b = x[r, j] / (1.0 + a)
+            l0 += math.log1p(a)
             p0 += b
             q0 += b * b
             c0 += b * b * b
             j += 1
-        out[r, 0] = (l0 + l1) + (l2 + l3)
-        out[r, 1] = (p0 + p1) + (p2 + p3)
-        out[r, 2] = (q0 + q1) + (q2 + q3)
-        out[r, 3] = (c0 + c1) + (c2 + c3)
+        out[i, 0] = (l0 + l1) + (l2 + l3)
+        out[i, 1] = (p0 + p1) + (p2 + p3)
+        out[i, 2] = (q0 + q1) + (q2 + q3)
+        out[i, 3] = (c0 + c1) + (c2 + c3)
