@@ -255,6 +255,11 @@ def test_perturbation_example_outcomes_match_the_truth(perturbation_example) -> 
     embedded = perturbation_example.results / "embeddings" / "tiny-encoder" / "variant"
     table = pq.read_table(next(embedded.glob("shard-*.parquet")))
     assert table.num_rows == 500 and table.schema.field("embedding").type.byte_width == 4 * 16
+    # one embed job wrote all 18 files (the model loaded once a run, not once a file)
+    assert [p.name for p in (perturbation_example.results / "logs" / "embed").iterdir()] == [
+        "tiny-encoder.log"
+    ]
+    assert len(list(embedded.parent.glob("*/shard-*.parquet"))) == 18
 
 
 def test_perturbation_example_report_and_audit(perturbation_example) -> None:

@@ -44,12 +44,12 @@ def _score():
 
 
 def _embed():
+    # one job embeds every shard its rule lists (params.conditions: the condition of each)
+    shards = zip(params.conditions, inp.generations, out.embeddings, strict=True)
     return {
         **_plan(),
         "model": wc.embedder,
-        "condition": wc.condition,
-        "generations": inp.generations,
-        "out": out.embeddings,
+        "shards": list(shards),
         "options": dict(params.options),
     }
 

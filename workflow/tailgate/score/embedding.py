@@ -74,8 +74,10 @@ def embed_shard(
     out_path: str | os.PathLike[str],
     *,
     options: dict,
+    loaded: dict[str, Any],
 ) -> None:
-    """Embed every response of one generations shard with the registered ``model``."""
+    """Embed every response of one generations shard with the registered ``model``, loaded
+    once into ``loaded`` (key -> loaded model) and taken from there by the job's next shard."""
     from tailgate.models import load_model, model_spec, resolve_device
 
     try:
@@ -88,13 +90,14 @@ def embed_shard(
     table = table.sort_by("prompt_id")
     texts = ["" if t is None else str(t) for t in table.column("completion").to_pylist()]
     if texts:
-        lm = load_model(
-            model_spec(study, model, condition=condition),
-            device=resolve_device(options.get("device")),
-            condition=condition,
-            head="base",
-        )
-        vectors = embed_texts(lm, texts, batch_size=int(options.get("batch_size", 16)))
+        if model not in loaded:
+            loaded[model] = load_model(
+                model_spec(study, model, condition=condition),
+                device=resolve_device(options.get("device")),
+                condition=condition,
+                head="base",
+            )
+        vectors = embed_texts(loaded[model], texts, batch_size=int(options.get("batch_size", 16)))
     else:
         vectors = np.zeros((0, 1), dtype=np.float32)
     vectors = np.ascontiguousarray(vectors, dtype="<f4")

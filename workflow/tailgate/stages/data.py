@@ -109,24 +109,26 @@ def embed_stage(
     prereg: str | os.PathLike[str],
     results: str | os.PathLike[str],
     model: str,
-    condition: str,
-    generations: str | os.PathLike[str],
-    out: str | os.PathLike[str],
+    shards: Sequence[tuple[str, str | os.PathLike[str], str | os.PathLike[str]]],
     *,
     options: dict[str, Any],
     plan: str = "head",
 ) -> None:
-    """The embed job: refuse on a changed registration, embed one shard, record it as data."""
+    """The embed job: refuse on a changed registration, then embed each generations shard of
+    ``shards`` (condition, generations, out) with ``model``, loaded once, and record each file as
+    data."""
     from tailgate.score.embedding import embed_shard
 
     ctx = open_stage(prereg, results, plan)
-    embed_shard(ctx.study, model, condition, generations, out, options=options)
-    ctx.record(
-        Path(out),
-        inputs=[generations, *pinned_files(ctx.study)],
-        kind="data",
-        extra={"model": model, "condition": condition},
-    )
+    loaded: dict[str, Any] = {}
+    for condition, generations, out in shards:
+        embed_shard(ctx.study, model, condition, generations, out, options=options, loaded=loaded)
+        ctx.record(
+            Path(out),
+            inputs=[generations, *pinned_files(ctx.study)],
+            kind="data",
+            extra={"model": model, "condition": condition},
+        )
 
 
 def merge_scores(shards: Sequence[str | os.PathLike[str]], *, condition: str) -> pa.Table:
