@@ -1,7 +1,7 @@
 """Time ``tailgate audit`` of a study's results, optionally against another revision's code.
 
 Run by path, after the study has run (``snakemake --cores all`` makes ``results/protocol-demo``):
-``python tests/benchmarks/bench_audit.py [RESULTS_DIR] [--repeat N] [--reproduce]
+``python tests/benchmarks/bench_audit.py [RESULTS_DIR] [--repeat N] [--reproduce] [--no-git]
 [--baseline REV]`` (not collected by pytest). Each repeat runs ``python -m tailgate.cli audit``
 in a fresh process from the project root and reports its wall seconds and CPU seconds (user +
 system, from ``getrusage(RUSAGE_CHILDREN)``); the median of each is printed. With ``--baseline
@@ -67,10 +67,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("results", nargs="?", default="results/protocol-demo")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--reproduce", action="store_true", help="time 'audit --reproduce'")
+    ap.add_argument("--no-git", action="store_true", help="time 'audit --no-git'")
     ap.add_argument("--baseline", metavar="REV", help="also time the code of git revision REV")
     args = ap.parse_args(argv)
     results = (REPO / args.results).resolve()
-    extra = ["--reproduce"] if args.reproduce else []
+    extra = ["--reproduce"] * args.reproduce + ["--no-git"] * args.no_git
     with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
         variants = {"this tree": REPO / "workflow"}
         if args.baseline:

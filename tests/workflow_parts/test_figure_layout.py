@@ -328,7 +328,8 @@ def test_png_bytes_are_the_bytes_savefig_writes() -> None:
 
 def test_a_figure_that_plots_the_same_is_rasterised_once(monkeypatch) -> None:
     """Within rendered_once: the same builder, arguments, order of panels, size and resolution
-    reuse the bytes; another order of panels (one sidecar, sorted keys) is drawn again."""
+    reuse the figure and its bytes; another order of panels (one sidecar, sorted keys) is built
+    and drawn again."""
     drawn: list[object] = []
     draw = figures.FigureCanvasAgg.draw
     monkeypatch.setattr(
@@ -340,8 +341,12 @@ def test_a_figure_that_plots_the_same_is_rasterised_once(monkeypatch) -> None:
         again = figures.png_bytes(figures.stability_figure(scans, band=BAND))
         turned = dict(reversed(scans.items()))
         other = figures.png_bytes(figures.stability_figure(turned, band=BAND))
+        built = figures.stability_figure(scans, band=BAND)
+        assert built is figures.stability_figure(scans, band=BAND)
+        assert built is not figures.stability_figure(turned, band=BAND)
     assert first == again and other != first and len(drawn) == 2
-    figures.png_bytes(figures.stability_figure(scans, band=BAND))  # outside the block: drawn
+    assert figures.stability_figure(scans, band=BAND) is not built  # outside the block: built
+    figures.png_bytes(figures.stability_figure(scans, band=BAND))  # and drawn
     assert len(drawn) == 3
 
 

@@ -89,7 +89,13 @@ def audit(
     envs = guarded(early, "environment", rd / "runs.jsonl", run_environments, rd, records or [])
     exact = envs.exact_for if envs is not None else None
     # the outcome is re-made beside the other checks, which do not read what it computes
-    # (most of the audit's time: the report's figures); it is still listed last
+    # (most of the audit's time: the report's figures); it is still listed last. What both
+    # import (the stages, statistics, scipy and pyarrow: 219 modules) is imported once, here
+    import scipy.special  # noqa: F401
+
+    from tailgate.prereg.deviations import generated_rows  # noqa: F401
+    from tailgate.stages.sensitivity import sensitivity_document  # noqa: F401
+
     to = Path(report_to) if report_to is not None else None
     with Forked(outcome_checks, rd, study, exact, to) as outcome:
         if expected_hash is not None:

@@ -119,7 +119,6 @@ def add_audit(sub: Verbs) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from tailgate.audit.bundle_open import open_bundle
     from tailgate.audit.findings import AuditReport
 
     if args.generate and not args.reproduce:
@@ -146,6 +145,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     }
     bundle = None
     if is_regular(args.results_dir):  # a review bundle: audited in a scratch folder of its own
+        from tailgate.audit.bundle_open import open_bundle  # not for a folder: 0.07 s
+
         with tempfile.TemporaryDirectory(prefix="tailgate-review-") as scratch:
             bundle = open_bundle(args.results_dir, scratch)
             report = AuditReport(Path(args.results_dir), [bundle.check])

@@ -19,11 +19,12 @@ import inspect
 import json
 import math
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["CONTENT_FORMAT", "content_of", "digest", "plain", "plots", "sidecar"]
+__all__ = ["BUILT", "CONTENT_FORMAT", "content_of", "digest", "plain", "plots", "sidecar"]
 
 #: the ``format`` of a figure's sidecar file
 CONTENT_FORMAT = "tailgate.figure/1"
@@ -60,22 +61,34 @@ def digest(content: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: within :func:`tailgate.report.figures.rendered_once`: each figure built, by what it plots
+BUILT: ContextVar[dict[str, Any] | None] = ContextVar("tailgate_built", default=None)
+
+
 def plots(name: str, select: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None) -> Any:
     """Decorate a figure builder: its figure carries ``{"figure": name, "plots": arguments}``;
     ``select`` narrows the bound arguments to what is drawn (e.g. the plotted keys of a larger
-    document)."""
+    document). Within :data:`BUILT` a figure that plots what an earlier one plotted is that
+    figure, not built again."""
 
     def wrap(builder: F) -> F:
         signature = inspect.signature(builder)
 
         @functools.wraps(builder)
         def build(*args: Any, **kwargs: Any) -> Any:
-            fig = builder(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             shown = select(arguments) if select is not None else arguments
-            setattr(fig, _ATTR, {"figure": name, "plots": plain(shown)})
+            content = {"figure": name, "plots": plain(shown)}
+            built = BUILT.get()
+            key = "" if built is None else json.dumps(content, ensure_ascii=False)
+            if built is not None and key in built:
+                return built[key]
+            fig = builder(*args, **kwargs)
+            setattr(fig, _ATTR, content)
+            if built is not None:
+                built[key] = fig
             return fig
 
         return build  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from tailgate.atomic import write_bytes, write_json
 from tailgate.protocol.documents import PowerGrid, QQRecord, StabilityScan
 
-from .content import content_of, plots, sidecar
+from .content import BUILT, content_of, plots, sidecar
 from .raster import rasterise
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "rendered_once",
     "sidecar_path",
     "stability_figure",
-    "without_pixels",
     "write_forest",
     "write_png",
     "write_power",
@@ -198,29 +197,16 @@ _RENDERED: ContextVar[dict[str, bytes] | None] = ContextVar("tailgate_rendered",
 @contextmanager
 def rendered_once() -> Iterator[None]:
     """Within the block, a figure that plots what an earlier one plotted (the same builder,
-    arguments in the same order, size and resolution) is not rasterised again: it has the same
-    bytes. The report stage draws the standalone figures that the report also embeds."""
+    arguments in the same order, size and resolution) is neither built nor rasterised again:
+    it is that figure, with the same bytes. The report stage writes the standalone figures that
+    the report also embeds."""
     token = _RENDERED.set({} if _RENDERED.get() is None else _RENDERED.get())
+    built = BUILT.set({} if BUILT.get() is None else BUILT.get())
     try:
         yield
     finally:
+        BUILT.reset(built)
         _RENDERED.reset(token)
-
-
-#: False within :func:`without_pixels`
-_PIXELS: ContextVar[bool] = ContextVar("tailgate_pixels", default=True)
-
-
-@contextmanager
-def without_pixels() -> Iterator[None]:
-    """Within the block :func:`png_bytes` rasterises nothing and gives no bytes: for a
-    re-rendering compared only by what its figures plot (the audit under other versions, where
-    pixels are not compared: another rasteriser draws other bytes)."""
-    token = _PIXELS.set(False)
-    try:
-        yield
-    finally:
-        _PIXELS.reset(token)
 
 
 def _same_figure(fig: Figure) -> str | None:
@@ -259,8 +245,6 @@ def png_all(figs: Sequence[Figure]) -> list[bytes]:
     """:func:`png_bytes` of every figure of ``figs``, in order: within :func:`rendered_once` a
     figure that plots what an earlier one plotted is drawn once, and the batch is split
     between :func:`drawing_processes` processes."""
-    if not _PIXELS.get():
-        return [b"" for _ in figs]
     seen = _RENDERED.get()
     if seen is None:  # every figure is drawn
         return rasterise(figs, _PROCESSES.get())

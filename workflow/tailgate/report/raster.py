@@ -77,10 +77,13 @@ def _forked(figs: Sequence[Figure], n: int) -> list[bytes | None]:
     """Each figure's bytes as this process and ``n`` - 1 forked children drew them; None for
     the figures of a child that failed, which this process has not drawn. The figures are
     handed out one at a time from a pipe that holds their indices (a read of one index is
-    atomic), so a process that drew a quick figure takes the next one."""
+    atomic), so a process that drew a quick figure takes the next one; the figures of most
+    axes (the slowest to lay out) first, so that no process is left drawing a large one alone
+    at the end."""
     out: list[bytes | None] = [None] * len(figs)
     queue_r, queue_w = os.pipe()
-    os.write(queue_w, b"".join(i.to_bytes(_INDEX, "little") for i in range(len(figs))))
+    order = sorted(range(len(figs)), key=lambda i: -len(figs[i].axes))
+    os.write(queue_w, b"".join(i.to_bytes(_INDEX, "little") for i in order))
     os.close(queue_w)
     children: list[tuple[int, IO[bytes]]] = []
 
