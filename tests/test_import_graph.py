@@ -185,11 +185,13 @@ def test_the_layers_are_climbed_only_where_known() -> None:
     assert len(KNOWN_CLIMBS) <= 4
 
 
-#: the charter's layers, lowest first (workflow/README.md): the contract, statistics, data and
-#: stages, report, audit, the commands; the root helpers below may be imported by anyone
+#: the charter's layers, lowest first (workflow/README.md): the contract, statistics, the
+#: registered plan and its results layout, data and stages, report, audit, the commands; the
+#: root helpers below may be imported by anyone
 LAYERS: dict[str, int] = {
     "prereg": 0,
     **dict.fromkeys(("runtime", "stats", "protocol", "analyses"), 1),
+    "plans": 2,
     **dict.fromkeys(
         (
             "generate",
@@ -200,13 +202,13 @@ LAYERS: dict[str, int] = {
             "ledger",
             "interrupts",
         ),
-        2,
+        3,
     ),
-    **dict.fromkeys(("summary", "diagnostics", "registration"), 2),
-    "report": 3,
-    "audit": 4,
-    "authoring": 5,
-    **dict.fromkeys(("cli", "status", "export_mlflow"), 6),
+    **dict.fromkeys(("summary", "diagnostics", "registration"), 3),
+    "report": 4,
+    "audit": 5,
+    "authoring": 6,
+    **dict.fromkeys(("cli", "status", "export_mlflow"), 7),
 }
 HELPERS = frozenset(
     {

@@ -11,7 +11,6 @@ import math
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ for helper in (TESTS, TESTS / "workflow"):
 from review_edits import FASTER  # noqa: E402
 from tailgate.generate import DataInputError  # noqa: E402
 from tailgate.generate.importer import generate_shard  # noqa: E402
+from tailgate.prereg.validated import Study  # noqa: E402
 from tailgate.registration import load  # noqa: E402
 from wf_project import Project  # noqa: E402
 
@@ -202,28 +202,20 @@ def test_init_from_import_without_a_condition_column_registers_one_condition(tmp
 # --- prompt keys and column scorers ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FakeStudy:
-    """The attributes the import backend reads from a loaded pre-registration."""
-
-    data: dict[str, Any]
-    name: str = "unit"
-    # relative paths resolve against the project root of this (absent) file: the working folder
-    path: Path = Path("preregistrations/unit.yaml")
-
-
-def import_study(path: Path, score: Any, scorers: list[dict], **columns: Any) -> FakeStudy:
+def import_study(path: Path, score: Any, scorers: list[dict], **columns: Any) -> Study:
+    """A loaded pre-registration that imports ``path`` (relative paths resolve against the
+    working folder)."""
     cols = {"prompt_id": "id", "condition": "model", "completion": None, "score": score}
     cols.update(columns)
-    return FakeStudy(
-        {
-            "sample_cap": 100,
-            "conditions": [{"name": "clean", "prompts": 100}, {"name": "heavy", "prompts": 100}],
-            "data": {"backend": "import", "import": {"path": str(path), "columns": cols}},
-            "generation": {"shards": 1},
-            "scorers": copy.deepcopy(scorers),
-        }
-    )
+    doc = {
+        "study": "unit",
+        "sample_cap": 100,
+        "conditions": [{"name": "clean", "prompts": 100}, {"name": "heavy", "prompts": 100}],
+        "data": {"backend": "import", "import": {"path": str(path), "columns": cols}},
+        "generation": {"shards": 1},
+        "scorers": copy.deepcopy(scorers),
+    }
+    return Study(Path("preregistrations/unit.yaml"), doc, "0" * 64, "0" * 64)
 
 
 TWO = [

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -26,6 +25,7 @@ os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp(prefix="tailgate-dat
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
+from tailgate.prereg.validated import Study
 from tiny_models import (
     build_detoxify_checkpoint,
     build_tiny_bert,
@@ -77,7 +77,7 @@ def make_study(
     order: str = "dataset",
     filters: dict | None = None,
     extra_models: dict | None = None,
-) -> SimpleNamespace:
+) -> Study:
     """A stand-in for a loaded pre-registration with defaults applied."""
     models = {}
     if model_path is not None:
@@ -113,7 +113,7 @@ def make_study(
         ],
         "scorers": scorers or [],
     }
-    return SimpleNamespace(data=data, name="tiny-study", canonical_hash="0" * 64)
+    return Study(Path("tiny-study.yaml"), {"study": "tiny-study", **data}, "0" * 64, "0" * 64)
 
 
 @pytest.fixture

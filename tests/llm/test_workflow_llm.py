@@ -13,6 +13,7 @@ message (naming the condition and row) in Snakemake's output and in the job log,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -169,7 +170,7 @@ def test_rule_generations_equal_the_backend_with_the_registered_noise(llm_run):
         {**c, "perturbation": {"kind": "none"}} if c["name"] == "noisy" else c
         for c in study.data["conditions"]
     ]
-    quiet = SimpleNamespace(data=data, name=study.name)
+    quiet = dataclasses.replace(study, data=data)
     plain = llm_run.root / "inprocess" / "noisy-without-noise.parquet"
     generate_shard(quiet, "noisy", 0, plain, options=options)
     a = pq.read_table(rule_out).column("completion").to_pylist()

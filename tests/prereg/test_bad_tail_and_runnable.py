@@ -15,6 +15,7 @@ from conftest import REPO_ROOT, STUDY_TEXT
 from scipy.special import logit
 from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import CPU_TORCH, InputError, PreregError
+from tailgate.prereg.protocol_blocks import Thresholds, read_block
 from tailgate.registration import load
 from tailgate.transform import TransformError, transform_scores
 
@@ -168,7 +169,8 @@ def test_ties_are_looked_for_in_the_bad_tail_of_a_lower_is_worse_scorer():
 
         def __init__(self, worse):
             self.worse = worse
-            self.protocol = {"thresholds": {"band": [0.95, 0.97], "ties": "strict"}}
+            block = {"headline": 0.95, "band": [0.95, 0.97], "ties": "strict"}
+            self.thresholds = read_block(Thresholds, block)
 
         def conditions(self):
             return [{"name": "a"}]

@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+from tailgate.prereg.validated import Study
 from tailgate.runtime.loadable import Need, model_needs, scorer_needs, why_unloadable
 
 
-def _study(tmp_path: Path) -> SimpleNamespace:
+def _study(tmp_path: Path) -> Study:
     (tmp_path / "judge").mkdir()
-    return SimpleNamespace(
-        data={
+    return Study(
+        tmp_path / "study.yaml",
+        {
             "models": {
                 "local": {"id": "judge", "dtype": "float32"},
                 "hub": {"id": "no-such-org/no-such-model", "revision": "main"},
@@ -27,7 +28,9 @@ def _study(tmp_path: Path) -> SimpleNamespace:
                 {"name": "len", "kind": "column", "column": "n"},
                 {"name": "tox", "kind": "detoxify", "checkpoint": "missing.ckpt"},
             ],
-        }
+        },
+        "0",
+        "0",
     )
 
 

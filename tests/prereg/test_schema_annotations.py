@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from tailgate.plans.fingerprint import STAGES, stage_fingerprint, stage_parts
 from tailgate.prereg import fields
 from tailgate.prereg.diff import diff, is_decision
 from tailgate.prereg.study import load
-from tailgate.stages.dependencies import STAGES, stage_fingerprint, stage_parts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -226,7 +226,7 @@ def test_the_typed_readers_read_each_protocol_block_as_registered():
         assert study.bootstrap.level == float(p["bootstrap"]["level"])
         assert study.bootstrap.paired == (p["bootstrap"]["resampling"] == "paired")
         assert study.stability.scan.stop == float(p["stability"]["scan"]["stop"])
-        assert study.stability.edge == p["stability"].get("edge")
+        assert study.stability.edge == p["stability"].get("edge", "one_sided")  # absent: default
         assert study.thresholds.band == tuple(p["thresholds"]["band"])
         assert study.thresholds.headline == float(p["thresholds"]["headline"])
         assert study.gof.alpha == float(p["gof"]["alpha"])
@@ -235,7 +235,7 @@ def test_the_typed_readers_read_each_protocol_block_as_registered():
         )
         assert study.power_simulation.n_exc == tuple(p["power_simulation"]["n_exc"])
         oc = p.get("operating_characteristics") or {}
-        assert study.operating_characteristics.trials == oc.get("trials")
+        assert study.operating_characteristics.trials == oc.get("trials", 200)
 
 
 def test_every_field_of_the_schema_is_described():

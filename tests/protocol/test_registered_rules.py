@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import SimpleNamespace
+from pathlib import Path
 
 import numpy as np
 import pytest
+from tailgate.prereg.validated import Study
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
 from tailgate.protocol.registered import family_pairs, registered_settings
 from tailgate.protocol.verdict import h1_verdict, pairwise_matrix
@@ -98,19 +99,27 @@ def test_multiplicity_family_and_adjusted_gates() -> None:
     conds = [{"name": n, "pilot": n.startswith("p")} for n in ("a", "b", "c", "p1", "p2")]
     pairs = [("a", "b"), ("a", "c"), ("b", "c"), ("p1", "p2")]
 
+    scan = {"start": 0.9, "stop": 0.99, "step": 0.01}
+    resamples = {"min_exceedances": 50, "resamples": 99}
+
     def study(**proto):
         base = {
             "tolerances": {"mean": 0.1, "tvar": 0.2},
             "min_exceedances": 500,
             "gof": {"alpha": 0.05},
-            "stability": {"delta": 0.02, "tolerance": 0.05},
+            "stability": {"delta": 0.02, "tolerance": 0.05, "scan": scan, **resamples},
             "delta_floor": 0.1,
             "alpha": 0.05,
             "multiplicity": "bonferroni",
             "tvar_level": 0.9,
+            "power": 0.8,
+            "xi_bar": 0.0,
+            "headline_scale": "logit",
+            "band_rule": "any",
+            "pairs": pairs,
         }
         base.update(proto)
-        return SimpleNamespace(protocol=base, data={"conditions": conds}, pairs=lambda: pairs)
+        return Study(Path("study.yaml"), {"conditions": conds, "protocol": base}, "0", "0")
 
     reg = registered_settings(study())
     assert reg.n_pairs == 4 and reg.adjusted_gates == ("G1", "G2", "P1")

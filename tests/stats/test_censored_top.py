@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit, logit
 from tailgate.errors import InputError
+from tailgate.prereg.protocol_blocks import Thresholds, read_block
 from tailgate.report.procedure import _censored_note
 from tailgate.stages.fit import lattice_step
 from tailgate.stats import gof, gpd, inference, lattice
@@ -114,9 +115,11 @@ def test_simulated_samples_pile_up_at_the_ceiling() -> None:
 
 
 class _Study:
+    epsilon = EPS
+
     def __init__(self, **thresholds: float) -> None:
-        self.protocol = {"thresholds": {"ties": "lattice", **thresholds}}
-        self.data = {"transform": {"epsilon": EPS}}
+        block = {"headline": 0.95, "band": [0.95], "ties": "lattice", **thresholds}
+        self.thresholds = read_block(Thresholds, block)
 
 
 def test_the_fit_stage_censors_only_a_registered_ceiling() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 import scipy.stats as st
+from tailgate.prereg.protocol_blocks import Thresholds, read_block
 from tailgate.stats import gpd, lattice
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.risk import exceedances as risk_exceedances
@@ -255,7 +256,8 @@ def test_the_fit_stage_reads_or_detects_the_step_and_refuses_continuous_scores()
 
     class Study:
         def __init__(self, thresholds: dict) -> None:
-            self.protocol = {"thresholds": thresholds}
+            block = {"headline": 0.95, "band": [0.95], **thresholds}
+            self.thresholds = read_block(Thresholds, block)
 
     grades = np.repeat(np.arange(1.0, 11.0), 5)
     assert lattice_step(Study({"ties": "lattice"}), grades) == pytest.approx(1.0)

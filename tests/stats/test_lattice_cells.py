@@ -12,6 +12,7 @@ import pytest
 from scipy import optimize, stats
 from scipy.special import expit, logit
 from tailgate.errors import InputError
+from tailgate.prereg.protocol_blocks import Thresholds, read_block
 from tailgate.stages.fit import lattice_step
 from tailgate.stats import gof, gpd, inference, lattice, risk, stability
 
@@ -118,8 +119,8 @@ def test_simulated_samples_fill_the_cells_and_the_cell_beyond_the_clipped_top() 
 def test_the_fit_stage_reads_the_probability_lattice_on_the_logit_scale() -> None:
     class Study:
         def __init__(self, epsilon: float) -> None:
-            self.protocol = {"thresholds": {"ties": "lattice"}}
-            self.data = {"transform": {"epsilon": epsilon}}
+            block = {"headline": 0.95, "band": [0.95], "ties": "lattice"}
+            self.thresholds, self.epsilon = read_block(Thresholds, block), epsilon
 
     x = logit(np.clip(_probability_grades(400), EPS, 1 - EPS))
     cells = lattice_step(Study(EPS), x, "condition 'a'", "logit")

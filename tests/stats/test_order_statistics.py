@@ -6,6 +6,7 @@ same quantities from full samples sorted (two-sample Kolmogorov–Smirnov).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import ClassVar
 
 import numpy as np
@@ -78,7 +79,7 @@ def test_mean_and_variance_follow_the_full_samples_law() -> None:
 class Study:
     """What the reference pair reads of a study."""
 
-    data: ClassVar[dict] = {"protocol": {"xi_bar": 0.1, "headline_scale": "logit"}}
+    rules: ClassVar[SimpleNamespace] = SimpleNamespace(xi_bar=0.1, headline_scale="logit")
 
 
 def test_the_reference_pairs_quantile_is_its_sampler() -> None:

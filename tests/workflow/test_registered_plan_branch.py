@@ -248,8 +248,8 @@ def _branch(head, **changes):
     """The branch of a chain whose entry 0 is ``head`` with ``changes`` (dotted path → value)."""
     import copy
 
+    from tailgate.plans.branch import registered_branch
     from tailgate.prereg.canonical import canonical_hash
-    from tailgate.stages.branch import registered_branch
 
     data = copy.deepcopy(head.data)
     for path, value in changes.items():
@@ -287,7 +287,7 @@ def test_one_rule_definition_serves_both_plans(head):
     """Each stage's rule is defined once, for every plan (``rules/*.smk``: ``for plan in
     PLANS``): the plans differ in the rule's name and parameters, the folder of its own files
     and which file a job reads (the branch's input functions)."""
-    from tailgate.stages.branch import LAYOUT, Plan
+    from tailgate.plans.branch import LAYOUT, Plan
 
     main = Plan(head, "results/small")
     branch = _branch(head, **{"protocol.bootstrap.resamples": 100 + 1})

@@ -1,6 +1,6 @@
 """A stage's ``registered`` fingerprint covers everything it reads of the registration.
 
-Snakemake re-runs a job only when its fingerprint (:mod:`tailgate.stages.dependencies`) changes,
+Snakemake re-runs a job only when its fingerprint (:mod:`tailgate.plans.fingerprint`) changes,
 so a part a stage reads but does not list would leave a stale result after an amendment. Every
 decision rule of the demo's protocol (and every optional rule it leaves out) is changed in turn;
 whenever the fit's or the power grid's fingerprint stays the same, the stage's document must be
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from demo_scenarios import demo_study
-from tailgate.stages.dependencies import stage_fingerprint
+from tailgate.plans.fingerprint import stage_fingerprint
 
 STRING_ALTERNATIVES = {
     "headline_scale": "probability",

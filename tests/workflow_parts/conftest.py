@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tailgate.prereg.validated import Study
 
 
-@dataclass(frozen=True)
-class FakeStudy:
-    """The attributes a backend reads from a loaded pre-registration."""
-
-    data: dict[str, Any]
-    name: str = "unit"
-    canonical_hash: str = field(default="0" * 64)
-    # relative paths resolve against the project root of this (absent) file: the working folder
-    path: Path = Path("preregistrations/unit.yaml")
+def fake_study(data: dict[str, Any], name: str = "unit") -> Study:
+    """A loaded pre-registration of ``data`` as the backends read it (not validated; relative
+    paths resolve against the working folder)."""
+    return Study(Path("preregistrations/unit.yaml"), {"study": name, **data}, "0" * 64, "0" * 64)
 
 
 BASE = {
@@ -52,11 +47,11 @@ BASE = {
 
 @pytest.fixture
 def make_study():
-    """Build a FakeStudy from BASE with top-level overrides."""
+    """Build a study from BASE with top-level overrides."""
 
-    def build(**overrides: Any) -> FakeStudy:
+    def build(**overrides: Any) -> Study:
         data = copy.deepcopy(BASE)
         data.update(copy.deepcopy(overrides))
-        return FakeStudy(data=data)
+        return fake_study(data)
 
     return build

@@ -8,10 +8,11 @@ import types
 import pyarrow.parquet as pq
 import pytest
 from tailgate.generate import DataInputError, generate_shard
+from tailgate.prereg.schema import apply_defaults
 
 
 def test_simulate_backend_is_the_default(make_study, tmp_path):
-    study = make_study(data={})
+    study = make_study(data=apply_defaults({"data": {}})["data"])
     out = tmp_path / "s.parquet"
     generate_shard(study, "clean", 0, out, options={})
     assert pq.read_table(out).num_rows == 1000

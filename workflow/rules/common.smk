@@ -12,11 +12,11 @@ RESULTS = f"results/{STUDY.name}"
 PREREG = str(STUDY.path)
 ALL_TARGETS = []  # each stage appends the files `rule all` must produce
 
-# The plans whose rules the stages define (tailgate.stages.branch): the chain head's, whose
+# The plans whose rules the stages define (tailgate.plans.branch): the chain head's, whose
 # files are the main tree under RESULTS, and beside an amendment entry 0's (the registered plan,
 # under RESULTS/registered/ where its job is its own). Each stage's rule is defined once and
 # instantiated for each plan (`for plan in PLANS`).
-from tailgate.stages.branch import plans
+from tailgate.plans.branch import plans
 
 PLANS = plans(STUDY, RESULTS)
 MAIN_PLAN = PLANS[0]
@@ -68,7 +68,7 @@ def analyses():
 
 
 def registered(stage, **wildcards):
-    """Fingerprint of what `stage` reads of the registration (tailgate.stages.dependencies):
+    """Fingerprint of what `stage` reads of the registration (tailgate.plans.fingerprint):
     a params entry, so that Snakemake re-runs a job exactly when an amendment changed it.
     """
     return MAIN_PLAN.fingerprint(stage, **wildcards)

@@ -2,7 +2,7 @@
 # transformers); every shard is a recorded data artifact.
 #
 # Every rule that computes under a plan is defined once, for each plan of PLANS (rules/common.smk,
-# tailgate.stages.branch): the chain head's rule `<stage>` writes the main tree,
+# tailgate.plans.branch): the chain head's rule `<stage>` writes the main tree,
 # results/<study>/<layout>; beside an amendment that changed what the statistics are, entry 0's
 # rule `registered_<stage>` writes results/<study>/registered/<layout> and reads the main tree's
 # file of every job it shares (same inputs and fingerprint under both plans).

@@ -1,7 +1,7 @@
 # Sensitivity stage: sensitivity[scorer, scale], the H1 verdict under the registered tolerance
 # multipliers (App. B, Table 5 of Zhou (2026)) at every band threshold.
 
-SENSITIVITY = f"{RESULTS}/sensitivity/{{scorer}}/{{scale}}.json"
+SENSITIVITY = MAIN_PLAN.pattern("sensitivity")
 
 
 rule sensitivity:

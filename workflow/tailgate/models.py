@@ -65,8 +65,8 @@ class LoadedModel:
 
 
 def model_spec(study: Any, key: str, *, condition: str) -> ModelSpec:
-    """Validate ``study.data["models"][key]`` (id or path, revision, dtype, prompt_format)."""
-    models = study.data.get("models") or {}
+    """Validate the registered ``models.<key>`` (id or path, revision, dtype, prompt_format)."""
+    models = study.models()
     if key not in models:
         raise ShardInputError(
             f"Condition {condition!r} uses model {key!r}, which is not among the registered "

@@ -307,7 +307,7 @@ def shard_paths(
     template = layout.get(key) or layout["severities"].replace(
         "/severities/{scorer}/{scale}/{condition}.parquet", tail
     )
-    shards = int(study.data["generation"]["shards"])
+    shards = study.shards
     return [template.format(**fields, shard=k) for k in range(shards)]
 
 

@@ -61,12 +61,12 @@ KINDS: Mapping[str, AnalysisKind] = _Kinds()
 
 def registered(study: Study) -> dict[str, dict[str, Any]]:
     """The registered analyses, name → spec (sorted by name, as in the canonical document)."""
-    return {name: study.data["analyses"][name] for name in sorted(study.data.get("analyses", {}))}
+    return study.analyses()
 
 
 def analysis_spec(study: Study, name: str) -> dict[str, Any]:
     """The spec of analysis ``name``, or :class:`PreregError` naming the registered ones."""
-    specs = study.data.get("analyses", {})
+    specs = study.analyses()
     if name not in specs:
         raise PreregError(
             f"no analysis named '{name}' is registered (registered: "

@@ -243,10 +243,10 @@ def check_heads(rd: Path, by_path: dict[str, Any], lock: Lock | None, lock_path:
 
 
 def plan_problem(rel: str, plan: Any, pre: dict[str, Any], lock: Lock) -> str | None:
-    """Why a record's ``plan`` (:mod:`tailgate.stages.plan`) does not fit where its artifact
+    """Why a record's ``plan`` (:mod:`tailgate.plans.entries`) does not fit where its artifact
     lies: the registered plan's folder holds what was computed under entry 0 of the lock, the
     rest what was computed under the chain head the record names (None: it fits)."""
-    from tailgate.stages.plan import BRANCH_DIR, HEAD, REGISTERED
+    from tailgate.plans.entries import BRANCH_DIR, HEAD, REGISTERED
 
     if rel.split("/")[0] == BRANCH_DIR:
         first = lock.chain[0]

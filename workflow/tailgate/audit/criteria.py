@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tailgate.analyses.registry import kind_of, registered
+from tailgate.plans.layout import Layout
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.study import Study
 
@@ -46,7 +47,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
     fails: list[str] = []
     derived_all: dict[str, list[dict]] = {}
     for name, spec in registered(study).items():
-        path = rd / "analyses" / name / "statistics.json"
+        path = Layout(rd).analysis(name)
         if not path.is_file():
             if (rd / "verdict.json").is_file():
                 fails.append(f"{path}: missing (analysis '{name}' is registered)")

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tailgate.plans.layout import Layout
 from tailgate.prereg.study import Study
 
 from .findings import read_or_fail
@@ -38,13 +39,9 @@ def _check_gates(
     scorer, scale = doc.get("scorer"), doc.get("scale")
     names = study.protocol_conditions()
     fits = {}
+    fits_of = fits_of or Layout(rd).fits
     for c in names:
-        f = (
-            rd / "fits" / str(scorer) / str(scale) / f"{c}.json"
-            if fits_of is None
-            else Path(fits_of(str(scorer), str(scale), c))
-        )
-        fits[c] = read_or_fail(f, fails)
+        fits[c] = read_or_fail(Path(fits_of(str(scorer), str(scale), c)), fails)
         if fits[c] is None:
             return None
     summaries = summaries_from_fits(fits, band(study))
@@ -112,7 +109,7 @@ def verdict_check(results_dir: Path, study: Study) -> list[str]:
     """Failures (file-naming strings) where a recorded verdict disagrees with the re-derived one."""
     rd = Path(results_dir)
     fails: list[str] = []
-    gate_files = sorted((rd / "gates").glob("*/*.json"))
+    gate_files = Layout(rd).every("gates")
     verdict_path = rd / "verdict.json"
     if not gate_files and not verdict_path.is_file():
         return []
@@ -219,10 +216,10 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     """Failures where the registered-plan branch or ``verdict.json``'s ``registered_plan``
     disagrees with its re-derivation under entry 0 of the lock (module docstring)."""
     from tailgate.analyses.registry import kind_of
+    from tailgate.plans.branch import registered_branch
+    from tailgate.plans.entries import BRANCH_DIR
     from tailgate.prereg.lock import read_lock
-    from tailgate.stages.branch import registered_branch
     from tailgate.stages.common import scales_for
-    from tailgate.stages.plan import BRANCH_DIR
     from tailgate.stages.registered_plan import registered_plan_document
 
     from .criteria import compare_criteria
@@ -261,7 +258,7 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
         if checked is not None:
             gates_docs.append(read_or_fail(p, fails))
     analysis_docs = []
-    specs = plan.data.get("analyses") or {}
+    specs = plan.analyses()
     for p in map(Path, branch.analysis_targets()):
         if not p.is_file():
             if verdict is not None:
@@ -286,13 +283,13 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     if study.has_protocol:
         for s in study.scorers():
             for sc in scales_for(study, s["name"]):
-                g = read_or_fail(rd / "gates" / s["name"] / f"{sc}.json", fails)
+                g = read_or_fail(Layout(rd).gates(s["name"], sc), fails)
                 if g is not None:
                     main_gates.append(g)
     main_analyses = [
         d
-        for name in sorted(study.data.get("analyses") or {})
-        if (d := read_or_fail(rd / "analyses" / name / "statistics.json", fails)) is not None
+        for name in study.analyses()
+        if (d := read_or_fail(Layout(rd).analysis(name), fails)) is not None
     ]
     if fails:
         return fails

@@ -35,6 +35,7 @@ from typing import Any
 
 from tailgate.atomic import write_bytes, write_json
 from tailgate.errors import DamagedFileError
+from tailgate.plans.layout import Layout
 from tailgate.prereg.study import Study
 from tailgate.safe_read import load_json, loads_json, read_text
 
@@ -117,14 +118,13 @@ def _guard(fails: list[str], where: Path, fn: Callable[..., Any], *args: Any) ->
         return None
 
 
-def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool = True) -> Remade:
+def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
     """Re-make the outcome of ``rd`` under ``out`` (module docstring); ``mode``: the run mode
-    the verdict was made in (its deviations name an exploratory run); without ``pixels`` the
-    figures are not rasterised (what they plot is still there)."""
+    the verdict was made in (its deviations name an exploratory run)."""
+    from tailgate.plans.branch import registered_branch
     from tailgate.prereg.deviations import generated_rows
     from tailgate.report.stage import render_report, report_inputs
     from tailgate.stages.analyses import read_analyses
-    from tailgate.stages.branch import registered_branch
     from tailgate.stages.common import scales_for
     from tailgate.stages.gates import gates_document
     from tailgate.stages.sensitivity import sensitivity_document
@@ -137,13 +137,14 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool
     if not study.has_protocol:
         pairs = []
     gates_docs, sens_docs, fits_docs = [], [], []
+    layout, relative = Layout(rd), Layout("")
     for scorer, scale in pairs:
-        fits = {c: _read(rd / "fits" / scorer / scale / f"{c}.json", "fit", fails) for c in names}
+        fits = {c: _read(layout.fits(scorer, scale, c), "fit", fails) for c in names}
         if any(d is None for d in fits.values()):
             continue
         fits_docs += [fits[c] for c in names]
-        rel = f"gates/{scorer}/{scale}.json"
-        bulk = {c: rd / "bulk" / scorer / f"{c}.parquet" for c in names}
+        rel = relative.gates(scorer, scale).as_posix()
+        bulk = {c: layout.bulk(scorer, c) for c in names}
         reps = _guard(fails, rd / rel, _replicates, bulk, scale)
         if reps is None:
             continue
@@ -153,21 +154,23 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool
         write_json(out / rel, doc)
         found.made.append((rel, out / rel))
         gates_docs.append(doc)
-        srel = f"sensitivity/{scorer}/{scale}.json"
+        srel = relative.file("sensitivity", scorer=scorer, scale=scale).as_posix()
         sens = _guard(fails, rd / srel, sensitivity_document, study, doc)
         if sens is not None:
             write_json(out / srel, sens)
             found.made.append((srel, out / srel))
             sens_docs.append(sens)
     inputs = report_inputs(rd, study)
-    analyses = _guard(fails, rd / "analyses", read_analyses, inputs["analyses"])
+    analyses = _guard(fails, layout.folder("analysis"), read_analyses, inputs["analyses"])
     shards = [
-        rd / "generations" / c["name"] / f"shard-{k}.parquet"
+        layout.file("generations", condition=c["name"], shard=k)
         for c in study.conditions()
-        for k in range(int(study.data["generation"]["shards"]))
+        for k in range(study.shards)
     ]
     present = [s for s in shards if s.is_file()]
-    generated = _guard(fails, rd / "generations", generated_rows, present) if present else None
+    generated = (
+        _guard(fails, layout.folder("generations"), generated_rows, present) if present else None
+    )
     branch = _guard(fails, study.lock_path, registered_branch, study, rd.as_posix())
     reg_gates: list[Any] = []
     reg_analyses: list[Any] = []
@@ -209,7 +212,6 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str, pixels: bool
         out,
         figures,
         study,
-        pixels,
     )
     if written is not None:
         found.made += [(Path(p).relative_to(out).as_posix(), Path(p)) for p, _ in written]
@@ -229,17 +231,11 @@ def _render(
     out: Path,
     figure_paths: dict[str, Path],
     study: Study,
-    pixels: bool,
 ) -> Any:
-    from contextlib import nullcontext
-
     from tailgate.report import figures
     from tailgate.report.raster import available_processes
 
-    with (
-        figures.without_pixels() if not pixels else nullcontext(),
-        figures.drawing_processes(available_processes()),
-    ):
+    with figures.drawing_processes(available_processes()):
         return render_report(
             verdict,
             inputs["fits"],

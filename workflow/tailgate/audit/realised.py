@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from tailgate.errors import DamagedFileError
+from tailgate.plans.layout import Layout
 from tailgate.prereg.lock import Lock
 from tailgate.prereg.study import Study
 from tailgate.safe_read import load_json
@@ -31,7 +32,7 @@ def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
         return Check("realised design", "no verdict.json to check")
     fails: list[str] = []
     fits = []
-    for f in sorted((rd / "fits").glob("*/*/*.json")):
+    for f in Layout(rd).every("fits"):
         try:
             fits.append(load_json(f))
         except (OSError, ValueError, DamagedFileError) as exc:
@@ -49,7 +50,7 @@ def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
                 "document)"
             ],
         )
-    for f in sorted((rd / "fits").glob("*/*/*.json")):  # one damaged fit is named, not a crash
+    for f in Layout(rd).every("fits"):  # one damaged fit is named, not a crash
         try:
             realised_design(study, [load_json(f)])
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -59,7 +60,7 @@ def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
     shards = [
         rd / "generations" / c["name"] / f"shard-{k}.parquet"
         for c in study.conditions()
-        for k in range(int(study.data["generation"]["shards"]))
+        for k in range(study.shards)
     ]
     present = [s for s in shards if s.is_file()]
     try:

@@ -227,9 +227,9 @@ class Taken:
 
 def _trees(study: Any) -> list[tuple[str, Any]]:
     """(prefix, the study it was computed under) of each tree of results: the main one, and
-    after an amendment the registered plan's (:mod:`tailgate.stages.plan`)."""
+    after an amendment the registered plan's (:mod:`tailgate.plans.entries`)."""
+    from tailgate.plans.entries import BRANCH_DIR, entry_study
     from tailgate.prereg.lock import read_lock
-    from tailgate.stages.plan import BRANCH_DIR, entry_study
 
     lock = read_lock(study.lock_path)
     if lock is None or len(lock.chain) < 2:
@@ -256,7 +256,7 @@ def _unloadable(study: Any, rd: Path, root: Path) -> dict[str, str]:
 
 def _branch(rel: str) -> tuple[str, str]:
     """(``registered/`` or ``""``, the path inside that tree)."""
-    from tailgate.stages.plan import BRANCH_DIR
+    from tailgate.plans.entries import BRANCH_DIR
 
     head, _, rest = rel.partition("/")
     return (f"{BRANCH_DIR}/", rest) if head == BRANCH_DIR and rest else ("", rel)
@@ -442,7 +442,7 @@ def with_reproduction(report: AuditReport, check: Check, unproven: list[str]) ->
 def _generating_models(study: Any, root: Path) -> list[str]:
     """Why each condition's model cannot be loaded here (``--generate`` needs them all)."""
     out = []
-    for cond in study.data.get("conditions") or []:
+    for cond in study.conditions():
         if cond.get("model") is None:
             continue
         why = why_unloadable(model_needs(study, str(cond["model"])), root)
@@ -510,7 +510,7 @@ def _run(
         f"(a few minutes; follow it in {log}) …\n{isolated}",
         file=sys.stderr,
     )
-    if study.data["data"]["backend"] != "transformers":
+    if study.backend != "transformers":
         notes = [isolated, "data regenerated from the registration (seed or pinned import file)"]
         if generate:
             notes.append("--generate changes nothing here: this backend's data is always re-made")

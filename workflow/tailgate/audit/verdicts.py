@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tailgate.errors import TailgateError
+from tailgate.plans.layout import Layout
 from tailgate.prereg.study import Study
 
 from .criteria import analyses_check
@@ -44,7 +45,9 @@ def check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Che
         except Exception as exc:  # a crashing check is a failed check, not a crashed audit
             fails = [f"{name}: re-derivation raised {type(exc).__name__}: {exc}"]
         detail = "re-derived from stored statistics"
-        if name == "protocol" and not ((rd / "verdict.json").exists() or (rd / "gates").exists()):
+        if name == "protocol" and not (
+            (rd / "verdict.json").exists() or Layout(rd).folder("gates").exists()
+        ):
             detail = "verdict re-derivation is not available: no recorded verdicts in this folder"
         elif name == "protocol" and not study.has_protocol:
             detail = "no protocol registered: checked that no H1 verdict or gates are recorded"
@@ -55,7 +58,7 @@ def check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Che
 
 
 def registered_plan_detail(study: Study) -> str:
-    from tailgate.stages.branch import registered_branch
+    from tailgate.plans.branch import registered_branch
 
     try:
         branch = registered_branch(study, "")

@@ -241,8 +241,7 @@ def derived_of(study: Study, design: Design | None) -> dict[str, Any]:
     if design is None:
         return {}
     derived = design.to_json()
-    registered = study.protocol.get("operating_characteristics", {})
-    if registered.get("max_false_pass") is None:
+    if study.operating_characteristics.max_false_pass is None:
         return derived
     oc = operating_characteristics(study, design)
     problem = check_false_pass(study, oc)

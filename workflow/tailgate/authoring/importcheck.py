@@ -21,14 +21,13 @@ from tailgate.errors import DataInputError, PreregError
 from tailgate.prereg.pins import project_root
 from tailgate.prereg.study import worse_of
 from tailgate.protocol.design import exceedances_at
-from tailgate.protocol.registered import MIN_LEVELS, ceiling, min_levels
+from tailgate.protocol.registered import ceiling
 from tailgate.stages.common import scales_for
 
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
 
 __all__ = [
-    "MIN_LEVELS",
     "ceiling_findings",
     "ceiling_refusal",
     "import_findings",
@@ -43,7 +42,7 @@ def import_findings(study: Any) -> list[str]:
     Relative paths resolve against the project root (the folder above ``preregistrations/``), as
     for the lock's pins and the workflow's jobs. Studies on another backend give no lines.
     """
-    if study.data["data"]["backend"] != "import":
+    if study.backend != "import":
         return []
     from tailgate.generate.importer import inspect_import
 
@@ -58,7 +57,7 @@ def import_findings(study: Any) -> list[str]:
             f"  prompt keys (column {spec.prompt_id!r}): text; prompt id = rank of the key among "
             f"the {summary.keys} sorted keys (original key kept in prompt_key)"
         )
-    q = study.protocol["thresholds"]["headline"] if study.has_protocol else None
+    q = study.thresholds.headline if study.has_protocol else None
     for cond in study.conditions():
         name = cond["name"]
         rows, prompts = summary.rows[name], int(cond["prompts"])
@@ -106,10 +105,9 @@ def ceiling_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, st
 
     if not study.has_protocol:
         return []
-    thresholds = study.protocol["thresholds"]
-    if "ceiling" in thresholds:
+    if study.thresholds.ceiling is not None:
         return []
-    head = float(thresholds["headline"])
+    head = study.thresholds.headline
     out = []
     for scorer, column in columns:
         sign = -1.0 if worse_of(study.scorer(scorer)) == "lower" else 1.0
@@ -134,16 +132,14 @@ def ceiling_refusal(study: Any) -> str | None:
     or None: a score of some condition beyond it, or a ceiling off the scores' lattice (the fit
     stage would refuse the same scores after the freeze). Studies that register no ceiling or do
     not import their scores give None."""
-    if not study.has_protocol or study.data["data"]["backend"] != "import":
-        return None
-    thresholds = study.protocol["thresholds"]
-    if thresholds.get("ceiling") is None or thresholds.get("ties") != "lattice":
+    thresholds = study.thresholds if study.has_protocol and study.backend == "import" else None
+    if thresholds is None or thresholds.ceiling is None or thresholds.ties != "lattice":
         return None
     from tailgate.generate.importer import inspect_import
     from tailgate.stats.lattice import ceiling_problem
     from tailgate.stats.risk import lattice_step_of
 
-    step = thresholds.get("lattice_step")
+    step = thresholds.lattice_step
     summary, rows = inspect_import(study, base_dir=project_root(study.path))
     for s in summary.spec.scores:
         worse = worse_of(study.scorer(s.scorer))
@@ -152,7 +148,7 @@ def ceiling_refusal(study: Any) -> str | None:
         for cond in study.conditions():
             x = sign * rows.scores[s.column][rows.of(cond["name"])][: int(cond["prompts"])]
             try:
-                h = float(lattice_step_of(x, None if step is None else float(step)))  # type: ignore[arg-type]
+                h = float(lattice_step_of(x, step))  # type: ignore[arg-type]
             except ValueError:
                 return None  # not on a lattice: lattice_refusal names it
             problem = ceiling_problem(x, h, top)  # type: ignore[arg-type]
@@ -177,10 +173,7 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
 
     if not study.has_protocol:
         return []  # no protocol thresholds: nothing is fitted at the band's quantiles
-    thresholds = study.protocol["thresholds"]
-    rule = thresholds.get("ties", "strict")
-    step = thresholds.get("lattice_step")
-    band = [float(q) for q in thresholds["band"]]
+    rule, step, band = study.thresholds.ties, study.thresholds.lattice_step, study.thresholds.band
     out = []
     for scorer, column in columns:
         hits = []
@@ -239,26 +232,26 @@ def lattice_refusal(study: Any) -> str | None:
     """Why the registered ``ties: lattice`` cannot be fitted on the imported scores, or None.
 
     A discretised GPD fit needs distinct exceedance values: the headline threshold must leave at
-    least ``protocol.thresholds.min_levels`` (absent: :data:`MIN_LEVELS`) in every condition and
+    least ``protocol.thresholds.min_levels`` in every condition and
     scorer (of the scores' bad tail; a monotone transform keeps the count, the cells on the
     logit scale being the images of the grades' cells), and the scores must lie on a lattice
     whose step is more than twice the logit's clipping ε where the logit scale is analysed (else
     two grades clip to one value). Studies that do not register ``ties: lattice`` or do not
     import their scores give None (their scores do not exist before the freeze)."""
-    if not study.has_protocol or study.data["data"]["backend"] != "import":
-        return None
-    thresholds = study.protocol["thresholds"]
-    if thresholds.get("ties") != "lattice":
+    thresholds = study.thresholds if study.has_protocol and study.backend == "import" else None
+    if thresholds is None or thresholds.ties != "lattice":
         return None
     import numpy as np
 
     from tailgate.generate.importer import inspect_import
     from tailgate.stats.risk import exceedances
 
-    minimum = min_levels(study)
-    head = float(thresholds["headline"])
-    step = thresholds.get("lattice_step")
-    eps = float(study.data["transform"]["epsilon"])
+    minimum, head, step, eps = (
+        thresholds.min_levels,
+        thresholds.headline,
+        thresholds.lattice_step,
+        study.epsilon,
+    )
     summary, rows = inspect_import(study, base_dir=project_root(study.path))
     short = []
     for s in summary.spec.scores:
@@ -267,7 +260,7 @@ def lattice_refusal(study: Any) -> str | None:
         for cond in study.conditions():
             x = sign * rows.scores[s.column][rows.of(cond["name"])][: int(cond["prompts"])]
             try:
-                ex = exceedances(x, head, "lattice", None if step is None else float(step))
+                ex = exceedances(x, head, "lattice", step)
             except ValueError as exc:
                 return f"scorer {s.scorer}, condition {cond['name']}: {exc}"
             if logit and not eps < 0.5 * ex.step:  # type: ignore[operator]
@@ -293,7 +286,7 @@ def import_rows(study: Any, root: Path) -> dict[str, int]:
     """Rows per registered condition in the import file (the realised design's first fact)."""
     from tailgate.generate.importer import import_spec, read_rows
 
-    names = [c["name"] for c in study.data["conditions"]]
+    names = [c["name"] for c in study.conditions()]
     try:
         spec = import_spec(study, base_dir=root)
         records, _ = read_rows(spec)

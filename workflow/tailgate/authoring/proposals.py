@@ -102,11 +102,9 @@ def g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
 
     loaded = load_text(text, study)
     summary, checked = inspect_import(loaded, base_dir=root)
-    proto = loaded.protocol
-    n_star = int(proto["min_exceedances"])
-    smallest = min(min(summary.rows.values()), int(loaded.data["sample_cap"]))
-    head = float(proto["thresholds"]["headline"])
-    band = [float(q) for q in proto["thresholds"]["band"]]
+    n_star = loaded.rules.min_exceedances
+    smallest = min(min(summary.rows.values()), loaded.sample_cap)
+    head, band = loaded.thresholds.headline, loaded.thresholds.band
     notes = []
     at_head, best = exceedances_at(smallest, head), exceedances_at(smallest, min(band))
     if best < n_star:
@@ -192,7 +190,7 @@ def propose_tolerances(
     from tailgate.transform import transform_scores
 
     loaded = load_text(text, study)
-    eps = float(loaded.data["transform"]["epsilon"])
+    eps = loaded.epsilon
     lines = []
     for name, column, bounded, *_ in scores:
         groups: dict[str, list[float]] = {}

@@ -31,7 +31,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
     """Every problem of the module docstring in ``study`` (none: the run can start)."""
     file = str(study.path)
     problems: list[PreregError] = []
-    for i, sc in enumerate(study.data["scorers"]):
+    for i, sc in enumerate(study.scorers()):
         name = sc["name"]
         if "worse" in sc and sc["worse"] is None:
             problems.append(
@@ -46,7 +46,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
             )
     problems += missing_packages(study)
     if study.has_protocol and not study.pairs():
-        names = [c["name"] for c in study.data["conditions"]]
+        names = [c["name"] for c in study.conditions()]
         problems.append(
             PreregError(
                 f"the protocol compares the tails of pairs of conditions, but "
@@ -59,7 +59,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
                 "analyses that describe one condition (percentiles, severity)",
             )
         )
-    if study.data["data"]["backend"] == "import" and study.has_protocol:
+    if study.backend == "import" and study.has_protocol:
         problems += _constant_columns(study)
     return problems
 
@@ -84,7 +84,7 @@ def _constant_columns(study: Any) -> list[PreregError]:
             if x.size and np.ptp(x) <= 1e-12 * max(1.0, float(np.max(np.abs(x)))):
                 flat.append(f"{cond} (every value {float(x[0]):g})")
         if flat:
-            index = [sc["name"] for sc in study.data["scorers"]].index(s.scorer)
+            index = [sc["name"] for sc in study.scorers()].index(s.scorer)
             out.append(
                 PreregError(
                     f"scorer '{s.scorer}' (file column {s.source!r}) is constant in "

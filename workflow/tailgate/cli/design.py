@@ -64,7 +64,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
             {
                 "study": study.name,
                 "valid": True,
-                "schema_version": study.data["schema_version"],
+                "schema_version": study.schema_version,
                 "canonical_hash": study.canonical_hash,
                 "answer": _answer_line(study),
                 "import": findings,
@@ -82,12 +82,12 @@ def _cmd_design(args: argparse.Namespace) -> int:
         print(line)
     if refusals:
         print(
-            f"study {study.name}: loads (schema version {study.data['schema_version']}), but "
+            f"study {study.name}: loads (schema version {study.schema_version}), but "
             f"freeze would refuse it ({len(refusals)} problem{'s' if len(refusals) > 1 else ''}, "
             "below)"
         )
     else:
-        print(f"study {study.name}: valid (schema version {study.data['schema_version']})")
+        print(f"study {study.name}: valid (schema version {study.schema_version})")
     print(f"canonical hash {study.canonical_hash}")
     print(_answer_line(study))
     if design is None or oc is None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .spec import BACKENDS, DataInputError, condition_spec, shard_count
+from .spec import BACKENDS, DataInputError, condition_spec
 
-__all__ = ["BACKENDS", "DataInputError", "condition_spec", "generate_shard", "shard_count"]
+__all__ = ["BACKENDS", "DataInputError", "condition_spec", "generate_shard"]
 
 
 def generate_shard(
@@ -33,12 +33,12 @@ def generate_shard(
 ) -> None:
     """Write shard ``shard`` of ``condition`` to ``out_path`` with the study's registered backend.
 
-    Dispatches on ``study.data["data"]["backend"]``: ``simulate`` →
+    Dispatches on ``study.backend``: ``simulate`` →
     :func:`tailgate.generate.simulate.generate_shard`, ``import`` →
     :func:`tailgate.generate.importer.generate_shard`, ``transformers`` →
     ``tailgate.generate.transformers_backend.generate_shard``.
     """
-    backend = (study.data.get("data") or {}).get("backend", "simulate")
+    backend = study.backend
     if backend == "simulate":
         from .simulate import generate_shard as impl
     elif backend == "import":

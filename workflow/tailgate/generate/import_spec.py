@@ -86,12 +86,12 @@ class ImportSpec:
 
 
 def _column_scorers(study: Any) -> list[dict[str, Any]]:
-    return [s for s in study.data.get("scorers") or [] if s.get("kind") == "column"]
+    return [s for s in study.scorers() if s.get("kind") == "column"]
 
 
 def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -> ImportSpec:
     """Validate ``data.import`` of ``study``; relative paths resolve against ``base_dir``."""
-    block = (study.data.get("data") or {}).get("import") or {}
+    block = study.source().get("import") or {}
     where = "data.import"
     raw_path = block.get("path")
     if not isinstance(raw_path, str) or not raw_path:
@@ -117,7 +117,7 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
             f"Field `{where}.columns.prompt_id` is missing. Fix: name the file column holding "
             f"each row's prompt key (an integer or text id), e.g. `columns: {{prompt_id: id}}`."
         )
-    n_conditions = len(study.data.get("conditions") or [])
+    n_conditions = len(study.conditions())
     condition = columns.get("condition")
     if condition is None and n_conditions > 1:
         raise ImportDataError(
@@ -132,9 +132,7 @@ def import_spec(study: Any, *, base_dir: str | os.PathLike[str] | None = None) -
         )
     scores = _score_columns(study, columns.get("score"), where)
     if completion is None:
-        text = [
-            s["name"] for s in study.data.get("scorers") or [] if s.get("kind") in _TEXT_SCORERS
-        ]
+        text = [s["name"] for s in study.scorers() if s.get("kind") in _TEXT_SCORERS]
         if text:
             raise ImportDataError(
                 f"Scorer(s) {', '.join(map(repr, text))} read completions, but "

@@ -74,7 +74,7 @@ from .import_spec import (
     import_spec,
 )
 from .shards import shard_indices
-from .spec import condition_spec, shard_count
+from .spec import condition_spec
 
 __all__ = [
     "FORMATS",
@@ -555,7 +555,7 @@ def inspect_import(
     without rows. Returns the summary and the clean rows.
     """
     spec = import_spec(study, base_dir=base_dir)
-    names = [str(c.get("name")) for c in study.data.get("conditions") or []]
+    names = [str(c.get("name")) for c in study.conditions()]
     rows, mode = checked_rows(spec, names)
     ids = {n: distinct(rows.prompt_id[rows.of(n)]) for n in names}
     counts = {n: int(np.count_nonzero(rows.of(n))) for n in names}
@@ -622,11 +622,11 @@ def generate_shard(
     from tailgate.prereg.study import project_root
 
     cond_spec = condition_spec(study, condition)
-    shards = shard_count(study)
+    shards = study.shards
     summary, rows = inspect_import(study, base_dir=project_root(study.path))
     mine = np.flatnonzero(rows.of(condition))
     mine = mine[np.argsort(rows.prompt_id[mine], kind="stable")]  # one row per prompt id
-    cap = cond_spec.get("prompts", study.data.get("sample_cap"))
+    cap = cond_spec.get("prompts", study.sample_cap)
     if not (isinstance(cap, int) and not isinstance(cap, bool) and cap > 0):
         cap = None
     rows_of_shard = shard_indices(

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from tailgate.atomic import write_json, write_parquet
-from tailgate.generate.shards import ShardInputError, condition_spec
+from tailgate.generate.shards import ShardInputError
 from tailgate.seeds import rng
 
 __all__ = ["load_prompt_dataset", "prompt_count", "prompt_digest", "select_prompts"]
@@ -45,21 +45,16 @@ def prompt_digest(prompt_ids: Any, texts: Any) -> str:
 def prompt_count(study: Any) -> int:
     """Prompts to select: the largest ``prompts`` of a condition without a ``query``, checked
     against ``sample_cap``."""
-    conditions = study.data.get("conditions") or {}
-    names = (
-        list(conditions)
-        if isinstance(conditions, dict)
-        else [c["name"] for c in conditions if isinstance(c, dict) and "name" in c]
-    )
-    if not names:
+    conditions = study.conditions()
+    if not conditions:
         raise ShardInputError(
             f"Study {getattr(study, 'name', '?')!r} registers no conditions, so there is no prompt "
             "count to select. Add at least one condition with a 'prompts' count."
         )
     # a query condition (Acharyya et al. (2025)) answers its own registered query: it selects no
     # prompts
-    names = [n for n in names if condition_spec(study, n).get("query") is None] or names
-    counts = {name: condition_spec(study, name).get("prompts") for name in names}
+    chosen = [c for c in conditions if c.get("query") is None] or conditions
+    counts = {c["name"]: c.get("prompts") for c in chosen}
     bad = {
         n: c for n, c in counts.items() if not isinstance(c, int) or isinstance(c, bool) or c < 1
     }
@@ -69,8 +64,8 @@ def prompt_count(study: Any) -> int:
             f"integer 'prompts' count ({bad}). Register how many prompts each condition uses."
         )
     count = max(counts.values())
-    cap = study.data.get("sample_cap")
-    if cap is not None and count > int(cap):
+    cap = study.sample_cap
+    if count > cap:
         raise ShardInputError(
             f"Study {getattr(study, 'name', '?')!r} asks for {count} prompts per condition but its "
             f"sample_cap is {cap}. Lower the conditions' 'prompts' or raise sample_cap (both are "
@@ -138,7 +133,7 @@ def select_prompts(study: Any, out_path: str | os.PathLike[str], *, options: dic
     ``prompt`` (string), ``prompt_toxicity`` (float64, null where unknown), ``challenging``
     (bool). A sidecar ``<stem>.digest.json`` records the digest, source, split and counts.
     """
-    spec = dict(study.data.get("data", {}).get("prompts") or {})
+    spec = dict(study.source().get("prompts") or {})
     source = spec.get("source")
     if not source:
         raise ShardInputError(
@@ -184,9 +179,7 @@ def select_prompts(study: Any, out_path: str | os.PathLike[str], *, options: dic
         keep &= np.nan_to_num(toxicity, nan=np.inf) <= float(filters["max_toxicity"])
     candidates = ids[keep]
     if order == "shuffled":
-        candidates = candidates[
-            rng(int(study.data["seed"]), "prompts").permutation(len(candidates))
-        ]
+        candidates = candidates[rng(study.seed, "prompts").permutation(len(candidates))]
     if len(candidates) < count:
         raise ShardInputError(
             f"The prompt dataset {source!r} (split {split!r}) has {len(candidates)} rows after "

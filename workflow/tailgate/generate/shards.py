@@ -38,7 +38,6 @@ __all__ = [
     "GENERATION_COLUMNS",
     "ShardCheckpoint",
     "ShardInputError",
-    "condition_spec",
     "fingerprint",
     "generation_schema",
     "read_table",
@@ -81,27 +80,6 @@ def fingerprint(obj: Any) -> str:
     """SHA-256 of the canonical JSON of ``obj`` (sorted keys): the identity of a shard's inputs."""
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def condition_spec(study: Any, condition: str) -> dict[str, Any]:
-    """The registered specification of ``condition`` (conditions as a mapping or a named list)."""
-    conditions = study.data.get("conditions")
-    if isinstance(conditions, dict) and condition in conditions:
-        return dict(conditions[condition])
-    if isinstance(conditions, list):
-        for entry in conditions:
-            if isinstance(entry, dict) and entry.get("name") == condition:
-                return dict(entry)
-    known = (
-        sorted(conditions)
-        if isinstance(conditions, dict)
-        else [c.get("name") for c in conditions or [] if isinstance(c, dict)]
-    )
-    raise ShardInputError(
-        f"Condition {condition!r} is not registered in study {getattr(study, 'name', '?')!r}: "
-        f"the pre-registration's 'conditions' lists {known}. Use one of those names, or register "
-        "the condition (an amendment) before generating or scoring it."
-    )
 
 
 def read_table(path: str | os.PathLike[str], *, what: str, condition: str) -> pa.Table:

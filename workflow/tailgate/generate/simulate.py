@@ -77,7 +77,7 @@ from tailgate.stats.distributions import (
 )
 
 from .shards import shard_indices
-from .spec import DataInputError, condition_spec, shard_count
+from .spec import DataInputError, condition_spec
 
 __all__ = [
     "BERNOULLI_TEXTS",
@@ -367,7 +367,7 @@ def simulated_table(
 
 
 def _prompt_count(study: Any, spec: dict[str, Any]) -> int:
-    n = spec.get("prompts", study.data.get("sample_cap"))
+    n = spec.get("prompts", study.sample_cap)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise DataInputError(
             f"Field `conditions[{spec.get('name')}].prompts` (or `sample_cap`) of study "
@@ -391,7 +391,7 @@ def generate_shard(
     positions = shard_indices(
         n,
         shard=shard,
-        shards=shard_count(study),
+        shards=study.shards,
         count=n,
         condition=condition,
         study=study.name,
@@ -399,12 +399,12 @@ def generate_shard(
     model = discrete_model(spec.get("simulate"))
     if model is not None:
         where = f"conditions[{condition}].simulate.{model}"
-        u = rng(int(study.data["seed"]), "simulate", condition).random(n)
-        extra = {"seed": int(study.data["seed"])} if model == "token_ce" else {}
+        u = rng(study.seed, "simulate", condition).random(n)
+        extra = {"seed": study.seed} if model == "token_ce" else {}
         score = DISCRETE_MODELS[model](spec["simulate"][model], u, where, **extra)[positions]
         texts = [BERNOULLI_TEXTS[int(v)] for v in score] if model == "bernoulli" else None
         write_parquet(out_path, simulated_table(positions, score, score, texts))
         return
     truth = truth_from_spec(spec.get("simulate"), where=f"conditions[{condition}].simulate")
-    latent = simulate_condition(int(study.data["seed"]), condition, truth, n)
+    latent = simulate_condition(study.seed, condition, truth, n)
     write_parquet(out_path, simulated_table(positions, latent[positions]))

@@ -1,5 +1,5 @@
 """What every generation backend reads of a registration: the backends, a condition's
-registered entry and the shard count, and the error a backend raises for bad user input.
+registered entry, and the error a backend raises for bad user input.
 """
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from typing import Any
 
 from tailgate.errors import DataInputError
 
-__all__ = ["BACKENDS", "DataInputError", "condition_spec", "shard_count"]
+__all__ = ["BACKENDS", "DataInputError", "condition_spec"]
 
 BACKENDS = ("simulate", "import", "transformers")
 
 
 def condition_spec(study: Any, condition: str) -> dict[str, Any]:
-    """The registered entry of ``condition`` in ``study.data["conditions"]``."""
-    conditions = study.data.get("conditions") or []
+    """The registered entry of ``condition`` in ``study.conditions()``."""
+    conditions = study.conditions()
     for entry in conditions:
         if entry.get("name") == condition:
             return entry
@@ -25,14 +25,3 @@ def condition_spec(study: Any, condition: str) -> dict[str, Any]:
         f"{study.name!r} (field `conditions[].name`; registered: {names}). Fix: use one of the "
         f"registered names, or add the condition to the pre-registration and amend it."
     )
-
-
-def shard_count(study: Any) -> int:
-    """Number of shards per condition (``generation.shards``, default 1)."""
-    shards = (study.data.get("generation") or {}).get("shards", 1)
-    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
-        raise DataInputError(
-            f"Field `generation.shards` of study {study.name!r} must be a positive integer, got "
-            f"{shards!r}. Fix: set `generation: {{shards: 4}}` (any integer >= 1)."
-        )
-    return shards

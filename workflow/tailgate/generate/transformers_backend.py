@@ -45,12 +45,12 @@ from tailgate.generate.perturbation import perturbation_spec, row_embedding_nois
 from tailgate.generate.shards import (
     ShardCheckpoint,
     ShardInputError,
-    condition_spec,
     fingerprint,
     generation_schema,
     read_table,
     shard_prompts,
 )
+from tailgate.generate.spec import condition_spec
 from tailgate.models import (
     LoadedModel,
     encode_prompts,
@@ -210,11 +210,11 @@ def generate_shard(
     if cond.get("query") is not None:
         _generate_query_shard(study, cond, shard, out_path, options=options)
         return
-    generation = dict(study.data.get("generation") or {})
-    shards = int(generation.get("shards", 1))
+    generation = study.generation()
+    shards = study.shards
     noise = perturbation_spec(condition, cond.get("perturbation"))
     spec = model_spec(study, str(cond.get("model")), condition=condition)
-    seed = int(study.data["seed"])
+    seed = study.seed
     prompts_path = options.get("prompts_path")
     if not prompts_path:
         raise ShardInputError(
@@ -364,11 +364,11 @@ def _generate_query_shard(
             f"Condition {condition!r} registers no positive integer 'prompts' ({responses!r}): "
             "for a query condition it is the number of responses n. Register it."
         )
-    generation = dict(study.data.get("generation") or {})
-    shards = int(generation.get("shards", 1))
+    generation = study.generation()
+    shards = study.shards
     noise = perturbation_spec(condition, cond.get("perturbation"))
     spec = model_spec(study, str(cond.get("model")), condition=condition)
-    seed = int(study.data["seed"])
+    seed = study.seed
     block_size = int(options.get("batch_size", 16))
     blocks = query_blocks(responses, block_size, shard=shard, shards=shards)
     device = resolve_device(options.get("device"))

@@ -8,21 +8,22 @@ both and the registered verdict is re-derived from them
 statistics are (bootstrap size, seed, stability window, a threshold never fitted, an analysis's
 own fields, the data…), :class:`RegisteredBranch` lays out the jobs that compute entry 0's
 statistics into ``results/<study>/registered/`` — the same stage functions, run with
-``plan="registered"`` (:mod:`tailgate.stages.plan`).
+``plan="registered"`` (:mod:`tailgate.plans.entries`).
 
 The workflow defines each stage's rule once, for every plan of :func:`plans`
 (``rules/*.smk``: ``for plan in PLANS``): the chain head's :class:`Plan` names its rules after
-their stages and writes the main tree, ``results/<study>/`` + :data:`LAYOUT`; entry 0's names
-them ``registered_<stage>``, writes ``results/<study>/registered/`` + :data:`LAYOUT` and reads,
-through its rules' input functions (:meth:`Plan.path`), the file of each job it reads from:
-the main tree's where that job is shared, its own otherwise. (A rule per plan rather than a
-plan wildcard: the transform rule's outputs are one file per condition *of its plan*, and a
-rule's outputs cannot depend on a wildcard.)
+their stages and writes the main tree, ``results/<study>/`` + :data:`tailgate.plans.layout.
+LAYOUT`; entry 0's names them ``registered_<stage>``, writes ``results/<study>/registered/`` +
+:data:`LAYOUT` and reads, through its rules' input functions (:meth:`Plan.path`), the file of
+each job it reads from: the main tree's where that job is shared, its own otherwise. (A rule
+per plan rather than a plan wildcard: the transform rule's outputs are one file per condition
+*of its plan*, and a rule's outputs cannot depend on a wildcard.)
 
 A job of entry 0's plan is *shared* — the branch reads the main tree's file — when the amended
-plan runs the same job (same wildcards) with the same fingerprint (:func:`tailgate.stages.
-dependencies.stage_fingerprint`: everything the stage reads of the registration) on shared
-inputs, and the pinned input files it may read are the same; such a job writes the same bytes
+plan runs the same job (same wildcards) with the same fingerprint (:func:`tailgate.plans.
+fingerprint.stage_fingerprint`: everything the stage reads of the registration), every job it
+reads in the declared stage graph (:data:`tailgate.plans.reads.STAGE_GRAPH`) is shared, and the
+pinned input files it may read are the same; such a job writes the same bytes
 under either plan (``tests/workflow/test_stage_dependencies.py``). Every other job is the
 branch's *own* and runs under entry 0. The gates and analysis jobs of the branch are always its
 own (they are the registered plan's decisions); they are requested only where the stored
@@ -42,47 +43,20 @@ from typing import Any
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
-from .common import band, scales_for
-from .dependencies import stage_fingerprint
-from .plan import BRANCH_DIR, HEAD, REGISTERED, changed_pins, entry_study, registered_pin_problems
+from .entries import (
+    BRANCH_DIR,
+    HEAD,
+    REGISTERED,
+    changed_pins,
+    entry_study,
+    registered_pin_problems,
+)
+from .fingerprint import stage_fingerprint
+from .layout import LAYOUT, WRITER
+from .reads import STAGE_GRAPH, analysis_reads, scales_for, statistics_changes
 
 __all__ = ["LAYOUT", "WRITER", "Plan", "RegisteredBranch", "plans", "registered_branch"]
 
-#: the files of every artifact kind a plan's rules write, relative to the plan's folder
-#: (``results/<study>``, or ``results/<study>/registered`` for entry 0's own jobs): the one
-#: place the workflow's layout of these stages is written down
-LAYOUT: dict[str, str] = {
-    "prompts": "prompts.parquet",
-    "prompts_digest": "prompts.digest.json",
-    "generations": "generations/{condition}/shard-{shard}.parquet",
-    "scores": "scores/{scorer}/{condition}/shard-{shard}.parquet",
-    "embeddings": "embeddings/{embedder}/{condition}/shard-{shard}.parquet",
-    "severities": "severities/{scorer}/{scale}/{condition}.parquet",
-    "transform_summary": "severities/{scorer}/{scale}/transform.json",
-    "fits": "fits/{scorer}/{scale}/{condition}.json",
-    "bulk": "bulk/{scorer}/{condition}.parquet",
-    "gates": "gates/{scorer}/{scale}.json",
-    "analysis": "analyses/{analysis}/statistics.json",
-}
-
-#: artifact kind -> the stage (rule) that writes it
-WRITER: dict[str, str] = {
-    "prompts": "select_prompts",
-    "prompts_digest": "select_prompts",
-    "generations": "generate",
-    "scores": "score",
-    "embeddings": "embed",
-    "severities": "transform",
-    "transform_summary": "transform",
-    "fits": "fit",
-    "bulk": "bulk",
-    "gates": "gates",
-    "analysis": "analysis",
-}
-
-#: stage -> the wildcards its fingerprint is keyed by
-_KEYED = {"generate": "condition", "score": "scorer", "embed": "embedder", "transform": "scorer"}
-_KEYED.update({"fit": "condition", "analysis": "analysis"})
 #: the stages that read the pinned input files (an import file, a scorer's checkpoint…)
 _READ_PINS = ("select_prompts", "generate", "score", "embed")
 
@@ -125,7 +99,7 @@ class Plan:
     chain head's plan, whose files are the main tree's under ``results``;
     :class:`RegisteredBranch` is entry 0's beside an amendment."""
 
-    #: the plan a stage computes under (:mod:`tailgate.stages.plan`)
+    #: the plan a stage computes under (:mod:`tailgate.plans.entries`)
     name = HEAD
 
     def __init__(self, study: Study, results: str | Path) -> None:
@@ -144,7 +118,7 @@ class Plan:
 
     def fingerprint(self, stage: str, **wildcards: str) -> str:
         """The ``registered`` parameter of a job of the plan: its stage's fingerprint
-        (:func:`tailgate.stages.dependencies.stage_fingerprint`) under the plan's study."""
+        (:func:`tailgate.plans.fingerprint.stage_fingerprint`) under the plan's study."""
         return stage_fingerprint(self.study, stage, **wildcards)
 
     def fingerprint_of(self, stage: str, wildcard: str) -> Callable[[Any], str]:
@@ -310,58 +284,68 @@ class RegisteredBranch(Plan):
         return out
 
     def _same(self, stage: str, **wildcards: str) -> bool:
-        wc = {k: v for k, v in wildcards.items() if k == _KEYED.get(stage)}
+        key = STAGE_GRAPH.get(stage, ((), None))[1]
+        wc = {k: v for k, v in wildcards.items() if k == key}
         return stage_fingerprint(self.registered, stage, **wc) == stage_fingerprint(
             self.head, stage, **wc
         )
 
     def _decide(self, stage: str, **wc: str) -> bool:
+        """Shared where the amended plan runs the same job with the same fingerprint and every
+        job it reads (:data:`STAGE_GRAPH`) is shared, and no pinned input file it may read was
+        re-pinned; the gates and analyses are always entry 0's own."""
+        if stage in ("gates", "analysis") or (stage in _READ_PINS and self._pins_changed):
+            return True
+        if not self._same(stage, **wc) or not self._in_head(stage, wc):
+            return True
+        return any(
+            self.own(up, **job) for up in STAGE_GRAPH[stage][0] for job in self._reads(stage, wc)
+        )
+
+    def _in_head(self, stage: str, wc: Mapping[str, str]) -> bool:
+        """Whether the amended plan runs the job of ``stage`` with wildcards ``wc`` too."""
         head = self.head
-        if stage in ("gates", "analysis"):
-            return True
-        if stage in _READ_PINS and self._pins_changed:
-            return True
-        if not self._same(stage, **wc):
-            return True
-        head_conditions = _names(head.conditions())
-        head_shards = int(head.data["generation"]["shards"])
         if stage == "select_prompts":
-            return head.data["data"]["backend"] != "transformers"
+            return head.data["data"]["backend"] == "transformers"
+        s, head_conditions = wc.get("scorer", ""), _names(head.conditions())
+        head_shards = int(head.data["generation"]["shards"])
         if stage in ("generate", "score", "embed"):
-            c, k = wc["condition"], int(wc["shard"])
-            if c not in head_conditions or k >= head_shards:
-                return True
-            if stage == "generate":
-                return "prompts" in self.data_inputs(c) and self.own("select_prompts")
-            if stage == "score" and wc["scorer"] not in _names(head.scorers()):
-                return True
-            if stage == "embed" and self.main("embeddings").format(**wc) not in (
+            if wc["condition"] not in head_conditions or int(wc["shard"]) >= head_shards:
+                return False
+            if stage == "score":
+                return s in _names(head.scorers())
+            return stage == "generate" or self.main("embeddings").format(**wc) in (
                 self._head_embeddings
-            ):
-                return True
-            return self.own("generate", condition=c, shard=str(k))
+            )
         if stage == "transform":
-            s, sc = wc["scorer"], wc["scale"]
-            if sc not in _scales(head, s) or head_conditions != self.conditions():
-                return True
-            if head_shards != len(self.shards()):
-                return True
-            return any(
-                self.own("score", scorer=s, condition=c, shard=str(k))
-                for c in self.conditions()
-                for k in self.shards()
+            return (
+                wc["scale"] in _scales(head, s)
+                and head_conditions == self.conditions()
+                and head_shards == len(self.shards())
             )
         if stage in ("fit", "bulk"):
-            s, c = wc["scorer"], wc["condition"]
-            if not head.has_protocol or c not in head.protocol_conditions():
-                return True
-            scales = [wc["scale"]] if stage == "fit" else self.scales(s)
-            if stage == "bulk" and _scales(head, s) != scales:
-                return True  # the bulk table holds one column pair per scale
-            if any(sc not in _scales(head, s) for sc in scales):
-                return True
-            return any(self.own("transform", scorer=s, scale=sc) for sc in scales)
+            if not head.has_protocol or wc["condition"] not in head.protocol_conditions():
+                return False
+            if stage == "bulk":  # the bulk table holds one column pair per scale
+                return _scales(head, s) == self.scales(s)
+            return wc["scale"] in _scales(head, s)
         raise ValueError(f"no registered-plan branch for stage {stage!r}")
+
+    def _reads(self, stage: str, wc: Mapping[str, str]) -> list[dict[str, str]]:
+        """The wildcards of the jobs the job ``wc`` of ``stage`` reads (:data:`STAGE_GRAPH`)."""
+        s = wc.get("scorer", "")
+        if stage == "generate":
+            return [{}] if "prompts" in self.data_inputs(wc["condition"]) else []
+        if stage in ("score", "embed"):
+            return [{"condition": wc["condition"], "shard": str(int(wc["shard"]))}]
+        if stage == "transform":
+            return [
+                {"scorer": s, "condition": c, "shard": str(k)}
+                for c in self.conditions()
+                for k in self.shards()
+            ]
+        scales = [wc["scale"]] if stage == "fit" else self.scales(s)
+        return [{"scorer": s, "scale": sc} for sc in scales]
 
     # --- what the branch must produce ---------------------------------------------------------
     @cached_property
@@ -373,8 +357,6 @@ class RegisteredBranch(Plan):
         """Why the amended plan's stored statistics cannot give the registered plan's gates and
         H1 verdict (empty: re-derived from them; otherwise the branch computes them)."""
         from tailgate.protocol.registered import registered_settings
-
-        from .reads import statistics_changes
 
         reg, head = self.registered, self.head
         if not reg.has_protocol:
@@ -395,11 +377,10 @@ class RegisteredBranch(Plan):
         pairs = set(head.pairs())
         out += [f"pair {a} vs {b} (no bulk CIs as amended)" for a, b in reg.pairs()
                 if (a, b) not in pairs]  # fmt: skip
-        head_band = band(head)
         out += [
             f"threshold q = {q:g} (not fitted as amended)"
-            for q in band(reg)
-            if not any(abs(q - h) < 1e-9 for h in head_band)
+            for q in reg.thresholds.band
+            if not any(abs(q - h) < 1e-9 for h in head.thresholds.band)
         ]
         r, h = registered_settings(reg), registered_settings(head)
         out += [
@@ -412,8 +393,6 @@ class RegisteredBranch(Plan):
     def analysis_reasons(self, name: str) -> list[str]:
         """Why the amended plan's stored statistics of analysis ``name`` are not entry 0's
         (empty: its registered criteria are re-derived from them)."""
-        from .reads import analysis_reads
-
         first = self.registered.data.get("analyses") or {}
         now = self.head.data.get("analyses") or {}
         if name not in first:

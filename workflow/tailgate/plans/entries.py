@@ -3,7 +3,7 @@
 Every stage runs under the chain head (``plan="head"``): the pre-registration on disk, guarded
 against its lock (:func:`tailgate.stages.common.open_stage`). Once an amendment has moved the
 head, the workflow also evaluates the plan as it was first registered (DESIGN: "Amendments";
-:mod:`tailgate.stages.branch`): a stage run with ``plan="registered"`` is guarded exactly the
+:mod:`tailgate.plans.branch`): a stage run with ``plan="registered"`` is guarded exactly the
 same way — the pre-registration must match the chain head and be committed — and then computes
 under the study as entry 0 of the lock holds it (:func:`registered_study`). Its artifacts live
 under ``results/<study>/registered/`` and their provenance records name the plan

@@ -1,7 +1,8 @@
 """What a plan's stages read of the registration, for telling whether an amendment changed the
 inputs of the stored statistics (DESIGN: "Amendments"): the parts read by the stages upstream of
-the gates (:func:`statistics_changes`) and by an analysis (:func:`analysis_reads`). The
-registered-plan branch (:mod:`tailgate.stages.branch`) re-computes what they name under entry 0
+the gates (:func:`statistics_changes`) and by an analysis (:func:`analysis_reads`), and the
+scales a scorer is analysed on (:func:`scales_for`). The
+registered-plan branch (:mod:`tailgate.plans.branch`) re-computes what they name under entry 0
 of the lock; :mod:`tailgate.stages.registered_plan` re-derives the rest from the stored
 statistics.
 """
@@ -12,19 +13,35 @@ from typing import Any
 
 from tailgate.prereg.study import Study
 
-from .dependencies import stage_reads
+from .fingerprint import stage_reads
 
-__all__ = ["UPSTREAM_STAGES", "analysis_reads", "statistics_changes"]
+__all__ = ["STAGE_GRAPH", "UPSTREAM_STAGES", "analysis_reads", "scales_for", "statistics_changes"]
+
+#: the workflow's DAG up to the gates and analyses: stage -> (the stages whose files its jobs
+#: read, the wildcard its fingerprint is keyed by); an analysis reads what its kind declares
+STAGE_GRAPH: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "select_prompts": ((), None),
+    "generate": (("select_prompts",), "condition"),
+    "score": (("generate",), "scorer"),
+    "embed": (("generate",), "embedder"),
+    "transform": (("score",), "scorer"),
+    "fit": (("transform",), "condition"),
+    "bulk": (("transform",), None),
+    "gates": (("fit", "bulk"), None),
+    "analysis": ((), "analysis"),
+}
+
+
+def upstream_of(stage: str) -> list[str]:
+    """The stages whose files the jobs of ``stage`` read, directly or through others."""
+    out: list[str] = []
+    for up in STAGE_GRAPH[stage][0]:
+        out += [s for s in [*upstream_of(up), up] if s not in out]
+    return out
+
 
 #: the stages whose outputs the gates read, with the wildcard each job is keyed by
-UPSTREAM_STAGES: tuple[tuple[str, str | None], ...] = (
-    ("select_prompts", None),
-    ("generate", "condition"),
-    ("score", "scorer"),
-    ("transform", "scorer"),
-    ("fit", "condition"),
-    ("bulk", None),
-)
+UPSTREAM_STAGES = tuple((s, STAGE_GRAPH[s][1]) for s in upstream_of("gates"))
 
 #: parts an upstream stage reads that the re-derivation of the registered plan handles itself
 #: (:mod:`tailgate.stages.registered_plan`; the scan's display intervals enter no gate)
@@ -37,6 +54,14 @@ _HANDLED = (
 
 def _handled(part: str) -> bool:
     return part in _HANDLED or (part.startswith("conditions[") and part.endswith("].pilot"))
+
+
+def scales_for(study: Study, scorer: str) -> list[str]:
+    """The scales a scorer is analysed on: every registered scale for a bounded (probability)
+    scorer; ``identity`` for an unbounded one (probability and logit need scores in [0, 1])."""
+    if study.scorer(scorer).get("bounded", True):
+        return study.scales
+    return ["identity"]
 
 
 def statistics_changes(registered: Study, amended: Study) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from tailgate.errors import PreregError
 from tailgate.prereg.answer import answer_problems, protocol_registered
+from tailgate.prereg.protocol_blocks import Rules
 from tailgate.prereg.strict_yaml import Located, field_name
 
 __all__ = [
@@ -366,7 +367,7 @@ def pairs_name_two_conditions(reg: Registration) -> Iterator[Problem]:
 
 
 def _p1_method(reg: Registration) -> str:
-    return str(reg.protocol.get("p1_method", "percentile"))
+    return str(reg.protocol.get("p1_method", Rules.p1_method))
 
 
 def resamples_only_for_percentile_p1(reg: Registration) -> Iterator[Problem]:

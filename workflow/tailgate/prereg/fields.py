@@ -26,7 +26,7 @@ holds (so annotating a field changes no registration's hash):
     it is absent, so the fingerprints of registrations without it stay what they were.
 
 From these, :func:`annotations` derives what :mod:`tailgate.prereg.diff` classifies an amendment
-by and what :mod:`tailgate.stages.dependencies` fingerprints a stage by, and
+by and what :mod:`tailgate.plans.fingerprint` fingerprints a stage by, and
 :mod:`tailgate.prereg.reference` writes the pre-registration reference of the docs.
 """
 

@@ -4,11 +4,11 @@ Each reader is a frozen dataclass whose fields are the block's, with their types
 :meth:`ProtocolBlock.of` reads it from the canonical ``protocol`` block (defaults applied),
 converting each field to its declared type, so that a field added to a block is one line here.
 A stage reads ``study.bootstrap.resamples`` instead of
-``int(study.protocol["bootstrap"]["resamples"])``. Optional fields without a schema default are
-``None`` when absent: the rule an absent field stands for is documented, and applied, where the
-field is used (e.g. :mod:`tailgate.protocol.registered` for G5's edge and tolerance rules). The
-G1/G2 tolerances have their own reader, :func:`tailgate.protocol.registered.tolerances_for`
-(by scorer and scale).
+``int(study.protocol["bootstrap"]["resamples"])``. An optional field the schema gives no default
+(so that it never enters the canonical hash) takes its reader's default when absent, written
+here once (``None``: no rule registered); :class:`Rules` reads the protocol's own fields. The
+G1/G2 tolerances of one scorer and scale are read by
+:func:`tailgate.protocol.registered.tolerances_for`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import functools
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 __all__ = [
@@ -27,10 +27,12 @@ __all__ = [
     "PowerSimulation",
     "ProtocolBlock",
     "Reader",
+    "Rules",
     "Scan",
     "Sensitivity",
     "Stability",
     "Thresholds",
+    "Tolerances",
     "read_block",
 ]
 
@@ -39,15 +41,16 @@ _P = TypeVar("_P", bound="ProtocolBlock")
 
 
 class ProtocolBlock:
-    """A block of the protocol, read by :meth:`of` from the block under ``key``."""
+    """A block of the protocol, read by :meth:`of` from the block under ``key`` (``""``: the
+    protocol's own fields)."""
 
     key: ClassVar[str]
 
     @classmethod
     def of(cls, protocol: Mapping[str, Any]) -> Self:
         """The block as registered in the canonical ``protocol`` (an absent block: every
-        optional field None)."""
-        return read_block(cls, protocol.get(cls.key) or {})
+        optional field at its default)."""
+        return read_block(cls, protocol.get(cls.key) or {} if cls.key else protocol)
 
 
 class Reader(Generic[_P]):
@@ -66,10 +69,19 @@ class Reader(Generic[_P]):
 
 def read_block(cls: type[_B], block: Mapping[str, Any]) -> _B:
     """The dataclass ``cls`` from the registered ``block``, each field converted to its declared
-    type: ``int``, ``float``, ``str``, a tuple of them, a nested block; ``X | None`` is None when
-    the optional field is absent."""
+    type: ``int``, ``float``, ``str``, a tuple of them, a mapping, a nested block; an absent
+    field is its default (``X | None`` without one: None)."""
     hints = _hints(cls)
-    return cls(**{f.name: _convert(hints[f.name], block.get(f.name)) for f in fields(cls)})
+    return cls(
+        **{
+            f.name: _convert(hints[f.name], block.get(f.name, _absent(f.default)))
+            for f in fields(cls)
+        }
+    )
+
+
+def _absent(default: Any) -> Any:
+    return None if default is MISSING else default
 
 
 @functools.cache
@@ -85,7 +97,7 @@ def _convert(kind: Any, value: Any) -> Any:
         return tuple(_convert(args[0], v) for v in value)
     if is_dataclass(kind):
         return read_block(kind, value)
-    return kind(value)
+    return dict(value) if typing.get_origin(kind) is dict else kind(value)
 
 
 @dataclass(frozen=True)
@@ -124,10 +136,13 @@ class Stability(ProtocolBlock):
     scan: Scan
     min_exceedances: int
     resamples: int
-    intervals: str | None
-    edge: str | None
-    tolerance_rule: str | None
-    se_multiplier: float | None
+    #: the scan's display intervals
+    intervals: str = "bootstrap"
+    #: a side beyond the data range
+    edge: str = "one_sided"
+    #: the tolerance: ``fixed`` (the registered one) or ``se`` (se_multiplier × the s.e.)
+    tolerance_rule: str = "fixed"
+    se_multiplier: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -138,10 +153,54 @@ class Thresholds(ProtocolBlock):
     key: ClassVar[str] = "thresholds"
     headline: float
     band: tuple[float, ...]
-    ties: str | None
-    lattice_step: float | None
-    ceiling: float | None
-    min_levels: int | None
+    ties: str = "strict"
+    lattice_step: float | None = None
+    #: under ``ties: lattice``, the capped end of the bad tail in the scores' own units
+    ceiling: float | None = None
+    #: under ``ties: lattice``, the fewest distinct exceedance values the headline threshold
+    #: may leave (the schema's floor 4 is the fewest at which the discretised G4 can reject,
+    #: methods note P10)
+    min_levels: int = 30
+
+
+@dataclass(frozen=True)
+class Rules(ProtocolBlock):
+    """The protocol's own decision rules (Section 3 of Zhou (2026)): α and its multiplicity
+    correction over the ``family`` of pairs (``confirmatory``: pairs with a ``pilot`` condition
+    are exploratory) at the ``adjusted_gates`` (Bonferroni-corrected α = 0.05/6 on the CIs of
+    G1, G2 and P1), G3's N*, P2's Δfloor, TVaR's level, the headline scale, the band rule, and
+    P1's method (``percentile``: CI non-overlap; ``profile``; ``lr_test``, calibrated by
+    ``bartlett``, ``chi2`` or a parametric ``bootstrap`` below ``lr_bootstrap_below``
+    exceedances); the design's ``power`` at ``xi_bar`` (Eq. 2)."""
+
+    key: ClassVar[str] = ""
+    alpha: float
+    multiplicity: str
+    min_exceedances: int
+    delta_floor: float
+    tvar_level: float
+    power: float
+    xi_bar: float
+    headline_scale: str
+    band_rule: str
+    family: str = "registered"
+    adjusted_gates: tuple[str, ...] = ("G1", "G2", "P1")
+    p1_method: str = "percentile"
+    lr_calibration: str = "bartlett"
+    lr_bootstrap_below: int = 200
+
+
+@dataclass(frozen=True)
+class Tolerances(ProtocolBlock):
+    """``protocol.tolerances``: G1's and G2's equivalence margins, replaced by scale or
+    ``scorer/scale`` in ``scales``; ``proposed``: ``data`` where init proposed them from the
+    data."""
+
+    key: ClassVar[str] = "tolerances"
+    mean: float
+    tvar: float
+    scales: dict[str, dict[str, float]] | None = None
+    proposed: str = "registered"
 
 
 @dataclass(frozen=True)
@@ -175,10 +234,10 @@ class PowerSimulation(ProtocolBlock):
 
 @dataclass(frozen=True)
 class OperatingCharacteristics(ProtocolBlock):
-    """``protocol.operating_characteristics``: the simulation of the whole registered rule (no
-    defaults: each field None when absent, the block too)."""
+    """``protocol.operating_characteristics``: the simulation of the whole registered rule
+    (``resamples`` None: the observed-information stand-in; ``max_false_pass`` None: no bound)."""
 
     key: ClassVar[str] = "operating_characteristics"
-    trials: int | None
-    resamples: int | None
-    max_false_pass: float | None
+    trials: int = 200
+    resamples: int | None = None
+    max_false_pass: float | None = None

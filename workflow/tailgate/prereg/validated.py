@@ -42,8 +42,69 @@ class Study:
     def protocol(self) -> dict[str, Any]:
         return self.data["protocol"]
 
+    @property
+    def title(self) -> str:
+        return str(self.data.get("title", ""))
+
+    def hypotheses(self) -> dict[str, Any]:
+        """The registered hypotheses by name (none: empty)."""
+        return dict(self.data.get("hypotheses") or {})
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.data["schema_version"])
+
+    @property
+    def sample_cap(self) -> int:
+        """``sample_cap``: the most prompts per condition."""
+        return int(self.data["sample_cap"])
+
+    @property
+    def accepted_power(self) -> float | None:
+        """``accepted_power``: the power the registrant accepts (absent: none recorded)."""
+        ap = self.data.get("accepted_power")
+        return None if ap is None else float(ap)
+
+    def source(self) -> dict[str, Any]:
+        """The registered ``data`` block: the ``backend`` (``simulate``, ``transformers`` or
+        ``import``), its ``prompts`` and ``import`` blocks."""
+        return self.data["data"]
+
+    @property
+    def backend(self) -> str:
+        return str(self.data["data"]["backend"])
+
+    def generation(self) -> dict[str, Any]:
+        """The registered ``generation`` block (sampling settings and ``shards``)."""
+        return dict(self.data["generation"])
+
+    @property
+    def shards(self) -> int:
+        return int(self.data["generation"]["shards"])
+
+    @property
+    def epsilon(self) -> float:
+        """``transform.epsilon``: bounded scores are clipped into [ε, 1 − ε] before the logit."""
+        return float(self.data["transform"]["epsilon"])
+
+    @property
+    def scales(self) -> list[str]:
+        """``transform.scales``: the scales a bounded scorer is analysed on."""
+        return [str(s) for s in self.data["transform"]["scales"]]
+
+    def analyses(self) -> dict[str, Any]:
+        """The registered analyses by name, in name order (none: empty)."""
+        specs = self.data.get("analyses") or {}
+        return {name: specs[name] for name in sorted(specs)}
+
+    def models(self) -> dict[str, Any]:
+        """The registered ``models`` block (none: empty)."""
+        return dict(self.data.get("models") or {})
+
     # typed readers of the protocol's blocks (tailgate.prereg.protocol_blocks); the G1/G2
     # tolerances are read by scorer and scale (tailgate.protocol.registered.tolerances_for)
+    rules = blocks.Reader(blocks.Rules)
+    tolerances = blocks.Reader(blocks.Tolerances)
     bootstrap = blocks.Reader(blocks.Bootstrap)
     stability = blocks.Reader(blocks.Stability)
     thresholds = blocks.Reader(blocks.Thresholds)

@@ -22,7 +22,7 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.lock import read_lock
-from tailgate.protocol.registered import min_levels, registered_settings
+from tailgate.protocol.registered import registered_settings
 from tailgate.stats.power import achieved_power, required_exceedances
 
 __all__ = [
@@ -55,10 +55,9 @@ WHAT_A_SMALL_STUDY_LEARNS = (
 def cannot_pass(study: Any) -> str | None:
     """Why H1 cannot PASS at the registered size (G3, n_exc ≥ N*, fails for every pair at every
     threshold of the band), or None. Pilots are small on purpose and left out."""
-    proto = study.protocol
-    n_star = int(proto["min_exceedances"])
+    n_star = study.rules.min_exceedances
     smallest = planned_prompts(study)
-    q = min(float(x) for x in proto["thresholds"]["band"])
+    q = min(study.thresholds.band)
     best = exceedances_at(smallest, q)
     if best >= n_star:
         return None
@@ -165,22 +164,18 @@ def accepted_power_rule(study: Any) -> str:
 
 def planned_prompts(study: Any) -> int:
     """The smallest registered prompts per condition, pilots left out (unless all are pilots)."""
-    conditions = study.data["conditions"]
+    conditions = study.conditions()
     confirmatory = [c for c in conditions if not c.get("pilot", False)]
     return min(int(c["prompts"]) for c in (confirmatory or conditions))
 
 
 def derived_design(study: Any) -> Design:
     """The Eq. 2 design of ``study`` (a :class:`tailgate.prereg.Study`)."""
-    data = study.data
-    proto = data["protocol"]
-    q = float(proto["thresholds"]["headline"])
-    alpha, power, xi_bar = float(proto["alpha"]), float(proto["power"]), float(proto["xi_bar"])
-    delta = float(proto["delta_floor"])
+    rules, q = study.rules, study.thresholds.headline
+    alpha, power, xi_bar, delta = rules.alpha, rules.power, rules.xi_bar, rules.delta_floor
     n_req = required_exceedances(delta, alpha=alpha, power=power, xi_bar=xi_bar)
     min_prompts = planned_prompts(study)
     n_plan = exceedances_at(min_prompts, q)
-    ap = data.get("accepted_power")
     alpha_p1 = registered_settings(study).alpha_of("P1")
     n_gate = required_exceedances(delta, alpha=alpha_p1, power=power, xi_bar=xi_bar)
     return Design(
@@ -191,14 +186,14 @@ def derived_design(study: Any) -> Design:
         q_headline=q,
         n_exc_required=n_req,
         prompts_required=prompts_for(n_req, q),
-        sample_cap=int(data["sample_cap"]),
+        sample_cap=study.sample_cap,
         min_prompts=min_prompts,
         n_exc_planned=n_plan,
         cap_meets_bound=n_plan >= n_req,
         achieved_power=achieved_power(n_plan, delta, alpha=alpha, xi_bar=xi_bar),
-        accepted_power=None if ap is None else float(ap),
+        accepted_power=study.accepted_power,
         accepted_rule=accepted_power_rule(study),
-        min_exceedances=int(proto["min_exceedances"]),
+        min_exceedances=rules.min_exceedances,
         alpha_p1=alpha_p1,
         n_exc_required_gate=n_gate,
         prompts_required_gate=prompts_for(n_gate, q),
@@ -225,9 +220,8 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
         return design, "simulated power: not available", []
     from tailgate.seeds import derive_seed
 
-    proto = study.data["protocol"]
-    sim = proto["power_simulation"]
-    resamples = None if sim.get("resamples") is None else int(sim["resamples"])
+    sim = study.power_simulation
+    resamples = sim.resamples
     lines: list[str] = []
     rates: list[dict[str, Any]] = []
     at_floor = None
@@ -240,7 +234,7 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
                 delta_xi,
                 design.n_exc_planned,
                 settings,
-                trials=int(sim["trials"]),
+                trials=sim.trials,
                 resamples=resamples,
                 seed=derive_seed(study.seed, "design", "simulated_power", factor),
                 xi_a=design.xi_bar,
@@ -263,7 +257,7 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
         lines.append(
             f"simulated power of P1∧P2 at Δξ = {factor:g} × Δfloor = {delta_xi:g} and "
             f"{design.n_exc_planned} exceedances, P1 at CI level {level:.4g}: {res.rate:.3f} ± "
-            f"{res.mc_se:.3f} (Monte Carlo s.e., {sim['trials']} trials)"
+            f"{res.mc_se:.3f} (Monte Carlo s.e., {sim.trials} trials)"
         )
     lines.append(f"(P1 by {rates[0]['p1_interval']})")
     lines.append(
@@ -334,8 +328,6 @@ def describe(design: Design) -> list[str]:
 DEFAULT_BULK: dict[str, Any] = {"family": "logistic", "loc": -6.0, "scale": 1.0}
 #: truths simulated by :func:`operating_characteristics`, as multiples of Δfloor
 OC_FACTORS = (0.0, 0.5, 1.0, 1.5)
-#: defaults of ``protocol.operating_characteristics`` when absent (documented in the template)
-OC_TRIALS = 200
 
 
 class ReferencePair:
@@ -347,9 +339,7 @@ class ReferencePair:
     def __init__(self, study: Any, share: float) -> None:
         from scipy.special import logit
 
-        proto = study.data["protocol"]
-        self.xi_bar = float(proto["xi_bar"])
-        self.scale = str(proto["headline_scale"])
+        self.xi_bar, self.scale = study.rules.xi_bar, study.rules.headline_scale
         self.loc, self.s = float(DEFAULT_BULK["loc"]), float(DEFAULT_BULK["scale"])
         self.share, self.body = share, 1.0 - share
         self.splice = self.loc + self.s * float(logit(self.body))
@@ -416,18 +406,15 @@ def operating_characteristics(
 
     design = design or derived_design(study)
     workers = workers or os.cpu_count() or 1
-    proto = study.data["protocol"]
-    oc = proto.get("operating_characteristics", {})
-    band = [float(q) for q in proto["thresholds"]["band"]]
-    delta = float(proto["stability"]["delta"])
-    share = min(0.5, max(0.10, round(1.0 - (min(band) - delta) + 0.01, 6)))
+    oc, band = study.operating_characteristics, list(study.thresholds.band)
+    share = min(0.5, max(0.10, round(1.0 - (min(band) - study.stability.delta) + 0.01, 6)))
     settings = registered_settings(study)
-    headline = float(proto["thresholds"]["headline"])
+    headline = study.thresholds.headline
     sample = ReferencePair(study, share)
     step, notes = None, ()
-    if proto["thresholds"].get("ties") == "lattice":
+    if study.thresholds.ties == "lattice":
         seed = seed_sequence(study.seed, "design", "operating_characteristics", "lattice")
-        levels = min_levels(study)
+        levels = study.thresholds.min_levels
         step = reference_step(sample, design.min_prompts, headline, levels, seed)
         if step is None:
             notes = (
@@ -440,13 +427,13 @@ def operating_characteristics(
         settings,
         band=band,
         headline_q=headline,
-        band_rule=str(proto["band_rule"]),
+        band_rule=study.rules.band_rule,
         n_prompts=design.min_prompts,
         sample=sample,
         delta_xis=[f * design.delta_floor for f in factors],
-        trials=int(oc.get("trials", OC_TRIALS)) if trials is REGISTERED else int(trials),
-        resamples=resamples if resamples is not REGISTERED else oc.get("resamples"),
-        min_side_exceedances=int(proto["stability"]["min_exceedances"]),
+        trials=oc.trials if trials is REGISTERED else int(trials),
+        resamples=resamples if resamples is not REGISTERED else oc.resamples,
+        min_side_exceedances=study.stability.min_exceedances,
         seed=seed_sequence(study.seed, "design", "operating_characteristics"),
         workers=workers,
         lattice_step=step,
@@ -492,7 +479,7 @@ def check_false_pass(study: Any, oc: Any) -> str | None:
     The simulated false-PASS rate (largest PASS rate below the floor) must not exceed
     ``protocol.operating_characteristics.max_false_pass`` by more than two Monte Carlo s.e.
     """
-    cap = study.data["protocol"].get("operating_characteristics", {}).get("max_false_pass")
+    cap = study.operating_characteristics.max_false_pass
     if cap is None:
         return None
     worst = max(

@@ -19,9 +19,9 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tailgate.prereg.protocol_blocks import Rules, Stability
 from tailgate.stats.equivalence import BulkEquivalence
 from tailgate.stats.inference import (
-    LR_BOOTSTRAP_BELOW,
     LR_CALIBRATIONS,
     ProfileGrid,
     bartlett_corrected,
@@ -93,7 +93,8 @@ FAMILIES = ("registered", "confirmatory")
 
 @dataclass(frozen=True)
 class GateSettings:
-    """Registered decision rules of Zhou (2026) (defaults: the seed's pre-registered design).
+    """Registered decision rules of Zhou (2026) (defaults: the seed's pre-registered design; an
+    optional field's: its reader's, :mod:`tailgate.prereg.protocol_blocks`).
 
     Multiplicity: ``multiplicity`` is ``"none"`` or ``"bonferroni"``; with Bonferroni over the
     ``n_pairs`` pairs of the family (``family``: every registered pair, or the ``confirmatory``
@@ -125,14 +126,14 @@ class GateSettings:
     multiplicity: str = "none"
     n_pairs: int = 1
     tvar_level: float = 0.9
-    family: str = "registered"
-    adjusted_gates: tuple[str, ...] = ("G1", "G2", "P1")
-    stability_edge: str = "one_sided"
-    stability_rule: str = "fixed"
-    stability_se_multiplier: float = 2.0
-    p1_method: str = "percentile"
-    lr_calibration: str = "bartlett"
-    lr_bootstrap_below: int = LR_BOOTSTRAP_BELOW
+    family: str = Rules.family
+    adjusted_gates: tuple[str, ...] = Rules.adjusted_gates
+    stability_edge: str = Stability.edge
+    stability_rule: str = Stability.tolerance_rule
+    stability_se_multiplier: float = Stability.se_multiplier
+    p1_method: str = Rules.p1_method
+    lr_calibration: str = Rules.lr_calibration
+    lr_bootstrap_below: int = Rules.lr_bootstrap_below
     tolerances_source: str = "registered"
 
     def __post_init__(self) -> None:

@@ -85,7 +85,7 @@ def gates_file_from_protocol(
         }
         for (a, b), ats in grouped.items()
     ]
-    settings = verdict.get("settings") or {}
+    settings = verdict["settings"]
     labels = [f"{a} vs {b}" for a, b in sorted(passing)]
     band = sorted({float(q) for q in verdict["thresholds"]}, key=lambda q: float(qkey(q)))
     # the G1/G2 tolerances came from the data (init): written only then, beside them in the report
@@ -96,7 +96,7 @@ def gates_file_from_protocol(
         "scale": scale,
         "headline_q": float(verdict["headline_q"]),
         "band": band,
-        "floor": float(settings.get("delta_floor", 0.10)),
+        "floor": float(settings["delta_floor"]),
         "pairs": pairs,
         "h1": {
             "verdict": verdict["h1"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tailgate.errors import InputError
+from tailgate.plans.layout import Layout
 from tailgate.protocol.documents import (
     Amendment,
     ConditionFits,
@@ -69,7 +70,7 @@ def check_report_inputs(verdict: Any, fits: Any, power: Any) -> None:
     for scorer, scales in fits.items():
         for scale, conditions in scales.items():
             for condition, record in conditions.items():
-                where = f"fits/{scorer}/{scale}/{condition}.json"
+                where = Layout("").fits(scorer, scale, condition).as_posix()
                 _check(record, ConditionFits, where)
                 _check(record["stability"], StabilityScan, f"{where}: stability")
                 for k, fit in enumerate(record["thresholds"]):

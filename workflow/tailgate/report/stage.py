@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from tailgate.plans.layout import Layout
 from tailgate.report import figures
-from tailgate.report.raster import available_processes
 from tailgate.report.render import fishing_points, render
 from tailgate.stages.analyses import read_analyses
 from tailgate.stages.common import open_stage, read_json
 
-__all__ = ["render_report", "report_inputs", "report_stage", "rerender", "rerendered"]
+__all__ = ["render_report", "report_inputs", "report_stage", "rerendered"]
 
 #: the operating characteristics' file name, beside ``power.json``
 OPERATING = "operating.json"
@@ -52,9 +51,7 @@ def render_report(
     # pre-registration, which the lock pins, is the only other input; the statistics come
     # from the files read)
     registration = (
-        None
-        if study is None
-        else {"title": study.data.get("title", ""), "hypotheses": study.data.get("hypotheses", {})}
+        None if study is None else {"title": study.title, "hypotheses": study.hypotheses()}
     )
     v = read_json(verdict, "verdict")
     plan = v.get("registered_plan") or {}
@@ -142,14 +139,12 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
 
     names = study.protocol_conditions()  # none without the protocol
     fits = [
-        results / "fits" / s["name"] / scale / f"{c}.json"
+        Layout(results).fits(s["name"], scale, c)
         for s in study.scorers()
         for scale in scales_for(study, s["name"])
         for c in names
     ]
-    analyses = [
-        results / "analyses" / name / "statistics.json" for name in sorted(study.data["analyses"])
-    ]
+    analyses = [Layout(results).analysis(name) for name in study.analyses()]
     return {
         "verdict": results / "verdict.json",
         "fits": fits,
@@ -159,7 +154,7 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
 
 
 def rerendered(study: Any) -> dict[str, str]:
-    """What :func:`rerender` writes: the report and, with the protocol, the standalone figures
+    """What the report rule writes: the report and, with the protocol, the standalone figures
     and their sidecars, by role (paths relative to the results folder)."""
     names = {"html": "report.html", "md": "report.md"}
     if study.has_protocol:
@@ -172,31 +167,3 @@ def rerendered(study: Any) -> dict[str, str]:
             }
         )
     return names
-
-
-def rerender(
-    results: Path, study: Any, out_dir: Path, *, pixels: bool = True
-) -> list[tuple[str, Path]]:
-    """Render the report from the stored statistics in ``results`` into ``out_dir``; return
-    (path relative to ``results``, written file) for each output (``tailgate audit``).
-    Without ``pixels`` no figure is rasterised: the images are empty, what they plot is there
-    (their digests in the report, their sidecars)."""
-    names = rerendered(study)
-    (out_dir / "figures").mkdir(parents=True, exist_ok=True)
-    inputs = report_inputs(results, study)
-    # a reviewer's machine draws the figures with every CPU it lends (the same bytes)
-    with (
-        figures.without_pixels() if not pixels else nullcontext(),
-        figures.drawing_processes(available_processes()),
-    ):
-        render_report(
-            inputs["verdict"],
-            inputs["fits"],
-            inputs["power"],
-            out_dir / names["html"],
-            out_dir / names["md"],
-            {k: out_dir / names[k] for k in ("power", "stability") if k in names},
-            inputs["analyses"],
-            study=study,
-        )
-    return [(rel, out_dir / rel) for rel in names.values()]

@@ -59,7 +59,7 @@ def missing_packages(study: Any) -> list[PreregError]:
     with ``ModuleNotFoundError``. Each names the packages and the install line that works."""
     file = str(study.path)
     problems = []
-    for i, sc in enumerate(study.data["scorers"]):
+    for i, sc in enumerate(study.scorers()):
         name, kind = sc["name"], sc["kind"]
         missing = _missing(kind)
         if missing:
@@ -72,7 +72,7 @@ def missing_packages(study: Any) -> list[PreregError]:
                     fix=f"{install_fix(_EXTRA)}, or register another scorer",
                 )
             )
-    backend = study.data["data"]["backend"]
+    backend = study.backend
     missing = _missing(backend)
     if missing:
         problems.append(
@@ -84,7 +84,7 @@ def missing_packages(study: Any) -> list[PreregError]:
                 fix=install_fix(_EXTRA),
             )
         )
-    for name, spec in (study.data.get("analyses") or {}).items():
+    for name, spec in study.analyses().items():
         emb = spec.get("embedding")
         missing = _missing("transformers") if emb else []
         if missing:
@@ -123,7 +123,7 @@ def _offline() -> bool:
 
 def model_needs(study: Any, key: str) -> list[Need]:
     """The registered model ``models.<key>`` (its id or path and revision)."""
-    spec = (study.data.get("models") or {}).get(key) or {}
+    spec = study.models().get(key) or {}
     source = spec.get("id") or spec.get("path")
     return [
         Need("package 'transformers'", package="transformers"),
@@ -133,7 +133,7 @@ def model_needs(study: Any, key: str) -> list[Need]:
 
 def scorer_needs(study: Any, name: str) -> list[Need]:
     """What the registered scorer ``name`` loads: its package, its judge model, its checkpoint."""
-    entry = next((s for s in study.data.get("scorers") or [] if s.get("name") == name), None)
+    entry = next((s for s in study.scorers() if s.get("name") == name), None)
     if entry is None:
         return []
     kind = entry.get("kind")

@@ -201,7 +201,7 @@ def record(
     artifact was computed from (their SHA-256 is recorded now). ``kind`` is ``"data"`` for
     generated or imported data (generations, scores), ``"derived"`` for statistics, ``"report"``
     for tables and figures meant for readers. ``plan``: which plan the artifact was computed
-    under (:func:`tailgate.stages.plan.plan_of`: the chain head, or the registered plan of
+    under (:func:`tailgate.plans.entries.plan_of`: the chain head, or the registered plan of
     entry 0 beside an amendment); absent, the chain head's.
     """
     if kind not in ("data", "derived", "report"):
@@ -228,7 +228,7 @@ def record(
             "lock_head": lock_head,
         },
         # the plan the artifact was computed under: the study above (the chain head), or,
-        # beside an amendment, the plan entry 0 registered (tailgate.stages.plan)
+        # beside an amendment, the plan entry 0 registered (tailgate.plans.entries)
         "plan": dict(plan)
         if plan is not None
         else {"name": "head", **lock_head, "canonical_hash": study.canonical_hash},

@@ -45,8 +45,8 @@ class ScorerSpec:
 
 
 def scorer_spec(study: Any, scorer: str, *, condition: str) -> ScorerSpec:
-    """Find ``scorer`` by name in ``study.data["scorers"]`` and check its kind."""
-    entries = study.data.get("scorers") or []
+    """Find ``scorer`` by name in ``study.scorers()`` and check its kind."""
+    entries = study.scorers()
     for entry in entries:
         if isinstance(entry, dict) and entry.get("name") == scorer:
             kind = entry.get("kind")

@@ -81,7 +81,7 @@ def h1_row(study: Study, h1: Mapping[str, Any], headline: Mapping[str, Any]) -> 
         "kind": "protocol",
         "name": "H1",
         "statistic": f"H1 verdict ({headline['scorer']}, {headline['scale']} scale, band rule "
-        f"{study.protocol['band_rule']})",
+        f"{study.rules.band_rule})",
         "comparison": "==",
         "threshold": "PASS",
         "borderline": None,

@@ -39,7 +39,6 @@ def bulk_stage(
 ) -> None:
     """Bootstrap replicates of mean and TVaR of ``condition`` on every scale of ``scorer``."""
     ctx = open_stage(prereg, results, plan)
-    p = ctx.study.protocol
     scales = scales_for(ctx.study, scorer)
     arrays = {s: read_severities(severities[s])[1] for s in scales}
     keys = ("bulk", scorer) if ctx.study.bootstrap.paired else ("bulk", scorer, condition)
@@ -48,7 +47,7 @@ def bulk_stage(
         arrays,
         n_boot,
         seed_sequence(ctx.study.seed, *keys),
-        tvar_level=float(p["tvar_level"]),
+        tvar_level=ctx.study.rules.tvar_level,
         paired=ctx.study.bootstrap.paired,
     )
     cols: dict[str, Any] = {"replicate": pa.array(np.arange(n_boot))}

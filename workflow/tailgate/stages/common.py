@@ -6,7 +6,7 @@ guard, repeated inside each job so that no entry point can produce results from 
 Every artifact is written with :mod:`tailgate.atomic` and then recorded with
 :func:`tailgate.runtime.provenance.record` in the same job. A stage opened with
 ``plan="registered"`` passes the same guard and then computes under the plan entry 0 of the lock
-registered (:mod:`tailgate.stages.plan`), writing only under ``results/<study>/registered/``.
+registered (:mod:`tailgate.plans.entries`), writing only under ``results/<study>/registered/``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tailgate.errors import InputError
+from tailgate.plans.reads import scales_for
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.runtime.provenance import ProvenanceRecord, record
@@ -48,7 +49,7 @@ class StageContext:
     (``results/<study>``). ``study`` is the chain head, or with ``plan`` ``"registered"`` the
     study as entry 0 of the lock registered it; ``head`` is the guarded chain head (None: the
     same as ``study``) and ``plan_info`` what the records say of the plan
-    (:func:`tailgate.stages.plan.plan_record`)."""
+    (:func:`tailgate.plans.entries.plan_record`)."""
 
     study: Study
     results: Path
@@ -67,7 +68,7 @@ class StageContext:
     ) -> ProvenanceRecord:
         """Record an artifact just written (its inputs always include the pre-registration);
         under the registered plan only inside ``registered/``, under the head only outside."""
-        from .plan import BRANCH_DIR, REGISTERED
+        from tailgate.plans.entries import BRANCH_DIR, REGISTERED
 
         where = Path(os.path.abspath(path))
         root = Path(os.path.abspath(self.results))
@@ -109,8 +110,8 @@ def open_stage(
     """Refuse unless ``prereg`` (and the files it pins) match its lock, the registration is
     committed (a confirmatory run) and its results folder holds no link; check ``results`` is
     the study's ``<project>/results/<study>``. ``plan``: ``"head"`` (the chain head) or
-    ``"registered"`` (the plan of entry 0 of the lock, :mod:`tailgate.stages.plan`)."""
-    from .plan import PLANS, REGISTERED, registered_study
+    ``"registered"`` (the plan of entry 0 of the lock, :mod:`tailgate.plans.entries`)."""
+    from tailgate.plans.entries import PLANS, REGISTERED, registered_study
 
     if plan not in PLANS:
         raise InputError(f"plan must be one of {', '.join(PLANS)}, not {plan!r}")
@@ -135,13 +136,13 @@ def qkey(q: float) -> str:
 
 def band(study: Study) -> list[float]:
     """The registered threshold band (increasing)."""
-    return [float(q) for q in study.protocol["thresholds"]["band"]]
+    return list(study.thresholds.band)
 
 
 def scan_quantiles(study: Study) -> list[float]:
     """The stability scan's grid start, start + step, … ≤ stop (Fig. 3 of Zhou (2026))."""
-    scan = study.protocol["stability"]["scan"]
-    start, stop, step = float(scan["start"]), float(scan["stop"]), float(scan["step"])
+    scan = study.stability.scan
+    start, stop, step = scan.start, scan.stop, scan.step
     count = math.floor((stop - start) / step + 1e-9) + 1
     return [round(start + i * step, 10) for i in range(count)]
 
@@ -173,21 +174,13 @@ def read_json(path: str | os.PathLike[str], what: str) -> Any:
         ) from None
 
 
-def scales_for(study: Study, scorer: str) -> list[str]:
-    """The scales a scorer is analysed on: every registered scale for a bounded (probability)
-    scorer; ``identity`` for an unbounded one (probability and logit need scores in [0, 1])."""
-    if study.scorer(scorer).get("bounded", True):
-        return [str(s) for s in study.data["transform"]["scales"]]
-    return ["identity"]
-
-
 def headline_of(study: Study) -> dict[str, Any]:
     """The headline analysis: first registered scorer, registered headline scale and q."""
     scorer = study.scorers()[0]["name"]
     scales = scales_for(study, scorer)
-    scale = study.protocol["headline_scale"]
+    scale = study.rules.headline_scale
     return {
         "scorer": scorer,
         "scale": scale if scale in scales else scales[0],
-        "q": float(study.protocol["thresholds"]["headline"]),
+        "q": study.thresholds.headline,
     }

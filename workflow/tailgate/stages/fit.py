@@ -73,11 +73,9 @@ __all__ = [
     "fit_stage",
     "fit_threshold",
     "lattice_step",
-    "scan_intervals",
     "scan_sides",
     "side_count",
     "side_xi",
-    "tie_rule",
 ]
 
 QQ_POINTS = 200
@@ -128,16 +126,16 @@ def lattice_step(
     InputError (exit 2) when the rule is registered but the scores are not on a lattice, ε
     is not below half its step (the clipped ends would share one value), or a score lies beyond
     the ceiling or the ceiling off the lattice."""
-    if tie_rule(study) != "lattice":
+    if study.thresholds.ties != "lattice":
         return None
-    reg = study.protocol["thresholds"].get("lattice_step")
+    reg = study.thresholds.lattice_step
     top = ceiling(study, scale, worse)
     cells = None
     if scale == "logit":
-        cells = lattice.Cells(1.0, float(study.data["transform"]["epsilon"]))
+        cells = lattice.Cells(1.0, study.epsilon)
         x = cells.own(x)
     try:
-        step = lattice_step_of(x, None if reg is None else float(reg))
+        step = lattice_step_of(x, reg)
     except ValueError as exc:
         raise InputError(f"{where}: protocol.thresholds.ties is lattice, but {exc}") from None
     problem = None if top is None else lattice.ceiling_problem(x, float(step), top)
@@ -159,16 +157,6 @@ def lattice_step(
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
     return [_num(lo), _num(hi)] if math.isfinite(lo) or math.isfinite(hi) else None
-
-
-def scan_intervals(study: Study) -> str:
-    """The registered display intervals of the stability scan (absent: ``bootstrap``)."""
-    return str(study.protocol["stability"].get("intervals", "bootstrap"))
-
-
-def tie_rule(study: Study) -> str:
-    """The registered threshold rule for tied values (absent: ``strict``)."""
-    return str(study.protocol["thresholds"].get("ties", "strict"))
 
 
 def _side_json(v: float | None) -> float | str | None:
@@ -208,11 +196,10 @@ def fit_threshold(
     does not depend on it). ``step``: the lattice step under the rule ``lattice`` (detected or
     registered, :func:`lattice_step`, when None).
     """
-    p = study.protocol
     level = study.bootstrap.level
     settings = registered_settings(study)
     gate_level = settings.ci_level
-    ties = tie_rule(study)
+    ties = study.thresholds.ties
     if ties == "lattice" and step is None:
         step = lattice_step(study, x)
     ex = exceedances(x, q, ties, step if ties == "lattice" else None)
@@ -236,8 +223,7 @@ def fit_threshold(
         ad = gof.anderson_darling(ex.y, f, seed=gof_seed)
     else:
         ad = gof.anderson_darling_lattice(ex.y, h, f, n_boot=gof.LATTICE_RESAMPLES, seed=gof_seed)
-    delta = float(p["stability"]["delta"])
-    smin = int(p["stability"]["min_exceedances"])
+    delta, smin = study.stability.delta, study.stability.min_exceedances
     known = sides or {}
     q_minus, q_plus = round(q - delta, 10), round(q + delta, 10)
     side_reason = None
@@ -350,7 +336,7 @@ def fit_condition(
 
     ``workers`` threads run each threshold's bootstrap; the document does not depend on it.
     """
-    p = study.protocol
+    st = study.stability
     keys = (scorer, scale, condition)
     x = np.asarray(x, dtype=np.float64)
     where = f"condition {condition!r} on scale {scale!r}"
@@ -363,14 +349,14 @@ def fit_condition(
     scan = stability_scan(
         x,
         scanned,
-        min_exceedances=int(p["stability"]["min_exceedances"]),
-        n_boot=int(p["stability"]["resamples"]),
+        min_exceedances=st.min_exceedances,
+        n_boot=st.resamples,
         level=level,
         seed=seed_sequence(study.seed, "scan", *keys),
         workers=workers,
-        ties=tie_rule(study),
+        ties=study.thresholds.ties,
         step=step,
-        intervals=scan_intervals(study),
+        intervals=st.intervals,
     )
     sides = scan_sides(scan, grid)
     thresholds = []
@@ -390,7 +376,7 @@ def fit_condition(
         thresholds.append(fit)
         if qq_rec is not None:
             qq[qkey(q)] = qq_rec
-    tv_level = float(p["tvar_level"])
+    tv_level = study.rules.tvar_level
     doc: dict[str, Any] = {
         "scorer": scorer,
         "scale": scale,
@@ -404,7 +390,7 @@ def fit_condition(
             "resamples": study.bootstrap.resamples,
             "level": level,
             "gate_level": registered_settings(study).ci_level,
-            "scan_resamples": int(p["stability"]["resamples"]),
+            "scan_resamples": st.resamples,
         },
         "thresholds": thresholds,
         "stability": {
@@ -413,17 +399,16 @@ def fit_condition(
             "ci_low": [_num(pt.ci_low) for pt in scan.points],
             "ci_high": [_num(pt.ci_high) for pt in scan.points],
             "n_exc": [int(pt.n_exc) for pt in scan.points],
-            "intervals": scan_intervals(study),
+            "intervals": st.intervals,
             "median": _num(scan.median),
             "std": _num(scan.std),
-            **threshold_diagnostics(x, scan, tie_rule(study), step),
+            **threshold_diagnostics(x, scan, study.thresholds.ties, step),
         },
         "qq": qq,
         "transform": transform,
     }
     if step is not None:
-        reg = study.protocol["thresholds"].get("lattice_step")
-        doc["lattice"] = lattice.to_dict(step, detected=reg is None)
+        doc["lattice"] = lattice.to_dict(step, detected=study.thresholds.lattice_step is None)
     return doc
 
 

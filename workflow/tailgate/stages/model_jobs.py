@@ -20,7 +20,7 @@ MODEL_SCORERS = frozenset({"detoxify", "token_nll", "judge"})
 def loads_model(study: Any, stage: str, scorer: str | None = None) -> bool:
     """Whether a job of ``stage`` (``generate``, ``score`` of ``scorer``, ``embed``) loads one."""
     if stage == "generate":
-        return study.data["data"]["backend"] == "transformers"
+        return study.backend == "transformers"
     if stage == "score":
         kinds = {s["name"]: s["kind"] for s in study.scorers()}
         return kinds.get(scorer) in MODEL_SCORERS
@@ -30,7 +30,7 @@ def loads_model(study: Any, stage: str, scorer: str | None = None) -> bool:
 def study_loads_models(study: Any) -> bool:
     """Whether any job of the study loads a model (a run then starts the model server)."""
     return (
-        bool(study.data.get("models"))
+        bool(study.models())
         or loads_model(study, "generate")
         or any(s["kind"] in MODEL_SCORERS for s in study.scorers())
     )

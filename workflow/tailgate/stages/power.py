@@ -13,7 +13,7 @@ exceedances at the headline threshold; each cell carries its Monte Carlo standar
 procedure (:func:`tailgate.protocol.design.operating_characteristics`), which the report shows
 next to the verdict. It is a job of its own because it reads every decision rule (tolerances
 included) while the App. E grid reads only P1∧P2's settings: a tolerance-only amendment re-runs
-the former and not the latter (:mod:`tailgate.stages.dependencies`).
+the former and not the latter (:mod:`tailgate.plans.fingerprint`).
 """
 
 from __future__ import annotations
@@ -36,20 +36,18 @@ __all__ = ["operating_document", "operating_stage", "power_document", "power_sta
 
 def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
     """The ``power.json`` document (App. E grid, Eq. 2 frontier, registered design point)."""
-    p = study.protocol
-    sim = p["power_simulation"]
+    rules, sim = study.rules, study.power_simulation
     design = derived_design(study)
     settings = registered_settings(study)
-    resamples = sim.get("resamples")
     grid = recovery_grid(
-        [float(d) for d in sim["delta_xi"]],
-        [int(n) for n in sim["n_exc"]],
+        list(sim.delta_xi),
+        list(sim.n_exc),
         settings,
-        trials=int(sim["trials"]),
-        resamples=None if resamples is None else int(resamples),
+        trials=sim.trials,
+        resamples=sim.resamples,
         seed=seed_sequence(study.seed, "power"),
-        power=float(p["power"]),
-        xi_bar=float(p["xi_bar"]),
+        power=rules.power,
+        xi_bar=rules.xi_bar,
         workers=workers,
     )
     rates = [[grid.rate(d, n) for n in grid.n_excs] for d in grid.delta_xis]
@@ -58,20 +56,20 @@ def power_document(study: Study, *, workers: int = 1) -> dict[str, Any]:
         "n_exc": list(grid.n_excs),
         "pass_rate": rates,
         "mc_se": [[c.mc_se for c in grid.cells if c.delta_xi == d] for d in grid.delta_xis],
-        "trials": int(sim["trials"]),
+        "trials": sim.trials,
         "bootstrap": grid.cells[0].resamples,
         "p1_interval": grid.cells[0].p1,
         "p1_method": settings.p1_method,
         "level": settings.ci_level,
         "alpha": settings.alpha_of("P1"),
-        "registered_alpha": float(p["alpha"]),
+        "registered_alpha": rules.alpha,
         "family_size": settings.n_pairs,
         "family": settings.family,
         "adjusted_gates": list(settings.adjusted_gates),
         "multiplicity": settings.multiplicity,
-        "power": float(p["power"]),
-        "xi_bar": float(p["xi_bar"]),
-        "floor": float(p["delta_floor"]),
+        "power": rules.power,
+        "xi_bar": rules.xi_bar,
+        "floor": rules.delta_floor,
         "frontier": [
             {"delta_xi": float(d), "n_exc_star": float(n)} for d, n in grid.frontier.items()
         ],

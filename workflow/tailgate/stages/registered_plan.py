@@ -18,7 +18,7 @@ ways, whichever is valid:
   size, hence the CI level, which the fits record and the gates check.
 * **Computed by the registered-plan branch** of the workflow where the amendment changed what
   the statistics are (seed, bootstrap, stability window, CI level, a threshold never fitted,
-  an analysis's own fields, the data…): :mod:`tailgate.stages.branch` runs entry 0's fits,
+  an analysis's own fields, the data…): :mod:`tailgate.plans.branch` runs entry 0's fits,
   bulk bootstraps, gates and analyses under ``results/<study>/registered/``, sharing every job
   whose registered inputs are unchanged, and the outcome is read from the branch's gates and
   analysis documents.
@@ -35,22 +35,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tailgate.plans.branch import registered_branch
 from tailgate.prereg.study import Study
 from tailgate.protocol.registered import registered_settings
 
 from .common import band, headline_of, read_json
 from .gates import evaluate
-from .reads import UPSTREAM_STAGES, analysis_reads, statistics_changes
 from .sensitivity import stored_inputs
 
 __all__ = [
-    "UPSTREAM_STAGES",
-    "analysis_reads",
     "branch_documents",
     "registered_plan_criteria",
     "registered_plan_document",
     "registered_plan_verdicts",
-    "statistics_changes",
 ]
 
 # --- H1 ---------------------------------------------------------------------------------------
@@ -132,8 +129,6 @@ def registered_plan_verdicts(
     amended plan's gates documents ``gates`` where they serve entry 0, else read from the
     registered-plan branch's ``branch_gates`` (module docstring). Empty when there is no
     amendment."""
-    from .branch import registered_branch
-
     branch = registered_branch(amended, "", chain)
     if branch is None:
         return []
@@ -190,8 +185,6 @@ def registered_plan_criteria(
     ``analysis``, ``criterion``, ``registered`` and ``amended`` (outcomes, or None where that
     plan has no such criterion), ``reason``. Empty when the lock has no amendment."""
     from tailgate.analyses.registry import kind_of
-
-    from .branch import registered_branch
 
     branch = registered_branch(study, "", chain)
     if branch is None:
@@ -306,8 +299,6 @@ def registered_plan_document(
     (:func:`registered_plan_criteria`), and what the amendment changed that the statistics
     depend on (``statistics_changed``: empty where everything was re-derived from the stored
     statistics). None when the lock has no amendment."""
-    from .branch import registered_branch
-
     branch = registered_branch(study, "", chain)
     if branch is None:
         return None
@@ -334,10 +325,8 @@ def branch_documents(
     study: Study, results: str | Path, chain: Sequence[Mapping[str, Any]] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Path]]:
     """The registered-plan branch's gates and analysis documents under ``results`` that the
-    registered plan reads (:meth:`tailgate.stages.branch.RegisteredBranch.gates_targets`,
+    registered plan reads (:meth:`tailgate.plans.branch.RegisteredBranch.gates_targets`,
     ``analysis_targets``), and their paths; empty without an amendment."""
-    from .branch import registered_branch
-
     branch = registered_branch(study, Path(results).as_posix(), chain)
     if branch is None:
         return [], [], []

@@ -53,10 +53,8 @@ def sensitivity_document(study: Study, gates: Mapping[str, Any]) -> dict[str, An
     summaries, bulk = stored_inputs(gates)
     rows = []
     verdicts = []
-    for m in study.protocol["sensitivity"]["tolerance_multipliers"]:
-        settings = registered_settings(
-            study, float(m), scorer=gates["scorer"], scale=gates["scale"]
-        )
+    for m in study.sensitivity.tolerance_multipliers:
+        settings = registered_settings(study, m, scorer=gates["scorer"], scale=gates["scale"])
         v = evaluate(study, summaries, bulk, settings)
         verdicts.append(
             {
@@ -93,7 +91,6 @@ def sensitivity_document(study: Study, gates: Mapping[str, Any]) -> dict[str, An
 def multiverse_document(study: Study, gates: Mapping[str, Any]) -> dict[str, Any]:
     """The multiverse of one gates document (:mod:`tailgate.protocol.multiverse`)."""
     summaries, bulk = stored_inputs(gates)
-    p = study.protocol
     return {
         "scorer": gates["scorer"],
         "scale": gates["scale"],
@@ -104,9 +101,9 @@ def multiverse_document(study: Study, gates: Mapping[str, Any]) -> dict[str, Any
             pairs=study.pairs(),
             family=family_pairs(study),
             band=band(study),
-            headline_q=float(p["thresholds"]["headline"]),
-            band_rule=str(p["band_rule"]),
-            multipliers=[float(m) for m in p["sensitivity"]["tolerance_multipliers"]],
+            headline_q=study.thresholds.headline,
+            band_rule=study.rules.band_rule,
+            multipliers=list(study.sensitivity.tolerance_multipliers),
         ),
     }
 

@@ -38,7 +38,7 @@ def transform_stage(
     """Put every condition's scores on ``scale``; ``scores`` maps condition → its score shards,
     ``out`` condition → severities path."""
     ctx = open_stage(prereg, results, plan)
-    eps = float(ctx.study.data["transform"]["epsilon"])
+    eps = ctx.study.epsilon
     worse = worse_of(ctx.study.scorer(scorer))  # the bad tail: severities larger is worse
     summaries = {}
     for condition in ctx.study.conditions():

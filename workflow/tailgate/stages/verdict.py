@@ -83,7 +83,7 @@ def verdict_document(
             raise ValueError(f"no gates document for the headline {head['scorer']}/{head['scale']}")
         protocol = {
             "headline": head,
-            "band_rule": str(study.protocol["band_rule"]),
+            "band_rule": study.rules.band_rule,
             "h1": dict(main["report"]["h1"]),
         }
         rows = [h1_row(study, main["report"]["h1"], head), *rows]
@@ -138,7 +138,7 @@ def verdict_stage(
     registered_analyses: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, Any]:
     """Write and record ``verdict.json``; ``registered_gates`` and ``registered_analyses``:
-    the registered-plan branch's documents (:mod:`tailgate.stages.branch`)."""
+    the registered-plan branch's documents (:mod:`tailgate.plans.branch`)."""
     ctx = open_stage(prereg, results)
     doc = verdict_document(
         ctx.study,

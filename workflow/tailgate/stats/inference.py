@@ -55,7 +55,6 @@ __all__ = [
     "GRID_HALF_WIDTH",
     "GRID_MAX_HALF_WIDTH",
     "GRID_STEP",
-    "LR_BOOTSTRAP_BELOW",
     "LR_BOOTSTRAP_RESAMPLES",
     "LR_CALIBRATIONS",
     "LRTest",
@@ -413,9 +412,6 @@ class LRTest:
 BARTLETT_COEFFICIENTS = (3.693, 1.169, -4.207)
 #: calibrations of the LR test (``protocol.lr_calibration``)
 LR_CALIBRATIONS = ("bartlett", "chi2", "bootstrap")
-#: under ``lr_calibration: bootstrap``, the parametric bootstrap replaces the Bartlett correction
-#: when either condition has fewer exceedances than this (``protocol.lr_bootstrap_below`` absent)
-LR_BOOTSTRAP_BELOW = 200
 #: null samples of the LR test's parametric bootstrap ((B + 1)·α is whole at α = 0.05, 0.01)
 LR_BOOTSTRAP_RESAMPLES = 999
 #: the streams of the LR test's null samples derive from this seed, keyed by (ξ̂₀, n_A, n_B):

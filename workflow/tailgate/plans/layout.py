@@ -1,0 +1,76 @@
+"""The results layout: :data:`LAYOUT`, the one place the path of every artifact a plan's
+stages write is written down, relative to the plan's folder (``results/<study>``, or its
+``registered/`` folder for the registered plan's own jobs). The rules write to its patterns
+(:meth:`tailgate.plans.branch.Plan.pattern`); the report and the audit read through
+:class:`Layout`."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+
+__all__ = ["LAYOUT", "WRITER", "Layout"]
+
+#: the files of every artifact kind a plan's rules write, relative to the plan's folder
+LAYOUT: dict[str, str] = {
+    "prompts": "prompts.parquet",
+    "prompts_digest": "prompts.digest.json",
+    "generations": "generations/{condition}/shard-{shard}.parquet",
+    "scores": "scores/{scorer}/{condition}/shard-{shard}.parquet",
+    "embeddings": "embeddings/{embedder}/{condition}/shard-{shard}.parquet",
+    "severities": "severities/{scorer}/{scale}/{condition}.parquet",
+    "transform_summary": "severities/{scorer}/{scale}/transform.json",
+    "fits": "fits/{scorer}/{scale}/{condition}.json",
+    "bulk": "bulk/{scorer}/{condition}.parquet",
+    "gates": "gates/{scorer}/{scale}.json",
+    "sensitivity": "sensitivity/{scorer}/{scale}.json",
+    "analysis": "analyses/{analysis}/statistics.json",
+}
+
+#: artifact kind -> the stage (rule) that writes it
+WRITER: dict[str, str] = {
+    "prompts": "select_prompts",
+    "prompts_digest": "select_prompts",
+    "generations": "generate",
+    "scores": "score",
+    "embeddings": "embed",
+    "severities": "transform",
+    "transform_summary": "transform",
+    "fits": "fit",
+    "bulk": "bulk",
+    "gates": "gates",
+    "sensitivity": "sensitivity",
+    "analysis": "analysis",
+}
+
+
+class Layout:
+    """The files of one results folder ``root``, each from its :data:`LAYOUT` pattern."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def file(self, kind: str, **wildcards: object) -> Path:
+        """The file of artifact ``kind`` for one job's wildcards."""
+        return self.root / LAYOUT[kind].format(**wildcards)
+
+    def every(self, kind: str) -> list[Path]:
+        """Every file of artifact ``kind`` present under the folder, sorted."""
+        return sorted(self.root.glob(LAYOUT[kind].format_map(defaultdict(lambda: "*"))))
+
+    def folder(self, kind: str) -> Path:
+        """The folder that holds every file of artifact ``kind``."""
+        return self.root / LAYOUT[kind].split("/")[0]
+
+    def fits(self, scorer: str, scale: str, condition: str) -> Path:
+        return self.file("fits", scorer=scorer, scale=scale, condition=condition)
+
+    def bulk(self, scorer: str, condition: str) -> Path:
+        return self.file("bulk", scorer=scorer, condition=condition)
+
+    def gates(self, scorer: str, scale: str) -> Path:
+        return self.file("gates", scorer=scorer, scale=scale)
+
+    def analysis(self, name: str) -> Path:
+        return self.file("analysis", analysis=name)
