@@ -1,14 +1,31 @@
-"""Shared fixtures: the repository root and the shipped demo pre-registration."""
+"""Shared fixtures: the repository root, the shipped demo pre-registration, and the studies and
+tiny models that the tests of several folders use. The suite's helper modules (study projects,
+tiny models, harness runs) live in ``tests/support/``, put on the import path here, once."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "tests" / "support"))
+
+# Models, tokenizers and datasets are built locally; nothing is downloaded.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp(prefix="tailgate-datasets-"))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import attack_project  # noqa: E402
+import wf_project  # noqa: E402
+from tailgate.prereg.validated import Study  # noqa: E402
 
 # Hypothesis (tests/properties): a few examples a test in a plain `pytest`, more in CI
 # (`HYPOTHESIS_PROFILE=ci`, set by .ci/run), there the same examples every run. No example
@@ -94,22 +111,22 @@ def pytest_configure(config: pytest.Config) -> None:
 #: length (tens of seconds a test): left out of the fast tier like the study runs
 NOT_FAST = frozenset(
     {
-        "tests/contract/test_audit_other_versions.py",
-        "tests/contract/test_committed_registration.py",
-        "tests/contract/test_honest_setups.py",
-        "tests/contract/test_reproduce_isolation.py",
-        "tests/imports/test_lattice_import.py",
-        "tests/imports/test_published_tag.py",
-        "tests/llm/test_generation.py",
-        "tests/llm/test_judge_llm.py",
-        "tests/llm/test_workflow_llm.py",
+        "tests/audit/test_audit_other_versions.py",
+        "tests/audit/test_honest_setups.py",
+        "tests/audit/test_reproduce_isolation.py",
+        "tests/authoring/test_lattice_import.py",
+        "tests/authoring/test_published_tag.py",
+        "tests/generate/test_generation.py",
+        "tests/prereg/test_committed_registration.py",
         "tests/prereg/test_prereg_design.py",
         "tests/prereg/test_prereg_snakemake.py",
+        "tests/runtime/test_forkserver.py",
+        "tests/score/test_judge_llm.py",
         "tests/stats/test_operating_lattice.py",
-        "tests/stats/test_power.py",
         "tests/stats/test_operating_resolution.py",
+        "tests/stats/test_power.py",
         "tests/workflow/test_interrupt.py",
-        "tests/workflow_parts/test_forkserver.py",
+        "tests/workflow/test_workflow_llm.py",
     }
 )
 
@@ -166,9 +183,7 @@ def _the_test_runner_is_not_foreign_code():
     ``tests/prereg`` does) would list the test runner and the suite's own modules as loaded from
     outside the project (:mod:`tailgate.runtime.interpreter`): this process is not a job. They are
     vouched for here, and only here; the jobs the suite runs through Snakemake are separate
-    processes and are judged as any job (``tests/contract/test_interpreter_startup.py``)."""
-    import sys
-
+    processes and are judged as any job (``tests/runtime/test_interpreter_startup.py``)."""
     from tailgate.runtime import interpreter
 
     project = interpreter._project
@@ -183,3 +198,198 @@ def _the_test_runner_is_not_foreign_code():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(interpreter, "_project", with_runner)
         yield
+
+
+# The attack corpus's honest studies (tests/audit, tests/runtime, tests/prereg), from
+# attack_project: registered, committed and run once.
+
+
+@pytest.fixture(scope="session")
+def honest_run(tmp_path_factory) -> attack_project.Project:
+    """The attack study, frozen, committed and run; its honest verdict is KILL."""
+    return attack_project.registered_and_run(
+        tmp_path_factory.mktemp("attack"), "attack", attack_project.ATTACK_STUDY
+    )
+
+
+@pytest.fixture()
+def proj(honest_run, tmp_path) -> attack_project.Project:
+    """A private copy of the honest run (git history included) to attack."""
+    return honest_run.copy(tmp_path / "attack")
+
+
+@pytest.fixture(scope="session")
+def honest_reproduction(honest_run, tmp_path_factory) -> tuple[Path, int, str]:
+    """``audit --reproduce --keep`` of the honest run: the kept scratch project (the auditor's
+    own re-run from the registration and the regenerated data), the exit code and the output.
+    """
+    kept = tmp_path_factory.mktemp("reproduction") / "scratch"
+    code, out = honest_run.audit("--reproduce", "--keep", str(kept))
+    return kept, code, out
+
+
+@pytest.fixture()
+def reproduce(honest_reproduction, tmp_path):
+    """``audit --reproduce`` of an attacked copy whose registration and data are the honest
+    run's: the auditor's re-run starts from a copy of the kept honest reproduction (mtimes
+    kept), in which Snakemake finds every output up to date, so the comparison is the one a
+    fresh scratch project would give, made by the same code from the same registration."""
+    kept = honest_reproduction[0]
+
+    def run(proj: attack_project.Project) -> tuple[int, str]:
+        scratch = tmp_path / "reproduction"
+        shutil.copytree(kept, scratch, symlinks=True)
+        return proj.audit("--reproduce", "--keep", str(scratch))
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def import_run(tmp_path_factory) -> attack_project.Project:
+    """The import study: its data file is written and committed with the registration."""
+    root = tmp_path_factory.mktemp("imported")
+    proj = attack_project.make_project(root, "imported", attack_project.IMPORT_STUDY)
+    attack_project.write_import_csv(root / "data" / "scores.csv")
+    code, out = proj.cli("freeze", proj.prereg)
+    assert code == 0, out
+    proj.commit("Pre-register the imported study", "preregistrations", "data")
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return proj
+
+
+@pytest.fixture()
+def imported(import_run, tmp_path) -> attack_project.Project:
+    return import_run.copy(tmp_path / "imported")
+
+
+# The small study of wf_project (tests/workflow, tests/plans).
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory) -> wf_project.Project:
+    """The small study, frozen and run once through Snakemake (--cores 2); read-only."""
+    proj = wf_project.make_project(tmp_path_factory.mktemp("small"))
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj.first_run = res  # what the run printed
+    return proj
+
+
+@pytest.fixture()
+def small_copy(small_run, tmp_path) -> wf_project.Project:
+    """A private copy of the finished small run (to edit, amend or tamper with)."""
+    dest = tmp_path / "copy"
+    shutil.copytree(small_run.root, dest, symlinks=True)
+    return wf_project.Project(dest)
+
+
+# Tiny models, tokenizers and datasets built locally (tests/generate, tests/score), from
+# tiny_models. It imports PyTorch, which must load after numba's LLVM (pytest_configure), so it
+# is imported by the fixtures that build a model, and only in runs that use one.
+# * ``tiny_lm``: a random-init GPT-2-style causal LM with a byte-level BPE tokenizer trained on a
+#   few sentences, saved with ``save_pretrained``. Its ``generation_config`` carries hostile
+#   defaults (top_k=3, min_p=0.3, repetition_penalty=1.5) that a registered sampling spec must
+#   override. ``tiny_chat_lm``: the same with a chat template.
+# * ``tiny_bert`` / ``detoxify_checkpoint``: a random-init BERT classifier with six labels and a
+#   WordPiece tokenizer, and a Detoxify-format checkpoint dict around it (``{"config": {"arch":
+#   {"args": ...}, "dataset": {"args": {"classes": ...}}}, "state_dict": ...}``, as
+#   ``detoxify.detoxify.load_checkpoint`` reads it).
+# * ``rtp_jsonl``: a small RealToxicityPrompts-schema JSONL file.
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tmp_path_factory) -> Path:
+    from tiny_models import build_tiny_lm
+
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-lm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_lm(tmp_path_factory) -> Path:
+    from tiny_models import build_tiny_lm
+
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-chat-lm"), chat=True, seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    from tiny_models import build_tiny_bert
+
+    path = tmp_path_factory.mktemp("tiny-bert")
+    build_tiny_bert(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def detoxify_checkpoint(tiny_bert: Path, tmp_path_factory) -> Path:
+    """A Detoxify-format checkpoint around ``tiny_bert``."""
+    from tiny_models import build_detoxify_checkpoint
+
+    return build_detoxify_checkpoint(
+        tiny_bert, tmp_path_factory.mktemp("detoxify") / "toxic_tiny.ckpt"
+    )
+
+
+@pytest.fixture
+def rtp_jsonl(tmp_path) -> Path:
+    from tiny_models import write_rtp_jsonl
+
+    return write_rtp_jsonl(tmp_path / "rtp.jsonl", 40)
+
+
+def tiny_study(
+    *,
+    model_path: Path | None = None,
+    source: Path | str = "unused",
+    conditions: dict | None = None,
+    scorers: list | None = None,
+    shards: int = 2,
+    max_new_tokens: int = 8,
+    seed: int = 7,
+    prompt_format: str = "plain",
+    order: str = "dataset",
+    filters: dict | None = None,
+    extra_models: dict | None = None,
+) -> Study:
+    """A stand-in for a loaded pre-registration with defaults applied."""
+    models = {}
+    if model_path is not None:
+        models["tiny"] = {"id": str(model_path), "dtype": "float32", "prompt_format": prompt_format}
+    models.update(extra_models or {})
+    data = {
+        "seed": seed,
+        "sample_cap": 1000,
+        "data": {
+            "prompts": {
+                "source": str(source),
+                "split": "train",
+                "order": order,
+                "filters": filters or {},
+            }
+        },
+        "models": models,
+        "generation": {
+            "temperature": 1.0,
+            "top_p": 0.9,
+            "max_new_tokens": max_new_tokens,
+            "shards": shards,
+        },
+        "conditions": conditions
+        or [
+            {"name": "clean", "model": "tiny", "prompts": 12, "perturbation": {"kind": "none"}},
+            {
+                "name": "noisy",
+                "model": "tiny",
+                "prompts": 12,
+                "perturbation": {"kind": "embedding_noise", "sigma_rel": 0.25},
+            },
+        ],
+        "scorers": scorers or [],
+    }
+    return Study(Path("tiny-study.yaml"), {"study": "tiny-study", **data}, "0" * 64, "0" * 64)
+
+
+@pytest.fixture
+def study_factory():
+    return tiny_study

@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
 from wf_project import SMALL_STUDY, Project, make_project
 
 #: base and twin share their truth; heavy has a GPD(0.4, 0.6) tail of the same share and mean

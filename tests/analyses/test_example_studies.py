@@ -9,14 +9,10 @@ import json
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
 from wf_project import REPO_ROOT, Project
 
 

@@ -7,13 +7,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
 from tailgate.errors import PreregError
 from tailgate.prereg.answer import answer_document, registered_answer
 from tailgate.registration import load

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))  # the study helpers
-
 from attack_project import ATTACK_STUDY, Project, registered_and_run
 
 #: the attack corpus's honest study with a smaller bootstrap: the demo's shape, seconds cheaper

@@ -34,7 +34,7 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "tests"
-sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(TESTS / "support"))
 
 from git_repo import git_commit  # noqa: E402
 

@@ -9,11 +9,12 @@ tail; rounded to a lattice of step h (with a random offset) and cut at q = 0.9 b
 ``lattice``; h in units of the latent scale σ_t at the threshold; n_exc = n·(1 − q). G5 at
 q ± 0.02 (2 s.e.), sides with at least ``--min-side`` exceedances: on the lattice as the fit
 stage runs it (:func:`tailgate.stats.stability.lattice_side`), the tolerance from the
-discretised model's information (``lattice_difference_se``, ``tests/stats/lattice_information.py``)
-or from the bootstrap (:func:`tailgate.stats.stability.bootstrap_difference_se`); continuous G5
-on the latent scores with Smith's s.e. or the bootstrap. Nominal rate at 2 s.e.: 0.046 with
-one side (the lower side on q's own threshold), 0.089 with two (the sides' differences are
-asymptotically independent). Columns: fail rates (Monte Carlo s.e. beside), the share with a
+discretised model's information (``lattice_difference_se``,
+``tests/support/lattice_information.py``) or from the bootstrap
+(:func:`tailgate.stats.stability.bootstrap_difference_se`); continuous G5 on the latent scores with
+Smith's s.e. or the bootstrap. Nominal rate at 2 s.e.: 0.046 with one side (the lower side on q's
+own threshold), 0.089 with two (the sides' differences are asymptotically independent). Columns:
+fail rates (Monte Carlo s.e. beside), the share with a
 lattice side not testable, the share whose upper side moved one lattice step, wall seconds per
 data set (both fits, all four rules). Samples whose fit at q is not interior are left out.
 """
@@ -36,7 +37,7 @@ from tailgate.stats.stability import (
     stability_check,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stats"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from lattice_information import lattice_difference_se
 
 Q, DELTA = 0.9, 0.02

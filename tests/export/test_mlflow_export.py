@@ -16,16 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-TESTS = Path(__file__).resolve().parents[1]
-for helper in (TESTS, TESTS / "workflow"):
-    if str(helper) not in sys.path:
-        sys.path.insert(0, str(helper))
-
-from cli_call import tailgate  # noqa: E402
-from git_repo import git_commit  # noqa: E402
-from tailgate.export_mlflow import _millis, results_digest  # noqa: E402
-from wf_project import Project, make_project  # noqa: E402
+from cli_call import tailgate
+from git_repo import git_commit
+from tailgate.export_mlflow import _millis, results_digest
+from wf_project import Project, make_project
 
 IDENTITY = "tailgate.ledger_line_sha256"
 

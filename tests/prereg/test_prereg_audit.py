@@ -14,7 +14,7 @@ from tailgate.runtime.provenance import record, record_path
 
 
 def run_audit(project, *extra):
-    """The audit of a project outside git (timing via git is tested in tests/contract)."""
+    """The audit of a project outside git (timing via git is tested in tests/audit)."""
     code, out, err = project.cli("audit", project.results, "--no-git", *extra)
     return code, out + err
 

@@ -5,14 +5,10 @@ registered plan beside its amended outcome."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
 from tailgate.prereg.deviations import design_deviations, generated_rows, realised_design
 from tailgate.prereg.study import load
 from wf_project import REPO_ROOT

@@ -32,7 +32,7 @@ srun -p gpu --gpus="${GPU_TYPE}:1" -t 1 bash -c 'echo "job $SLURM_JOB_ID on $(ho
 say "a frozen tiny transformers study in ${WORK}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export OMP_NUM_THREADS=1
-python "${REPO}/tests/llm/tiny_project.py" "${WORK}" --study tiny --prompts 8 --shards 1
+python "${REPO}/tests/support/tiny_project.py" "${WORK}" --study tiny --prompts 8 --shards 1
 # a confirmatory run needs its registration committed as it is on disk
 git -C "${WORK}" init -q -b main
 git -C "${WORK}" add preregistrations config

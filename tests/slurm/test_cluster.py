@@ -40,7 +40,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -48,9 +47,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
 from cli_call import SNAKEMAKE
 from wf_project import REPO_ROOT, SMALL_STUDY, Project, job_counts, make_project
 

@@ -10,15 +10,10 @@ concurrent GPU jobs at the one GPU of a workstation.
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from dry_run import jobs_by_rule
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-
 from tiny_project import (
     REPO_ROOT,
     TinyAssets,

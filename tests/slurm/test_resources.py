@@ -9,14 +9,10 @@ gives for the rows it reads, and cover the measured peak at those rows.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from dry_run import jobs_by_rule
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-
 from tailgate.stages.resources import (
     COSTS,
     FLOOR_MB,

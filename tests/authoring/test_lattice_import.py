@@ -8,23 +8,16 @@ logit, where every exceedance keeps the image of its grade's cell."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from git_repo import git_commit
+from review_edits import FASTER
 from scipy.special import expit
-
-TESTS = Path(__file__).resolve().parents[1]
-for helper in (TESTS, TESTS / "workflow"):
-    if str(helper) not in sys.path:
-        sys.path.insert(0, str(helper))
-
-from git_repo import git_commit  # noqa: E402
-from review_edits import FASTER  # noqa: E402
-from wf_project import Project  # noqa: E402
+from wf_project import Project
 
 ROWS = {"judge-a": 3000, "judge-b": 3000}
 

@@ -7,29 +7,22 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-TESTS = Path(__file__).resolve().parents[1]
-for helper in (TESTS, TESTS / "workflow", TESTS / "llm", TESTS / "imports"):
-    if str(helper) not in sys.path:
-        sys.path.insert(0, str(helper))
-
-from git_repo import git_commit  # noqa: E402
-from harness_runs import (  # noqa: E402
+from git_repo import git_commit
+from harness_runs import (
     InspectRuns,
     LmEvalRuns,
     run_harnesses,
     write_inspect_task,
     write_lm_eval_tasks,
 )
-from tailgate.registration import load  # noqa: E402
-from test_init_and_import import project, review, tailgate  # noqa: E402
-from tiny_models import build_tiny_lm  # noqa: E402
+from review_edits import project, review, tailgate
+from tailgate.registration import load
+from tiny_models import build_tiny_lm
 
 DOCS = 400  # documents per lm-eval task: 20 exceedances at q = 0.95
 SAMPLES = 200  # samples per Inspect run (generation is the slow part)

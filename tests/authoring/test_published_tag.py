@@ -20,7 +20,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from git_repo import git, git_commit
-from test_init_and_import import project, review, tailgate, write_csv
+from review_edits import project, review, tailgate
+from test_init_and_import import write_csv
 
 ROWS = {"model-a": 1200, "model-b": 1000}
 

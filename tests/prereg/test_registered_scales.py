@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from tailgate.errors import PreregError
+from tailgate.plans.reads import scales_for
 from tailgate.registration import load
-from tailgate.stages.common import scales_for
 from tailgate.stages.verdict import headline_of
 
 

@@ -9,8 +9,6 @@ import copy
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +16,14 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from review_edits import tailgate
 from scipy.stats import norm
+from tailgate.generate import DataInputError
+from tailgate.generate.importer import generate_shard
+from tailgate.prereg.validated import Study
+from tailgate.registration import load
 
 TESTS = Path(__file__).resolve().parents[1]
-for helper in (TESTS, TESTS / "workflow"):
-    if str(helper) not in sys.path:
-        sys.path.insert(0, str(helper))
-
-from review_edits import FASTER  # noqa: E402
-from tailgate.generate import DataInputError  # noqa: E402
-from tailgate.generate.importer import generate_shard  # noqa: E402
-from tailgate.prereg.validated import Study  # noqa: E402
-from tailgate.registration import load  # noqa: E402
-from wf_project import Project  # noqa: E402
-
 ROWS = {"model-a": 3000, "model-b": 2500}
 
 
@@ -57,19 +49,6 @@ def write_csv(path: Path, rows: dict[str, int] = ROWS, seed: int = 7) -> pd.Data
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
     return frame
-
-
-def tailgate(root: Path, *args: str) -> subprocess.CompletedProcess:
-    from cli_call import tailgate as run
-
-    return run(*args, cwd=root)
-
-
-def project(root: Path, name: str) -> Project:
-    (root / "config").mkdir(parents=True, exist_ok=True)
-    (root / "preregistrations").mkdir(exist_ok=True)
-    (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
-    return Project(root, name)
 
 
 # --- tailgate init ---------------------------------------------------------------------------
@@ -348,21 +327,6 @@ def test_design_refuses_a_registered_condition_without_rows(tmp_path):
 
 
 # --- the whole day, through Snakemake ----------------------------------------------------------
-
-
-def review(proj: Project, worse: str | None = "higher") -> None:
-    """The review edits a user makes after init: the smaller run of :data:`FASTER`, the bad
-    tail of every scorer whose direction the file did not give (``worse``), and the explicit
-    acceptance of the power the imported rows achieve (the value design suggests)."""
-    for old, new in FASTER:
-        proj.replace(old, new)
-    if worse is not None:
-        proj.prereg.write_text(proj.prereg.read_text().replace("worse: null}", f"worse: {worse}}}"))
-    res = tailgate(proj.root, "design", proj.prereg, "--json")
-    design = json.loads(res.stdout)["design"]
-    if not design["cap_meets_bound"] or design["n_exc_planned"] < design["min_exceedances"]:
-        accepted = design["supported_power"]
-        proj.replace("accepted_power: null ", f"accepted_power: {accepted:g}".ljust(19))
 
 
 # The run itself (init, review, design, freeze, Snakemake, the verdict, the generations' keys

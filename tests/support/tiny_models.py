@@ -10,11 +10,11 @@
   "state_dict": ...}``, as ``detoxify.detoxify.load_checkpoint`` reads it).
 * :func:`build_tiny_encoder`: the random-init BERT encoder the perturbation example registers
   for its energy test (``preregistrations/models/tiny-encoder``), with a WordPiece tokenizer
-  over a fixed vocabulary (no training): ``python tests/llm/tiny_models.py encoder
+  over a fixed vocabulary (no training): ``python tests/support/tiny_models.py encoder
   preregistrations/models/tiny-encoder`` re-makes it.
 * :func:`rtp_rows` / :func:`write_rtp_jsonl`: RealToxicityPrompts-schema rows.
 
-Shared by the pytest fixtures (tests/llm/conftest.py), the workflow-level tests and the SLURM
+Shared by the pytest fixtures (tests/conftest.py), the workflow-level tests and the SLURM
 check (tests/slurm/run_slurm_check.sh).
 """
 
@@ -271,5 +271,5 @@ if __name__ == "__main__":
     import sys
 
     if len(sys.argv) != 3 or sys.argv[1] != "encoder":
-        sys.exit("usage: python tests/llm/tiny_models.py encoder FOLDER")
+        sys.exit("usage: python tests/support/tiny_models.py encoder FOLDER")
     print(build_tiny_encoder(Path(sys.argv[2])))

@@ -7,10 +7,10 @@ RealToxicityPrompts-schema JSONL under one directory; :func:`transformers_study`
 ``preregistrations/`` and :func:`freeze` locks a study, so that
 ``snakemake -s <repo>/Snakefile -d <project>`` runs it like a user's project.
 
-Used by tests/llm/test_workflow_llm.py, tests/slurm/ and, as a script, by
+Used by tests/workflow/test_workflow_llm.py, tests/slurm/ and, as a script, by
 tests/slurm/run_slurm_check.sh::
 
-    python tests/llm/tiny_project.py PROJECT_DIR [--study NAME] [--prompts N] [--shards K]
+    python tests/support/tiny_project.py PROJECT_DIR [--study NAME] [--prompts N] [--shards K]
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+import wf_project
+from study_texts import protocol_block
 
-if str(REPO_ROOT / "tests") not in sys.path:  # study_texts.py, also when run as a script
-    sys.path.insert(0, str(REPO_ROOT / "tests"))
-from study_texts import protocol_block  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: The decision rules of a small study (the fit/gates stages are not the target of these runs).
 PROTOCOL = protocol_block(bootstrap_resamples=200)
@@ -189,14 +188,9 @@ def freeze(prereg: Path) -> None:
 
 
 def workflow_project(root: Path, name: str):
-    """The protocol-workflow tests' ``Project`` helper (tests/workflow/wf_project.py) for
+    """The protocol-workflow tests' ``Project`` helper (tests/support/wf_project.py) for
     ``root``: ``.snakemake(*args, cores=N)`` runs ``snakemake -s <repo>/Snakefile -d root``."""
-    for helpers in (str(REPO_ROOT / "tests" / "workflow"), str(REPO_ROOT / "tests")):
-        if helpers not in sys.path:
-            sys.path.insert(0, helpers)
-    from wf_project import Project
-
-    return Project(root, name)
+    return wf_project.Project(root, name)
 
 
 def score_shards(name: str, scorers: list[str], conditions: list[str], shards: int) -> list[str]:
@@ -238,6 +232,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     sys.exit(main())

@@ -1,6 +1,6 @@
 """Acharyya et al. (2025) end to end on the real sampling path, through Snakemake: query conditions
 of a tiny
-local LM (one query text each, n responses, one shard: tests/llm/test_query_sampling.py covers
+local LM (one query text each, n responses, one shard: tests/generate/test_query_sampling.py covers
 the shards), a registered regex binariser, response
 embeddings by a registered HF encoder (mean-pooled last hidden state), and the perturbation
 analysis's composite test and energy tests on them. Every stored number is re-derived here from

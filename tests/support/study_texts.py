@@ -1,7 +1,7 @@
 """Pre-registration text shared by the test suites: the decision rules of a small study.
 
 Written out field by field (no defaults left implicit) so that tests can edit the text of a
-study. Used by tests/prereg/conftest.py (``STUDY_TEXT``) and tests/llm/tiny_project.py
+study. Used by tests/prereg/conftest.py (``STUDY_TEXT``) and tests/support/tiny_project.py
 (``PROTOCOL``); both import it as the top-level module ``study_texts``.
 """
 
