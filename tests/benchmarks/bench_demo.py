@@ -145,7 +145,7 @@ def bench_bulk() -> None:
 
 
 def bench_fit() -> None:
-    from tailgate.stages.common import band, scan_quantiles
+    from tailgate.stages.common import scan_quantiles
     from tailgate.stages.fit import fit_condition, fit_threshold
     from tailgate.stats.stability import stability_scan
 
@@ -160,7 +160,10 @@ def bench_fit() -> None:
         )
 
     def previous():  # band fits with their side fits refitted, then the scan
-        out = [fit_threshold(x, q, study=study, keys=keys, probability=False) for q in band(study)]
+        out = [
+            fit_threshold(x, q, study=study, keys=keys, probability=False)
+            for q in study.thresholds.band
+        ]
         stability_scan(
             x,
             scan_quantiles(study),

@@ -28,7 +28,7 @@ def test_a_bound_that_holds_is_recorded_in_the_lock(project, capsys):
 
 def test_a_bound_the_rule_exceeds_is_refused(project, capsys, monkeypatch):
     """The refusal path (the rate check itself is tested with the simulation)."""
-    import tailgate.protocol.design as design
+    import tailgate.authoring.freeze as freeze
 
     seen = []
 
@@ -36,7 +36,7 @@ def test_a_bound_the_rule_exceeds_is_refused(project, capsys, monkeypatch):
         seen.append(oc)
         return "the rule passes a null pair too often, above max_false_pass"
 
-    monkeypatch.setattr(design, "check_false_pass", exceeded)
+    monkeypatch.setattr(freeze, "check_false_pass", exceeded)
     _with_bound(project, "0.01")
     code = main(["freeze", str(project.prereg)])
     err = capsys.readouterr().err

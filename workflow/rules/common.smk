@@ -2,8 +2,9 @@
 # pre-registration, defaults applied) against its lock before this file is read. Every job
 # repeats that check itself (tailgate.stages.common.open_stage) and records what it writes.
 # Rule priorities order the ready jobs when cores are few: the chain to the severities first
-# (generate, score, transform: 40), then the longest jobs (fit 20, operating 10, bulk 5), so the
-# fits start as early as they can; they change no result.
+# (generate, score, transform: 40), then the analyses (30: they read only severities or scores,
+# and would otherwise run last, alone), then the longest jobs (fit 20, operating 10, gates 5),
+# so the fits start as early as they can; they change no result.
 
 from tailgate.prereg.committed import run_mode
 from tailgate.runtime.provenance import record_path
@@ -137,9 +138,7 @@ def registered_plan_analyses():
 
 def analysis_names():
     """Registered analysis names (sorted, as in the canonical document)."""
-    from tailgate.analyses.registry import registered as registered_specs
-
-    return list(registered_specs(STUDY))
+    return list(STUDY.analyses())
 
 
 def analysis_statistics():

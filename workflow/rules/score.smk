@@ -39,12 +39,10 @@ def embed_shards(plan):
     """(condition, shard) of each embedding file the plan's analyses read that the plan writes
     itself (entry 0's plan shares the others with the main tree), of any model, in order.
     """
-    from tailgate.analyses.registry import registered
-
     own = f"{plan.root}/embeddings/"
     files = {
         f
-        for name in registered(plan.study)
+        for name in plan.study.analyses()
         for f in plan.analysis_inputs(name).get("embeddings", [])
     }
     jobs = [f[len(own) :].split("/") for f in files if f.startswith(own)]

@@ -15,6 +15,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+import tailgate
+
 __all__ = ["code_digest", "code_files", "digest_of"]
 
 _SUFFIXES = {".py", ".json", ".npz", ".smk", ".yaml", ".rst"}
@@ -39,8 +41,6 @@ def code_files(package: Path | None = None) -> list[tuple[str, Path]]:
     """(name, path) of every file the digest covers, sorted by name: of the imported package,
     or of the copy of the code whose ``tailgate`` package folder is ``package``."""
     if package is None:
-        import tailgate
-
         package = Path(tailgate.__file__).resolve().parent
     workflow = package.parent
     files = _files_under(package, "tailgate", skip=frozenset({"__pycache__"}))

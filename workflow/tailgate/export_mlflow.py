@@ -50,10 +50,18 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tailgate.errors import EXIT_AUDIT_FAILED, InputError, TailgateError, install_fix
+from tailgate.ledger import LEDGER, ledger_text, read_ledger, verify_ledger
+from tailgate.ledger import results_digest as digest
+from tailgate.prereg.deviations import amendment_log
+from tailgate.prereg.lock import read_lock
+from tailgate.prereg.study import lock_path_for, prereg_for
+from tailgate.runtime.provenance import iter_records
+from tailgate.safe_read import load_json
 
 __all__ = ["ExportRefused", "ExportResult", "export_mlflow", "flatten", "ledger_lines"]
 
@@ -101,8 +109,6 @@ def _mlflow() -> Any:
 
 def ledger_lines(results: Path) -> list[tuple[dict[str, Any], str]]:
     """The ledger's runs with the SHA-256 of each line (refused when the chain is broken)."""
-    from tailgate.ledger import LEDGER, ledger_text, read_ledger, verify_ledger
-
     runs = read_ledger(results)  # raises on a damaged line
     problems = verify_ledger(results)
     if problems:
@@ -203,8 +209,6 @@ def _run_payload(
     run: dict[str, Any], line_hash: str, lock: Any, study: str
 ) -> tuple[dict[str, str], dict[str, float], dict[str, str]]:
     """Params, metrics and tags of one ledger run (without ``verdict.json``)."""
-    from tailgate.prereg.deviations import amendment_log
-
     head = run.get("lock_head") or {}
     entry = lock.entry_by_hash(str(head.get("entry_hash"))) if lock is not None else None
     params = _params(entry) if entry is not None else {}
@@ -273,9 +277,6 @@ def default_tracking_uri(results: Path) -> str:
 def results_digest(results: Path) -> str:
     """SHA-256 over every recorded artifact's path and SHA-256 (the ledger included), in path
     order: which results an exported run describes."""
-    from tailgate.ledger import results_digest as digest
-    from tailgate.runtime.provenance import iter_records
-
     return digest({r.path: r.sha256 for r in iter_records(results)})
 
 
@@ -314,9 +315,6 @@ def export_mlflow(
 ) -> ExportResult:
     """Audit ``results`` (``results/<study>``), then log every ledger run that the store lacks
     (module docstring); ``no_git``: audit without git, as ``tailgate audit --no-git``."""
-    from tailgate.prereg.lock import read_lock
-    from tailgate.prereg.study import lock_path_for, prereg_for
-
     client_cls = _mlflow()
     results = Path(results)
     if not results.is_dir():
@@ -370,8 +368,6 @@ class _Context:
 
 def _millis(text: Any) -> int | None:
     """Milliseconds since the epoch of a ledger time (``…Z``), None when there is none."""
-    from datetime import datetime
-
     if not isinstance(text, str) or not text:
         return None
     try:
@@ -484,8 +480,6 @@ def _log_run(
     tags["mlflow.note.content"] = _description(run, entry, ctx)
     artifacts: list[tuple[Path, str | None]] = []
     if is_latest:
-        from tailgate.safe_read import load_json
-
         tags[DESCRIBES_TAG] = "results"
         verdict_path = ctx.results / "verdict.json"
         if verdict_path.is_file():

@@ -41,10 +41,17 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_text
+from tailgate.code import code_digest
 from tailgate.errors import DamagedFileError
 from tailgate.interrupts import unfinished_jobs
 from tailgate.joblog import finished_jobs, job_entries
+from tailgate.prereg.committed import run_mode
+from tailgate.prereg.guard import verify_study
+from tailgate.prereg.lock import parse_time
+from tailgate.runtime.environment import current
+from tailgate.runtime.provenance import PROVENANCE_DIR, iter_records, record
 from tailgate.safe_read import load_json, loads_json, read_text
+from tailgate.summary import headline_first, print_summary
 
 __all__ = [
     "LEDGER",
@@ -274,8 +281,6 @@ def run_results(runs: list[Any]) -> tuple[list[dict[str, str] | None], list[str]
 def _results_field(results: Path, lines: list[str]) -> dict[str, Any]:
     """This run's ``results`` (module docstring): the artifacts' recorded SHA-256 now, as the
     changes since the last line that records them."""
-    from tailgate.runtime.provenance import iter_records
-
     now = {
         str(r.path): str(r.content.get("sha256"))
         for r in iter_records(results)
@@ -318,7 +323,6 @@ def _verdicts(verdict: dict[str, Any] | None) -> list[dict[str, Any]] | None:
     """H1 per scorer and scale (empty when the study registers no protocol)."""
     if verdict is None:
         return None
-    from tailgate.summary import headline_first
 
     head = verdict.get("headline") or {}
     return [
@@ -367,10 +371,6 @@ def run_environments(results: Path, since: str | None) -> list[dict[str, str]]:
     records created since the previous run ended (``since``, its ledger time; None: every
     record), or this process's where the run made nothing. One, unless rules ran in
     environments of their own; the audit decides its comparison mode from them."""
-    from tailgate.prereg.lock import parse_time
-    from tailgate.runtime.environment import current
-    from tailgate.runtime.provenance import iter_records
-
     try:
         start = parse_time(since) if since else None
     except ValueError:
@@ -399,8 +399,6 @@ def run_environments(results: Path, since: str | None) -> list[dict[str, str]]:
 def _environments(results: Path, since: str | None) -> list[dict[str, str]]:
     """:func:`run_environments`, or this process's where a damaged record stops it (the audit
     then names that record)."""
-    from tailgate.runtime.environment import current
-
     try:
         return run_environments(results, since)
     except Exception:  # the run's line is kept whatever a record holds
@@ -465,8 +463,6 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str, workflow
 
     Never raises: the run's own outcome stands whatever happens here (a problem is printed).
     """
-    from tailgate.summary import print_summary
-
     results = Path(results)
     log = snakemake_log(log)
     jobs = run_jobs(workflow)
@@ -493,11 +489,6 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str, workflow
 def _append(
     study: Any, results: Path, log: str | None, outcome: str, jobs: dict[str, Any]
 ) -> dict[str, Any] | None:
-    from tailgate.code import code_digest
-    from tailgate.prereg.committed import run_mode
-    from tailgate.prereg.guard import verify_study
-    from tailgate.runtime.provenance import PROVENANCE_DIR, record
-
     records = results / PROVENANCE_DIR
     if not (records.is_dir() and any(records.glob("*.json"))):
         return None  # nothing was made: no history to keep, and no evidence of data

@@ -12,6 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tailgate.ledger import git_history, read_ledger, verify_ledger
+from tailgate.prereg.deviations import amendment_log
+from tailgate.prereg.guard import check_frozen
+from tailgate.prereg.study import results_dir_for
+from tailgate.runtime.provenance import PROVENANCE_DIR
+
 __all__ = ["STATUS_FORMAT", "format_status", "study_status"]
 
 STATUS_FORMAT = "tailgate.status/1"
@@ -34,7 +40,6 @@ def _shown(path: Path) -> str:
 
 
 def _lock_events(lock: Any) -> list[dict[str, Any]]:
-    from tailgate.prereg.deviations import amendment_log
     from tailgate.prereg.history import lock_history
 
     history = lock_history(lock.path, [e["entry_hash"] for e in lock.chain])
@@ -68,8 +73,6 @@ def _lock_events(lock: Any) -> list[dict[str, Any]]:
 
 
 def _run_events(results: Path) -> list[dict[str, Any]]:
-    from tailgate.ledger import read_ledger
-
     events = []
     for r in read_ledger(results):
         events.append(
@@ -94,11 +97,6 @@ def _run_events(results: Path) -> list[dict[str, Any]]:
 
 def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, Any]:
     """The status document (module docstring); ``PreregError`` when the file is invalid."""
-    from tailgate.ledger import git_history, verify_ledger
-    from tailgate.prereg.guard import check_frozen
-    from tailgate.prereg.study import results_dir_for
-    from tailgate.runtime.provenance import PROVENANCE_DIR
-
     state = check_frozen(prereg)
     study, lock = state.study, state.lock
     results = results_dir_for(study.path)

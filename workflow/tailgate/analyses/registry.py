@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import PreregError
+from tailgate.prereg.strict_yaml import field_name, load_yaml
 from tailgate.prereg.validated import Study
 
 from .base import AnalysisKind, Problem
@@ -24,7 +25,6 @@ __all__ = [
     "check_analyses",
     "kind_of",
     "problems_of",
-    "registered",
 ]
 
 #: the analysis kinds, each a folder of this package whose ``kind`` module defines it in upper
@@ -57,11 +57,6 @@ class _Kinds(Mapping[str, AnalysisKind]):
 
 
 KINDS: Mapping[str, AnalysisKind] = _Kinds()
-
-
-def registered(study: Study) -> dict[str, dict[str, Any]]:
-    """The registered analyses, name → spec (sorted by name, as in the canonical document)."""
-    return study.analyses()
 
 
 def analysis_spec(study: Study, name: str) -> dict[str, Any]:
@@ -107,8 +102,6 @@ def check_analyses(data: Mapping[str, Any], path: str | Path, doc: Any = None) -
     """Raise :class:`PreregError` for the first problem of the ``analyses`` block (file, line,
     field, fix). ``doc`` is the :class:`tailgate.prereg.strict_yaml.Located` document, for
     line numbers; without it the file is re-read."""
-    from tailgate.prereg.strict_yaml import field_name, load_yaml
-
     problems = problems_of(data)
     if not problems:
         return

@@ -12,9 +12,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tailgate.plans.entries import BRANCH_DIR, HEAD, REGISTERED
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.lock import Lock, parse_time
+from tailgate.prereg.pins import project_root
 from tailgate.prereg.study import prereg_for
+from tailgate.runtime.provenance import (
+    PROVENANCE_DIR,
+    RowsDigest,
+    iter_records,
+    record_path,
+    rows_digest,
+)
 
 from .findings import Check
 
@@ -26,8 +35,6 @@ LOG_SUFFIX = ".log"
 
 
 def read_records(rd: Path, checks: list[Check]) -> list[Any] | None:
-    from tailgate.runtime.provenance import PROVENANCE_DIR, iter_records
-
     try:
         return iter_records(rd)
     except ValueError as exc:
@@ -79,8 +86,6 @@ def check_artifacts(
     lock_path: Path,
     first: tuple[datetime, str] | None,
 ) -> list[Check]:
-    from tailgate.runtime.provenance import RowsDigest, record_path, rows_digest
-
     checks: list[Check] = []
     by_path: dict[str, Any] = {}
     fails: list[str] = []
@@ -160,8 +165,6 @@ def size_problem(path: Path, recorded: Any) -> str | None:
 def check_inputs(
     rd: Path, by_path: dict[str, Any], hashes: dict[str, str], lock: Lock | None
 ) -> Check:
-    from tailgate.prereg.pins import project_root
-
     root = project_root(prereg_for(rd))
     fails = []
     for rel, rec in sorted(by_path.items()):
@@ -246,8 +249,6 @@ def plan_problem(rel: str, plan: Any, pre: dict[str, Any], lock: Lock) -> str | 
     """Why a record's ``plan`` (:mod:`tailgate.plans.entries`) does not fit where its artifact
     lies: the registered plan's folder holds what was computed under entry 0 of the lock, the
     rest what was computed under the chain head the record names (None: it fits)."""
-    from tailgate.plans.entries import BRANCH_DIR, HEAD, REGISTERED
-
     if rel.split("/")[0] == BRANCH_DIR:
         first = lock.chain[0]
         ok = (

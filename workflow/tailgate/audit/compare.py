@@ -37,7 +37,11 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import DamagedFileError
+from tailgate.runtime.environment import describe, numeric_differences
+from tailgate.runtime.provenance import record_path
 from tailgate.safe_read import load_json, read_bytes, read_text, same_bytes
+
+from .pictures import DRIFT_LEVELS, embedded_pictures, pixel_difference
 
 __all__ = [
     "ABS_TOLERANCE",
@@ -342,8 +346,6 @@ def compare_pictures(recorded: bytes, reproduced: bytes, where: str) -> Comparis
     """Compare two pictures by their pixels, within the drift between matplotlib releases
     (:mod:`tailgate.audit.pictures`); ``where`` names the picture inside its file (empty for a
     PNG file)."""
-    from .pictures import pixel_difference
-
     cmp = Comparison()
     try:
         diff = pixel_difference(recorded, reproduced)
@@ -358,8 +360,6 @@ def compare_pictures(recorded: bytes, reproduced: bytes, where: str) -> Comparis
 
 def _compare_embedded(recorded: Path, reproduced: Path, cmp: Comparison) -> None:
     """The report's embedded pictures, one by one, by their pixels (tolerant mode)."""
-    from .pictures import embedded_pictures
-
     a = embedded_pictures(read_text(recorded))
     b = embedded_pictures(read_text(reproduced))
     if len(a) != len(b):
@@ -371,10 +371,6 @@ def _compare_embedded(recorded: Path, reproduced: Path, cmp: Comparison) -> None
         if found.largest_levels > cmp.largest_levels:
             cmp.largest_levels = found.largest_levels
             cmp.largest_levels_where = found.largest_levels_where
-
-
-def _json(path: Path) -> Any:
-    return load_json(path)
 
 
 def compare_files(
@@ -394,7 +390,7 @@ def compare_files(
         if suffix in (".parquet", ".csv"):
             cmp = compare_tables(recorded, reproduced, exact=exact)
         elif suffix == ".json":
-            a, b = _json(recorded), _json(reproduced)
+            a, b = load_json(recorded), load_json(reproduced)
             if loose and isinstance(a, dict) and isinstance(b, dict):
                 a, b = ({k: v for k, v in d.items() if k != "content_sha256"} for d in (a, b))
             cmp = compare_values(a, b, exact=exact)
@@ -431,7 +427,6 @@ class Outcome:
         """The comparison made, in words, for the check's detail line."""
         if self.exact:
             return "byte for byte (exact mode: the run's versions are the auditor's)"
-        from .pictures import DRIFT_LEVELS
 
         largest = (
             f"; largest float difference {self.largest_ulps} ULP at {self.largest_where}"
@@ -452,10 +447,8 @@ class Outcome:
 
 
 def _recorded_versions(rd: Path, rel: str) -> dict[str, str]:
-    from tailgate.runtime.provenance import record_path
-
     try:
-        versions = _json(record_path(rd / rel, rd)).get("versions")
+        versions = load_json(record_path(rd / rel, rd)).get("versions")
     except (OSError, ValueError, AttributeError):
         return {}
     return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
@@ -475,8 +468,6 @@ def compare_made(
     compared in the exact mode (the plain audit: the mode of the run that made it,
     :mod:`tailgate.audit.environment`); without it, whether its own record names the auditor's
     versions. ``missing(rel)``: why a missing file fails (default: the workflow writes it)."""
-    from tailgate.runtime.environment import describe, numeric_differences
-
     out = Outcome([], exact=True)
     for rel, path in made:
         mine = rd / rel

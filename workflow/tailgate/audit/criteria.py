@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tailgate.analyses.registry import kind_of, registered
+from tailgate.analyses.registry import kind_of
 from tailgate.plans.layout import Layout
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.study import Study
@@ -46,7 +46,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
     rd = Path(results_dir)
     fails: list[str] = []
     derived_all: dict[str, list[dict]] = {}
-    for name, spec in registered(study).items():
+    for name, spec in study.analyses().items():
         path = Layout(rd).analysis(name)
         if not path.is_file():
             if (rd / "verdict.json").is_file():
@@ -68,7 +68,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
         return fails
     rows = verdict.get("criteria")
     if rows is None:
-        if registered(study):
+        if study.analyses():
             fails.append(f"{verdict_path}: has no criteria table")
         return fails
     h1 = [r for r in rows if r.get("analysis") == "protocol"]
@@ -88,7 +88,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
     for name, derived in derived_all.items():
         recorded = [r for r in rows if r.get("analysis") == name]
         compare_criteria(f"{verdict_path} (analysis '{name}')", recorded, derived, fails)
-    extra = {r.get("analysis") for r in rows} - {"protocol", *registered(study)}
+    extra = {r.get("analysis") for r in rows} - {"protocol", *study.analyses()}
     for name in sorted(map(str, extra)):
         fails.append(f"{verdict_path}: criteria of unregistered analysis '{name}'")
     return fails

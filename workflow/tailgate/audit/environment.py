@@ -23,6 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tailgate.ledger import LEDGER, read_ledger
+from tailgate.prereg.lock import parse_time
 from tailgate.runtime.environment import describe, environment_notes, numeric_differences, recorded
 
 from .findings import Check
@@ -55,8 +57,6 @@ class RunEnvironments:
 
 
 def _time(text: Any) -> datetime | None:
-    from tailgate.prereg.lock import parse_time
-
     try:
         return parse_time(str(text))
     except (ValueError, TypeError):
@@ -65,8 +65,6 @@ def _time(text: Any) -> datetime | None:
 
 def run_environments(rd: Path, records: Sequence[Any]) -> RunEnvironments:
     """Each record's run, its environments and the comparison mode (module docstring)."""
-    from tailgate.ledger import LEDGER, read_ledger
-
     found = RunEnvironments()
     runs = []
     for run in read_ledger(rd):

@@ -16,9 +16,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tailgate.analyses.registry import kind_of
+from tailgate.plans.branch import registered_branch
+from tailgate.plans.entries import BRANCH_DIR
 from tailgate.plans.layout import Layout
+from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
+from .criteria import compare_criteria
 from .findings import read_or_fail
 
 __all__ = ["registered_plan_check", "verdict_check"]
@@ -29,7 +34,7 @@ def _check_gates(
 ) -> dict | None:
     """Re-derive one gates document from the fits it read (``fits_of(scorer, scale,
     condition)``: their paths; absent, ``rd/fits/…``)."""
-    from tailgate.stages.common import band, gate_settings
+    from tailgate.protocol.registered import registered_settings
     from tailgate.stages.gates import evaluate, summaries_from_fits
     from tailgate.stages.sensitivity import stored_inputs
 
@@ -44,9 +49,10 @@ def _check_gates(
         fits[c] = read_or_fail(Path(fits_of(str(scorer), str(scale), c)), fails)
         if fits[c] is None:
             return None
-    summaries = summaries_from_fits(fits, band(study))
+    summaries = summaries_from_fits(fits, list(study.thresholds.band))
     _, bulk = stored_inputs(doc)
-    v = evaluate(study, summaries, bulk, gate_settings(study, scorer=str(scorer), scale=str(scale)))
+    settings = registered_settings(study, scorer=str(scorer), scale=str(scale))
+    v = evaluate(study, summaries, bulk, settings)
     recorded = {(p["a"], p["b"], round(float(p["q"]), 10)): p for p in doc["protocol"]["pairs"]}
     for p in v.pairs:
         key = (p.a, p.b, round(p.q, 10))
@@ -215,14 +221,8 @@ def _differences(where: Path, recorded: Any, derived: dict[str, Any]) -> list[st
 def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     """Failures where the registered-plan branch or ``verdict.json``'s ``registered_plan``
     disagrees with its re-derivation under entry 0 of the lock (module docstring)."""
-    from tailgate.analyses.registry import kind_of
-    from tailgate.plans.branch import registered_branch
-    from tailgate.plans.entries import BRANCH_DIR
-    from tailgate.prereg.lock import read_lock
-    from tailgate.stages.common import scales_for
+    from tailgate.plans.reads import scales_for
     from tailgate.stages.registered_plan import registered_plan_document
-
-    from .criteria import compare_criteria
 
     rd = Path(results_dir)
     fails: list[str] = []

@@ -35,9 +35,16 @@ from typing import Any
 
 from tailgate.atomic import write_bytes, write_json
 from tailgate.errors import DamagedFileError
+from tailgate.ledger import LEDGER, read_ledger, run_summary
+from tailgate.plans.branch import registered_branch
 from tailgate.plans.layout import Layout
+from tailgate.prereg.deviations import generated_rows
 from tailgate.prereg.study import Study
 from tailgate.safe_read import load_json, loads_json, read_text
+from tailgate.stages.analyses import read_analyses
+from tailgate.stages.gates import bulk_replicates, gates_document
+from tailgate.stages.sensitivity import sensitivity_document
+from tailgate.stages.verdict import verdict_bytes, verdict_document
 
 __all__ = ["OUTCOME_RULES", "Remade", "outcome_exists", "remake_outcome", "run_summary_failures"]
 
@@ -74,8 +81,6 @@ def outcome_exists(rd: Path) -> bool:
     """Whether the results folder holds the outcome: a verdict or a report, or a ledger run
     that recorded an answer (then every file the outcome's rules make must be there). A run
     of part of the workflow (its fits, say) has no outcome yet."""
-    from tailgate.ledger import LEDGER
-
     if any((rd / name).exists() for name in _OUTCOME_FILES):
         return True
     try:
@@ -121,14 +126,8 @@ def _guard(fails: list[str], where: Path, fn: Callable[..., Any], *args: Any) ->
 def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
     """Re-make the outcome of ``rd`` under ``out`` (module docstring); ``mode``: the run mode
     the verdict was made in (its deviations name an exploratory run)."""
-    from tailgate.plans.branch import registered_branch
-    from tailgate.prereg.deviations import generated_rows
+    from tailgate.plans.reads import scales_for
     from tailgate.report.stage import render_report, report_inputs
-    from tailgate.stages.analyses import read_analyses
-    from tailgate.stages.common import scales_for
-    from tailgate.stages.gates import gates_document
-    from tailgate.stages.sensitivity import sensitivity_document
-    from tailgate.stages.verdict import verdict_bytes, verdict_document
 
     found = Remade()
     fails = found.failures
@@ -219,8 +218,6 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
 
 
 def _replicates(bulk: dict[str, Path], scale: str) -> dict[str, Any]:
-    from tailgate.stages.gates import bulk_replicates
-
     return {c: bulk_replicates(p, scale) for c, p in bulk.items()}
 
 
@@ -251,8 +248,6 @@ def _render(
 def run_summary_failures(rd: Path, verdict: dict[str, Any]) -> list[str]:
     """Where the ledger's last successful run does not show the re-made verdict's answer and
     H1 verdicts (:func:`tailgate.ledger.run_summary`)."""
-    from tailgate.ledger import LEDGER, read_ledger, run_summary
-
     runs = [r for r in read_ledger(rd) if r.get("outcome") == "success"]
     if not runs:
         return []

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tailgate.forked import Forked
+from tailgate.prereg.guard import links_in
 from tailgate.prereg.study import NAME_RE, lock_path_for, prereg_for, results_dir_for
 
 from .artifacts import check_artifacts, read_records
@@ -42,8 +43,6 @@ def audit(
     """Audit ``results_dir`` (``results/<study>``) against its pre-registration and lock;
     ``expected_runs``: published run receipts (:mod:`tailgate.audit.receipts`); ``report_to``:
     a folder the re-made report is written to (:mod:`tailgate.audit.report`)."""
-    from tailgate.prereg.guard import links_in
-
     rd = Path(results_dir)
     # 1. the results folder itself
     if rd.is_symlink():
@@ -93,7 +92,6 @@ def audit(
     # import (the stages, statistics, scipy and pyarrow: 219 modules) is imported once, here
     import scipy.special  # noqa: F401
 
-    from tailgate.prereg.deviations import generated_rows  # noqa: F401
     from tailgate.stages.sensitivity import sensitivity_document  # noqa: F401
 
     to = Path(report_to) if report_to is not None else None

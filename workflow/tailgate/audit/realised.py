@@ -10,6 +10,13 @@ from pathlib import Path
 
 from tailgate.errors import DamagedFileError
 from tailgate.plans.layout import Layout
+from tailgate.prereg.deviations import (
+    amendment_log,
+    design_deviations,
+    generated_rows,
+    realised_design,
+    run_deviations,
+)
 from tailgate.prereg.lock import Lock
 from tailgate.prereg.study import Study
 from tailgate.safe_read import load_json
@@ -19,14 +26,6 @@ from .runs import mode_of
 
 
 def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
-    from tailgate.prereg.deviations import (
-        amendment_log,
-        design_deviations,
-        generated_rows,
-        realised_design,
-        run_deviations,
-    )
-
     verdict_path = rd / "verdict.json"
     if not verdict_path.is_file():
         return Check("realised design", "no verdict.json to check")

@@ -12,8 +12,11 @@ from typing import Any
 
 from tailgate.errors import TailgateError
 from tailgate.prereg.gitinfo import repo_root
-from tailgate.prereg.lock import Lock, LockIntegrityError, parse_time, read_lock
+from tailgate.prereg.gitreview import linked_registration, review
+from tailgate.prereg.lock import Lock, LockIntegrityError, amendment_changes, parse_time, read_lock
+from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study
+from tailgate.prereg.timestamp import verify_tokens
 from tailgate.registration import load
 
 from .findings import Check
@@ -44,8 +47,6 @@ def check_lock(lock_path: Path, checks: list[Check]) -> Lock | None:
 
 
 def check_prereg(prereg_path: Path, lock: Lock | None, checks: list[Check]) -> Study | None:
-    from tailgate.prereg.pins import pin_changes, pins_of
-
     try:
         study = load(prereg_path)
     except TailgateError as exc:
@@ -129,7 +130,6 @@ def check_git(
                     f"{lock_path}: amendment {e['seq']} was made at {e['time']}, after the first "
                     f"artifact {first_path}, but records that no data existed"
                 )
-    from tailgate.prereg.gitreview import linked_registration, review
 
     fails.extend(linked_registration(prereg_path, lock_path))
     if no_git:
@@ -177,8 +177,6 @@ def check_git(
 def check_timestamps(
     lock: Lock, tsa_cert: str | Path | None, first: tuple[datetime, str] | None
 ) -> Check:
-    from tailgate.prereg.timestamp import verify_tokens
-
     found = verify_tokens(lock, None if tsa_cert is None else Path(tsa_cert), first)
     detail = (
         f"tokens verified against {tsa_cert}"
@@ -190,8 +188,6 @@ def check_timestamps(
 
 def amendment_notes(lock: Lock) -> list[str]:
     """One note per amendment, its changes derived from the snapshots (never its own list)."""
-    from tailgate.prereg.lock import amendment_changes
-
     notes = []
     for previous, e in pairwise(lock.chain):
         changes = amendment_changes(previous, e)

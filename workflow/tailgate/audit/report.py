@@ -23,7 +23,10 @@ from tailgate.atomic import write_bytes
 from tailgate.prereg.study import Study
 from tailgate.safe_read import read_bytes
 
+from .compare import compare_made
 from .findings import Check, guarded
+from .outcome import outcome_exists, remake_outcome, rule_of, run_summary_failures
+from .runs import mode_of
 
 __all__ = ["outcome_checks", "read_this"]
 
@@ -57,10 +60,6 @@ def outcome_checks(
 def _outcome_checks(
     rd: Path, study: Study, exact: Callable[[str], bool], report_to: Path | None
 ) -> tuple[list[Check], bool]:
-    from .compare import compare_made
-    from .outcome import outcome_exists, remake_outcome, rule_of, run_summary_failures
-    from .runs import mode_of
-
     if not outcome_exists(rd):
         return [
             Check("outcome", "no verdict, report or successful run yet: nothing to re-make")

@@ -72,18 +72,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 import tailgate
 from tailgate.errors import TailgateError
 from tailgate.ledger import LEDGER
+from tailgate.plans.entries import BRANCH_DIR, entry_study
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.gitinfo import repo_root, run_git
+from tailgate.prereg.lock import read_lock
 from tailgate.prereg.pins import project_root, registered_paths
 from tailgate.prereg.study import lock_path_for, prereg_for
 from tailgate.registration import load
 from tailgate.runtime.environment import fresh_caches
 from tailgate.runtime.fingerprint import stale_bytecode
 from tailgate.runtime.loadable import model_needs, scorer_needs, why_unloadable
+from tailgate.runtime.provenance import record_path
 from tailgate.safe_read import load_json
 
 from .artifacts import result_files
@@ -228,9 +233,6 @@ class Taken:
 def _trees(study: Any) -> list[tuple[str, Any]]:
     """(prefix, the study it was computed under) of each tree of results: the main one, and
     after an amendment the registered plan's (:mod:`tailgate.plans.entries`)."""
-    from tailgate.plans.entries import BRANCH_DIR, entry_study
-    from tailgate.prereg.lock import read_lock
-
     lock = read_lock(study.lock_path)
     if lock is None or len(lock.chain) < 2:
         return [("", study)]
@@ -256,8 +258,6 @@ def _unloadable(study: Any, rd: Path, root: Path) -> dict[str, str]:
 
 def _branch(rel: str) -> tuple[str, str]:
     """(``registered/`` or ``""``, the path inside that tree)."""
-    from tailgate.plans.entries import BRANCH_DIR
-
     head, _, rest = rel.partition("/")
     return (f"{BRANCH_DIR}/", rest) if head == BRANCH_DIR and rest else ("", rel)
 
@@ -278,8 +278,6 @@ def _computed(rel: str) -> bool:
 def _copy_checked(rd: Path, dst: Path, rels: list[str], stamp: float) -> list[str]:
     """Copy each recorded ``rd / rel`` and its record into ``dst`` with the times ``stamp``,
     after checking it against that record; return the failures (files not copied)."""
-    from tailgate.runtime.provenance import record_path
-
     failures = []
     for rel in rels:
         src, rec = rd / rel, record_path(rd / rel, rd)
@@ -400,8 +398,6 @@ def _write_config(prereg: Path, dest: Path, name: str) -> None:
     """Default operational settings with ``study`` set to this study: the re-run never reads
     the project's ``config/config.yaml``, so no operational setting there can shape the
     results it is compared with (every result is independent of them)."""
-    import yaml
-
     del prereg  # the project's own settings are deliberately not read
     dest.write_text(yaml.safe_dump({"study": name}, sort_keys=False), encoding="utf-8")
 

@@ -26,7 +26,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tailgate.code import code_digest
+from tailgate.ledger import LEDGER, missing_heads, read_ledger, run_results, verify_ledger
+from tailgate.prereg.committed import CONFIRMATORY, EXPLORATORY
 from tailgate.prereg.lock import Lock
+from tailgate.runtime.environment import NUMERIC_PACKAGES
+from tailgate.runtime.provenance import record_path
 from tailgate.safe_read import load_json
 
 from .findings import Check
@@ -35,8 +40,6 @@ from .findings import Check
 def check_ledger(rd: Path, lock: Lock | None) -> Check:
     """The run ledger's lines follow each other (its bytes are checked with every artifact),
     and it still holds the run each amendment recorded as its head."""
-    from tailgate.ledger import missing_heads, read_ledger, verify_ledger
-
     problems = verify_ledger(rd)
     problems += missing_heads(rd, lock.chain if lock is not None else [])
     runs = 0 if problems else len(read_ledger(rd))
@@ -51,9 +54,6 @@ def check_confirmatory(rd: Path, records: list[Any]) -> Check:
     """No artifact was made by an exploratory run, and no exploratory run of the study came
     before its confirmatory ones (its data were seen before the registration was committed;
     :mod:`tailgate.prereg.committed`)."""
-    from tailgate.ledger import LEDGER, read_ledger
-    from tailgate.prereg.committed import EXPLORATORY
-
     fails: list[str] = []
     made = [str(r.path) for r in records if r.content.get("mode") == EXPLORATORY]
     if made:
@@ -80,9 +80,6 @@ def check_confirmatory(rd: Path, records: list[Any]) -> Check:
 
 def mode_of(rd: Path, artifact: Path) -> str:
     """The run mode an artifact's provenance record names (confirmatory when it names none)."""
-    from tailgate.prereg.committed import CONFIRMATORY
-    from tailgate.runtime.provenance import record_path
-
     try:
         content = load_json(record_path(artifact, rd))
     except (OSError, ValueError):
@@ -91,9 +88,6 @@ def mode_of(rd: Path, artifact: Path) -> str:
 
 
 def check_code(records: list[Any]) -> Check:
-    from tailgate.code import code_digest
-    from tailgate.ledger import LEDGER
-
     groups: dict[str | None, list[str]] = {}
     for r in records:
         if str(r.path) == LEDGER:  # re-recorded by every run, whatever code ran its jobs
@@ -141,8 +135,6 @@ _NAMED = 20
 
 def _numerics(run: dict[str, Any]) -> dict[str, set[str]]:
     """Per package that can change a number or a byte, the versions the run's jobs ran with."""
-    from tailgate.runtime.environment import NUMERIC_PACKAGES
-
     out: dict[str, set[str]] = {}
     envs = run.get("environments")
     for env in envs if isinstance(envs, list) else []:
@@ -234,8 +226,6 @@ def _unbound(
 def check_results(rd: Path, records: list[Any], lock: Lock | None) -> Check:
     """The files are the newest successful run's, and two successful runs of one procedure
     agree on every file (module docstring)."""
-    from tailgate.ledger import LEDGER, read_ledger, run_results
-
     runs = read_ledger(rd)
     bound, problems = run_results(runs)
     fails = [f"{rd / LEDGER}: {p}" for p in problems]

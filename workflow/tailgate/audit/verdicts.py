@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tailgate.errors import TailgateError
+from tailgate.plans.branch import registered_branch
 from tailgate.plans.layout import Layout
 from tailgate.prereg.study import Study
 
@@ -58,8 +59,6 @@ def check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Che
 
 
 def registered_plan_detail(study: Study) -> str:
-    from tailgate.plans.branch import registered_branch
-
     try:
         branch = registered_branch(study, "")
     except TailgateError as exc:  # a damaged lock: the check itself names the file

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.atomic import write_text
-from tailgate.authoring.importcheck import import_rows
+from tailgate.authoring.importcheck import ceiling_refusal, import_rows, lattice_refusal
 from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import InputError, PreregError, RefusalError
 from tailgate.ledger import ledger_head
@@ -56,6 +56,7 @@ from tailgate.protocol.design import (
     Z_TEST,
     Design,
     cannot_pass,
+    check_false_pass,
     derived_design,
     operating_characteristics,
     power_line,
@@ -146,8 +147,6 @@ def _design_problems(
 ) -> Design | None:
     """The derived design of a study with the protocol, appending to ``problems`` what
     :func:`check_design` refuses in it; None when the design cannot be derived."""
-    from tailgate.authoring.importcheck import ceiling_refusal, lattice_refusal
-
     for why, field, fix in (
         (
             ceiling_refusal(study),
@@ -236,8 +235,6 @@ def derived_of(study: Study, design: Design | None) -> dict[str, Any]:
     :class:`PreregError`, exit 2). The simulation takes seconds to a minute, so it runs at freeze
     only when a registered bound needs it; ``tailgate design`` and the power stage always run it.
     """
-    from tailgate.protocol.design import check_false_pass, operating_characteristics
-
     if design is None:
         return {}
     derived = design.to_json()

@@ -17,12 +17,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tailgate.errors import DataInputError, PreregError
+from tailgate.plans.reads import scales_for
 from tailgate.prereg.pins import project_root
 from tailgate.prereg.study import worse_of
 from tailgate.protocol.design import exceedances_at
 from tailgate.protocol.registered import ceiling
-from tailgate.stages.common import scales_for
+from tailgate.stats.lattice import ceiling_problem, detect_step, pile_up
+from tailgate.stats.risk import exceedances, lattice_step_of, tie_diagnostic
 
 if TYPE_CHECKING:
     from tailgate.generate.importer import ImportedRows
@@ -99,10 +103,6 @@ def ceiling_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, st
     ``protocol.thresholds.ceiling`` (:func:`tailgate.stats.lattice.pile_up` at the headline
     quantile): the advice to register it if the scale is capped there. Advice only: the fits
     censor the top grade when the ceiling is registered, never on detection."""
-    import numpy as np
-
-    from tailgate.stats.lattice import detect_step, pile_up
-
     if not study.has_protocol:
         return []
     if study.thresholds.ceiling is not None:
@@ -136,8 +136,6 @@ def ceiling_refusal(study: Any) -> str | None:
     if thresholds is None or thresholds.ceiling is None or thresholds.ties != "lattice":
         return None
     from tailgate.generate.importer import inspect_import
-    from tailgate.stats.lattice import ceiling_problem
-    from tailgate.stats.risk import lattice_step_of
 
     step = thresholds.lattice_step
     summary, rows = inspect_import(study, base_dir=project_root(study.path))
@@ -166,11 +164,6 @@ def tie_findings(study: Any, rows: ImportedRows, columns: list[tuple[str, str]])
     scores are read as the identity scale, turned round for a scorer registered
     ``worse: lower`` (its bad tail is the low one); a monotone transform keeps the ties. A study
     without the protocol fits no tail at the band's quantiles and gets none."""
-    import numpy as np
-
-    from tailgate.stats.lattice import detect_step
-    from tailgate.stats.risk import tie_diagnostic
-
     if not study.has_protocol:
         return []  # no protocol thresholds: nothing is fitted at the band's quantiles
     rule, step, band = study.thresholds.ties, study.thresholds.lattice_step, study.thresholds.band
@@ -241,10 +234,8 @@ def lattice_refusal(study: Any) -> str | None:
     thresholds = study.thresholds if study.has_protocol and study.backend == "import" else None
     if thresholds is None or thresholds.ties != "lattice":
         return None
-    import numpy as np
 
     from tailgate.generate.importer import inspect_import
-    from tailgate.stats.risk import exceedances
 
     minimum, head, step, eps = (
         thresholds.min_levels,

@@ -14,6 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.authoring.importcheck import ceiling_findings, tie_findings
+from tailgate.protocol.design import exceedances_at
+from tailgate.stats.gpd import MIN_LEVELS
+from tailgate.stats.lattice import detect_step
+
 __all__ = [
     "PROPOSED_SD_MULTIPLES",
     "TIES_LINE",
@@ -96,9 +101,7 @@ def g3_and_tie_notes(text: str, study: str, root: Path) -> list[str]:
     (:func:`tailgate.authoring.importcheck.tie_findings`), and a pile-up at a capped top grade
     that calls for ``protocol.thresholds.ceiling``
     (:func:`tailgate.authoring.importcheck.ceiling_findings`)."""
-    from tailgate.authoring.importcheck import ceiling_findings, tie_findings
     from tailgate.generate.importer import inspect_import
-    from tailgate.protocol.design import exceedances_at
 
     loaded = load_text(text, study)
     summary, checked = inspect_import(loaded, base_dir=root)
@@ -137,9 +140,6 @@ def propose_lattice(
     which the fits use the discretised likelihood (methods note P10). On the logit scale of
     bounded scores each exceedance keeps the image of its grade's cell, so the rule fits there
     too. Scores with fewer distinct values than a discretised fit needs (0/1 outcomes) get none."""
-    from tailgate.stats.gpd import MIN_LEVELS
-    from tailgate.stats.lattice import detect_step
-
     steps = []
     for _, column, *_ in scores:
         values, why = numeric_values(rows, column, "row")
@@ -186,7 +186,7 @@ def propose_tolerances(
     units) of the scores that carry information (bounded scores strictly inside the ε clip),
     each marked REVIEW, and ``protocol.tolerances.proposed: data``, so the lock records and the
     report says that they came from the data; return the text and the number of entries."""
-    from tailgate.stages.common import scales_for
+    from tailgate.plans.reads import scales_for
     from tailgate.transform import transform_scores
 
     loaded = load_text(text, study)

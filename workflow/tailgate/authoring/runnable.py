@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tailgate.errors import InputError, PreregError
+from tailgate.prereg.pins import project_root
 from tailgate.runtime.loadable import missing_packages
 
 __all__ = ["runnable_problems"]
@@ -66,10 +69,7 @@ def runnable_problems(study: Any) -> list[PreregError]:
 
 def _constant_columns(study: Any) -> list[PreregError]:
     """Imported score columns constant within a condition the protocol fits."""
-    import numpy as np
-
     from tailgate.generate.importer import inspect_import
-    from tailgate.prereg.pins import project_root
 
     try:
         summary, rows = inspect_import(study, base_dir=project_root(study.path))

@@ -40,11 +40,15 @@ schema's pattern (also names that YAML or Snakemake's ``--config`` read as anoth
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tailgate.atomic import write_text
 from tailgate.authoring.proposals import (
@@ -56,6 +60,9 @@ from tailgate.authoring.proposals import (
     propose_tolerances,
 )
 from tailgate.errors import InputError
+from tailgate.generate.harness import FORMATS as HARNESS
+from tailgate.generate.harness import read_harness
+from tailgate.generate.import_spec import SUFFIXES
 from tailgate.prereg.schema import load_schema
 from tailgate.protocol.design import (
     WHAT_A_SMALL_STUDY_LEARNS,
@@ -66,7 +73,7 @@ from tailgate.protocol.design import (
     with_procedure_power,
 )
 
-__all__ = ["Scaffold", "init_study", "scaffold", "template_path"]
+__all__ = ["Scaffold", "scaffold", "template_path"]
 
 #: Header names (lower case) tried in this order for each registered column.
 GUESSES: dict[str, tuple[str, ...]] = {
@@ -100,13 +107,6 @@ class Scaffold:
 def template_path() -> Path:
     """``preregistrations/template.yaml`` of the installed project."""
     return Path(__file__).resolve().parents[3] / "preregistrations" / "template.yaml"
-
-
-def init_study(
-    study: str, *, from_import: str | None, directory: str, task: str | None = None
-) -> Path:
-    """Write ``<directory>/<study>.yaml``; return its path (see :func:`scaffold`)."""
-    return scaffold(study, from_import=from_import, directory=directory, task=task).path
 
 
 def scaffold(
@@ -211,10 +211,6 @@ def _replace_block(text: str, first: str, last_exclusive: str, block: str) -> st
 
 def _yaml_str(value: str) -> str:
     """A YAML scalar that reads back as the string ``value`` (plain when that is safe)."""
-    import json
-
-    import yaml
-
     if re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", value) and yaml.safe_load(value) == value:
         return value
     return json.dumps(value, ensure_ascii=False)
@@ -249,9 +245,6 @@ def _read_file(path: Path, chosen: tuple[str | None, str | None], init: str) -> 
     ``init``: the command being run, which a refusal completes."""
     task, filt = chosen
     """The import file as init reads it (:class:`_File`)."""
-    from tailgate.generate.harness import FORMATS as HARNESS
-    from tailgate.generate.harness import read_harness
-    from tailgate.generate.import_spec import SUFFIXES
     from tailgate.generate.importer import ImportSpec, file_columns, format_of, read_rows
 
     fmt = format_of(path)
@@ -502,8 +495,6 @@ def _headline_scale(text: str, scores: list[tuple[str, str, bool, str | None]]) 
 
 
 def _wrap(text: str, width: int = 70) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(text, width)
 
 

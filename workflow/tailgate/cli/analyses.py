@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+from pathlib import Path
 
 from tailgate.cli.base import Verbs, print_json, verb
-from tailgate.errors import EXIT_OK
+from tailgate.errors import EXIT_OK, InputError
 
 
 def add_composite(sub: Verbs) -> None:
@@ -66,9 +68,6 @@ def add_multiverse(sub: Verbs) -> None:
 
 
 def _cmd_multiverse(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from tailgate.errors import InputError
     from tailgate.protocol.multiverse import grid
     from tailgate.registration import load
     from tailgate.stages.common import read_json
@@ -109,10 +108,7 @@ def _cmd_multiverse(args: argparse.Namespace) -> int:
 
 
 def _cmd_composite(args: argparse.Namespace) -> int:
-    import dataclasses
-
     from tailgate.analyses.perturbation import design
-    from tailgate.errors import InputError
 
     if not (0.0 <= args.a < args.b <= 1.0) or args.b - args.a >= 1.0:
         raise InputError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -143,8 +144,6 @@ class PipeSafeStdout:
                 self._drop()
 
     def _drop(self) -> None:
-        import os
-
         self._closed = True
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, self._stream.fileno())  # the interpreter's last flush goes nowhere

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 from tailgate.cli.base import Verbs, print_json, verb
 from tailgate.errors import EXIT_INVALID, EXIT_OK, InputError, PreregError
+from tailgate.prereg.answer import registered_answer
 
 
 def add_design(sub: Verbs) -> None:
@@ -31,8 +33,6 @@ def add_design(sub: Verbs) -> None:
 
 
 def _cmd_design(args: argparse.Namespace) -> int:
-    import time
-
     from tailgate.authoring.importcheck import import_findings
     from tailgate.authoring.runnable import runnable_problems
     from tailgate.protocol.design import (
@@ -117,8 +117,6 @@ def _cmd_design(args: argparse.Namespace) -> int:
 
 def _answer_line(study: Any) -> str:
     """What the study's answer is (tailgate.prereg.answer)."""
-    from tailgate.prereg.answer import registered_answer
-
     items, registered = registered_answer(study.data)
     how = "registered" if registered else "derived from what is registered"
     return f"answer: {', '.join(items)} ({how})"

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from tailgate.atomic import write_text
 from tailgate.cli.base import Verbs, verb
-from tailgate.errors import EXIT_OK
+from tailgate.errors import EXIT_OK, InputError
+from tailgate.runtime.environment import environment_notes, recorded, requirements
 
 
 def add_env(sub: Verbs) -> None:
@@ -30,11 +33,6 @@ def add_env(sub: Verbs) -> None:
 
 
 def _cmd_env(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from tailgate.atomic import write_text
-    from tailgate.errors import InputError
-    from tailgate.runtime.environment import environment_notes, recorded, requirements
     from tailgate.runtime.provenance import iter_records
 
     rd = Path(args.results_dir)

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from tailgate.cli.base import Verbs, print_json, verb
-from tailgate.errors import EXIT_OK
+from tailgate.errors import EXIT_OK, InputError, RefusalError
 
 
 def add_freeze(sub: Verbs) -> None:
@@ -122,7 +122,6 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from tailgate.errors import RefusalError
     from tailgate.registration import require_frozen
 
     try:
@@ -179,8 +178,6 @@ def _cmd_amend(args: argparse.Namespace) -> int:
 
 
 def _data_limit(args: argparse.Namespace) -> int:
-    from tailgate.errors import InputError
-
     if not args.data_limit_mb >= 0:
         raise InputError(
             f"--data-limit-mb {args.data_limit_mb:g}: must be 0 or more (megabytes; 0 commits "

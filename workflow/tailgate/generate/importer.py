@@ -58,9 +58,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
+from tailgate.prereg.study import project_root
 
 from .harness import FORMATS as HARNESS_FORMATS
 from .harness import read_harness
@@ -241,7 +243,6 @@ def _frame(spec: ImportSpec) -> Any:
         import pandas as pd
 
         return pd.read_csv(spec.path, dtype=str, keep_default_na=False)
-    import pyarrow.parquet as pq
 
     return pq.read_table(spec.path).to_pandas()
 
@@ -619,8 +620,6 @@ def generate_shard(
     ``preregistrations/``), exactly as its pin does; no operational setting in ``options`` can
     point the job at another file.
     """
-    from tailgate.prereg.study import project_root
-
     cond_spec = condition_spec(study, condition)
     shards = study.shards
     summary, rows = inspect_import(study, base_dir=project_root(study.path))

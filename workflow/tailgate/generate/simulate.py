@@ -166,20 +166,6 @@ class SimulationTruth:
         """P(L > x): share of rows whose latent severity exceeds ``x``."""
         return float(1.0 - self.cdf(x))
 
-    def as_dict(self) -> dict[str, float | str]:
-        """Plain-dict view (for reports and provenance)."""
-        return {
-            "bulk_family": self.bulk_family,
-            "bulk_loc": self.bulk_loc,
-            "bulk_scale": self.bulk_scale,
-            "tail_xi": self.tail_xi,
-            "tail_sigma": self.tail_sigma,
-            "tail_share": self.tail_share,
-            "saturation_share": self.saturation_share,
-            "saturation_at": self.saturation_at,
-            "splice": self.splice,
-        }
-
 
 def _number(block: dict[str, Any], key: str, default: Any, where: str) -> float:
     value = block.get(key, default)

@@ -24,7 +24,7 @@ plan runs the same job (same wildcards) with the same fingerprint (:func:`tailga
 fingerprint.stage_fingerprint`: everything the stage reads of the registration), every job it
 reads in the declared stage graph (:data:`tailgate.plans.reads.STAGE_GRAPH`) is shared, and the
 pinned input files it may read are the same; such a job writes the same bytes
-under either plan (``tests/workflow/test_stage_dependencies.py``). Every other job is the
+under either plan (``tests/plans/test_stage_dependencies.py``). Every other job is the
 branch's *own* and runs under entry 0. The gates and analysis jobs of the branch are always its
 own (they are the registered plan's decisions); they are requested only where the stored
 statistics cannot serve the registered plan (:meth:`RegisteredBranch.protocol_reasons`,
@@ -40,6 +40,7 @@ from pathlib import Path
 from string import Formatter
 from typing import Any
 
+from tailgate.analyses.registry import kind_of
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.study import Study
 
@@ -94,10 +95,8 @@ def _fields(template: str) -> list[str]:
 
 
 class Plan:
-    """One plan's jobs as the workflow's rules declare them: each rule is defined once and
-    instantiated for every plan (``rules/*.smk``: ``for plan in PLANS``). This class is the
-    chain head's plan, whose files are the main tree's under ``results``;
-    :class:`RegisteredBranch` is entry 0's beside an amendment."""
+    """The chain head's jobs as the rules declare them (module docstring), its files the main
+    tree's under ``results``; :class:`RegisteredBranch` is entry 0's beside an amendment."""
 
     #: the plan a stage computes under (:mod:`tailgate.plans.entries`)
     name = HEAD
@@ -143,7 +142,7 @@ class Plan:
         return self.scales(wildcards.scorer)
 
     def shards(self) -> list[int]:
-        return list(range(int(self.study.data["generation"]["shards"])))
+        return list(range(self.study.shards))
 
     def analyses(self) -> list[tuple[str, str]]:
         """The plan's (scorer, scale) pairs with fits, gates and an H1 verdict."""
@@ -201,7 +200,7 @@ class Plan:
     def data_inputs(self, condition: str) -> dict[str, str]:
         """What a condition's generation reads: the prompt selection (transformers backend,
         unless the condition answers its registered query) or the import file."""
-        data = self.study.data["data"]
+        data = self.study.source()
         if data["backend"] == "transformers":
             if self.study.condition(condition).get("query") is not None:
                 return {}  # a query condition answers its registered query
@@ -216,10 +215,7 @@ class Plan:
 
     def analysis_inputs(self, name: str) -> dict[str, list[str]]:
         """Named input lists of the plan's analysis ``name``, as its kind declares them."""
-        from tailgate.analyses.registry import kind_of
-        from tailgate.analyses.registry import registered as registered_specs
-
-        spec = registered_specs(self.study)[name]
+        spec = self.study.analyses()[name]
         return kind_of(spec).inputs(spec, self.study, self.layout())
 
     def analysis_files(self, wildcards: Any) -> dict[str, list[str]]:
@@ -232,9 +228,8 @@ class Plan:
 
 
 class RegisteredBranch(Plan):
-    """Entry 0's plan (``registered``) beside the chain head (``head``): which of its jobs are
-    shared with the main tree under ``results`` and which are the branch's own (module
-    docstring), and the files it must produce."""
+    """Entry 0's plan beside the chain head: which of its jobs are shared with the main tree
+    and which are its own (module docstring), and the files it must produce."""
 
     name = REGISTERED
 
@@ -275,11 +270,9 @@ class RegisteredBranch(Plan):
     @cached_property
     def _head_embeddings(self) -> set[str]:
         """The embedding files the amended plan's analyses read."""
-        from tailgate.analyses.registry import registered as registered_specs
-
         head = Plan(self.head, self.results)
         out: set[str] = set()
-        for name in registered_specs(self.head):
+        for name in self.head.analyses():
             out.update(head.analysis_inputs(name).get("embeddings", []))
         return out
 
@@ -306,9 +299,9 @@ class RegisteredBranch(Plan):
         """Whether the amended plan runs the job of ``stage`` with wildcards ``wc`` too."""
         head = self.head
         if stage == "select_prompts":
-            return head.data["data"]["backend"] == "transformers"
+            return head.backend == "transformers"
         s, head_conditions = wc.get("scorer", ""), _names(head.conditions())
-        head_shards = int(head.data["generation"]["shards"])
+        head_shards = head.shards
         if stage in ("generate", "score", "embed"):
             if wc["condition"] not in head_conditions or int(wc["shard"]) >= head_shards:
                 return False
@@ -393,11 +386,9 @@ class RegisteredBranch(Plan):
     def analysis_reasons(self, name: str) -> list[str]:
         """Why the amended plan's stored statistics of analysis ``name`` are not entry 0's
         (empty: its registered criteria are re-derived from them)."""
-        first = self.registered.data.get("analyses") or {}
-        now = self.head.data.get("analyses") or {}
-        if name not in first:
+        if name not in self.registered.analyses():
             return []
-        if name not in now:
+        if name not in self.head.analyses():
             return ["the analysis (removed by an amendment)"]
         before, after = analysis_reads(self.registered, name), analysis_reads(self.head, name)
         out = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
@@ -424,9 +415,10 @@ class RegisteredBranch(Plan):
         """The branch's analysis statistics (entry 0's analyses the stored ones cannot serve)."""
         if self.unavailable:
             return []
-        first = sorted(self.registered.data.get("analyses") or {})
         return [
-            self.pattern("analysis").format(analysis=n) for n in first if self.analysis_reasons(n)
+            self.pattern("analysis").format(analysis=n)
+            for n in self.registered.analyses()
+            if self.analysis_reasons(n)
         ]
 
 

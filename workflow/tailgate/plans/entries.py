@@ -21,8 +21,9 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tailgate.errors import InputError, RefusalError
+from tailgate.errors import InputError, RefusalError, TailgateError
 from tailgate.prereg.lock import read_lock
+from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study
 
 __all__ = [
@@ -77,9 +78,6 @@ def changed_pins(chain: Sequence[Mapping[str, Any]]) -> list[str]:
 def registered_pin_problems(registered: Study, chain: Sequence[Mapping[str, Any]]) -> list[str]:
     """Why entry 0's pinned input files cannot be read now (empty: they can): only the pins an
     amendment changed are hashed again (the head's are checked by every stage's guard)."""
-    from tailgate.errors import TailgateError
-    from tailgate.prereg.pins import pin_changes, pins_of
-
     fields = changed_pins(chain)
     if not fields:
         return []

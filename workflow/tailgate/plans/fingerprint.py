@@ -9,7 +9,7 @@ entry and ``{condition}``, ``{scorer}`` and the like are the job's wildcards (th
 the annotation). Beside them, the *derived* values it reads
 that depend on parts it does not otherwise read (the fit stores the gate CI level, which depends
 on α, the multiplicity rule and the family size, not on the tolerances). Leaving a part out is a
-correctness bug (a stale result after an amendment); ``tests/workflow/test_stage_dependencies.py``
+correctness bug (a stale result after an amendment); ``tests/plans/test_stage_dependencies.py``
 changes every decision rule in turn and checks that a stage whose fingerprint stayed the same
 writes the same bytes.
 """

@@ -12,37 +12,23 @@ from pathlib import Path
 
 __all__ = ["LAYOUT", "WRITER", "Layout"]
 
-#: the files of every artifact kind a plan's rules write, relative to the plan's folder
-LAYOUT: dict[str, str] = {
-    "prompts": "prompts.parquet",
-    "prompts_digest": "prompts.digest.json",
-    "generations": "generations/{condition}/shard-{shard}.parquet",
-    "scores": "scores/{scorer}/{condition}/shard-{shard}.parquet",
-    "embeddings": "embeddings/{embedder}/{condition}/shard-{shard}.parquet",
-    "severities": "severities/{scorer}/{scale}/{condition}.parquet",
-    "transform_summary": "severities/{scorer}/{scale}/transform.json",
-    "fits": "fits/{scorer}/{scale}/{condition}.json",
-    "bulk": "bulk/{scorer}/{condition}.parquet",
-    "gates": "gates/{scorer}/{scale}.json",
-    "sensitivity": "sensitivity/{scorer}/{scale}.json",
-    "analysis": "analyses/{analysis}/statistics.json",
+#: artifact kind -> (the stage, i.e. rule, that writes it, its files relative to the plan's folder)
+_ARTIFACTS: dict[str, tuple[str, str]] = {
+    "prompts": ("select_prompts", "prompts.parquet"),
+    "prompts_digest": ("select_prompts", "prompts.digest.json"),
+    "generations": ("generate", "generations/{condition}/shard-{shard}.parquet"),
+    "scores": ("score", "scores/{scorer}/{condition}/shard-{shard}.parquet"),
+    "embeddings": ("embed", "embeddings/{embedder}/{condition}/shard-{shard}.parquet"),
+    "severities": ("transform", "severities/{scorer}/{scale}/{condition}.parquet"),
+    "transform_summary": ("transform", "severities/{scorer}/{scale}/transform.json"),
+    "fits": ("fit", "fits/{scorer}/{scale}/{condition}.json"),
+    "bulk": ("bulk", "bulk/{scorer}/{condition}.parquet"),
+    "gates": ("gates", "gates/{scorer}/{scale}.json"),
+    "sensitivity": ("sensitivity", "sensitivity/{scorer}/{scale}.json"),
+    "analysis": ("analysis", "analyses/{analysis}/statistics.json"),
 }
-
-#: artifact kind -> the stage (rule) that writes it
-WRITER: dict[str, str] = {
-    "prompts": "select_prompts",
-    "prompts_digest": "select_prompts",
-    "generations": "generate",
-    "scores": "score",
-    "embeddings": "embed",
-    "severities": "transform",
-    "transform_summary": "transform",
-    "fits": "fit",
-    "bulk": "bulk",
-    "gates": "gates",
-    "sensitivity": "sensitivity",
-    "analysis": "analysis",
-}
+LAYOUT: dict[str, str] = {kind: pattern for kind, (_, pattern) in _ARTIFACTS.items()}
+WRITER: dict[str, str] = {kind: stage for kind, (stage, _) in _ARTIFACTS.items()}
 
 
 class Layout:

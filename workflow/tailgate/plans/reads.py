@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tailgate.prereg.answer import protocol_settings
 from tailgate.prereg.study import Study
 
 from .fingerprint import stage_reads
@@ -91,10 +92,9 @@ def analysis_reads(study: Study, name: str) -> dict[str, Any]:
     study-wide defaults as the analysis sees them (:func:`tailgate.prereg.answer.
     protocol_settings`) and its own spec without its criteria (statistics never read them)."""
     from tailgate.analyses.registry import kind_of
-    from tailgate.prereg.answer import protocol_settings
 
     reads = stage_reads(study, "analysis", analysis=name)
-    spec = study.data.get("analyses", {}).get(name) or {}
+    spec = study.analyses().get(name) or {}
     falls_back = kind_of(spec).protocol_defaults if spec else ()
     protocol = protocol_settings(study.data)
     out: dict[str, Any] = {}

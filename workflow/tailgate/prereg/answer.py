@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tailgate.prereg.schema import apply_defaults
+
 __all__ = [
     "H1",
     "answer_document",
@@ -46,7 +48,6 @@ def protocol_settings(data: Mapping[str, Any]) -> Mapping[str, Any]:
     headline scale), documented with each kind."""
     if protocol_registered(data):
         return data["protocol"]
-    from tailgate.prereg.schema import apply_defaults
 
     return apply_defaults({"protocol": {}})["protocol"]
 

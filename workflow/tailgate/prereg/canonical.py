@@ -17,6 +17,8 @@ import json
 import math
 from typing import Any
 
+from tailgate.safe_read import sha256_file as regular_sha256
+
 __all__ = ["canonical_hash", "canonical_json", "normalise", "sha256_bytes", "sha256_file"]
 
 
@@ -60,6 +62,4 @@ def sha256_bytes(data: bytes) -> str:
 
 def sha256_file(path: Any, chunk: int = 1 << 20) -> str:
     """SHA-256 (hex) of a file's bytes, read in chunks."""
-    from tailgate.safe_read import sha256_file as regular_sha256
-
     return regular_sha256(path, chunk)

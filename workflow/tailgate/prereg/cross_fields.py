@@ -234,7 +234,7 @@ def headline_scale_registered(reg: Registration) -> Iterator[Problem]:
 
 def headline_scale_computed(reg: Registration) -> Iterator[Problem]:
     """What is registered is what runs: probability and logit need scores in [0, 1], so an
-    unbounded scorer is analysed on identity only (tailgate.stages.common.scales_for)."""
+    unbounded scorer is analysed on identity only (tailgate.plans.reads.scales_for)."""
     head, scale = reg.data["scorers"][0], reg.protocol["headline_scale"]
     if not head.get("bounded", True) and scale != "identity":
         yield (
@@ -261,7 +261,7 @@ def every_scale_computed(reg: Registration) -> Iterator[Problem]:
 
 def tolerance_scales_computed(reg: Registration) -> Iterator[Problem]:
     """Per-scale tolerances name a scale, or a scorer's scale, that the run computes (as
-    tailgate.stages.common.scales_for: a bounded scorer on every registered scale, an
+    tailgate.plans.reads.scales_for: a bounded scorer on every registered scale, an
     unbounded one on identity)."""
     scales = reg.data["transform"]["scales"]
     computed = {

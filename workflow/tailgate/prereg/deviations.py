@@ -24,9 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from tailgate.prereg.committed import EXPLORATORY, exploratory_deviation
 from tailgate.prereg.lock import amendment_changes
+from tailgate.safe_read import require_regular
 
 __all__ = [
     "SHOWN_TEXT",
@@ -44,8 +49,6 @@ SHOWN_TEXT = ("title", "hypotheses")
 
 def run_deviations(mode: str) -> list[dict[str, Any]]:
     """The run's own deviation: an exploratory run (:mod:`tailgate.prereg.committed`)."""
-    from tailgate.prereg.committed import EXPLORATORY, exploratory_deviation
-
     return [exploratory_deviation()] if mode == EXPLORATORY else []
 
 
@@ -132,12 +135,6 @@ def realised_design(
 def generated_rows(shards: Iterable[Any]) -> dict[str, int]:
     """Rows per condition in the generation shards ``generations/<condition>/shard-<k>.parquet``
     (from the Parquet footers: nothing but the metadata is read)."""
-    from pathlib import Path
-
-    import pyarrow.parquet as pq
-
-    from tailgate.safe_read import require_regular
-
     out: dict[str, int] = {}
     for shard in shards:
         path = Path(shard)

@@ -60,10 +60,6 @@ class Change:
             "decision": self.decision,
         }
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Change:
-        return cls(d["field"], d["old"], d["new"], d["kind"], d["class"], d["decision"])
-
     def describe(self) -> str:
         tag = (self.direction + ", decision rule") if self.decision else "descriptive"
         if self.kind == "added":

@@ -40,7 +40,6 @@ __all__ = [
     "clone_head",
     "committed_versions",
     "ever_committed",
-    "first_commit_time",
     "head_state",
     "is_shallow",
     "not_as_committed",
@@ -399,12 +398,6 @@ def committed_versions(path: str | Path) -> list[Version]:
         else:
             out.append(Version(sha, time, _blob(repo, blob), dst, link=mode == "120000"))
     return out
-
-
-def first_commit_time(path: str | Path) -> datetime | None:
-    """Committer time (UTC) of the first commit that added ``path``, or ``None``."""
-    versions = committed_versions(path)
-    return versions[0].time if versions else None
 
 
 def _blob_id(path: Path, size: int, object_format: str) -> str:

@@ -20,8 +20,10 @@ from typing import Any
 
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import canonical_hash
+from tailgate.prereg.committed import require_committed
 from tailgate.prereg.diff import Change, diff, format_changes
 from tailgate.prereg.lock import Lock, LockIntegrityError, read_lock
+from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study, load, lock_path_for, results_dir_for
 
 __all__ = [
@@ -54,8 +56,6 @@ class FrozenState:
 def check_frozen(prereg_path: str | Path, *, pins: bool = True) -> FrozenState:
     """Load ``prereg_path`` (``PreregError`` if invalid) and compare it, and (``pins``) the
     files it names, with its lock."""
-    from tailgate.prereg.pins import pin_changes, pins_of
-
     study = load(prereg_path)
     lock_path = lock_path_for(study.path)
     lock = read_lock(lock_path)
@@ -180,8 +180,6 @@ def require_runnable(prereg_path: str | Path) -> Study:
     """:func:`require_frozen`, and for a confirmatory run a registration committed exactly as it
     is on disk (:mod:`tailgate.prereg.committed`): what every entry point that writes results
     calls."""
-    from tailgate.prereg.committed import require_committed
-
     study = require_frozen(prereg_path)
     require_committed(study)
     return study

@@ -41,13 +41,6 @@ class LockHistory:
     def committed(self) -> bool:
         return bool(self.versions)
 
-    def last_hashes(self) -> list[str] | None:
-        """Entry hashes of the last committed version that holds a lock (None if none)."""
-        for _, _, hashes in reversed(self.versions):
-            if hashes is not None:
-                return hashes
-        return None
-
 
 def _hashes(content: bytes | None) -> list[str] | None:
     if content is None:

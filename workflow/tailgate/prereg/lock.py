@@ -21,8 +21,11 @@ from typing import Any
 
 from tailgate import __version__
 from tailgate.atomic import write_json
+from tailgate.code import code_digest
 from tailgate.errors import EXIT_REFUSED, DamagedFileError, InputError, TailgateError
 from tailgate.prereg.canonical import canonical_hash
+from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
+from tailgate.prereg.pins import pin_changes
 from tailgate.prereg.schema import SCHEMA_VERSION
 from tailgate.safe_read import load_json
 
@@ -81,8 +84,6 @@ def make_entry(
 ) -> dict[str, Any]:
     """A new chain entry with its ``entry_hash`` (``pins``: :mod:`tailgate.prereg.pins`;
     ``ledger``: an amendment's view of the run ledger, :func:`tailgate.ledger.ledger_head`)."""
-    from tailgate.code import code_digest
-
     entry: dict[str, Any] = {
         "seq": seq,
         "type": kind,
@@ -111,9 +112,6 @@ def amendment_changes(previous: dict[str, Any], entry: dict[str, Any]) -> list[A
     field diff of their snapshots, then each pinned input file that differs. Derived from the
     entries' content every time, never read from the ``changes`` an amendment lists about
     itself, so a forged list cannot hide a changed decision rule."""
-    from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
-    from tailgate.prereg.pins import pin_changes
-
     out = diff(previous.get("prereg") or {}, entry.get("prereg") or {})
     old_pins, new_pins = previous.get("pins") or {}, entry.get("pins") or {}
     for f in pin_changes(old_pins, new_pins):

@@ -9,7 +9,6 @@ above: the entry points load a study through :func:`tailgate.registration.load`,
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +86,3 @@ def check_cross_fields(data: dict[str, Any], doc: Located, path: Path) -> None:
     """The rules JSON Schema cannot express (names, references, orderings): the table of
     :mod:`tailgate.prereg.cross_fields`, the first problem raised as a :class:`PreregError`."""
     check(Registration(data, doc, path))
-
-
-def study_copy(study: Study) -> dict[str, Any]:
-    """A deep, mutable copy of the study's canonical data (for building variants in tests)."""
-    return copy.deepcopy(study.data)

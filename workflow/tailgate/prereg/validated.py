@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import tailgate.prereg.protocol_blocks as blocks
+from tailgate.prereg.answer import protocol_registered
 
 __all__ = ["Study", "lock_path_for", "prereg_for", "project_root", "results_dir_for"]
 
@@ -117,8 +118,6 @@ class Study:
     def has_protocol(self) -> bool:
         """Whether the study registers the tail-shape protocol of Zhou (2026) (absent
         ``protocol.enabled``: it does; :mod:`tailgate.prereg.answer`)."""
-        from tailgate.prereg.answer import protocol_registered
-
         return protocol_registered(self.data)
 
     def protocol_conditions(self) -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,9 @@ import numpy as np
 
 from tailgate.errors import InputError
 from tailgate.prereg.lock import read_lock
+from tailgate.protocol.operating_lattice import reference_step
 from tailgate.protocol.registered import registered_settings
+from tailgate.seeds import derive_seed, seed_sequence
 from tailgate.stats.power import achieved_power, required_exceedances
 
 __all__ = [
@@ -218,7 +221,6 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
         from tailgate.protocol.recovery import simulate_pass_rate
     except ImportError:  # pragma: no cover - the engine ships with tailgate
         return design, "simulated power: not available", []
-    from tailgate.seeds import derive_seed
 
     sim = study.power_simulation
     resamples = sim.resamples
@@ -398,11 +400,7 @@ def operating_characteristics(
     ``trials``, ``resamples`` and ``factors`` (the truths, as multiples of Δfloor) replace the
     registered values for validation runs (``tests/benchmarks/operating_resolution.py``).
     """
-    import os
-
     from tailgate.protocol.operating import simulate_procedure
-    from tailgate.protocol.operating_lattice import reference_step
-    from tailgate.seeds import seed_sequence
 
     design = design or derived_design(study)
     workers = workers or os.cpu_count() or 1

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tailgate.protocol.gates import ConditionSummary, GateSettings, p1_gate, p2_gate
+from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.power import required_exceedances
@@ -84,9 +86,6 @@ def simulate_pass_rate(
     of ``seed``; all trials' replicates are refitted together (``workers`` threads; the result
     does not depend on it).
     """
-    from tailgate.protocol.gates import ConditionSummary, GateSettings, p1_gate, p2_gate
-    from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
-
     s = settings or GateSettings()
     if n_exc < gpd.MIN_EXCEEDANCES or trials < 1 or (resamples is not None and resamples < 2):
         raise ValueError(
@@ -188,8 +187,6 @@ def recovery_grid(
     apply it, so that the frontier and the rates are at the same level. Cell (i, j) uses child
     (i, j) of ``seed``.
     """
-    from tailgate.protocol.gates import GateSettings
-
     s = settings or GateSettings()
     ss = gpd.seed_sequence_of(seed)
     cells = tuple(

@@ -1,12 +1,6 @@
 """The decision rules a pre-registration registers, read once for every stage (Section 3 of Zhou
-(2026)).
-
-:func:`registered_settings` turns the protocol's typed readers
-(:mod:`tailgate.prereg.protocol_blocks`, where each absent optional field's default is written)
-into :class:`GateSettings`; :func:`family_pairs` names the pairs of the multiplicity family, and
-:func:`ceiling` turns ``protocol.thresholds.ceiling`` round with the scores (the fits take its cell
-as right-censored, :class:`tailgate.stats.lattice.Cells`).
-"""
+(2026)) from the protocol's typed readers (:mod:`tailgate.prereg.protocol_blocks`, where each
+absent optional field's default is written)."""
 
 from __future__ import annotations
 
@@ -21,7 +15,8 @@ def ceiling(study: Any, scale: str = "identity", worse: str | None = "higher") -
     """The registered ``protocol.thresholds.ceiling`` (absent: None) on the severities' own
     scale of a scorer whose bad tail is ``worse``, analysed on ``scale``: turned round as the
     scores are (:func:`tailgate.transform.transform_scores`: −c on the identity scale, 1 − c on
-    the probability scale, whose grades the logit scale's cells are)."""
+    the probability scale, whose grades the logit scale's cells are); the fits take its cell as
+    right-censored (:class:`tailgate.stats.lattice.Cells`)."""
     c = study.thresholds.ceiling
     if c is None or worse != "lower":
         return c

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -160,8 +161,6 @@ def empty_note(ax: Any, text: str) -> None:
     """Say in the middle of an axes why it shows no data (instead of an unexplained frame): the
     text wrapped to the axes' own width (matplotlib's ``wrap`` wraps to the figure's), inside
     the axes, which lose their ticks (no tick label to overlap, none that would mean data)."""
-    import textwrap
-
     size = LABEL_PT + 1
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     chars = max(12, int(0.8 * width_in * 72 / (0.6 * size)))  # 0.6 em: a mean glyph's width

@@ -18,6 +18,7 @@ from typing import Any
 
 from tailgate.plans.layout import Layout
 from tailgate.report import figures
+from tailgate.report.raster import available_processes
 from tailgate.report.render import fishing_points, render
 from tailgate.stages.analyses import read_analyses
 from tailgate.stages.common import open_stage, read_json
@@ -122,20 +123,25 @@ def report_stage(
     out_md: str | os.PathLike[str],
     figure_paths: Mapping[str, str | os.PathLike[str]],
     analyses: Sequence[str | os.PathLike[str]] = (),
+    processes: int = 1,
 ) -> None:
     """Render the report; ``figure_paths`` maps ``power`` and ``stability`` to PNG paths;
     ``analyses``: every ``analyses/<name>/statistics.json``; ``power`` None (and no fits or
-    figures) when the study registers no protocol."""
+    figures) when the study registers no protocol. The figures are drawn by up to
+    ``processes`` processes (at most the CPUs this job may use): the same bytes
+    (:mod:`tailgate.report.raster`)."""
     ctx = open_stage(prereg, results)
-    for out, inputs in render_report(
-        verdict, fits, power, out_html, out_md, figure_paths, analyses, study=ctx.study
-    ):
+    with figures.drawing_processes(min(processes, available_processes())):
+        written = render_report(
+            verdict, fits, power, out_html, out_md, figure_paths, analyses, study=ctx.study
+        )
+    for out, inputs in written:
         ctx.record(out, inputs=inputs, kind="report")
 
 
 def report_inputs(results: Path, study: Any) -> dict[str, Any]:
     """The report rule's inputs inside ``results``, in the rule's order (rules/report.smk)."""
-    from tailgate.stages.common import scales_for
+    from tailgate.plans.reads import scales_for
 
     names = study.protocol_conditions()  # none without the protocol
     fits = [

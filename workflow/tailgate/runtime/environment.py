@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tailgate import __version__
+
 __all__ = [
     "MODEL_PACKAGES",
     "NUMERIC_PACKAGES",
@@ -44,7 +46,6 @@ __all__ = [
     "environment_notes",
     "fresh_caches",
     "fresh_compiled_cache",
-    "mode_line",
     "numeric_differences",
     "recorded",
     "requirements",
@@ -105,8 +106,6 @@ def current(*, installed: bool = False) -> dict[str, str]:
     package of :data:`PACKAGES` and each of :data:`MODEL_PACKAGES` this process imported (with
     ``installed``: each one installed, what an auditor compares a record with)."""
     if not _BASE:
-        from tailgate import __version__
-
         _BASE.update(
             tailgate=__version__,
             python=sys.version.split()[0],
@@ -166,18 +165,6 @@ def same_numerics(recorded_env: Mapping[str, str], mine: Mapping[str, str] | Non
     """Whether every entry of :data:`NUMERIC_PACKAGES` is the same here as recorded (then a
     re-run is expected to give the same bytes: the exact mode of the audit)."""
     return not numeric_differences(recorded_env, mine)
-
-
-def mode_line(recorded_env: Mapping[str, str]) -> str:
-    """Which comparison the audit makes, in words (exact or tolerant, and why)."""
-    diffs = numeric_differences(recorded_env)
-    if not diffs:
-        return "exact: the recorded versions are the auditor's (files compared byte for byte)"
-    return (
-        "tolerant: other versions than recorded (" + describe(diffs) + "), so tables and "
-        "statistics are compared as values (floats within the ULP tolerance), the report by "
-        "its text and what its figures plot, and images against their own records"
-    )
 
 
 def describe(diffs: Iterable[tuple[str, str | None, str | None]]) -> str:

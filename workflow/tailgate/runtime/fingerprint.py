@@ -36,17 +36,18 @@ different sources within a study; records without a fingerprint are named in a n
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import sys
 from pathlib import Path
 from typing import Any
 
+import tailgate
 from tailgate.runtime.bytecode import Status, source_of, stale, status_key
 from tailgate.runtime.forkserver import DIGESTS, JUDGED
 from tailgate.runtime.interpreter import check_startup, startup_state
 from tailgate.runtime.startup import fix_for, import_hooks
+from tailgate.safe_read import sha256_file
 
 __all__ = [
     "check_runtime",
@@ -56,13 +57,7 @@ __all__ = [
 ]
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _package() -> Path:
-    import tailgate
-
     return Path(tailgate.__file__).resolve().parent
 
 
@@ -80,7 +75,7 @@ def loaded_modules() -> dict[str, str]:
         if not origin or not os.path.isfile(origin):
             continue
         path = Path(origin).resolve()
-        digest = _sha(path)
+        digest = sha256_file(path)
         out[name] = digest if path.is_relative_to(package) else f"outside {path}: {digest}"
     return out
 

@@ -50,6 +50,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from tailgate.code import code_digest, code_files, digest_of
 from tailgate.runtime.forkserver import DIGESTS, RECORDS, VOUCHED
 from tailgate.runtime.installed import (
     distributed,
@@ -158,8 +159,6 @@ def _preloaded(path: str, through: str | Path | None = None) -> bytes | None:
 @lru_cache(maxsize=1)
 def _project() -> tuple[frozenset[str], tuple[bytes, ...]]:
     """The digested code's files, and the bytes of the rule scripts."""
-    from tailgate.code import code_files
-
     files = code_files()
     scripts = tuple(
         p.read_bytes() for name, p in files if name.startswith("workflow/scripts/") and p.is_file()
@@ -186,8 +185,6 @@ def _same_code(real: str) -> bool:
     editable install starts the run's warm server from the first checkout). The copy is the
     ``tailgate`` package folder nearest above the file, judged whole: every file it runs from
     its own folder (the server's ``RECORD`` reader and bytecode check) is the project's too."""
-    from tailgate.code import code_digest, code_files, digest_of
-
     package = next((p for p in Path(real).parents if p.name == "tailgate"), None)
     if package is None or not (package / "__init__.py").is_file():
         return False

@@ -23,8 +23,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tailgate.atomic import write_json
+from tailgate.code import code_digest
 from tailgate.errors import RefusalError
 from tailgate.prereg.canonical import sha256_file
+from tailgate.prereg.committed import run_mode
+from tailgate.prereg.gitinfo import head_state
+from tailgate.prereg.guard import verify_study
 from tailgate.prereg.lock import utc_now
 from tailgate.runtime.environment import current as current_environment
 from tailgate.safe_read import load_json, require_regular
@@ -161,8 +165,6 @@ def _project_git(results_dir: str | Path) -> dict[str, Any] | None:
     """Commit and dirty state of the project holding ``results_dir`` (once a process)."""
     key = os.path.abspath(results_dir)
     if key not in _PROJECT_GIT:
-        from tailgate.prereg.gitinfo import head_state
-
         _PROJECT_GIT[key] = head_state(Path(key).parent)
     return _PROJECT_GIT[key]
 
@@ -206,9 +208,6 @@ def record(
     """
     if kind not in ("data", "derived", "report"):
         raise ValueError(f"kind must be 'data', 'derived' or 'report', got {kind!r}")
-    from tailgate.code import code_digest
-    from tailgate.prereg.committed import run_mode
-    from tailgate.prereg.guard import verify_study
     from tailgate.runtime.fingerprint import fingerprint
 
     artifact = Path(artifact_path)

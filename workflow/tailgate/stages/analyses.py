@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tailgate.analyses.registry import analysis_spec, check_analyses, kind_of, registered
+from tailgate.analyses.registry import analysis_spec, check_analyses, kind_of
 from tailgate.atomic import write_json, write_parquet
 from tailgate.prereg.study import Study
 
@@ -96,7 +96,7 @@ def criteria_rows(study: Study, docs: Sequence[Mapping[str, Any]]) -> list[dict[
     with the registered spec (not the copy in the file); analyses in name order."""
     by_name = {d["analysis"]: d for d in docs}
     rows = []
-    for name, spec in registered(study).items():
+    for name, spec in study.analyses().items():
         kind = kind_of(spec)
         stats = by_name[name]["statistics"] if name in by_name else {}
         for o in kind.criteria(spec, stats):

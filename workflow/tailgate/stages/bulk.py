@@ -19,10 +19,11 @@ import numpy as np
 import pyarrow as pa
 
 from tailgate.atomic import write_parquet
+from tailgate.plans.reads import scales_for
 from tailgate.seeds import seed_sequence
 from tailgate.stats.risk import bulk_bootstrap_scales
 
-from .common import open_stage, read_severities, scales_for
+from .common import open_stage, read_severities
 
 __all__ = ["bulk_stage"]
 

@@ -16,29 +16,24 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tailgate.errors import InputError
+from tailgate.errors import InputError, RefusalError
+from tailgate.plans.entries import BRANCH_DIR, PLANS, REGISTERED, registered_study
 from tailgate.plans.reads import scales_for
+from tailgate.prereg.canonical import canonical_hash
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.runtime.provenance import ProvenanceRecord, record
 from tailgate.safe_read import load_json
 from tailgate.severities import read_severities
 
-if TYPE_CHECKING:  # the gates (and scipy.stats) load only in the stages that evaluate them
-    from tailgate.protocol.gates import GateSettings
-
 __all__ = [
     "StageContext",
-    "band",
-    "gate_settings",
     "headline_of",
     "open_stage",
-    "qkey",
     "read_json",
     "read_severities",
-    "scales_for",
     "scan_quantiles",
 ]
 
@@ -68,8 +63,6 @@ class StageContext:
     ) -> ProvenanceRecord:
         """Record an artifact just written (its inputs always include the pre-registration);
         under the registered plan only inside ``registered/``, under the head only outside."""
-        from tailgate.plans.entries import BRANCH_DIR, REGISTERED
-
         where = Path(os.path.abspath(path))
         root = Path(os.path.abspath(self.results))
         inside = root in where.parents and where.relative_to(root).parts[0] == BRANCH_DIR
@@ -81,9 +74,6 @@ class StageContext:
                 "the output path of that plan."
             )
         if self.plan_info is not None:  # the plan in use, re-hashed now, is the one recorded
-            from tailgate.errors import RefusalError
-            from tailgate.prereg.canonical import canonical_hash
-
             now = canonical_hash(self.study.data)
             if now != self.plan_info["canonical_hash"] or now != self.study.canonical_hash:
                 raise RefusalError(
@@ -111,8 +101,6 @@ def open_stage(
     committed (a confirmatory run) and its results folder holds no link; check ``results`` is
     the study's ``<project>/results/<study>``. ``plan``: ``"head"`` (the chain head) or
     ``"registered"`` (the plan of entry 0 of the lock, :mod:`tailgate.plans.entries`)."""
-    from tailgate.plans.entries import PLANS, REGISTERED, registered_study
-
     if plan not in PLANS:
         raise InputError(f"plan must be one of {', '.join(PLANS)}, not {plan!r}")
     study = require_runnable(prereg)
@@ -129,33 +117,12 @@ def open_stage(
     return StageContext(study, rd)
 
 
-def qkey(q: float) -> str:
-    """JSON object key of quantile ``q`` (``0.95`` → ``"0.95"``)."""
-    return format(float(q), "g")
-
-
-def band(study: Study) -> list[float]:
-    """The registered threshold band (increasing)."""
-    return list(study.thresholds.band)
-
-
 def scan_quantiles(study: Study) -> list[float]:
     """The stability scan's grid start, start + step, … ≤ stop (Fig. 3 of Zhou (2026))."""
     scan = study.stability.scan
     start, stop, step = scan.start, scan.stop, scan.step
     count = math.floor((stop - start) / step + 1e-9) + 1
     return [round(start + i * step, 10) for i in range(count)]
-
-
-def gate_settings(
-    study: Study, multiplier: float = 1.0, *, scorer: str | None = None, scale: str | None = None
-) -> GateSettings:
-    """The registered decision rules of one scorer and scale, tolerances scaled by
-    ``multiplier`` (App. B of Zhou (2026)); one definition:
-    :func:`tailgate.protocol.registered.registered_settings`."""
-    from tailgate.protocol.registered import registered_settings
-
-    return registered_settings(study, multiplier, scorer=scorer, scale=scale)
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:

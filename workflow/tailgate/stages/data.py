@@ -17,8 +17,10 @@ import numpy as np
 import pyarrow as pa
 
 from tailgate.errors import InputError, RefusalError
+from tailgate.generate import generate_shard
 from tailgate.parquet import read_parquet
 from tailgate.prereg.pins import pinned_files
+from tailgate.score_files import token_losses_path
 
 from .common import open_stage
 
@@ -64,8 +66,6 @@ def generate_stage(
     plan: str = "head",
 ) -> None:
     """Generation shard ``shard`` of ``condition`` with the registered backend."""
-    from tailgate.generate import generate_shard
-
     ctx = open_stage(prereg, results, plan)
     opts = dict(options)
     if prompts is not None:
@@ -93,7 +93,6 @@ def score_stage(
     """Score one generations shard with the registered ``scorer``."""
     from tailgate.score import dropped_rows_path, score_shard
     from tailgate.score.judge import unparseable_rows_path
-    from tailgate.score_files import token_losses_path
 
     ctx = open_stage(prereg, results, plan)
     score_shard(ctx.study, scorer, condition, generations, out, options=options)

@@ -53,6 +53,7 @@ from tailgate.atomic import write_json
 from tailgate.diagnostics import bounded_support_diagnostics, qq_data
 from tailgate.errors import InputError
 from tailgate.prereg.study import Study, worse_of
+from tailgate.protocol.documents import qkey
 from tailgate.protocol.registered import ceiling, registered_settings
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd, inference, lattice
@@ -65,7 +66,7 @@ from tailgate.stats.stability import (
     stability_scan,
 )
 
-from .common import band, open_stage, qkey, read_json, read_severities
+from .common import open_stage, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
 
 __all__ = [
@@ -361,7 +362,9 @@ def fit_condition(
     sides = scan_sides(scan, grid)
     thresholds = []
     qq: dict[str, Any] = {}
-    bar = tqdm(band(study), desc=f"fit {scorer}/{scale}/{condition}", disable=not progress)
+    bar = tqdm(
+        study.thresholds.band, desc=f"fit {scorer}/{scale}/{condition}", disable=not progress
+    )
     for q in bar:
         fit, qq_rec = fit_threshold(
             x,

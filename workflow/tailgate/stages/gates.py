@@ -21,12 +21,14 @@ from tailgate.atomic import write_json
 from tailgate.errors import InputError
 from tailgate.parquet import read_parquet
 from tailgate.prereg.study import Study
+from tailgate.protocol.documents import qkey
 from tailgate.protocol.gates import ConditionSummary, GateSettings
+from tailgate.protocol.gates_file import gates_file_from_protocol
 from tailgate.protocol.registered import family_pairs, registered_settings
 from tailgate.protocol.verdict import ProtocolVerdict, h1_verdict, pairwise_matrix
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band
 
-from .common import band, open_stage, qkey, read_json
+from .common import open_stage, read_json
 
 __all__ = [
     "bulk_equivalences",
@@ -130,7 +132,7 @@ def evaluate(
     return h1_verdict(
         matrix,
         headline_q=study.thresholds.headline,
-        band=band(study),
+        band=list(study.thresholds.band),
         settings=settings,
         band_rule=study.rules.band_rule,
         family=family_pairs(study),
@@ -160,10 +162,6 @@ def gates_document(
     replicates: Mapping[str, tuple[np.ndarray, np.ndarray]],
 ) -> dict[str, Any]:
     """The ``gates/<scorer>/<scale>.json`` document (module docstring)."""
-    # the report's view: imported here, so that the audit and the sensitivity stage, which use
-    # only evaluate(), do not load the report package (and its plotting library)
-    from tailgate.protocol.gates_file import gates_file_from_protocol
-
     settings = registered_settings(study, scorer=scorer, scale=scale)
     pairs = study.pairs()
     paired = study.bootstrap.paired
@@ -177,7 +175,7 @@ def gates_document(
                 )
     estimates = {c: (float(d["mean"]), float(d["tvar"])) for c, d in fits.items()}
     bulk = bulk_equivalences(replicates, estimates, pairs, settings, paired=paired)
-    thresholds = band(study)
+    thresholds = list(study.thresholds.band)
     summaries = summaries_from_fits(fits, thresholds)
     verdict = evaluate(study, summaries, bulk, settings)
     protocol = verdict.to_dict()

@@ -32,19 +32,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from tailgate.analyses.registry import kind_of
 from tailgate.plans.branch import registered_branch
+from tailgate.prereg.answer import answer_document
 from tailgate.prereg.study import Study
+from tailgate.protocol.gates_file import gates_file_from_protocol
 from tailgate.protocol.registered import registered_settings
 
-from .common import band, headline_of, read_json
+from .analyses import criteria_rows, h1_row
+from .common import headline_of
 from .gates import evaluate
 from .sensitivity import stored_inputs
 
 __all__ = [
-    "branch_documents",
     "registered_plan_criteria",
     "registered_plan_document",
     "registered_plan_verdicts",
@@ -68,19 +70,16 @@ def _row(
 
 
 def _is_headline(registered: Study, scorer: str, scale: str) -> bool:
-
     head = headline_of(registered) if registered.has_protocol and registered.scorers() else {}
     return (head.get("scorer"), head.get("scale")) == (scorer, scale)
 
 
 def _rederived(registered: Study, gates: Mapping[str, Any]) -> dict[str, Any]:
     """The entry-0 verdict of one stored gates document, re-derived from its gate inputs."""
-    from tailgate.protocol.gates_file import gates_file_from_protocol
-
     scorer, scale = str(gates["scorer"]), str(gates["scale"])
     headline = _is_headline(registered, scorer, scale)
     summaries, bulk = stored_inputs(gates)
-    thresholds = band(registered)
+    thresholds = registered.thresholds.band
     kept = {k: v for k, v in summaries.items() if any(math.isclose(k, q) for q in thresholds)}
     settings = registered_settings(registered, scorer=scorer, scale=scale)
     verdict = evaluate(registered, kept, bulk, settings)
@@ -184,14 +183,11 @@ def registered_plan_criteria(
     registered-plan branch's documents ``branch_analyses``, computed under entry 0. Rows:
     ``analysis``, ``criterion``, ``registered`` and ``amended`` (outcomes, or None where that
     plan has no such criterion), ``reason``. Empty when the lock has no amendment."""
-    from tailgate.analyses.registry import kind_of
-
     branch = registered_branch(study, "", chain)
     if branch is None:
         return []
     plan = branch.registered
-    first = plan.data.get("analyses") or {}
-    now = study.data.get("analyses") or {}
+    first, now = plan.analyses(), study.analyses()
     stats = {str(d.get("analysis")): d.get("statistics") or {} for d in analyses}
     ours = {str(d.get("analysis")): d.get("statistics") or {} for d in branch_analyses}
     rows: list[dict[str, Any]] = []
@@ -265,13 +261,9 @@ def _answer(
 ) -> dict[str, Any] | None:
     """The registered plan's answer (:func:`tailgate.prereg.answer.answer_document` of entry 0)
     from its H1 verdict and criteria; None where some of it could not be computed."""
-    from tailgate.prereg.answer import answer_document
-
-    from .analyses import criteria_rows, h1_row
-
     stored = {str(d.get("analysis")): d for d in analyses}
     ours = {str(d.get("analysis")): d for d in branch_analyses}
-    docs = [(ours if n in own else stored).get(n) for n in sorted(plan.data.get("analyses") or {})]
+    docs = [(ours if n in own else stored).get(n) for n in plan.analyses()]
     if any(d is None for d in docs):
         return None
     rows = criteria_rows(plan, docs)  # type: ignore[arg-type]
@@ -305,7 +297,7 @@ def registered_plan_document(
     plan = branch.registered
     h1 = registered_plan_verdicts(study, chain, gates, branch_gates)
     criteria = registered_plan_criteria(study, chain, analyses, branch_analyses)
-    own = {n for n in plan.data.get("analyses") or {} if branch.analysis_reasons(n)}
+    own = {n for n in plan.analyses() if branch.analysis_reasons(n)}
     analyses_changed = {n: branch.analysis_reasons(n) for n in sorted(own)}
     return {
         "entry": int(chain[0]["seq"]),
@@ -314,26 +306,8 @@ def registered_plan_document(
         "amended_entry": int(chain[-1]["seq"]),
         "answer": _answer(plan, h1, analyses, branch_analyses, own),
         "headline": headline_of(plan) if plan.has_protocol else None,
-        "band_rule": str(plan.protocol["band_rule"]) if plan.has_protocol else None,
+        "band_rule": plan.rules.band_rule if plan.has_protocol else None,
         "statistics_changed": {"protocol": branch.protocol_reasons(), **analyses_changed},
         "h1": h1,
         "criteria": criteria,
     }
-
-
-def branch_documents(
-    study: Study, results: str | Path, chain: Sequence[Mapping[str, Any]] | None = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Path]]:
-    """The registered-plan branch's gates and analysis documents under ``results`` that the
-    registered plan reads (:meth:`tailgate.plans.branch.RegisteredBranch.gates_targets`,
-    ``analysis_targets``), and their paths; empty without an amendment."""
-    branch = registered_branch(study, Path(results).as_posix(), chain)
-    if branch is None:
-        return [], [], []
-    gates = [Path(p) for p in branch.gates_targets()]
-    analyses = [Path(p) for p in branch.analysis_targets()]
-    return (
-        [read_json(p, "registered-plan gates") for p in gates],
-        [read_json(p, "registered-plan analysis statistics") for p in analyses],
-        [*gates, *analyses],
-    )

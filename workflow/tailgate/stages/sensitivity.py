@@ -24,7 +24,7 @@ from tailgate.protocol.multiverse import multiverse
 from tailgate.protocol.registered import family_pairs, registered_settings
 from tailgate.stats.equivalence import BulkEquivalence
 
-from .common import band, open_stage, read_json
+from .common import open_stage, read_json
 from .gates import evaluate
 
 __all__ = ["multiverse_document", "sensitivity_document", "sensitivity_stage", "stored_inputs"]
@@ -100,7 +100,7 @@ def multiverse_document(study: Study, gates: Mapping[str, Any]) -> dict[str, Any
             registered_settings(study, scorer=gates["scorer"], scale=gates["scale"]),
             pairs=study.pairs(),
             family=family_pairs(study),
-            band=band(study),
+            band=list(study.thresholds.band),
             headline_q=study.thresholds.headline,
             band_rule=study.rules.band_rule,
             multipliers=list(study.sensitivity.tolerance_multipliers),

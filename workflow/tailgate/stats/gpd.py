@@ -221,20 +221,6 @@ def _profile_at(y: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return xi, f
 
 
-def _loglik(y: np.ndarray, xi: float, sigma: float) -> float:
-    """Total GPD log-likelihood (Eq. 1 of Zhou (2026)), −inf outside the support."""
-    return float(np.sum(_log_density(y, xi, sigma)))
-
-
-def _log_density(y: np.ndarray, xi: float, sigma: float) -> np.ndarray:
-    u = y / sigma
-    if xi == -1.0:
-        return np.where(u <= 1.0, -math.log(sigma), -np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ls = log_survival(y, xi, sigma)
-        return -math.log(sigma) + (1.0 + xi) * ls
-
-
 def log_survival(y: np.ndarray, xi: np.ndarray | float, sigma: np.ndarray | float) -> np.ndarray:
     """log(1 − G(y)) of Eq. 1 of Zhou (2026), = −log1p(ξy/σ)/ξ, continuous through ξ = 0.
 

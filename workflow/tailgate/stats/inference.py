@@ -44,8 +44,10 @@ from typing import Any
 import numpy as np
 
 from tailgate.lazy import lazy_module
+from tailgate.seeds import seed_sequence
 from tailgate.stats import gpd, lattice
 from tailgate.stats.distributions import chi2_1_ppf, chi2_1_sf
+from tailgate.stats.gof import sample_gpd
 
 optimize = lazy_module("scipy.optimize")
 
@@ -534,9 +536,6 @@ def lr_null_statistics(
     by a golden-section search between the two MLEs (vectorised over pairs); pairs without two
     interior fits are left out. The stream is keyed by (ξ rounded to 10⁻⁶, n_A, n_B) under
     :data:`LR_BOOTSTRAP_SEED`."""
-    from tailgate.seeds import seed_sequence
-    from tailgate.stats.gof import sample_gpd
-
     xi = round(float(xi), 6)
     ss = seed_sequence(LR_BOOTSTRAP_SEED, "lr_null", f"{xi:.6f}", int(n_a), int(n_b))
     rng = np.random.Generator(np.random.PCG64(ss))

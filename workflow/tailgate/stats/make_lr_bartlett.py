@@ -18,8 +18,15 @@ import argparse
 import numpy as np
 
 from tailgate.seeds import seed_sequence
+from tailgate.stats.distributions import chi2_1_sf
 from tailgate.stats.gof import sample_gpd
-from tailgate.stats.inference import lr_test_grids, profile_grid
+from tailgate.stats.inference import (
+    bartlett_factor,
+    lr_null_statistics,
+    lr_rows,
+    lr_test_grids,
+    profile_grid,
+)
 
 __all__ = ["SEED", "XI_GRID", "bootstrap_size", "coefficient", "main"]
 
@@ -46,9 +53,6 @@ def bootstrap_size(
     of the Bartlett-corrected test on the same ``datasets`` null pairs, with the MC s.e.; the
     bootstrap draws ``n_boot`` null pairs per data set ((B + 1)·α whole: the test's level does
     not depend on B, Davison & Hinkley 1997, §4.2)."""
-    from tailgate.stats.distributions import chi2_1_sf
-    from tailgate.stats.inference import bartlett_factor, lr_null_statistics, lr_rows
-
     rng = np.random.default_rng(seed_sequence(SEED, "lr_bootstrap_size", f"{xi:.2f}", n_a, n_b))
     lam, common = lr_rows(
         sample_gpd(rng, xi, 1.0, (datasets, n_a)), sample_gpd(rng, xi, 1.0, (datasets, n_b))
