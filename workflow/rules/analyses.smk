@@ -20,6 +20,7 @@ for plan in PLANS:
             log_for(plan.rule("analysis"), "{analysis}"),
         wildcard_constraints:
             analysis="[a-z0-9][a-z0-9_-]*",
+        priority: 30
         conda:
             "../../envs/stats.yaml"
         threads: config.get("threads", 2)

@@ -9,6 +9,9 @@ STABILITY_PNG = f"{RESULTS}/figures/stability.png"
 # what each figure plots (tailgate.report.content): the audit compares these, not the pixels
 POWER_CONTENT = f"{RESULTS}/figures/power.json"
 STABILITY_CONTENT = f"{RESULTS}/figures/stability.json"
+# The report job runs last and alone: it draws its figures with the run's cores (processes
+# forked from the job, the same bytes: tailgate/report/raster.py), one where they are unknown.
+DRAW = workflow.global_resources["_cores"].value or 1
 
 
 rule verdict:
@@ -74,6 +77,8 @@ if STUDY.has_protocol:
             log_for("report"),
         conda:
             "../../envs/stats.yaml"
+        resources:
+            draw=DRAW,
         params:
             **COMMON,
         script:
@@ -106,6 +111,8 @@ else:
             log_for("report"),
         conda:
             "../../envs/stats.yaml"
+        resources:
+            draw=DRAW,
         params:
             **COMMON,
         script:

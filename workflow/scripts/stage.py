@@ -147,6 +147,7 @@ def _report():
         "figure_paths": (
             {"power": out.power_png, "stability": out.stability_png} if protocol else {}
         ),
+        "processes": int(sm.resources.get("draw", 1)),
     }
 
 
