@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from sampling_reference import reference_sample
+from tailgate.errors import DataInputError
 from tailgate.generate.prompts import select_prompts
 from tailgate.generate.shards import ShardInputError
 from tailgate.generate.transformers_backend import generate_shard
@@ -231,7 +232,8 @@ def test_missing_prompt_column_is_a_clear_error(prepared, tmp_path):
 
 def test_unknown_condition_and_shard_out_of_range(prepared, tmp_path):
     study, options, _ = prepared
-    with pytest.raises(ShardInputError, match="'nope' is not registered"):
+    # the one lookup of a registered condition (tailgate.generate.spec) names the field
+    with pytest.raises(DataInputError, match=r"'nope' is not registered.*conditions\[\]\.name"):
         generate_shard(study, "nope", 0, tmp_path / "x.parquet", options=options)
     with pytest.raises(ShardInputError, match="Shard 5"):
         generate_shard(study, "clean", 5, tmp_path / "x.parquet", options=options)
