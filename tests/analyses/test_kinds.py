@@ -394,15 +394,20 @@ def test_severity_judge_aggregations_and_robustness(tmp_path: Path) -> None:
 
 
 def test_every_kind_is_named_once_and_found_everywhere():
-    """The schema's kinds are the registry's: each has its parameter schema, its implementation
-    and its report section, found by its name alone."""
+    """The schema's enum of kinds is the registry's one list: each kind has its parameter schema
+    (applied by one clause of ``$defs/analysis``, and no schema is left without a kind), its
+    implementation and its report section, found by its name alone."""
     from tailgate.analyses.registry import KIND_NAMES, KINDS
     from tailgate.prereg.schema import load_schema
 
     defs = load_schema()["$defs"]
     assert defs["analysis"]["properties"]["kind"]["enum"] == list(KIND_NAMES)
+    clauses = {
+        c["if"]["properties"]["kind"]["const"]: c["then"]["$ref"] for c in defs["analysis"]["allOf"]
+    }
+    assert clauses == {kind: f"#/$defs/analysis_{kind}" for kind in KIND_NAMES}
+    assert {d for d in defs if d.startswith("analysis_")} == {f"analysis_{k}" for k in KIND_NAMES}
     for kind in KIND_NAMES:
-        assert f"analysis_{kind}" in defs
         assert KINDS[kind].kind == kind
         section = section_of(kind)
         assert section is not None and section.kind == kind

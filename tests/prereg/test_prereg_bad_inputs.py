@@ -61,3 +61,29 @@ def test_real_entry_point_prints_no_traceback(tmp_path, name):
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     assert res.stdout == ""
+
+
+#: corpus case → how its fix ends: the closest registered name when one is close (a misspelt
+#: enum value, key, model key, analysis kind or scorer), none when nothing is
+FIX_ENDS = {
+    "analysis_kind_misspelt": 'use one of the listed values; did you mean "dominance"?',
+    "unknown_protocol_key": 'tvar_level, xi_bar; did you mean "delta_floor"?',
+    "model_key_misspelt": 'or correct the key; did you mean "qwen-small"?',
+    "analysis_scorer_misspelt": "use names from 'scorers' (tox); did you mean \"tox\"?",
+    "bad_enum_backend": "Fix: use one of the listed values.",
+    "pair_unknown_condition": "Fix: use names from 'conditions'.",
+}
+
+
+def test_a_fix_suggests_the_closest_name_only_when_one_is_close(tmp_path, capsys):
+    from tailgate.cli import main
+
+    pre = tmp_path / "preregistrations"
+    pre.mkdir()
+    for stem, end in FIX_ENDS.items():
+        target = pre / f"{stem}.yaml"
+        shutil.copy(BAD / target.name, target)
+        assert main(["design", str(target)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(end), err
+        assert err.count("did you mean") == ("did you mean" in end), err

@@ -107,7 +107,7 @@ class PreregError(InputError):
             text += f"field '{field}': "
         text += message.rstrip(".") + "."
         if fix:
-            text += f" Fix: {fix.rstrip('.')}."
+            text += f" Fix: {fix.rstrip('.')}" + ("" if fix.endswith("?") else ".")
         super().__init__(text)
 
 

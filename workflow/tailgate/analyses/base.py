@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.prereg.schema import did_you_mean
 from tailgate.prereg.validated import Study
 from tailgate.seeds import seed_sequence
 
@@ -247,7 +248,7 @@ def condition_problems(
         Problem(
             (key, i),
             f"'{c}' is not a registered condition",
-            f"use names from 'conditions' ({', '.join(registered)})",
+            f"use names from 'conditions' ({', '.join(registered)})" + did_you_mean(c, registered),
         )
         for i, c in enumerate(names)
         if c not in registered
@@ -271,7 +272,7 @@ def scorer_problems(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Pr
             Problem(
                 ("scorer",),
                 f"'{name}' is not a registered scorer",
-                f"use one of {', '.join(scorers)}",
+                f"use one of {', '.join(scorers)}" + did_you_mean(name, scorers),
             )
         ]
     scale = spec.get("scale", "identity")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import PreregError
+from tailgate.prereg.schema import load_schema
 from tailgate.prereg.strict_yaml import field_name, load_yaml
 from tailgate.prereg.validated import Study
 
@@ -27,11 +28,13 @@ __all__ = [
     "problems_of",
 ]
 
-#: the analysis kinds, each a folder of this package whose ``kind`` module defines it in upper
-#: case (``tailgate.analyses.dominance.kind.DOMINANCE``); its report section is found by the same
-#: name (:func:`tailgate.report.sections.section_of`), its parameters are
-#: ``$defs/analysis_<kind>`` of the schema (a test holds the schema's list to this one)
-KIND_NAMES: tuple[str, ...] = ("dominance", "severity", "perturbation", "percentiles")
+#: the analysis kinds, listed once: the schema's enum of ``analyses.<name>.kind``. Each is a folder
+#: of this package whose ``kind`` module defines it in upper case (``dominance.kind.DOMINANCE``),
+#: its report section has its name (:func:`tailgate.report.sections.section_of`) and its
+#: parameters are the schema's ``$defs/analysis_<kind>`` (a test holds each kind to the three)
+KIND_NAMES: tuple[str, ...] = tuple(
+    load_schema()["$defs"]["analysis"]["properties"]["kind"]["enum"]
+)
 
 
 class _Kinds(Mapping[str, AnalysisKind]):
@@ -83,17 +86,8 @@ def problems_of(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], Pr
     """Every cross-field problem of the ``analyses`` block of a canonical study document, as
     (path from the document root, problem)."""
     out = []
-    for name in sorted(data.get("analyses", {})):
-        spec = data["analyses"][name]
-        kind = KINDS.get(str(spec.get("kind")))
-        if kind is None:
-            out.append(
-                (("analyses", name, "kind"),
-                 Problem((), f"unknown analysis kind '{spec.get('kind')}'",
-                         f"use one of {', '.join(sorted(KINDS))}"))
-            )  # fmt: skip
-            continue
-        for p in kind.validate(spec, data):
+    for name, spec in sorted(data.get("analyses", {}).items()):
+        for p in kind_of(spec).validate(spec, data):
             out.append((("analyses", name, *p.path), p))
     return out
 

@@ -25,6 +25,7 @@ from typing import Any
 from tailgate.errors import PreregError
 from tailgate.prereg.answer import answer_problems, protocol_registered
 from tailgate.prereg.protocol_blocks import Rules
+from tailgate.prereg.schema import did_you_mean
 from tailgate.prereg.strict_yaml import Located, field_name
 
 __all__ = [
@@ -176,13 +177,14 @@ def condition_model_registered(
         yield (
             ("conditions", i, "model"),
             f"model '{model}' is not a key of models" + known,
-            "add the model under 'models:' or correct the key",
+            "add the model under 'models:' or correct the key" + did_you_mean(model, models),
         )
     elif model is not None and model not in models:
         yield (
             ("conditions", i, "model"),
             f"model '{model}' is not a key of models",
-            "add the model under 'models:', correct the key, or remove 'model'",
+            "add the model under 'models:', correct the key, or remove 'model'"
+            + did_you_mean(model, models),
         )
 
 
@@ -215,7 +217,8 @@ def judge_registered(reg: Registration, i: int, sc: dict[str, Any]) -> Iterator[
         yield (
             ("scorers", i, "judge"),
             f"judge '{sc['judge']}' is not a key of models",
-            "add the judge model under 'models:' or correct the key",
+            "add the judge model under 'models:' or correct the key"
+            + did_you_mean(sc["judge"], reg.data.get("models", {})),
         )
 
 
@@ -353,7 +356,7 @@ def pairs_name_two_conditions(reg: Registration) -> Iterator[Problem]:
                 yield (
                     ("protocol", "pairs", i, j),
                     f"pair [{a}, {b}] names '{n}', which is not a condition",
-                    "use names from 'conditions'",
+                    "use names from 'conditions'" + did_you_mean(n, names),
                 )
         if a == b:
             yield (

@@ -10,9 +10,11 @@ the stages that read it) is read by :mod:`tailgate.prereg.fields`; validation ig
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,14 @@ import jsonschema
 from tailgate.errors import PreregError
 from tailgate.prereg.strict_yaml import Located, field_name
 
-__all__ = ["SCHEMA_DIR", "SCHEMA_VERSION", "apply_defaults", "load_schema", "validate"]
+__all__ = [
+    "SCHEMA_DIR",
+    "SCHEMA_VERSION",
+    "apply_defaults",
+    "did_you_mean",
+    "load_schema",
+    "validate",
+]
 
 SCHEMA_VERSION = 1
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
@@ -71,6 +80,14 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def did_you_mean(written: Any, options: Iterable[Any]) -> str:
+    """``'; did you mean "x"?'`` for the option closest to what was written (difflib's ratio
+    at least 0.6), or ``''`` when none is close: the end of a fix that names the allowed values."""
+    words = [o for o in options if isinstance(o, str)]
+    close = difflib.get_close_matches(written, words, n=1) if isinstance(written, str) else []
+    return f"; did you mean {_describe(close[0])}?" if close else ""
+
+
 def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -> PreregError:
     path = tuple(err.absolute_path)
     kw = err.validator
@@ -84,6 +101,7 @@ def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -
         path = (*path, key)
         message = f"unknown key '{key}'"
         fix = "remove it or correct its spelling; allowed here: " + ", ".join(allowed)
+        fix += did_you_mean(key, [k for k in allowed if k not in inst])
     elif kw == "required":
         missing = [k for k in val if not (isinstance(inst, dict) and k in inst)]
         key = missing[0] if missing else "?"
@@ -97,7 +115,7 @@ def _to_prereg_error(err: jsonschema.ValidationError, doc: Located, file: str) -
     elif kw in ("enum", "const"):
         options = val if kw == "enum" else [val]
         message = f"{_describe(inst)} is not one of {', '.join(_describe(o) for o in options)}"
-        fix = "use one of the listed values"
+        fix = "use one of the listed values" + did_you_mean(inst, options)
     elif kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
             kw

@@ -9,6 +9,7 @@ from typing import Any
 
 from tailgate.prereg.answer import protocol_settings
 from tailgate.prereg.protocol_blocks import Bootstrap
+from tailgate.prereg.schema import did_you_mean
 from tailgate.prereg.study import worse_of
 
 from ..base import Problem, condition_problems, scorer_scales, unknown_args
@@ -73,7 +74,7 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
                 Problem(
                     ("scorers", i),
                     f"'{s}' is not a registered scorer",
-                    f"use names from 'scorers' ({', '.join(scorers)})",
+                    f"use names from 'scorers' ({', '.join(scorers)})" + did_you_mean(s, scorers),
                 )
             )
         elif "scale" in spec and spec["scale"] not in scorer_scales(data, scorers[s]):
