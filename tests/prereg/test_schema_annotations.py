@@ -119,13 +119,40 @@ def test_the_reference_page_is_what_the_schema_writes():
 
 
 def test_the_check_fails_on_a_stale_page(tmp_path):
-    from tailgate.prereg.reference import BEGIN, END, main
+    from tailgate.prereg.reference import BEGIN, END, TEMPLATE, main
 
-    page = tmp_path / "page.md"
+    page, template = tmp_path / "page.md", tmp_path / "template.yaml"
     page.write_text(f"# page\n\n{BEGIN}\n| stale |\n{END}\n", encoding="utf-8")
-    assert main([str(page), "--check"]) == 1
-    assert main([str(page)]) == 0 and main([str(page), "--check"]) == 0
+    template.write_text(TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
+    args = [str(page), "--template", str(template)]
+    assert main([*args, "--check"]) == 1
+    assert main(args) == 0 and main([*args, "--check"]) == 0
     assert "| `protocol.bootstrap.resamples` |" in page.read_text(encoding="utf-8")
+
+
+def test_the_templates_comments_are_the_schemas_descriptions(tmp_path):
+    import yaml
+    from tailgate.prereg.reference import PAGE, TEMPLATE, main, template_comments
+    from tailgate.prereg.schema import load_schema
+
+    text = TEMPLATE.read_text(encoding="utf-8")
+    assert template_comments(text) == text, "run: python -m tailgate.prereg.reference"
+    # REQUIRED is the schema's `required`, not written by hand
+    marked = set(re.findall(r"^(\w+):.*# REQUIRED\.", text, re.MULTILINE))
+    assert marked == set(load_schema()["required"])
+    assert re.search(r"^  - name: .*# REQUIRED\. The condition's name", text, re.MULTILINE)
+    # a stale comment and a lost continuation line: --check fails, a rewrite restores them and
+    # leaves the values, the header and the commented-out examples alone
+    stale = text.replace("# REQUIRED. Study name;", "# Study name (old);", 1)
+    stale = re.sub(r"(\naccepted_power:.*\n).*\n", r"\1", stale, count=1)
+    assert stale != text and yaml.safe_load(stale) == yaml.safe_load(text)
+    path = tmp_path / "template.yaml"
+    path.write_text(stale, encoding="utf-8")
+    assert main([str(PAGE), "--template", str(path), "--check"]) == 1
+    assert main([str(PAGE), "--template", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == text
+    with pytest.raises(ValueError, match=r"line \d+: protocol\.gof\.jackknife has no description"):
+        template_comments(text.replace("  gof: {alpha: 0.05}", "  gof:\n    jackknife: 3", 1))
 
 
 def _template_fields(node, prefix=""):

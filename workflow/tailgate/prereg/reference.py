@@ -1,28 +1,35 @@
-"""The field table of the pre-registration reference, written from the schema.
+"""The field table of the pre-registration reference and the template's comments, from the schema.
 
 ``workflow/docs/prereg-reference.md`` holds, between two markers, one row per registered field:
 its type, default, role (decision rule, descriptive or design-only), the direction that loosens
 it, the stages that read it and its description, all as the schema declares them
-(:mod:`tailgate.prereg.fields`). ``python -m tailgate.prereg.reference`` rewrites that section
-in place; ``--check`` exits 1 when the page differs from what it would write (a test runs it).
+(:mod:`tailgate.prereg.fields`). ``preregistrations/template.yaml`` explains each field it writes
+in a trailing comment, also written from the schema (:func:`template_comments`).
+``python -m tailgate.prereg.reference`` rewrites both in place; ``--check`` exits 1 when either
+differs from what it would write (a test runs it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from tailgate.prereg.fields import STAGES, Field, annotations
-from tailgate.prereg.schema import SCHEMA_VERSION
+from tailgate.prereg.schema import SCHEMA_VERSION, load_schema
 
-__all__ = ["BEGIN", "END", "PAGE", "field_table", "main", "rewrite"]
+__all__ = ["BEGIN", "END", "PAGE", "field_table", "main", "rewrite", "template_comments"]
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "prereg-reference.md"
 BEGIN = "<!-- BEGIN field table: written by `python -m tailgate.prereg.reference`; do not edit -->"
 END = "<!-- END field table -->"
+TEMPLATE = Path(__file__).resolve().parents[3] / "preregistrations" / "template.yaml"
+_WIDTH = 100  # the template's line width
+_KEY = re.compile(r"(?P<code>(?P<indent> *)(?P<dash>- )?(?P<key>[a-z_]\w*):[^#]*?) *(?P<note>#.*)?")
 
 _HEAD = (
     "| field | type | default | role | loosens | read by | description |",
@@ -135,23 +142,72 @@ def rewrite(page: str, version: int = SCHEMA_VERSION) -> str:
     return f"{head}{BEGIN}\n{field_table(version)}{END}{tail}"
 
 
+def template_comments(text: str, version: int = SCHEMA_VERSION) -> str:
+    """The template ``text`` with the trailing comment of each ``key: value  # ...`` line
+    written anew: "REQUIRED." where the enclosing block requires the key, then the field's
+    description, wrapped at the comment's column (continuation lines two spaces further in).
+    Values, lines without a comment, the header and the commented-out examples (lines that
+    start with ``#``) stay as they are."""
+    fields: dict[str, Field] = {}
+    for f in annotations(version).fields:
+        fields.setdefault(f.pattern, f)
+    out: list[str] = []
+    blocks: list[tuple[int, str]] = []  # (indent, field) of the blocks around the line
+    column = -1  # the comment column of the field above: its continuation lines are dropped
+    for number, line in enumerate(text.splitlines(), start=1):
+        if column >= 0 and line.startswith(" " * column + "#"):
+            continue
+        match, column = _KEY.fullmatch(line), -1
+        if match is None:
+            out.append(line)
+            continue
+        indent = len(match["indent"])
+        if match["dash"]:  # an entry of a list: its keys are fields of `<list>[*]`
+            blocks = [b for b in blocks if b[0] < indent]
+            blocks.append((indent, (blocks[-1][1] if blocks else "") + "[*]"))
+            indent += 2
+        blocks = [b for b in blocks if b[0] < indent]
+        parent = blocks[-1][1] if blocks else ""
+        path = f"{parent}.{match['key']}" if parent else match["key"]
+        blocks.append((indent, path))
+        if not match["note"]:
+            out.append(line)
+            continue
+        if not (fields.get(path) and fields[path].description):
+            raise ValueError(
+                f"template line {number}: {path} has no description in the schema. Fix: declare "
+                "it there with one, or correct the template's key or indentation."
+            )
+        required = (fields[parent].schema if parent else load_schema(version)).get("required", [])
+        note = ("REQUIRED. " if match["key"] in required else "") + fields[path].description
+        code = match["code"].rstrip()
+        column = match.start("note")
+        wrapped = textwrap.wrap(
+            note, _WIDTH - column - 2, subsequent_indent="  ", break_on_hyphens=False
+        )
+        out.append(f"{code.ljust(column)}# {wrapped[0]}")
+        out.extend(f"{' ' * column}# {rest}" for rest in wrapped[1:])
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tailgate.prereg.reference", description=__doc__.splitlines()[0]
     )
     parser.add_argument("page", nargs="?", type=Path, default=PAGE)
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
+    parser.add_argument("--template", type=Path, default=TEMPLATE)
+    parser.add_argument("--check", action="store_true", help="exit 1 when either file is stale")
     args = parser.parse_args(argv)
-    text = args.page.read_text(encoding="utf-8")
-    new = rewrite(text)
-    if args.check:
-        if new != text:
-            print(f"{args.page} is stale: run python -m tailgate.prereg.reference", file=sys.stderr)
-            return 1
-        return 0
-    if new != text:
-        args.page.write_text(new, encoding="utf-8")
-    return 0
+    stale = 0
+    for path, write in ((args.page, rewrite), (args.template, template_comments)):
+        text = path.read_text(encoding="utf-8")
+        new = write(text)
+        if new != text and args.check:
+            print(f"{path} is stale: run python -m tailgate.prereg.reference", file=sys.stderr)
+            stale = 1
+        elif new != text:
+            path.write_text(new, encoding="utf-8")
+    return stale
 
 
 if __name__ == "__main__":
