@@ -111,15 +111,15 @@ def test_an_unknown_stage_or_key_in_an_annotation_is_refused(monkeypatch):
 
 
 def test_the_reference_page_is_what_the_schema_writes():
-    from tailgate.prereg.reference import PAGE, main, rewrite
+    from tailgate.authoring.reference import PAGE, main, rewrite
 
     text = PAGE.read_text(encoding="utf-8")
-    assert rewrite(text) == text, "run: python -m tailgate.prereg.reference"
+    assert rewrite(text) == text, "run: python -m tailgate.authoring.reference"
     assert main(["--check"]) == 0
 
 
 def test_the_check_fails_on_a_stale_page(tmp_path):
-    from tailgate.prereg.reference import BEGIN, END, TEMPLATE, main
+    from tailgate.authoring.reference import BEGIN, END, TEMPLATE, main
 
     page, template = tmp_path / "page.md", tmp_path / "template.yaml"
     page.write_text(f"# page\n\n{BEGIN}\n| stale |\n{END}\n", encoding="utf-8")
@@ -132,11 +132,11 @@ def test_the_check_fails_on_a_stale_page(tmp_path):
 
 def test_the_templates_comments_are_the_schemas_descriptions(tmp_path):
     import yaml
-    from tailgate.prereg.reference import PAGE, TEMPLATE, main, template_comments
+    from tailgate.authoring.reference import PAGE, TEMPLATE, main, template_comments
     from tailgate.prereg.schema import load_schema
 
     text = TEMPLATE.read_text(encoding="utf-8")
-    assert template_comments(text) == text, "run: python -m tailgate.prereg.reference"
+    assert template_comments(text) == text, "run: python -m tailgate.authoring.reference"
     # REQUIRED is the schema's `required`, not written by hand
     marked = set(re.findall(r"^(\w+):.*# REQUIRED\.", text, re.MULTILINE))
     assert marked == set(load_schema()["required"])
@@ -205,7 +205,7 @@ def test_a_field_added_in_the_schema_alone_is_classed_read_and_documented(
     import copy
     import dataclasses
 
-    from tailgate.prereg.reference import field_table
+    from tailgate.authoring.reference import field_table
 
     field = "protocol.gof.jackknife"
     # the amendment diff classes it by its annotation
@@ -266,7 +266,7 @@ def test_the_typed_readers_read_each_protocol_block_as_registered():
 
 
 def test_every_field_of_the_schema_is_described():
-    from tailgate.prereg.reference import field_table
+    from tailgate.authoring.reference import field_table
 
     rows = [r for r in field_table().splitlines() if r.startswith("| `")]
     assert len(rows) > 200

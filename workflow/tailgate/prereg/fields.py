@@ -27,7 +27,7 @@ holds (so annotating a field changes no registration's hash):
 
 From these, :func:`annotations` derives what :mod:`tailgate.prereg.diff` classifies an amendment
 by and what :mod:`tailgate.plans.fingerprint` fingerprints a stage by, and
-:mod:`tailgate.prereg.reference` writes the pre-registration reference of the docs.
+:mod:`tailgate.authoring.reference` writes the pre-registration reference of the docs.
 """
 
 from __future__ import annotations

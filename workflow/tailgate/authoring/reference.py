@@ -5,7 +5,7 @@ its type, default, role (decision rule, descriptive or design-only), the directi
 it, the stages that read it and its description, all as the schema declares them
 (:mod:`tailgate.prereg.fields`). ``preregistrations/template.yaml`` explains each field it writes
 in a trailing comment, also written from the schema (:func:`template_comments`).
-``python -m tailgate.prereg.reference`` rewrites both in place; ``--check`` exits 1 when either
+``python -m tailgate.authoring.reference`` rewrites both in place; ``--check`` exits 1 when either
 differs from what it would write (a test runs it).
 """
 
@@ -25,7 +25,9 @@ from tailgate.prereg.schema import SCHEMA_VERSION, load_schema
 __all__ = ["BEGIN", "END", "PAGE", "field_table", "main", "rewrite", "template_comments"]
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "prereg-reference.md"
-BEGIN = "<!-- BEGIN field table: written by `python -m tailgate.prereg.reference`; do not edit -->"
+BEGIN = (
+    "<!-- BEGIN field table: written by `python -m tailgate.authoring.reference`; do not edit -->"
+)
 END = "<!-- END field table -->"
 TEMPLATE = Path(__file__).resolve().parents[3] / "preregistrations" / "template.yaml"
 _WIDTH = 100  # the template's line width
@@ -192,7 +194,7 @@ def template_comments(text: str, version: int = SCHEMA_VERSION) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tailgate.prereg.reference", description=__doc__.splitlines()[0]
+        prog="python -m tailgate.authoring.reference", description=__doc__.splitlines()[0]
     )
     parser.add_argument("page", nargs="?", type=Path, default=PAGE)
     parser.add_argument("--template", type=Path, default=TEMPLATE)
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         text = path.read_text(encoding="utf-8")
         new = write(text)
         if new != text and args.check:
-            print(f"{path} is stale: run python -m tailgate.prereg.reference", file=sys.stderr)
+            print(f"{path} is stale: run python -m tailgate.authoring.reference", file=sys.stderr)
             stale = 1
         elif new != text:
             path.write_text(new, encoding="utf-8")
