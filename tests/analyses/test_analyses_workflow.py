@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from tailgate.joblog import job_stats
 from tailgate.registration import load
 from tailgate.report.glossary import cite
 from tailgate.report.sections import section_of
@@ -87,6 +88,9 @@ def test_an_amended_criterion_is_reported_beside_its_registered_outcome(analysis
     assert res.returncode == 0, res.stdout + res.stderr
     res = analysis_copy.snakemake()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    # a criterion is graded, never computed: the statistics stay, only the grading re-runs
+    jobs = job_stats(res.stdout + res.stderr)
+    assert jobs.get("grade") == 1 and "analysis" not in jobs, jobs
     after = _outcomes(analysis_copy)
     assert after["heavy-not-safer"] == "PASS"
     md = (analysis_copy.results / "report.md").read_text()
@@ -125,6 +129,8 @@ def test_audit_rederives_outcomes_and_catches_a_tampered_one(analysis_copy):
     res = analysis_copy.cli("audit", "--no-git", analysis_copy.results)
     assert res.returncode == 4
     assert "criterion 'heavy-not-safer' recorded PASS" in res.stdout
+    # graded again from the stored statistics (measures.json) and compared whole
+    assert f"{path}: differs from the one re-made from the stored statistics:" in res.stdout
 
 
 def _lock_without_analyses(repo: Path) -> dict:

@@ -64,7 +64,7 @@ def test_token_losses_of_a_tiny_model_feed_the_analysis(pct_run) -> None:
         assert summ["values"]["mean"] == pytest.approx(x.mean(), rel=1e-6)
         low, high = summ["ci"]["p50"]
         assert low <= summ["values"]["p50"] <= high
-    record = pct_run.results / "provenance" / "analyses__pct__statistics.json.json"
+    record = pct_run.results / "provenance" / "analyses__pct__measures.json.json"
     inputs = {i["path"] for i in json.loads(record.read_text())["inputs"]}
     assert any(p.endswith("scores/nll/clean/shard-0.parquet") for p in inputs)
 

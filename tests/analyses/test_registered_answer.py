@@ -190,7 +190,7 @@ def test_a_study_without_the_protocol_has_no_protocol_jobs(tmp_path: Path) -> No
 
     jobs = job_stats(out)
     assert jobs and not {"fit", "bulk", "gates", "sensitivity", "power", "operating"} & set(jobs)
-    assert jobs["analysis"] == 1 and jobs["generate"] == 29
+    assert jobs["analysis"] == jobs["grade"] == 1 and jobs["generate"] == 29
     assert not _outputs(out, "fits") and "power.json" not in out
 
 

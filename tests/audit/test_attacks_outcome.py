@@ -143,7 +143,7 @@ def test_the_honest_run_is_re_made_exactly(honest_run):
     assert code == 0, out
     lines = out.splitlines()
     assert lines[1].startswith("[ok] environment: exact: the run's versions"), lines[:3]
-    assert "[ok] outcome: 3 document(s) (gates, sensitivity, verdict.json) and the run" in out
+    assert "[ok] outcome: 3 document(s) (gates, sensitivity, analyses, verdict.json) and the" in out
     assert "[ok] report: re-rendered from the re-made verdict" in out
     assert out.count("'tailgate audit --reproduce''s job") == 1  # said once
 

@@ -108,7 +108,7 @@ def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(tmp_path
     lines = out.splitlines()
     assert lines[1].startswith("[ok] environment: tolerant"), lines[:3]  # printed first
     assert f"numpy {mine} → {theirs}" in out
-    assert "[ok] outcome: 3 document(s) (gates, sensitivity, verdict.json) and the run" in out
+    assert "[ok] outcome: 3 document(s) (gates, sensitivity, analyses, verdict.json) and the" in out
     assert (
         "[ok] report: re-rendered from the re-made verdict and stored statistics, compared by"
         in out

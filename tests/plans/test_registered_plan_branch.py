@@ -68,6 +68,7 @@ BRANCH_FILES = (
     "bulk/tox/base.parquet",
     "bulk/tox/heavy.parquet",
     "gates/tox/logit.json",
+    "analyses/ranking/measures.json",
     "analyses/ranking/statistics.json",
 )
 
@@ -126,7 +127,7 @@ def test_a_statistics_amendment_computes_the_registered_plan_beside_it(amended, 
     branch = {k: v for k, v in jobs.items() if k.startswith("registered_")}
     assert branch == {
         "registered_fit": 2, "registered_bulk": 2, "registered_gates": 1,
-        "registered_analysis": 1,
+        "registered_analysis": 1, "registered_grade": 1,
     }  # fmt: skip
     rd = proj.results
     made = sorted(p.relative_to(rd / "registered").as_posix()

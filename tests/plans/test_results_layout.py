@@ -32,4 +32,4 @@ def test_the_rules_write_the_layouts_files(small_run):
         assert match, f"{path}: rule {rule} writes outside the layout of {kinds}"
         seen.update(match)
     # a simulated study without analyses selects no prompts and embeds nothing
-    assert seen == set(LAYOUT) - {"prompts", "prompts_digest", "embeddings", "analysis"}
+    assert seen == set(LAYOUT) - {"prompts", "prompts_digest", "embeddings", "measures", "analysis"}

@@ -116,9 +116,13 @@ def _analysis():
         **_plan(),
         "analysis": wc.analysis,
         "inputs": {name: list(getattr(inp, name)) for name in params.inputs},
-        "out": out.stats,
+        "out": out.measures,
         "threads": int(sm.threads),
     }
+
+
+def _grade():
+    return {**_plan(), "analysis": wc.analysis, "measures": inp.measures, "out": out.stats}
 
 
 def _verdict():
@@ -166,6 +170,7 @@ STAGES = {
     "power": ("tailgate.stages.power", "power_stage", _power),
     "operating": ("tailgate.stages.power", "operating_stage", _power),
     "analysis": ("tailgate.stages.analyses", "analysis_stage", _analysis),
+    "grade": ("tailgate.stages.analyses", "grade_stage", _grade),
     "verdict": ("tailgate.stages.verdict", "verdict_stage", _verdict),
     "report": ("tailgate.report.stage", "report_stage", _report),
 }

@@ -1,20 +1,22 @@
 """The outcome re-made: every file downstream of the stored statistics, made again with the
 rules' own stage code from the lock and the stored fits, bulk replicates, analysis statistics
-and the registered-plan branch, and compared whole with the stored file.
+(``measures.json``) and the registered-plan branch, and compared whole with the stored file.
 
 What is re-made, in the rules' order (``workflow/rules/``):
 
+- ``analyses/<name>/statistics.json`` (rule ``grade``): from the stored
+  ``analyses/<name>/measures.json`` with :func:`tailgate.stages.analyses.graded`;
 - ``gates/<scorer>/<scale>.json`` (rule ``gates``): from the stored ``fits/…json`` and
   ``bulk/<scorer>/<condition>.parquet`` with :func:`tailgate.stages.gates.gates_document`;
 - ``sensitivity/<scorer>/<scale>.json`` (rule ``sensitivity``): from the re-made gates with
   :func:`tailgate.stages.sensitivity.sensitivity_document`;
-- ``verdict.json`` (rule ``verdict``): from the re-made gates and sensitivity, the stored fits
-  and analysis statistics, the generation shards' row counts, the lock and the registered-plan
-  branch with :func:`tailgate.stages.verdict.verdict_document` — every value: the headline
-  scorer and scale as registered, the band rule, gate values, Δξ, every gates file, the answer,
-  the criteria and the registered-plan block;
+- ``verdict.json`` (rule ``verdict``): from the re-made gates, sensitivity and analysis
+  documents, the stored fits, the generation shards' row counts, the lock and the
+  registered-plan branch with :func:`tailgate.stages.verdict.verdict_document` — every value:
+  the headline scorer and scale as registered, the band rule, gate values, Δξ, every gates
+  file, the answer, the criteria and the registered-plan block;
 - ``report.html``, ``report.md``, ``figures/*.png`` and their sidecars (rule ``report``): from
-  the re-made ``verdict.json`` (never the stored one) with
+  the re-made ``verdict.json`` and analysis documents (never the stored ones) with
   :func:`tailgate.report.stage.render_report`;
 - the run summary: the ``answer`` and ``verdicts`` of the ledger's last successful run, from
   the re-made ``verdict.json`` as :mod:`tailgate.ledger` writes them.
@@ -41,7 +43,7 @@ from tailgate.plans.layout import Layout
 from tailgate.prereg.deviations import generated_rows
 from tailgate.prereg.study import Study
 from tailgate.safe_read import load_json, loads_json, read_text
-from tailgate.stages.analyses import read_analyses
+from tailgate.stages.analyses import graded, read_analyses
 from tailgate.stages.gates import bulk_replicates, gates_document
 from tailgate.stages.sensitivity import sensitivity_document
 from tailgate.stages.verdict import verdict_bytes, verdict_document
@@ -50,6 +52,7 @@ __all__ = ["OUTCOME_RULES", "Remade", "outcome_exists", "remake_outcome", "run_s
 
 #: the rule that makes each outcome file (by the path's first part, or the whole path)
 OUTCOME_RULES: dict[str, str] = {
+    "analyses": "grade",
     "gates": "gates",
     "sensitivity": "sensitivity",
     "verdict.json": "verdict",
@@ -160,7 +163,17 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
             found.made.append((srel, out / srel))
             sens_docs.append(sens)
     inputs = report_inputs(rd, study)
-    analyses = _guard(fails, layout.folder("analysis"), read_analyses, inputs["analyses"])
+    analyses = []
+    for name in sorted(study.analyses()):
+        rel = relative.analysis(name).as_posix()
+        measures = _read(layout.file("measures", analysis=name), "analysis statistics", fails)
+        doc = None if measures is None else _guard(fails, rd / rel, graded, study, name, measures)
+        if doc is not None:
+            write_json(out / rel, doc)
+            found.made.append((rel, out / rel))
+            analyses.append(doc)
+    # the report is rendered from the re-made documents, as the verdict is
+    inputs["analyses"] = [out / relative.analysis(d["analysis"]) for d in analyses]
     shards = [
         layout.file("generations", condition=c["name"], shard=k)
         for c in study.conditions()
@@ -176,7 +189,7 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
     if branch is not None:
         reg_gates = [_read(Path(p), "registered-plan gates", fails) for p in branch.gates_targets()]
         reg_analyses = _guard(fails, rd, read_analyses, branch.analysis_targets()) or []
-    if fails or analyses is None or len(gates_docs) != len(pairs):
+    if fails or len(gates_docs) != len(pairs):
         return found
     verdict = _guard(
         fails,

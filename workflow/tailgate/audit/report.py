@@ -90,8 +90,8 @@ def _outcome_checks(
     checks = [
         Check(
             "outcome",
-            f"{n} document(s) (gates, sensitivity, verdict.json) and the run summary re-made "
-            f"from the stored statistics, compared whole {outcome.mode}",
+            f"{n} document(s) (gates, sensitivity, analyses, verdict.json) and the run summary "
+            f"re-made from the stored statistics, compared whole {outcome.mode}",
             fails,
         )
     ]

@@ -25,8 +25,8 @@ fingerprint.stage_fingerprint`: everything the stage reads of the registration),
 reads in the declared stage graph (:data:`tailgate.plans.reads.STAGE_GRAPH`) is shared, and the
 pinned input files it may read are the same; such a job writes the same bytes
 under either plan (``tests/plans/test_stage_dependencies.py``). Every other job is the
-branch's *own* and runs under entry 0. The gates and analysis jobs of the branch are always its
-own (they are the registered plan's decisions); they are requested only where the stored
+branch's *own* and runs under entry 0. The gates, analysis and grading jobs of the branch are
+always its own (they are the registered plan's decisions); they are requested only where the stored
 statistics cannot serve the registered plan (:meth:`RegisteredBranch.protocol_reasons`,
 :meth:`RegisteredBranch.analysis_reasons`), so an amendment of decision rules alone adds no job.
 """
@@ -286,8 +286,8 @@ class RegisteredBranch(Plan):
     def _decide(self, stage: str, **wc: str) -> bool:
         """Shared where the amended plan runs the same job with the same fingerprint and every
         job it reads (:data:`STAGE_GRAPH`) is shared, and no pinned input file it may read was
-        re-pinned; the gates and analyses are always entry 0's own."""
-        if stage in ("gates", "analysis") or (stage in _READ_PINS and self._pins_changed):
+        re-pinned; the gates, analyses and grading are always entry 0's own."""
+        if stage in ("gates", "analysis", "grade") or (stage in _READ_PINS and self._pins_changed):
             return True
         if not self._same(stage, **wc) or not self._in_head(stage, wc):
             return True

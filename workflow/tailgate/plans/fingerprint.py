@@ -95,6 +95,10 @@ def stage_reads(study: Any, stage: str, **wildcards: str) -> dict[str, Any]:
     for p in annotations().newer & out.keys():
         if out[p] is None:
             del out[p]
+    for skipped in annotations().skips.get(stage, ()):  # a field of a block it reads
+        block, _, key = skipped.format(**wildcards).rpartition(".")
+        if isinstance(out.get(block), dict):
+            out[block] = {k: v for k, v in out[block].items() if k != key}
     for name, fn in STAGE_DERIVED.get(stage, {}).items():
         # derived values are the protocol's (its gate level, its power design): a study without
         # the protocol runs none of the stages that read them

@@ -25,7 +25,9 @@ _ARTIFACTS: dict[str, tuple[str, str]] = {
     "bulk": ("bulk", "bulk/{scorer}/{condition}.parquet"),
     "gates": ("gates", "gates/{scorer}/{scale}.json"),
     "sensitivity": ("sensitivity", "sensitivity/{scorer}/{scale}.json"),
-    "analysis": ("analysis", "analyses/{analysis}/statistics.json"),
+    # an analysis's statistics, then the statistics graded against its registered criteria
+    "measures": ("analysis", "analyses/{analysis}/measures.json"),
+    "analysis": ("grade", "analyses/{analysis}/statistics.json"),
 }
 LAYOUT: dict[str, str] = {kind: pattern for kind, (_, pattern) in _ARTIFACTS.items()}
 WRITER: dict[str, str] = {kind: stage for kind, (stage, _) in _ARTIFACTS.items()}

@@ -30,6 +30,7 @@ STAGE_GRAPH: dict[str, tuple[tuple[str, ...], str | None]] = {
     "bulk": (("transform",), None),
     "gates": (("fit", "bulk"), None),
     "analysis": ((), "analysis"),
+    "grade": (("analysis",), "analysis"),
 }
 
 
@@ -90,7 +91,7 @@ def statistics_changes(registered: Study, amended: Study) -> list[str]:
 def analysis_reads(study: Study, name: str) -> dict[str, Any]:
     """What the analysis stage of ``name`` reads of the registration, with the protocol's
     study-wide defaults as the analysis sees them (:func:`tailgate.prereg.answer.
-    protocol_settings`) and its own spec without its criteria (statistics never read them)."""
+    protocol_settings`) and its own spec without its criteria (which the statistics skip)."""
     from tailgate.analyses.registry import kind_of
 
     reads = stage_reads(study, "analysis", analysis=name)
@@ -99,9 +100,7 @@ def analysis_reads(study: Study, name: str) -> dict[str, Any]:
     protocol = protocol_settings(study.data)
     out: dict[str, Any] = {}
     for part, value in reads.items():
-        if part == f"analyses.{name}":
-            out[part] = {k: v for k, v in spec.items() if k != "criteria"}
-        elif part.startswith("protocol."):
+        if part.startswith("protocol."):
             field = part.split(".", 1)[1]
             if field in falls_back:  # read only where the kind falls back on the protocol
                 out[part] = protocol.get(field)

@@ -18,6 +18,10 @@ holds (so annotating a field changes no registration's hash):
 ``stages``
     The stages (:data:`STAGES`) that read this part of the registration, whole. A stage that
     reads a block reads every field inside it.
+``skipped_by``
+    The stages that read the block around this field but not the field: a job of such a stage
+    leaves it out of that block (an analysis's statistics never read its criteria; only the
+    grading does, so a criterion amendment re-runs the grading alone).
 ``entry``
     On the entry of a list or mapping: how a stage names one entry, with the job's wildcard, e.g.
     ``[{condition}]`` (``conditions[{condition}]``) or ``.{analysis}`` (``analyses.{analysis}``).
@@ -60,11 +64,12 @@ STAGES = (
     "power",
     "operating",
     "analysis",
+    "grade",
     "verdict",
     "report",
 )
 
-_KEYS = frozenset({"role", "loosens", "stages", "entry", "read_when_absent"})
+_KEYS = frozenset({"role", "loosens", "stages", "skipped_by", "entry", "read_when_absent"})
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,8 @@ class Annotations:
     reads: dict[str, tuple[str, ...]]
     #: parts a stage leaves out of its reads while they are absent
     newer: frozenset[str]
+    #: stage -> the parts it leaves out of a block it reads (``skipped_by``)
+    skips: dict[str, tuple[str, ...]]
 
 
 @functools.cache
@@ -125,6 +132,7 @@ def annotations(version: int = SCHEMA_VERSION) -> Annotations:
     directions: dict[str, str | tuple[Any, ...]] = {}
     reads: dict[str, dict[str, None]] = {s: {} for s in STAGES}
     newer: set[str] = set()
+    skips: dict[str, dict[str, None]] = {s: {} for s in STAGES}
     for f in fields:
         below = (f.pattern, f.pattern + ".*") if f.container else (f.pattern,)
         if f.own.get("role") in (DESCRIPTIVE, DESIGN_ONLY):
@@ -145,12 +153,16 @@ def annotations(version: int = SCHEMA_VERSION) -> Annotations:
             reads[stage][f.read] = None
         if f.own.get("read_when_absent") is False and f.read is not None:
             newer.add(f.read)
+        for stage in f.own.get("skipped_by", ()):
+            if f.read is not None:
+                skips[stage][f.read] = None
     return Annotations(
         tuple(fields),
         tuple(descriptive),
         directions,
         {s: tuple(parts) for s, parts in reads.items()},
         frozenset(newer),
+        {s: tuple(parts) for s, parts in skips.items() if parts},
     )
 
 
@@ -232,14 +244,18 @@ def _child(sub: Any, root: dict[str, Any], at: _Place, out: list[Field]) -> None
     unknown = set(own) - _KEYS
     if unknown or own.get("role", DECISION) not in ROLES:
         raise ValueError(f"{ANNOTATION} of {at.pattern}: unknown {sorted(unknown) or own['role']}")
-    bad = [s for s in own.get("stages", ()) if s not in STAGES]
+    bad = [s for s in (*own.get("stages", ()), *own.get("skipped_by", ())) if s not in STAGES]
     if bad:
         raise ValueError(f"{ANNOTATION} of {at.pattern}: unknown stage(s) {bad}")
     at = replace(
         at,
         role=own.get("role", at.role),
         loosens=_rule(own["loosens"]) if "loosens" in own else at.loosens,
-        readers=at.readers + tuple(s for s in own.get("stages", ()) if s not in at.readers),
+        readers=tuple(
+            s
+            for s in at.readers + tuple(s for s in own.get("stages", ()) if s not in at.readers)
+            if s not in own.get("skipped_by", ())
+        ),
         where=defined or at.where,
     )
     container = any(

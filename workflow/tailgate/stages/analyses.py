@@ -1,12 +1,15 @@
-"""Analysis stage: one registered analysis (``analyses.<name>``) from the study's artifacts.
+"""Analysis stages: one registered analysis (``analyses.<name>``) from the study's artifacts, in
+two jobs, so that an amendment of its criteria re-grades without computing again.
 
 ``analysis[name]`` looks the kind up in :data:`tailgate.analyses.registry.KINDS`, computes its
 statistics from the artifacts the kind names (:meth:`~tailgate.analyses.base.AnalysisKind.inputs`)
-and writes ``analyses/<name>/statistics.json``: the registered spec, the statistics and every
-criterion's outcome, re-derived from those statistics by the kind's
+and writes ``analyses/<name>/measures.json``: the registered spec without its criteria and the
+statistics (optional tables go beside it as ``<table>.parquet``). ``grade[name]`` reads them and
+writes ``analyses/<name>/statistics.json``: the registered spec, the statistics and every
+criterion's outcome, derived from those statistics by the kind's
 :meth:`~tailgate.analyses.base.AnalysisKind.criteria` — the function ``verdict.json``
-(:func:`criteria_rows`) and the audit call too. Optional tables go beside it as
-``<table>.parquet``. No times or versions enter the file; identical inputs give identical bytes.
+(:func:`criteria_rows`) and the audit call too. No times or versions enter either file;
+identical inputs give identical bytes.
 """
 
 from __future__ import annotations
@@ -18,11 +21,33 @@ from typing import Any
 
 from tailgate.analyses.registry import analysis_spec, check_analyses, kind_of
 from tailgate.atomic import write_json, write_parquet
+from tailgate.errors import InputError
 from tailgate.prereg.study import Study
 
 from .common import open_stage, read_json
 
-__all__ = ["analysis_document", "analysis_stage", "criteria_rows", "h1_row", "read_analyses"]
+__all__ = [
+    "analysis_document",
+    "analysis_stage",
+    "criteria_rows",
+    "grade_stage",
+    "graded",
+    "h1_row",
+    "measures_document",
+    "read_analyses",
+]
+
+
+def measures_document(study: Study, name: str, stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``measures.json`` document of analysis ``name``: its spec without the criteria,
+    which the statistics never read, and the statistics."""
+    spec = analysis_spec(study, name)
+    return {
+        "analysis": name,
+        "kind": kind_of(spec).kind,
+        "spec": {k: v for k, v in spec.items() if k != "criteria"},
+        "statistics": dict(stats),
+    }
 
 
 def analysis_document(study: Study, name: str, stats: Mapping[str, Any]) -> dict[str, Any]:
@@ -38,6 +63,23 @@ def analysis_document(study: Study, name: str, stats: Mapping[str, Any]) -> dict
     }
 
 
+def graded(study: Study, name: str, measures: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``statistics.json`` document from a ``measures.json`` document, which must be
+    analysis ``name``'s computed under the registered spec (``ValueError`` otherwise)."""
+    expected = measures_document(study, name, {})
+    if {k: measures.get(k) for k in ("analysis", "kind", "spec")} != {
+        k: expected[k] for k in ("analysis", "kind", "spec")
+    }:
+        raise ValueError(
+            f"the statistics of analysis '{name}' were computed under another spec than the "
+            "registered one"
+        )
+    stats = measures.get("statistics")
+    if not isinstance(stats, dict):
+        raise ValueError(f"the statistics of analysis '{name}' are not a mapping")
+    return analysis_document(study, name, stats)
+
+
 def analysis_stage(
     prereg: str | os.PathLike[str],
     results: str | os.PathLike[str],
@@ -48,7 +90,7 @@ def analysis_stage(
     *,
     plan: str = "head",
 ) -> dict[str, Any]:
-    """Write and record ``analyses/<analysis>/statistics.json`` (and the kind's tables)."""
+    """Write and record ``analyses/<analysis>/measures.json`` (and the kind's tables)."""
     ctx = open_stage(prereg, results, plan)
     check_analyses(ctx.study.data, ctx.study.path)
     spec = analysis_spec(ctx.study, analysis)
@@ -59,9 +101,31 @@ def analysis_stage(
         tpath = Path(out).with_name(f"{table}.parquet")
         write_parquet(tpath, data)
         ctx.record(tpath, inputs=flat)
-    doc = analysis_document(ctx.study, analysis, result.statistics)
+    doc = measures_document(ctx.study, analysis, result.statistics)
     write_json(out, doc)
     ctx.record(out, inputs=flat, extra={"analysis": analysis, "kind": doc["kind"]})
+    return doc
+
+
+def grade_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    analysis: str,
+    measures: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    plan: str = "head",
+) -> dict[str, Any]:
+    """Write and record ``analyses/<analysis>/statistics.json`` from its ``measures.json``."""
+    ctx = open_stage(prereg, results, plan)
+    try:
+        doc = graded(ctx.study, analysis, read_json(measures, "analysis statistics"))
+    except ValueError as exc:
+        raise InputError(
+            f"{measures}: {exc}. Fix: run the workflow again, which computes them afresh"
+        ) from None
+    write_json(out, doc)
+    ctx.record(out, inputs=[str(measures)], extra={"analysis": analysis, "kind": doc["kind"]})
     return doc
 
 
