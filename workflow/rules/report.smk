@@ -11,9 +11,7 @@ POWER_CONTENT = f"{RESULTS}/figures/power.json"
 STABILITY_CONTENT = f"{RESULTS}/figures/stability.json"
 # The report job runs last and alone: it draws its figures with the run's cores (processes
 # forked from the job, the same bytes: tailgate/report/raster.py), one where they are unknown.
-# (Snakemake 9.0 holds the cores as a number, later releases as a resource with its value)
-CORES = workflow.global_resources["_cores"]
-DRAW = getattr(CORES, "value", CORES) or 1
+DRAW = workflow.resource_settings.cores or 1
 
 
 rule verdict:
