@@ -41,7 +41,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 #: its own copy; ``--dist loadgroup`` (pyproject's addopts) keeps the tests of each on one
 #: worker, so it is built once per suite. A test that uses several goes with the first listed.
 STUDY_RUNS = (
-    "outcome",
     "demo",
     "small_demo",
     "small_run",
@@ -274,6 +273,14 @@ def small_run(tmp_path_factory) -> wf_project.Project:
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     proj.first_run = res  # what the run printed
     return proj
+
+
+@pytest.fixture(scope="session")
+def shipped_demo(tmp_path_factory) -> wf_project.Project:
+    """preregistrations/protocol-demo.yaml with its committed lock, run once through Snakemake
+    at its registered sizes (tests/analyses pins its results, tests/workflow reads its
+    demonstrations); read-only."""
+    return wf_project.run_shipped(tmp_path_factory.mktemp("protocol-demo"), "protocol-demo")
 
 
 @pytest.fixture()

@@ -13,31 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from wf_project import REPO_ROOT, Project
-
-
-def _run_example(root: Path, name: str) -> Project:
-    """Copy preregistrations/<name>.yaml, its committed lock and the local files it names (a
-    model folder) into a fresh project, run the DAG."""
-    from tailgate.prereg.pins import registered_paths
-    from tailgate.registration import load
-
-    (root / "config").mkdir(parents=True, exist_ok=True)
-    (root / "preregistrations").mkdir(exist_ok=True)
-    (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
-    proj = Project(root, name)
-    shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.yaml", proj.prereg)
-    for text, _ in registered_paths(load(proj.prereg)).values():
-        if (REPO_ROOT / text).is_dir():
-            shutil.copytree(REPO_ROOT / text, root / text)
-        elif (REPO_ROOT / text).is_file():
-            (root / text).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO_ROOT / text, root / text)
-    shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.lock.json", proj.lock)  # as shipped
-    res = proj.snakemake()
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    proj.first_run = res
-    return proj
+from wf_project import Project, run_shipped
 
 
 def _outcomes(proj: Project, analysis: str) -> dict[str, str]:
@@ -50,12 +26,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def severity_example(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("severity-example"), "severity-example")
+    return run_shipped(tmp_path_factory.mktemp("severity-example"), "severity-example")
 
 
 @pytest.fixture(scope="module")
 def perturbation_example(tmp_path_factory) -> Project:
-    return _run_example(
+    return run_shipped(
         tmp_path_factory.mktemp("perturbation-energy-example"), "perturbation-energy-example"
     )
 
@@ -93,11 +69,6 @@ def _check_pinned(proj: Project, name: str) -> None:
         f"{name}: results differ from {pinned.name} (changed, missing, new); rerun with "
         "TAILGATE_PIN_RESULTS=1 only where the change is meant"
     )
-
-
-@pytest.fixture(scope="module")
-def shipped_demo(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("protocol-demo"), "protocol-demo")
 
 
 def test_the_demo_results_are_the_pinned_ones(shipped_demo) -> None:
@@ -357,7 +328,7 @@ def test_perturbation_example_amended_budget_and_list_after_the_pilot_is_a_devia
 
 @pytest.fixture(scope="module")
 def percentiles_example(tmp_path_factory) -> Project:
-    return _run_example(tmp_path_factory.mktemp("percentiles-example"), "percentiles-example")
+    return run_shipped(tmp_path_factory.mktemp("percentiles-example"), "percentiles-example")
 
 
 def test_the_percentiles_example_results_are_the_pinned_ones(percentiles_example) -> None:

@@ -1,8 +1,10 @@
 """The demo study's four demonstrations, computed with the stage functions at full size.
 
-Used by ``test_demo.py`` (the registered seed) and by ``tests/benchmarks/demo_seeds.py`` (how
-often each demonstration happens over other seeds). Only the bootstrap sizes can be reduced
-(``resamples``); sample sizes, truths and decision rules are the registered ones.
+:func:`demonstrations` judges them from a study's fits and gates documents: those of the shipped
+demo's own run in ``test_demo.py``, those :func:`demo_outcome` computes in-process for other
+seeds in ``tests/benchmarks/demo_seeds.py`` (how often each demonstration happens). Only the
+bootstrap sizes can be reduced there (``resamples``); sample sizes, truths and decision rules are
+the registered ones.
 """
 
 from __future__ import annotations
@@ -86,6 +88,12 @@ def demo_outcome(tmp: Path, seed: int | None = None, resamples: int = 2000) -> D
             )
             reps[s][name] = (b[s].mean, b[s].tvar)
     gates = {s: gates_document(study, scorer, s, fits[s], reps[s]) for s in fits}
+    return demonstrations(study, fits, gates)
+
+
+def demonstrations(study, fits: dict[str, dict], gates: dict[str, dict]) -> DemoOutcome:
+    """The four demonstrations from the ``fits`` (scale → condition → ``fits/…json`` document)
+    and ``gates`` (scale → ``gates/…json`` document) of the demo ``study``."""
     floor = float(study.protocol["delta_floor"])
     head = float(study.protocol["thresholds"]["headline"])
 

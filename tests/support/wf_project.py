@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,4 +100,28 @@ def make_project(root: Path, text: str = SMALL_STUDY) -> Project:
 
     freeze(proj.prereg)
     git_commit(root, "Pre-register the study", "preregistrations")  # before any data
+    return proj
+
+
+def run_shipped(root: Path, name: str) -> Project:
+    """Copy preregistrations/<name>.yaml, its committed lock and the local files it names (a
+    model folder) into a fresh project ``root``, run the DAG."""
+    from tailgate.prereg.pins import registered_paths
+    from tailgate.registration import load
+
+    (root / "config").mkdir(parents=True, exist_ok=True)
+    (root / "preregistrations").mkdir(exist_ok=True)
+    (root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
+    proj = Project(root, name)
+    shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.yaml", proj.prereg)
+    for text, _ in registered_paths(load(proj.prereg)).values():
+        if (REPO_ROOT / text).is_dir():
+            shutil.copytree(REPO_ROOT / text, root / text)
+        elif (REPO_ROOT / text).is_file():
+            (root / text).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO_ROOT / text, root / text)
+    shutil.copy(REPO_ROOT / "preregistrations" / f"{name}.lock.json", proj.lock)  # as shipped
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj.first_run = res
     return proj
