@@ -211,6 +211,13 @@ def honest_run(tmp_path_factory) -> attack_project.Project:
     )
 
 
+@pytest.fixture(scope="session")
+def honest_audit(honest_run) -> tuple[int, str]:
+    """``tailgate audit`` of the honest run as it was made: its exit code and output. No test
+    changes the run (attacks edit copies), so one audit answers every test that reads it."""
+    return honest_run.audit()
+
+
 @pytest.fixture()
 def proj(honest_run, tmp_path) -> attack_project.Project:
     """A private copy of the honest run (git history included) to attack."""

@@ -25,9 +25,9 @@ def rel(proj, path: Path) -> str:
 LOOSER = ("band_rule: all", "band_rule: any")
 
 
-def test_honest_run_is_kill_and_audits_clean(honest_run, honest_reproduction):
+def test_honest_run_is_kill_and_audits_clean(honest_run, honest_audit, honest_reproduction):
     assert honest_run.verdict()["h1"]["verdict"] == "KILL"
-    code, out = honest_run.audit()
+    code, out = honest_audit
     assert code == 0, out
     assert "[ok] git" in out and "entry 0 first committed" in out
     _, code, out = honest_reproduction  # and a re-run from the registration gives every file

@@ -138,8 +138,8 @@ def _one_clean_run(proj: Any, verdict: dict[str, Any]) -> None:
     _reseal(proj, LEDGER)
 
 
-def test_the_honest_run_is_re_made_exactly(honest_run):
-    code, out = honest_run.audit()
+def test_the_honest_run_is_re_made_exactly(honest_audit):
+    code, out = honest_audit
     assert code == 0, out
     lines = out.splitlines()
     assert lines[1].startswith("[ok] environment: exact: the run's versions"), lines[:3]

@@ -149,14 +149,14 @@ def test_honest_bytecode_is_compared_without_the_checkers_own_future_flags(tmp_p
     assert stale_bytecode(package) == ()
 
 
-def test_records_carry_the_runtime_and_the_honest_run_passes(honest_run):
+def test_records_carry_the_runtime_and_the_honest_run_passes(honest_run, honest_audit):
     import json
 
     record = next((honest_run.results / "provenance").glob("*.json"))
     runtime = json.loads(record.read_text())["runtime"]
     assert runtime["modules"] and runtime["bytecode"] == []
     assert all(h["known"] for h in runtime["hooks"])
-    code, out = honest_run.audit()
+    code, out = honest_audit
     assert code == 0 and "[ok] runtime" in out, out
 
 

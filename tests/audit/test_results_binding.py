@@ -66,14 +66,14 @@ def _forged_fits(proj: Project) -> list[str]:
 # the attacks, on copies of the honest run (H1 KILL)
 
 
-def test_the_honest_run_records_every_artifact_and_audits_clean(honest_run):
+def test_the_honest_run_records_every_artifact_and_audits_clean(honest_run, honest_audit):
     from tailgate.runtime.provenance import iter_records
 
     line = json.loads((honest_run.results / "runs.jsonl").read_text())
     recorded = {str(r.path): r.sha256 for r in iter_records(honest_run.results)}
     recorded.pop("runs.jsonl")
     assert line["results"]["base"] is None and line["results"]["files"] == recorded
-    code, out = honest_run.audit()
+    code, out = honest_audit
     assert code == 0, out[-3000:]
     assert "[ok] run results: 1 run(s) recording their results' digests" in out
 
