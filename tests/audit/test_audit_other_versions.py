@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from attack_project import ATTACK_STUDY, REPO_ROOT, Project, registered_and_run
+from attack_project import REPO_ROOT, Project
 
 pytestmark = pytest.mark.slow
 
 AUDIT_FAILED = 4
-#: the attack study with fewer bootstrap resamples: the same verdict, a shorter re-run
-STUDY = ATTACK_STUDY.replace("bootstrap: {resamples: 300}", "bootstrap: {resamples: 100}")
 INDEX = "https://pypi.org/simple/"
 
 
@@ -97,9 +95,13 @@ def _rehash(proj: Project, rel: str) -> None:
     rec_file.write_text(json.dumps(rec))
 
 
-def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(tmp_path: Path) -> None:
+def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(
+    bundled_run: Project, tmp_path: Path
+) -> None:
+    """The attack study with fewer bootstrap resamples, as the review bundle's tests run it
+    (a copy of that run), audited in the lowest-version environment."""
     python = _lowest_environment(tmp_path)
-    proj = registered_and_run(tmp_path / "study", "attack", STUDY)
+    proj = bundled_run.copy(tmp_path / "study")
     mine, theirs = _version(Path(sys.executable), "numpy"), _version(python, "numpy")
     assert mine and theirs and mine != theirs, (mine, theirs)
 
