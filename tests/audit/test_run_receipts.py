@@ -8,7 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
 from attack_project import Project
 from tailgate.prereg.canonical import sha256_file
 from tailgate.runtime.provenance import record_path
@@ -33,9 +37,23 @@ def _drop_last_run(proj: Project) -> None:
     rec_file.write_text(json.dumps(rec))
 
 
-def test_a_run_prints_its_receipt_and_the_audit_holds_the_ledger_to_it(proj: Project) -> None:
+@pytest.fixture(scope="module")
+def rerun(honest_run: Project, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A copy of the honest run run again (``--forcerun verdict``: a second, deterministic run)
+    and what that run printed; read-only (:func:`_copy` it to change it)."""
+    proj = honest_run.copy(tmp_path_factory.mktemp("rerun") / "attack")
     res = proj.snakemake("--forcerun", "verdict")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return proj.root, res
+
+
+def _copy(rerun: tuple[Path, subprocess.CompletedProcess], dest: Path) -> Project:
+    shutil.copytree(rerun[0], dest, symlinks=True)
+    return Project(dest, "attack")
+
+
+def test_a_run_prints_its_receipt_and_the_audit_holds_the_ledger_to_it(rerun, tmp_path) -> None:
+    proj, res = _copy(rerun, tmp_path / "attack"), rerun[1]
     receipt = _receipt(res.stdout + res.stderr)
     last = (proj.results / "runs.jsonl").read_text().splitlines()[-1]
     assert receipt == hashlib.sha256(last.encode()).hexdigest()
@@ -52,11 +70,12 @@ def test_a_run_prints_its_receipt_and_the_audit_holds_the_ledger_to_it(proj: Pro
     assert "[ok] run ledger" in out, out[-3000:]
 
 
-def test_status_shows_where_the_ledger_parts_from_its_history_in_git(proj: Project) -> None:
-    code, out = proj.cli("status", proj.name)
+def test_status_shows_where_the_ledger_parts_from_its_history_in_git(
+    proj: Project, rerun, tmp_path
+) -> None:
+    code, out = proj.cli("status", proj.name)  # the honest run, as it was made
     assert code == 0 and "run(s) 1 not in any commit (the ledger was never committed)" in out, out
-    res = proj.snakemake("--forcerun", "verdict")
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    proj = _copy(rerun, tmp_path / "rerun")  # and run again
     commit = proj.commit("Results of two runs", f"results/{proj.name}/runs.jsonl")
     code, out = proj.cli("status", proj.name)
     assert code == 0 and "not in any commit" not in out and "not as committed" not in out, out
