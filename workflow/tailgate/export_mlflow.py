@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import EXIT_AUDIT_FAILED, InputError, TailgateError, install_fix
+from tailgate.generate.harness_groups import finite
 from tailgate.ledger import LEDGER, ledger_text, read_ledger, verify_ledger
 from tailgate.ledger import results_digest as digest
 from tailgate.prereg.deviations import amendment_log
@@ -159,14 +159,6 @@ def _params(entry: dict[str, Any]) -> dict[str, str]:
     return {_key(k): _param_value(v) for k, v in out.items()}
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and math.isfinite(float(value)):
-        return float(value)
-    return None
-
-
 def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
     """Gate and criterion values as metrics, their outcomes as metrics and tags."""
     metrics: dict[str, float] = {}
@@ -183,10 +175,10 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
             for t in pair.get("thresholds") or []:
                 q = f"gate/{at}/q{t.get('q')}"
                 metrics[f"{q}/passed"] = float(bool(t.get("passed")))
-                if _number(t.get("delta_xi")) is not None:
+                if finite(t.get("delta_xi")) is not None:
                     metrics[f"{q}/delta_xi"] = float(t["delta_xi"])
                 for gate, result in sorted((t.get("gates") or {}).items()):
-                    value = _number(result.get("value"))
+                    value = finite(result.get("value"))
                     if value is not None:
                         metrics[f"{q}/{gate}"] = value
                     # ".passed", not "/passed": a file store keeps each metric in a file named
@@ -194,7 +186,7 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
                     metrics[f"{q}/{gate}.passed"] = float(bool(result.get("passed")))
     for c in verdict.get("criteria") or []:
         name = f"{c.get('analysis')}/{c.get('name')}"
-        value = _number(c.get("value"))
+        value = finite(c.get("value"))
         if value is not None:
             metrics[f"criterion/{name}"] = value
         metrics[f"criterion/{name}.pass"] = float(c.get("outcome") == "PASS")
@@ -235,7 +227,7 @@ def _run_payload(
         tags["tailgate.lock_entry"] = "not in the lock (the lock was replaced since this run)"
     metrics: dict[str, float] = {"jobs_total": float(run.get("jobs_total") or 0)}
     for rule, n in sorted((run.get("jobs") or {}).items()):
-        if _number(n) is not None:
+        if finite(n) is not None:
             metrics[f"jobs/{rule}"] = float(n)
     for v in run.get("verdicts") or []:
         where = f"{v.get('scorer')}/{v.get('scale')}"

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import DamagedFileError
+from tailgate.prereg.diff import is_number
 from tailgate.runtime.environment import describe, numeric_differences
 from tailgate.runtime.provenance import record_path
 from tailgate.safe_read import load_json, read_bytes, read_text, same_bytes
@@ -141,10 +142,6 @@ def _close(a: float, b: float, exact: bool, where: str, cmp: Comparison) -> bool
     return False
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def compare_values(recorded: Any, reproduced: Any, *, exact: bool, where: str = "") -> Comparison:
     """Compare two decoded JSON documents (module docstring); ``where`` prefixes value paths."""
     cmp = Comparison()
@@ -152,7 +149,7 @@ def compare_values(recorded: Any, reproduced: Any, *, exact: bool, where: str = 
         if len(cmp.differences) >= _SHOWN:
             cmp.differences.append(f"{where or '$'}: further values differ")
             break
-        if _is_number(a) and _is_number(b) and (isinstance(a, float) or isinstance(b, float)):
+        if is_number(a) and is_number(b) and (isinstance(a, float) or isinstance(b, float)):
             _close(float(a), float(b), exact, path, cmp)
         elif a != b or type(a) is not type(b):
             cmp.differences.append(f"{path}: {_fmt(a)} recorded, {_fmt(b)} reproduced")

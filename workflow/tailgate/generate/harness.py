@@ -68,6 +68,7 @@ from .harness_groups import (
     Group,
     column,
     condition_names,
+    metrics_of,
     number_text,
     numeric_metrics,
 )
@@ -233,15 +234,6 @@ def read_harness(
     )
 
 
-def _metrics_of(groups: list[Group]) -> list[str]:
-    seen: dict[str, None] = {}
-    for g in groups:
-        for s in g.samples:
-            for name in s["metrics"]:
-                seen.setdefault(name, None)
-    return list(seen)
-
-
 def _choices(groups: list[Group], what: str) -> dict[str, list[Group]]:
     """The tasks (or filters) of ``groups``, each with its groups, in first-seen order."""
     out: dict[str, list[Group]] = {}
@@ -252,7 +244,7 @@ def _choices(groups: list[Group], what: str) -> dict[str, list[Group]]:
 
 def _listing(choices: dict[str, list[Group]]) -> str:
     return "; ".join(
-        f"{name} (metrics {', '.join(_metrics_of(gs)) or 'none'})" for name, gs in choices.items()
+        f"{name} (metrics {', '.join(metrics_of(gs)) or 'none'})" for name, gs in choices.items()
     )
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "column",
     "condition_names",
     "finite",
+    "metrics_of",
     "number_text",
     "numeric_metrics",
 ]
@@ -53,6 +54,7 @@ def number_text(value: Any) -> float | None:
 
 
 def finite(value: Any) -> float | None:
+    """A finite number (a boolean as 0 or 1) as a float; else ``None``."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float) and math.isfinite(float(value)):
@@ -60,18 +62,18 @@ def finite(value: Any) -> float | None:
     return None
 
 
+def metrics_of(groups: list[Group]) -> list[str]:
+    """Every metric the samples of ``groups`` report, in first-seen order."""
+    return list(dict.fromkeys(n for g in groups for s in g.samples for n in s["metrics"]))
+
+
 def numeric_metrics(groups: list[Group]) -> tuple[list[str], list[str]]:
     """Metrics that every sample reports as a finite number (first-seen order), converting them
     in place; the others, each with the reason it was left out."""
-    seen: dict[str, None] = {}
-    for g in groups:
-        for s in g.samples:
-            for name in s["metrics"]:
-                seen.setdefault(name, None)
     kept: list[str] = []
     skipped: list[str] = []
     total = sum(len(g.samples) for g in groups)
-    for name in seen:
+    for name in metrics_of(groups):
         missing = non_numeric = 0
         example: tuple[str, Any] | None = None
         for g in groups:

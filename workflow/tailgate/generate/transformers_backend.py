@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence, Sized
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +204,6 @@ def generate_shard(
     completion_tokens (EOS excluded), finish_reason (``stop``: end-of-sequence sampled;
     ``length``: max_new_tokens reached), sorted by prompt_id.
     """
-    from tqdm import tqdm
-
     cond = condition_spec(study, condition)
     if cond.get("query") is not None:
         _generate_query_shard(study, cond, shard, out_path, options=options)
@@ -271,54 +269,23 @@ def generate_shard(
             "device": device.type,
         }
     )
-    checkpoint = ShardCheckpoint(Path(out_path), key=key, schema=generation_schema())
-    after_batch: Callable[[int], None] | None = options.get("after_batch")
-    todo = [b for b in range(len(batches)) if b not in checkpoint.completed]
-    bar = tqdm(
-        total=len(prompt_ids),
-        initial=len(prompt_ids) - sum(len(batches[b]) for b in todo),
-        desc=f"generate {condition} shard {shard}",
-        unit="prompt",
-        disable=not options.get("progress", True),
-    )
-    with torch.inference_mode(), bar:
-        for b in todo:
-            idx = batches[b]
-            input_ids, mask = _left_pad(
-                [encoded[i] for i in idx], lm.tokenizer.pad_token_id, device
-            )
-            pids = [int(prompt_ids[i]) for i in idx]
-            with row_embedding_noise(
-                lm.model,
-                noise,
-                seeds=[derive_seed(seed, "perturb", condition, p, 0) for p in pids],
-                lengths=[len(encoded[i]) for i in idx],
-            ):
-                out = _sample(
-                    lm,
-                    config,
-                    input_ids,
-                    mask,
-                    [derive_seed(seed, "generate", condition, p, 0) for p in pids],
-                )
-            completions, counts, reasons = _completions(lm, out[:, input_ids.shape[1] :].cpu())
-            checkpoint.append(
-                b,
-                pa.table(
-                    {
-                        "prompt_id": pa.array(prompt_ids[idx], pa.int64()),
-                        "prompt": pa.array([texts[i] for i in idx], pa.string()),
-                        "completion": pa.array(completions, pa.string()),
-                        "prompt_tokens": pa.array([len(encoded[i]) for i in idx], pa.int64()),
-                        "completion_tokens": pa.array(counts, pa.int64()),
-                        "finish_reason": pa.array(reasons, pa.string()),
-                    }
-                ),
-            )
-            bar.update(len(idx))
-            if after_batch is not None:
-                after_batch(b)
-    checkpoint.finish()
+
+    def batch(b: int) -> _Batch:
+        idx = batches[b]
+        input_ids, mask = _left_pad([encoded[i] for i in idx], lm.tokenizer.pad_token_id, device)
+        pids = [int(prompt_ids[i]) for i in idx]
+        return (
+            prompt_ids[idx],
+            [texts[i] for i in idx],
+            input_ids,
+            mask,
+            [len(encoded[i]) for i in idx],
+            [derive_seed(seed, "perturb", condition, p, 0) for p in pids],
+            [derive_seed(seed, "generate", condition, p, 0) for p in pids],
+        )
+
+    desc = f"generate {condition} shard {shard}"
+    _write_batches(lm, config, noise, out_path, key, batches, batch, options, desc, "prompt")
 
 
 def _pin_generation_config(lm: LoadedModel, config: Any) -> None:
@@ -349,8 +316,6 @@ def _generate_query_shard(
 ) -> None:
     """Shard ``shard`` of a query condition: its blocks of responses to the one ``query`` text
     (module docstring); the columns of :func:`generate_shard`, ``prompt_id`` the response index."""
-    from tqdm import tqdm
-
     condition = str(cond["name"])
     query = cond["query"]
     if not isinstance(query, str) or not query.strip():
@@ -396,50 +361,78 @@ def _generate_query_shard(
             "device": device.type,
         }
     )
-    checkpoint = ShardCheckpoint(Path(out_path), key=key, schema=generation_schema())
-    after_batch: Callable[[int], None] | None = options.get("after_batch")
-    todo = [b for b in range(len(blocks)) if b not in checkpoint.completed]
-    total = sum(len(b) for b in blocks)
-    bar = tqdm(
-        total=total,
-        initial=total - sum(len(blocks[b]) for b in todo),
-        desc=f"generate {condition} shard {shard}",
-        unit="response",
-        disable=not options.get("progress", True),
-    )
     ids = torch.tensor([encoded], dtype=torch.long, device=device)
     mask = torch.ones_like(ids)
+
+    def batch(b: int) -> _Batch:
+        idx = blocks[b]
+        return (
+            idx,
+            [query] * len(idx),
+            ids.expand(len(idx), -1),
+            mask.expand(len(idx), -1),
+            [len(encoded)] * len(idx),
+            [derive_seed(seed, "perturb", condition, int(r)) for r in idx],
+            [derive_seed(seed, "respond", condition, int(r)) for r in idx],
+        )
+
+    desc = f"generate {condition} shard {shard}"
+    _write_batches(lm, config, noise, out_path, key, blocks, batch, options, desc, "response")
+
+
+#: one batch to sample: prompt ids and texts, input ids, attention mask, prompt lengths in
+#: tokens, and the per-row seeds of the embedding noise and of the sampling
+_Batch = tuple[Any, list[str], Any, Any, list[int], list[int], list[int]]
+
+
+def _write_batches(
+    lm: LoadedModel,
+    config: Any,
+    noise: Any,
+    out_path: str | os.PathLike[str],
+    key: str,
+    batches: Sequence[Sized],
+    batch: Callable[[int], _Batch],
+    options: dict,
+    desc: str,
+    unit: str,
+) -> None:
+    """Sample, decode and checkpoint every batch of ``batches`` (its rows, described by
+    ``batch``) that the checkpoint of ``out_path`` under ``key`` does not hold yet; ``options``:
+    ``progress`` and ``after_batch`` (:func:`generate_shard`)."""
+    from tqdm import tqdm
+
+    checkpoint = ShardCheckpoint(Path(out_path), key=key, schema=generation_schema())
+    after_batch: Callable[[int], None] | None = options.get("after_batch")
+    todo = [b for b in range(len(batches)) if b not in checkpoint.completed]
+    total = sum(len(b) for b in batches)
+    bar = tqdm(
+        total=total,
+        initial=total - sum(len(batches[b]) for b in todo),
+        desc=desc,
+        unit=unit,
+        disable=not options.get("progress", True),
+    )
     with torch.inference_mode(), bar:
         for b in todo:
-            idx = blocks[b]
-            with row_embedding_noise(
-                lm.model,
-                noise,
-                seeds=[derive_seed(seed, "perturb", condition, int(r)) for r in idx],
-                lengths=[len(encoded)] * len(idx),
-            ):
-                out = _sample(
-                    lm,
-                    config,
-                    ids.expand(len(idx), -1),
-                    mask.expand(len(idx), -1),
-                    [derive_seed(seed, "respond", condition, int(r)) for r in idx],
-                )
-            completions, counts, reasons = _completions(lm, out[:, ids.shape[1] :].cpu())
+            pids, prompts, input_ids, mask, lengths, noise_seeds, seeds = batch(b)
+            with row_embedding_noise(lm.model, noise, seeds=noise_seeds, lengths=lengths):
+                out = _sample(lm, config, input_ids, mask, seeds)
+            completions, counts, reasons = _completions(lm, out[:, input_ids.shape[1] :].cpu())
             checkpoint.append(
                 b,
                 pa.table(
                     {
-                        "prompt_id": pa.array(idx, pa.int64()),
-                        "prompt": pa.array([query] * len(idx), pa.string()),
+                        "prompt_id": pa.array(pids, pa.int64()),
+                        "prompt": pa.array(prompts, pa.string()),
                         "completion": pa.array(completions, pa.string()),
-                        "prompt_tokens": pa.array([len(encoded)] * len(idx), pa.int64()),
+                        "prompt_tokens": pa.array(lengths, pa.int64()),
                         "completion_tokens": pa.array(counts, pa.int64()),
                         "finish_reason": pa.array(reasons, pa.string()),
                     }
                 ),
             )
-            bar.update(len(idx))
+            bar.update(len(prompts))
             if after_batch is not None:
                 after_batch(b)
     checkpoint.finish()

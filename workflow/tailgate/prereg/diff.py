@@ -29,7 +29,7 @@ from typing import Any
 
 from tailgate.prereg.fields import annotations
 
-__all__ = ["Change", "diff", "format_changes", "is_decision"]
+__all__ = ["Change", "diff", "format_changes", "is_decision", "is_number"]
 
 LOOSENING, TIGHTENING, UNCLASSIFIED, DESCRIPTIVE = (
     "loosening",
@@ -118,7 +118,7 @@ def _classify(field: str, old: Any, new: Any, kind: str) -> Change:
     if kind == "changed" and isinstance(rule, tuple) and old in rule and new in rule:
         cls = LOOSENING if rule.index(new) > rule.index(old) else TIGHTENING
     elif kind == "changed" and isinstance(rule, str):
-        if _is_number(old) and _is_number(new) and old != new:
+        if is_number(old) and is_number(new) and old != new:
             cls = LOOSENING if (new > old) == (rule == "up") else TIGHTENING
         elif old is None and new is not None:  # e.g. accepted_power recorded
             cls = LOOSENING if rule == "down" else UNCLASSIFIED
@@ -144,7 +144,7 @@ def _criterion_class(part: str, old: Any, new: Any, old_c: dict, new_c: dict) ->
     if part == "comparison" and old in _ACCEPTS and new in _ACCEPTS:
         a, b = _ACCEPTS[old], _ACCEPTS[new]
         return LOOSENING if b > a else TIGHTENING if b < a else UNCLASSIFIED
-    if part == "threshold" and _is_number(old) and _is_number(new) and old != new:
+    if part == "threshold" and is_number(old) and is_number(new) and old != new:
         sides = {_ACCEPTS.get(str(c.get("comparison")), frozenset()) for c in (old_c, new_c)}
         if all("lt" in s and "gt" not in s for s in sides):  # statistic below the threshold
             return LOOSENING if new > old else TIGHTENING
@@ -197,7 +197,8 @@ def _body(e: dict) -> dict:
     return {k: v for k, v in e.items() if k != "name"}
 
 
-def _is_number(v: Any) -> bool:
+def is_number(v: Any) -> bool:
+    """An int or a float, not a bool."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
