@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -63,6 +64,18 @@ STUDY_RUNS = (
     "oc",
     "study",
 )
+
+
+@pytest.fixture(autouse=True)
+def _signal_dispositions():
+    """Each test leaves SIGINT and SIGTERM as it found them: code run in-process (the fork
+    server's, the interrupt watch) sets them, and a child started later inherits an ignored one
+    (where Ctrl-C then stops nothing)."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        if handler is not None and signal.getsignal(sig) != handler:
+            signal.signal(sig, handler)
 
 
 class _GroupedIds:

@@ -276,7 +276,12 @@ def test_a_second_ctrl_c_waits_for_the_end_of_the_run_which_exits_with_the_inter
     script = tmp_path / "second.py"
     script.write_text(_SECOND_CTRL_C)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "workflow")}
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    # started as from a terminal, with Ctrl-C's default action (a test before may have left the
+    # worker ignoring SIGINT, which a child inherits: then Ctrl-C stops nothing)
+    res = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     assert res.returncode == 130 and res.stderr == "", res.stderr[-3000:]
     assert res.stdout == "interrupted and its line written\n"
 
@@ -315,3 +320,23 @@ def test_a_ctrl_c_after_a_job_s_stage_ended_leaves_its_exit_as_it_was(tmp_path):
     )  # fmt: skip
     assert res.returncode == 2, res.stderr[-3000:]
     assert "missing.yaml" in res.stderr and "Traceback" not in res.stderr, res.stderr[-3000:]
+
+
+def test_a_signal_the_run_started_ignoring_stays_ignored_and_stops_nothing() -> None:
+    """A run started with SIGINT ignored (a shell's background job) keeps ignoring it: a SIGINT
+    then is neither a stop nor an ``interrupted`` run."""
+    from tailgate import interrupts
+
+    stopped, ending = list(interrupts._STOPPED), list(interrupts._ENDING)
+    interrupts._STOPPED.clear()
+    interrupts._ENDING.clear()
+    saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        interrupts.watch_interrupts()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.raise_signal(signal.SIGINT)
+        assert not interrupts._STOPPED and interrupts.run_outcome(succeeded=False) == "error"
+    finally:
+        interrupts._STOPPED[:], interrupts._ENDING[:] = stopped, ending
+        signal.signal(signal.SIGINT, saved)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

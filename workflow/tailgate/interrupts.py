@@ -75,6 +75,8 @@ def watch_interrupts(workflow: Any = None) -> None:
             previous = signal.getsignal(sig)
         except ValueError:  # not the main thread: nothing to watch
             return
+        if previous == signal.SIG_IGN:  # started ignoring it (a shell's background job): it
+            continue  # stops nothing, so it is not a stop of the run either
 
         def noted(signum: int, frame: FrameType | None, previous: Any = previous) -> None:
             if not _STOPPED:
