@@ -106,6 +106,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from tailgate.stats.draws import compiled
     from tailgate.stats.risk import bulk_bootstrap
 
+    # a suite started in the background of a script (`pytest … &`) inherits SIGINT ignored, as
+    # would every process a test starts; the interrupt tests need Ctrl-C's default action
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     rng = np.random.default_rng(0)
 
     def dominance() -> None:  # equal sizes and unequal sizes: one kernel each
