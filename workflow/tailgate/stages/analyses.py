@@ -22,6 +22,7 @@ from typing import Any
 from tailgate.analyses.registry import analysis_spec, check_analyses, kind_of
 from tailgate.atomic import write_json, write_parquet
 from tailgate.errors import InputError
+from tailgate.plans.fingerprint import stage_reads
 from tailgate.prereg.study import Study
 
 from .common import open_stage, read_json
@@ -39,13 +40,14 @@ __all__ = [
 
 
 def measures_document(study: Study, name: str, stats: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``measures.json`` document of analysis ``name``: its spec without the criteria,
-    which the statistics never read, and the statistics."""
+    """The ``measures.json`` document of analysis ``name``: its spec as the statistics read it
+    (without the criteria: the schema's ``skipped_by``, :func:`tailgate.plans.fingerprint.
+    stage_reads`), and the statistics."""
     spec = analysis_spec(study, name)
     return {
         "analysis": name,
         "kind": kind_of(spec).kind,
-        "spec": {k: v for k, v in spec.items() if k != "criteria"},
+        "spec": stage_reads(study, "analysis", analysis=name)[f"analyses.{name}"],
         "statistics": dict(stats),
     }
 
