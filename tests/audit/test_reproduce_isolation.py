@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from attack_project import IMPORT_STUDY, Project, make_project
 from git_repo import GIT_ENV
-from tailgate.audit.reproduce import _unplaceable
+from tailgate.audit.reproduce import _snakemake, _unplaceable
 
 TAILGATE = str(Path(sys.executable).with_name("tailgate"))
 STUDY = (
@@ -117,3 +117,17 @@ def test_pinned_python_named_files_never_run_and_the_study_reproduces(polyglot_r
 )
 def test_a_pinned_path_where_a_tool_reads_settings_is_refused(path, refused):
     assert (_unplaceable(path) is not None) is refused
+
+
+def test_the_rerun_reads_no_workflow_profile_the_project_holds(tmp_path):
+    """Snakemake reads a workflow profile from ``profiles/default/`` of the folder it runs in,
+    where a pinned folder can lie, and a profile sets its options (the study, and resource
+    expressions it evaluates as Python): the re-run reads none."""
+    (tmp_path / "profiles" / "default").mkdir(parents=True)
+    (tmp_path / "profiles" / "default" / "config.yaml").write_text("config: [study=planted]\n")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text("study: registered\n")
+    code, tail, _ = _snakemake(tmp_path, 1, tmp_path / "rerun.log")
+    assert code != 0  # no such study here: what matters is which one it looked for
+    assert "preregistrations/registered.yaml" in tail, tail
+    assert "planted" not in tail, tail

@@ -10,10 +10,11 @@ so nothing else of the repository — no ``matplotlibrc``, ``.numba_config.yaml`
 hidden folder, one of the folders the re-run writes (``preregistrations/``, ``config/``,
 ``results/``), a top-level ``matplotlibrc`` or one leading out of the project is refused (not
 run). That project folder is on no import path: Snakemake runs with an isolated interpreter
-(``python -P -m snakemake``, and ``PYTHONSAFEPATH`` for every job and the warm server), so a
-pinned data file named ``snakemake.py``, ``numpy.py`` or ``sitecustomize.py`` is only ever read
-as data. Every cache starts empty in the scratch folder's ``.caches/`` (numba's kernels,
-matplotlib's configuration, so its default settings; the XDG cache and the Hugging Face home;
+(``python -P -m snakemake``, and ``PYTHONSAFEPATH`` for every job and the warm server), so a pinned
+data file named ``snakemake.py``, ``numpy.py`` or ``sitecustomize.py`` is only ever read as data,
+and it reads no workflow profile (a pinned ``profiles/default/`` would be one). Every cache starts
+empty in the scratch folder's ``.caches/`` (numba's kernels, matplotlib's configuration, so its
+default settings; the XDG cache and the Hugging Face home;
 :func:`tailgate.runtime.environment.fresh_caches`), and the auditor's own code runs only when none
 of its compiled files differs from its source (:func:`tailgate.runtime.fingerprint.stale_bytecode`:
 a planted ``.pyc`` in a checkout the auditor's ``tailgate`` is installed from); the output says so.
@@ -371,10 +372,13 @@ def _snakemake(root: Path, cores: int, log: Path, *extra: str) -> tuple[int, str
     # Snakemake 9 runs every job of the DAG when --omit-from comes with --until
     omit = () if "--until" in extra else ("--omit-from", REPORT_RULE)
     # -P: neither the project folder (the working folder) nor any other is put first on the
-    # import path; PYTHONSAFEPATH does the same for every job and the warm server
+    # import path; PYTHONSAFEPATH does the same for every job and the warm server. No workflow
+    # profile: Snakemake would read one from the project's profiles/default/ (a pinned folder
+    # could put it there), and a profile's resource expressions are Python it evaluates.
     cmd = [
         sys.executable, "-P", "-m", "snakemake", "-s", str(snakefile()), "-d", str(root),
-        "--cores", str(cores), "--rerun-triggers", "mtime", "--quiet", "rules", *omit, *extra,
+        "--workflow-profile", "none", "--cores", str(cores), "--rerun-triggers", "mtime",
+        "--quiet", "rules", *omit, *extra,
     ]  # fmt: skip
     env = {**fresh_caches(root / CACHES), "PYTHONSAFEPATH": "1"}
     started = time.perf_counter()
