@@ -18,7 +18,7 @@ from tailgate.operational import operational_guard
 operational_guard(config)
 validate(config, "workflow/tailgate/schemas/config.schema.json")
 
-from tailgate.registration import workflow_guard
+from tailgate.plans.registration import workflow_guard
 
 STUDY = workflow_guard(config["study"], exploratory=config.get("exploratory", False))
 
@@ -54,13 +54,13 @@ rule all:
 
 # When a run ends: append it to results/<study>/runs.jsonl (recorded like any artifact) and
 # print the answer — verdict, failing gates, deviations, the report's path — or the failed jobs.
-from tailgate.interrupts import (
+from tailgate.runs.interrupts import (
     discard_incomplete,
     exit_if_interrupted,
     run_outcome,
     watch_interrupts,
 )
-from tailgate.ledger import answer_when_up_to_date, finish_run
+from tailgate.runs.ledger import answer_when_up_to_date, finish_run
 from tailgate.runtime import forkserver
 from tailgate.runtime.environment import fresh_compiled_cache
 from tailgate.stages.model_jobs import study_loads_models

@@ -188,7 +188,7 @@ def demo_prereg_path() -> Path:
 @pytest.fixture()
 def demo_study(demo_prereg_path):
     """The loaded demo study (validated, defaults applied)."""
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     return load(demo_prereg_path)
 

@@ -185,40 +185,24 @@ def test_the_layers_are_climbed_only_where_known() -> None:
     assert len(KNOWN_CLIMBS) <= 4
 
 
-#: the charter's layers, lowest first (workflow/README.md): the contract, statistics, the
-#: registered plan and its results layout, data and stages, report, audit, the commands; the
-#: root helpers below may be imported by anyone
+#: the charter's layers, lowest first (workflow/README.md): reading and writing files, the
+#: contract, statistics and the severity files the analyses read, the registered plan and its
+#: results layout, data, stages and the run's record, report, audit, the commands; the root
+#: helpers below may be imported by anyone
 LAYERS: dict[str, int] = {
+    "files": -1,
     "prereg": 0,
-    **dict.fromkeys(("runtime", "stats", "protocol", "analyses"), 1),
+    **dict.fromkeys(("runtime", "stats", "protocol", "analyses", "data"), 1),
     "plans": 2,
-    **dict.fromkeys(
-        (
-            "generate",
-            "score",
-            "transform",
-            "stages",
-            "models",
-            "ledger",
-            "interrupts",
-        ),
-        3,
-    ),
-    **dict.fromkeys(("summary", "diagnostics", "registration"), 3),
+    **dict.fromkeys(("generate", "score", "stages", "models", "runs"), 3),
     "report": 4,
     "audit": 5,
     "authoring": 6,
-    **dict.fromkeys(("cli", "status", "export_mlflow"), 7),
+    "cli": 7,
 }
-HELPERS = frozenset(
-    {
-        "tailgate", "atomic", "code", "errors", "forked",
-        "joblog", "lazy", "operational", "parquet", "safe_read", "seeds", "severities",
-        "score_files",
-    }
-)  # fmt: skip
+HELPERS = frozenset({"tailgate", "code", "errors", "forked", "lazy", "operational", "seeds"})
 #: imports against the layers, each with its reason: none (the entry points load a study through
-#: ``tailgate.registration``, which adds the analysis kinds' checks above the contract's)
+#: ``tailgate.plans.registration``, which adds the analysis kinds' checks above the contract's)
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
@@ -248,14 +232,14 @@ _ONE_SCORER = "a job loads only its own scorer (torch for a model's)"
 #: waits (a measured start-up: ``python -X importtime``); every other import sits at the top
 LAZY: dict[tuple[str, str], str] = {
     ("analyses.dominance.compute", "analyses.dominance.statistics"): "numba and scipy",
-    ("analyses.dominance.inputs", "severities"): _KIND_READ,
-    ("analyses.percentiles.inputs", "parquet"): _KIND_READ,
-    ("analyses.percentiles.inputs", "score_files"): _KIND_READ,
-    ("analyses.percentiles.inputs", "severities"): _KIND_READ,
-    ("analyses.perturbation.inputs", "score_files"): _KIND_READ,
-    ("analyses.perturbation.inputs", "severities"): _KIND_READ,
-    ("analyses.severity.inputs", "severities"): _KIND_READ,
-    ("audit.compare", "parquet"): "pyarrow loads only for a results comparison",
+    ("analyses.dominance.inputs", "data.severities"): _KIND_READ,
+    ("analyses.percentiles.inputs", "data.score_files"): _KIND_READ,
+    ("analyses.percentiles.inputs", "data.severities"): _KIND_READ,
+    ("analyses.percentiles.inputs", "files.parquet"): _KIND_READ,
+    ("analyses.perturbation.inputs", "data.score_files"): _KIND_READ,
+    ("analyses.perturbation.inputs", "data.severities"): _KIND_READ,
+    ("analyses.severity.inputs", "data.severities"): _KIND_READ,
+    ("audit.compare", "files.parquet"): "pyarrow loads only for a results comparison",
     ("audit.gates", "plans.reads"): _AUDIT_STAGES,
     ("audit.gates", "protocol.registered"): _AUDIT_STAGES,
     ("audit.gates", "stages.gates"): _AUDIT_STAGES,
@@ -270,9 +254,9 @@ LAZY: dict[tuple[str, str], str] = {
     ("audit.runs", "runtime.fingerprint"): "its check_runtime has the name of this module's",
     ("authoring.importcheck", "generate.importer"): _IMPORTER,
     ("authoring.proposals", "generate.importer"): _IMPORTER,
+    ("authoring.proposals", "data.transform"): "scipy loads only for a proposed transform",
     ("authoring.proposals", "plans.reads"): "init's proposals load the stages only to fill a value",
-    ("authoring.proposals", "registration"): "init's proposals load the kinds only to check one",
-    ("authoring.proposals", "transform"): "scipy loads only for a proposed transform",
+    ("authoring.proposals", "plans.registration"): "the kinds load only to check a proposal",
     ("authoring.freeze", "prereg.timestamp"): "http and ssl load only for a trusted timestamp",
     ("authoring.runnable", "generate.importer"): _IMPORTER,
     ("authoring.scaffold", "generate.importer"): _IMPORTER,
@@ -282,11 +266,11 @@ LAZY: dict[tuple[str, str], str] = {
             "analyses": (
                 "analyses.perturbation",
                 "protocol.multiverse",
-                "registration",
+                "plans.registration",
+                "runs.summary",
                 "stages.common",
                 "stages.sensitivity",
                 "stages.verdict",
-                "summary",
             ),
             "audit": ("audit", "audit.bundle_open", "audit.findings", "audit.reproduce", "forked"),
             "bundle": ("audit.bundle_write",),
@@ -294,25 +278,29 @@ LAZY: dict[tuple[str, str], str] = {
                 "authoring.freeze",
                 "authoring.importcheck",
                 "authoring.runnable",
+                "plans.registration",
                 "protocol.design",
-                "registration",
             ),
             "env": ("runtime.provenance",),
-            "export": ("export_mlflow",),
+            "export": (
+                "generate.harness_groups",
+                "prereg.deviations",
+                "prereg.lock",
+                "runs.ledger",
+                "runtime.provenance",
+            ),
             "init": ("authoring.scaffold",),
-            "lock": ("authoring.freeze", "prereg.diff", "registration"),
-            "status": ("status",),
+            "lock": ("authoring.freeze", "plans.registration", "prereg.diff"),
+            "status": ("prereg.deviations", "prereg.guard", "runs.ledger", "runtime.provenance"),
         }.items()
         for target in targets
     },
-    ("export_mlflow", "audit"): "the audit loads only when the export names its verdict",
-    ("status", "audit"): "the audit loads only for a status that reports one",
-    ("status", "prereg.history"): "the lock's history loads only for a status that lists it",
+    ("cli.export", "audit"): "the audit loads only when the export names its verdict",
+    ("cli.status", "audit"): "the audit loads only for a status that reports one",
+    ("cli.status", "prereg.history"): "the lock's history loads only for a status that lists it",
     ("generate", "generate.importer"): "a job loads only its own generator",
     ("generate", "generate.simulate"): "a job loads only its own generator (scipy)",
     ("generate", "generate.transformers_backend"): "a job loads only its own generator (torch)",
-    ("ledger", "prereg.gitinfo"): "the Snakefile's start-up: git is asked when a run ends",
-    ("ledger", "summary"): "the Snakefile's start-up: the summary is read when a run ends",
     ("plans.branch", "protocol.registered"): "the protocol's statistics load in the jobs using it",
     ("plans.fingerprint", "protocol.design"): "the protocol's statistics load in the jobs using it",
     ("plans.fingerprint", "protocol.registered"): "the protocol's statistics load in its jobs",
@@ -324,8 +312,10 @@ LAZY: dict[tuple[str, str], str] = {
     ("protocol.design", "protocol.recovery"): "the simulation loads only for a design",
     ("report", "report.model"): "the package's names load on first use (a light module first)",
     ("report.stage", "plans.reads"): "the stages' reads load only under the registered plan",
-    ("runtime.forkserver", "atomic"): "the warm server imports none of the package before a fork",
-    ("runtime.provenance", "parquet"): "pyarrow loads only to digest a parquet artifact",
+    ("runs.ledger", "prereg.gitinfo"): "the Snakefile's start-up: git is asked when a run ends",
+    ("runs.ledger", "runs.summary"): "the Snakefile's start-up: the summary loads when a run ends",
+    ("runtime.forkserver", "files.atomic"): "the warm server imports no package module to fork",
+    ("runtime.provenance", "files.parquet"): "pyarrow loads only to digest a parquet artifact",
     ("runtime.provenance", "runtime.fingerprint"): "the interpreter's checks load when recorded",
     ("score", "models"): _ONE_SCORER,
     ("score", "score.column"): _ONE_SCORER,

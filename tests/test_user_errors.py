@@ -10,6 +10,7 @@ from tailgate.stages.rule import is_user_error
 
 
 def _user_error_classes() -> list[tuple[type[BaseException], int]]:
+    from tailgate.data.transform import TransformError
     from tailgate.generate.harness import HarnessMissingError
     from tailgate.generate.importer import ImportDataError
     from tailgate.generate.shards import ShardInputError
@@ -17,7 +18,6 @@ def _user_error_classes() -> list[tuple[type[BaseException], int]]:
     from tailgate.prereg.lock import LockIntegrityError
     from tailgate.report.model import ReportInputError
     from tailgate.score.common import ScoringError
-    from tailgate.transform import TransformError
 
     return [
         (DataInputError, EXIT_INVALID),
@@ -51,8 +51,8 @@ def test_the_command_and_a_job_decide_by_the_root(tmp_path, capsys) -> None:
     import argparse
 
     from tailgate.cli.base import call
+    from tailgate.data.transform import TransformError
     from tailgate.stages.rule import run
-    from tailgate.transform import TransformError
 
     def broken(**_: object) -> int:
         raise TransformError("scores outside [0, 1]. Fix: register the identity scale.")

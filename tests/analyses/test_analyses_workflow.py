@@ -10,10 +10,10 @@ import subprocess
 from pathlib import Path
 
 import yaml
-from tailgate.joblog import job_stats
-from tailgate.registration import load
+from tailgate.plans.registration import load
 from tailgate.report.glossary import cite
 from tailgate.report.sections import section_of
+from tailgate.runs.joblog import job_stats
 
 
 def test_analysis_runs_and_verdict_lists_every_criterion(analysis_run):

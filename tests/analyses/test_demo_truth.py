@@ -13,7 +13,7 @@ from tailgate.analyses.dominance.kind import DOMINANCE
 from tailgate.analyses.dominance.spec import settings
 from tailgate.analyses.dominance.statistics import dominance_tests_orders
 from tailgate.generate.simulate import truth_from_spec
-from tailgate.registration import load
+from tailgate.plans.registration import load
 
 DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
 

@@ -256,7 +256,7 @@ def test_perturbation_example_design_is_stored_as_derived_from_the_pilot(
     """The design is a derived value of the registration: stored with the pilot counts it came
     from, re-derived by the criteria, and a forged design makes its criteria NOT_TESTED."""
     from tailgate.analyses.registry import kind_of
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     doc = json.loads(
         (

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from tailgate.analyses.criteria import parse_statistic
-from tailgate.atomic import canonical_json_bytes
+from tailgate.files.atomic import canonical_json_bytes
 from tailgate.prereg.study import Study
 from tailgate.report.sections import section_of
 
@@ -239,7 +239,7 @@ def reshaping_checkpoints(g: np.random.Generator, steps: int, n_seq: int = 200):
 def test_percentiles_kind_end_to_end(tmp_path: Path) -> None:
     from tailgate.analyses.percentiles.inputs import score_shards
     from tailgate.analyses.percentiles.kind import PERCENTILES
-    from tailgate.score_files import token_losses_path
+    from tailgate.data.score_files import token_losses_path
 
     steps = [f"step{i}" for i in range(5)]
     study = _study(tmp_path, steps, scorer="nll")

@@ -95,7 +95,7 @@ def test_criteria_outcomes_fail_closed():
 
 
 def _study(tmp_path, analyses: str):
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
     from wf_project import SMALL_STUDY
 
     p = tmp_path / "small.yaml"

@@ -95,7 +95,7 @@ def _generations(proj, condition: str) -> pd.DataFrame:
 
 
 def _embeddings(proj, condition: str) -> tuple[np.ndarray, np.ndarray]:
-    from tailgate.score_files import read_embeddings
+    from tailgate.data.score_files import read_embeddings
 
     folder = proj.results / "embeddings" / "bert" / condition
     return read_embeddings([str(folder / f"shard-{k}.parquet") for k in range(SHARDS)])

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from tailgate.errors import PreregError
+from tailgate.plans.registration import load
 from tailgate.prereg.answer import answer_document, registered_answer
-from tailgate.registration import load
 from wf_project import REPO_ROOT, Project
 
 SHIPPED = sorted(p for p in (REPO_ROOT / "preregistrations").glob("*.yaml") if p.stem != "template")
@@ -186,7 +186,7 @@ def test_a_study_without_the_protocol_has_no_protocol_jobs(tmp_path: Path) -> No
     res = proj.snakemake("-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     out = res.stdout + res.stderr
-    from tailgate.joblog import job_stats
+    from tailgate.runs.joblog import job_stats
 
     jobs = job_stats(out)
     assert jobs and not {"fit", "bulk", "gates", "sensitivity", "power", "operating"} & set(jobs)
@@ -198,7 +198,7 @@ def test_a_study_without_the_protocol_has_no_protocol_jobs(tmp_path: Path) -> No
 
 
 def test_the_summary_leads_with_the_answer() -> None:
-    from tailgate.summary import verdict_lines
+    from tailgate.runs.summary import verdict_lines
 
     rows = [
         {"analysis": "composite-null", "name": "variant-kept", "outcome": "PASS"},
@@ -228,7 +228,7 @@ def test_a_protocol_study_answering_with_criteria_reports_h1_after_them(
     verdict, the summary and the report lead with the criteria; H1 follows."""
     from tailgate.report.render import render
     from tailgate.report.stage import report_inputs
-    from tailgate.summary import verdict_lines
+    from tailgate.runs.summary import verdict_lines
 
     verdict = json.loads((analysis_run.results / "verdict.json").read_text())
     assert verdict["answer"]["items"] == ["H1"] and verdict["answer"]["criteria"][0]["name"] == "H1"
@@ -265,7 +265,7 @@ def test_a_protocol_study_answering_with_criteria_reports_h1_after_them(
 
 def test_verdict_json_leads_with_the_answer() -> None:
     """The document's own field order at the top level, every nested object sorted."""
-    from tailgate.atomic import canonical_json_bytes
+    from tailgate.files.atomic import canonical_json_bytes
     from tailgate.stages.verdict import verdict_bytes
 
     doc = {

@@ -403,7 +403,7 @@ def test_8_statistics_computed_with_another_study_are_a_deviation_and_fail_repro
 ):
     import copy
 
-    from tailgate.atomic import write_json
+    from tailgate.files.atomic import write_json
     from tailgate.prereg.study import Study, load
     from tailgate.stages.common import open_stage, read_severities
     from tailgate.stages.fit import fit_condition

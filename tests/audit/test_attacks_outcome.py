@@ -110,7 +110,7 @@ def _rerender(proj: Any, verdict: dict[str, Any], fits: list[Path] | None = None
 def _as_other_matplotlib(proj: Any) -> None:
     """Every record and the run's ledger line rewritten to name another matplotlib: the run is
     compared in the tolerant mode."""
-    from tailgate.ledger import LEDGER
+    from tailgate.runs.ledger import LEDGER
     from tailgate.runtime.provenance import PROVENANCE_DIR
 
     for rec_file in (proj.results / PROVENANCE_DIR).glob("*.json"):
@@ -127,7 +127,7 @@ def _as_other_matplotlib(proj: Any) -> None:
 
 def _one_clean_run(proj: Any, verdict: dict[str, Any]) -> None:
     """Rewrite the ledger to one successful run that shows ``verdict``'s answer."""
-    from tailgate.ledger import LEDGER, run_summary
+    from tailgate.runs.ledger import LEDGER, run_summary
 
     path = proj.results / LEDGER
     line = json.loads(path.read_text().splitlines()[-1])

@@ -81,7 +81,7 @@ def test_planted_bytecode_is_named_and_honest_bytecode_is_not(tmp_path):
     from tailgate.runtime.fingerprint import stale_bytecode
 
     root = _planted_package(tmp_path)
-    py_compile.compile(str(root / "tailgate" / "atomic.py"))  # an honest compiled file
+    py_compile.compile(str(root / "tailgate" / "files" / "atomic.py"))  # an honest compiled file
     found = stale_bytecode(root / "tailgate")
     assert len(found) == 1 and "seeds" in found[0] and "not compiled from it" in found[0]
 

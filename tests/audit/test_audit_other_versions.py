@@ -131,7 +131,7 @@ def test_an_honest_study_audits_clean_with_the_lowest_declared_versions(
     _rehash(forged, "fits/tox/logit/base.json")
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-    from tailgate.atomic import write_parquet
+    from tailgate.files.atomic import write_parquet
 
     rel = "scores/tox/heavy/shard-0.parquet"
     table = pq.read_table(forged.results / rel)

@@ -33,12 +33,8 @@ from attack_project import Project
 from cli_call import tailgate
 from git_repo import GIT_ENV
 from tailgate.errors import DamagedFileError, PreregError
-from tailgate.parquet import read_parquet
-from tailgate.prereg.pins import NOT_HASHED, pin
-from tailgate.prereg.strict_yaml import MAX_BYTES as REGISTRATION_BYTES
-from tailgate.prereg.strict_yaml import MAX_NESTING
-from tailgate.prereg.study import load
-from tailgate.safe_read import (
+from tailgate.files.parquet import read_parquet
+from tailgate.files.safe_read import (
     MAX_DEPTH,
     json_depth,
     load_json,
@@ -47,6 +43,10 @@ from tailgate.safe_read import (
     same_bytes,
     sha256_file,
 )
+from tailgate.prereg.pins import NOT_HASHED, pin
+from tailgate.prereg.strict_yaml import MAX_BYTES as REGISTRATION_BYTES
+from tailgate.prereg.strict_yaml import MAX_NESTING
+from tailgate.prereg.study import load
 
 DEEP = 100_000
 #: seconds a command may take before the test calls it hung: far above any honest run's time
@@ -161,7 +161,7 @@ def test_reader_scans_a_long_text_once_in_bounded_memory(tmp_path):
         for _ in range(LEDGER_BYTES // (1 << 20)):
             fh.write(b"[" * (1 << 20))
     for path in (quotes, brackets):
-        read = f"from tailgate.safe_read import load_json\nload_json({str(path)!r})"
+        read = f"from tailgate.files.safe_read import load_json\nload_json({str(path)!r})"
         code, out, peak = measured(sys.executable, "-c", read, cwd=tmp_path)
         assert code == 1 and "DamagedFileError" in out, out[-2000:]
         assert f"nested more than {MAX_DEPTH} levels" in out, out[-2000:]

@@ -165,7 +165,7 @@ def _run(
     numpy: str = "2.0.0",
     mode: str = "confirmatory",
 ) -> dict[str, Any]:
-    from tailgate.ledger import results_digest
+    from tailgate.runs.ledger import results_digest
 
     return {
         "run": n,

@@ -23,7 +23,7 @@ def capped_grades(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
 
 def test_design_advises_a_ceiling_and_freeze_refuses_one_that_a_grade_passes(tmp_path):
     from tailgate.authoring.importcheck import import_findings
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     proj, init = init_project(tmp_path, "capped", capped_grades)
     assert "register protocol.thresholds.ceiling: 7 " in init.stdout + init.stderr

@@ -20,8 +20,8 @@ from review_edits import tailgate
 from scipy.stats import norm
 from tailgate.generate import DataInputError
 from tailgate.generate.importer import generate_shard
+from tailgate.plans.registration import load
 from tailgate.prereg.validated import Study
-from tailgate.registration import load
 
 TESTS = Path(__file__).resolve().parents[1]
 ROWS = {"model-a": 3000, "model-b": 2500}

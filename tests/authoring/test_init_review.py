@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import yaml
 from scipy.special import logit
+from tailgate.plans.registration import load
 from tailgate.protocol.registered import tolerances_for
-from tailgate.registration import load
 
 
 def _cli(root: Path, *args: str | Path) -> subprocess.CompletedProcess:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats as st
 from scipy.special import expit
-from tailgate.registration import load
+from tailgate.plans.registration import load
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gpd
 from tailgate.stats.gpd import _block_rng, seed_sequence_of
@@ -40,8 +40,8 @@ B = 10_000
 
 def demo_severities(condition: str) -> dict[str, np.ndarray]:
     """One demo condition's severities on both scales, as the workflow computes them."""
+    from tailgate.data.transform import transform_scores
     from tailgate.generate.simulate import simulate_condition, truth_from_spec
-    from tailgate.transform import transform_scores
 
     study = load(REPO / "preregistrations" / "protocol-demo.yaml")
     cond = study.condition(condition)

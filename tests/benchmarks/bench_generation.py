@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from tailgate.atomic import write_json, write_parquet
+from tailgate.files.atomic import write_json, write_parquet
 from tailgate.generate.transformers_backend import generate_shard
 from tailgate.models import length_sorted_batches
 from tailgate.score import score_shard

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tailgate.plans.registration import load
 from tailgate.protocol.design import operating_characteristics
 from tailgate.protocol.gates import GateSettings
 from tailgate.protocol.recovery import simulate_pass_rate
-from tailgate.registration import load
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from tailgate.plans.registration import load
 from tailgate.protocol.design import OC_FACTORS, operating_characteristics
-from tailgate.registration import load
 
 DEMO = Path(__file__).resolve().parents[2] / "preregistrations" / "protocol-demo.yaml"
 

@@ -49,8 +49,8 @@ def outcomes(root: Path, seed: int, vectors: np.ndarray) -> dict[str, tuple[str,
 
     from tailgate.analyses.perturbation.kind import PERTURBATION
     from tailgate.generate.simulate import DISCRETE_MODELS
+    from tailgate.plans.registration import load
     from tailgate.prereg.study import Study
-    from tailgate.registration import load
     from tailgate.seeds import rng
 
     registered = load(PREREG)
@@ -82,7 +82,7 @@ def outcomes(root: Path, seed: int, vectors: np.ndarray) -> dict[str, tuple[str,
 
 
 def main(n: int = 20) -> None:
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     vectors = _vectors(load(PREREG))
     tmp = Path(tempfile.mkdtemp())

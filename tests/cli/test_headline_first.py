@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from tailgate.ledger import _verdict, _verdicts
-from tailgate.status import _event_line
-from tailgate.summary import headline_first, verdict_lines
+from tailgate.cli.status import _event_line
+from tailgate.runs.ledger import _verdict, _verdicts
+from tailgate.runs.summary import headline_first, verdict_lines
 
 
 def _gates(scorer: str, scale: str, verdict: str) -> dict:

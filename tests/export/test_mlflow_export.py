@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from cli_call import tailgate
 from git_repo import git_commit
-from tailgate.export_mlflow import _millis, results_digest
+from tailgate.cli.export import _millis, results_digest
 from wf_project import Project, make_project
 
 IDENTITY = "tailgate.ledger_line_sha256"
@@ -230,8 +230,8 @@ def test_export_needs_the_extra(tmp_path, monkeypatch):
     """Without MLflow installed, the export says which extra to install (exit 2)."""
     import builtins
 
+    from tailgate.cli.export import export_mlflow
     from tailgate.errors import InputError
-    from tailgate.export_mlflow import export_mlflow
 
     real = builtins.__import__
 
@@ -343,7 +343,7 @@ def test_file_store_export_refuses_what_does_not_audit_and_supersedes_changed_re
 def test_pinned_import_files_are_logged_as_dataset_inputs(tmp_path, monkeypatch):
     """The registration's ``data.*`` pins become MLflow dataset inputs with their SHA-256."""
     from mlflow.tracking import MlflowClient
-    from tailgate.export_mlflow import _datasets
+    from tailgate.cli.export import _datasets
 
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     sha = "ab" * 32

@@ -21,7 +21,7 @@ from harness_runs import (
     write_lm_eval_tasks,
 )
 from review_edits import project, review, tailgate
-from tailgate.registration import load
+from tailgate.plans.registration import load
 from tiny_models import build_tiny_lm
 
 DOCS = 400  # documents per lm-eval task: 20 exceedances at q = 0.95

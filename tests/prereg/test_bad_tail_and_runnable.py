@@ -14,10 +14,10 @@ import pytest
 from conftest import REPO_ROOT, STUDY_TEXT
 from scipy.special import logit
 from tailgate.authoring.runnable import runnable_problems
+from tailgate.data.transform import TransformError, transform_scores
 from tailgate.errors import CPU_TORCH, InputError, PreregError
+from tailgate.plans.registration import load
 from tailgate.prereg.protocol_blocks import Thresholds, read_block
-from tailgate.registration import load
-from tailgate.transform import TransformError, transform_scores
 
 
 @pytest.mark.parametrize("scale", ["identity", "probability", "logit"])
@@ -208,8 +208,8 @@ def test_a_run_without_the_packages_its_jobs_need_is_refused_before_its_first_jo
     """Snakemake's parse-time guard: every shipped study either needs nothing beyond the Quick
     start's install (it starts) or is refused at once (exit 2) naming the install line, never
     after its first jobs (the perturbation example's embed jobs failed on ``import torch``)."""
+    from tailgate.plans.registration import workflow_guard
     from tailgate.prereg.committed import MODE_ENV
-    from tailgate.registration import workflow_guard
 
     # the guard sets the run mode of this process's jobs: restored when the test ends, so that
     # records made later in this process are not marked exploratory

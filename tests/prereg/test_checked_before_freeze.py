@@ -77,11 +77,11 @@ def test_every_entry_point_checks_the_analyses_itself(project, study_text, monke
     kinds' checks, as another tool or a hand-made lock could): ``verify``, ``design`` and
     Snakemake's parse-time guard each refuse it as invalid input (exit 2, the field named), not
     only ``freeze``."""
-    import tailgate.registration
+    import tailgate.plans.registration
 
     proj = project
     proj.write(_with_analysis(study_text, "claen").replace("study: NAME", "study: study"))
-    monkeypatch.setattr(tailgate.registration, "check_analyses", lambda *_a, **_k: None)
+    monkeypatch.setattr(tailgate.plans.registration, "check_analyses", lambda *_a, **_k: None)
     proj.freeze()
     monkeypatch.undo()
     assert proj.lock.exists()

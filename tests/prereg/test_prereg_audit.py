@@ -7,9 +7,9 @@ import json
 
 import pandas as pd
 import pytest
-from tailgate.atomic import write_parquet
+from tailgate.files.atomic import write_parquet
+from tailgate.plans.registration import load
 from tailgate.prereg.evidence import data_evidence
-from tailgate.registration import load
 from tailgate.runtime.provenance import record, record_path
 
 

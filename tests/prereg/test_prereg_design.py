@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 import pytest
+from tailgate.plans.registration import load
 from tailgate.prereg.lock import read_lock
 from tailgate.protocol.design import derived_design, exceedances_at, prompts_for
-from tailgate.registration import load
 from tailgate.stats.power import achieved_power, required_exceedances
 
 # Table 1 of Zhou (2026): Δξ → (n_exc*, prompts at q = 0.95)

@@ -6,9 +6,9 @@ import hashlib
 import json
 
 import pytest
+from tailgate.plans.registration import load
 from tailgate.prereg import canonical_hash, canonical_json
 from tailgate.prereg.guard import require_frozen
-from tailgate.registration import load
 
 COSMETIC = {
     "comments": lambda t: (

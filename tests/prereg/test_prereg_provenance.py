@@ -6,12 +6,12 @@ import json
 
 import pandas as pd
 import pytest
-from tailgate.atomic import write_parquet
 from tailgate.code import code_digest
 from tailgate.errors import RefusalError
+from tailgate.files.atomic import write_parquet
+from tailgate.plans.registration import load
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.evidence import data_evidence
-from tailgate.registration import load
 from tailgate.runtime.provenance import record, record_path, rows_digest
 
 

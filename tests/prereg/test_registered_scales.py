@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from tailgate.errors import PreregError
 from tailgate.plans.reads import scales_for
-from tailgate.registration import load
+from tailgate.plans.registration import load
 from tailgate.stages.verdict import headline_of
 
 

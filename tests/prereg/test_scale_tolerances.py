@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from tailgate.errors import PreregError
+from tailgate.plans.registration import load
 from tailgate.protocol.registered import registered_settings, tolerances_for
-from tailgate.registration import load
 from tailgate.report.tables import _gate_cell
 
 COMMON = "  tolerances: {mean: 0.10, tvar: 0.20}"

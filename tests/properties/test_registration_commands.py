@@ -25,8 +25,8 @@ from registration_strategies import (
     registrations,
     write_project,
 )
+from tailgate.plans.registration import workflow_guard
 from tailgate.prereg.committed import MODE_ENV
-from tailgate.registration import workflow_guard
 
 #: what a command may end with on a registration: ok, invalid input, refused
 ALLOWED = (0, 2, 3)

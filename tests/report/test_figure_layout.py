@@ -15,7 +15,7 @@ from matplotlib.collections import Collection, LineCollection
 from matplotlib.legend import Legend
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
-from tailgate.diagnostics import qq_data
+from tailgate.data.diagnostics import qq_data
 from tailgate.protocol.multiverse import G5_VARIANTS, threshold_rules
 from tailgate.report import figures, procedure
 

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 from scipy import stats
-from tailgate.diagnostics import qq_data
+from tailgate.data.diagnostics import qq_data
 from tailgate.protocol.documents import GATE_ORDER, qkey
 from tailgate.report import ReportInputError, render
 from tailgate.report.figures import CAPTIONS, write_forest, write_power, write_qq, write_stability

@@ -14,13 +14,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from tailgate.data.score_files import token_losses_path
 from tailgate.score import (
     ScoringError,
     count_dropped,
     dropped_rows_path,
     score_shard,
 )
-from tailgate.score_files import token_losses_path
 
 # Batched, padded float32 inference differs from one-text-at-a-time inference by ~1e-6 on some
 # CPUs (kernel choice); a wrong head, label or sigmoid is off by far more than this.
@@ -252,7 +252,7 @@ def test_demo_lock_still_verifies(demo_prereg_path):
 
 def test_schema_registers_on_empty_per_kind(tmp_path, demo_prereg_path, capsys):
     from tailgate.cli import main
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     text = demo_prereg_path.read_text()
     anchor = "scorers:\n"

@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from tailgate.data.score_files import token_losses_path
 from tailgate.errors import InputError
 from tailgate.score import ScoringError, score_shard
-from tailgate.score_files import token_losses_path
 
 # Batched, padded float32 inference differs from one-text-at-a-time inference by ~1e-6 on some
 # CPUs (kernel choice); a wrong head, label or sigmoid is off by far more than this.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tailgate.atomic import canonical_json_bytes
+from tailgate.files.atomic import canonical_json_bytes
 from tailgate.prereg.study import load
 from tailgate.stages.analyses import analysis_document, graded, measures_document
 from wf_project import REPO_ROOT

@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tailgate.diagnostics import bounded_support_diagnostics, qq_data
-from tailgate.transform import TransformError, transform_scores, write_severities
+from tailgate.data.diagnostics import bounded_support_diagnostics, qq_data
+from tailgate.data.transform import TransformError, transform_scores, write_severities
 
 
 def test_logit_matches_the_closed_form_and_counts_clips():

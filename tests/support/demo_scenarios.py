@@ -44,7 +44,7 @@ class DemoOutcome:
 
 def demo_study(tmp: Path, seed: int | None = None, resamples: int | None = None):
     """The demo pre-registration, optionally with another seed or bootstrap size, loaded."""
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     text = (REPO_ROOT / "preregistrations" / "protocol-demo.yaml").read_text()
     if seed is not None:
@@ -59,12 +59,12 @@ def demo_study(tmp: Path, seed: int | None = None, resamples: int | None = None)
 
 def demo_outcome(tmp: Path, seed: int | None = None, resamples: int = 2000) -> DemoOutcome:
     """Simulate every demo condition, fit, bootstrap and evaluate the gates on both scales."""
+    from tailgate.data.transform import transform_scores
     from tailgate.generate.simulate import simulate_condition, truth_from_spec
     from tailgate.seeds import seed_sequence
     from tailgate.stages.fit import fit_condition
     from tailgate.stages.gates import gates_document
     from tailgate.stats.risk import bulk_bootstrap_scales
-    from tailgate.transform import transform_scores
 
     study = demo_study(tmp, seed, resamples)
     eps = float(study.data["transform"]["epsilon"])

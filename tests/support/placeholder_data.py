@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.stats import genpareto
-from tailgate.atomic import write_parquet
 from tailgate.errors import TailgateError
+from tailgate.files.atomic import write_parquet
 from tailgate.prereg.guard import require_runnable
 from tailgate.runtime.provenance import record
 from tailgate.seeds import rng

@@ -76,7 +76,7 @@ class Project(StudyFiles):
 
 def job_counts(log: str) -> dict[str, int]:
     """Jobs per rule from Snakemake's "Job stats" table (the first one in ``log``)."""
-    from tailgate.joblog import job_stats
+    from tailgate.runs.joblog import job_stats
 
     return job_stats(log)
 
@@ -106,8 +106,8 @@ def make_project(root: Path, text: str = SMALL_STUDY) -> Project:
 def run_shipped(root: Path, name: str) -> Project:
     """Copy preregistrations/<name>.yaml, its committed lock and the local files it names (a
     model folder) into a fresh project ``root``, run the DAG."""
+    from tailgate.plans.registration import load
     from tailgate.prereg.pins import registered_paths
-    from tailgate.registration import load
 
     (root / "config").mkdir(parents=True, exist_ok=True)
     (root / "preregistrations").mkdir(exist_ok=True)

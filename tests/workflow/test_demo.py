@@ -14,7 +14,7 @@ SCALES = ("probability", "logit")
 
 @pytest.fixture(scope="module")
 def outcome(shipped_demo):
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     study = load(shipped_demo.prereg)
     scorer = study.scorers()[0]["name"]

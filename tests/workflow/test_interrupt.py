@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import snakemake
 from git_repo import commit_registration
-from tailgate.interrupts import _LOSES_INTERRUPT
-from tailgate.summary import STOPPED
+from tailgate.runs.interrupts import _LOSES_INTERRUPT
+from tailgate.runs.summary import STOPPED
 from wf_project import REPO_ROOT, finished_counts, make_project
 
 #: the line of a job's script that holds Snakemake's preamble (one line between its start and
@@ -194,7 +194,7 @@ def test_a_job_stopped_while_it_starts_ends_with_the_interrupt_status_and_no_tra
 _LOG_LINE_INTERRUPTED = """
 import logging, signal, sys, time
 from snakemake.logging import ColorizingTextHandler
-from tailgate.interrupts import run_outcome, watch_interrupts
+from tailgate.runs.interrupts import run_outcome, watch_interrupts
 
 class Terminal:
     sent = False
@@ -256,7 +256,7 @@ def test_the_places_of_snakemake_where_an_interrupt_waits_exist():
 #: a run's end hooks: the first Ctrl-C stopped the run, a second lands while its end is written
 _SECOND_CTRL_C = """
 import signal, sys
-from tailgate.interrupts import exit_if_interrupted, run_outcome, watch_interrupts
+from tailgate.runs.interrupts import exit_if_interrupted, run_outcome, watch_interrupts
 
 watch_interrupts()
 try:
@@ -325,7 +325,7 @@ def test_a_ctrl_c_after_a_job_s_stage_ended_leaves_its_exit_as_it_was(tmp_path):
 def test_a_signal_the_run_started_ignoring_stays_ignored_and_stops_nothing() -> None:
     """A run started with SIGINT ignored (a shell's background job) keeps ignoring it: a SIGINT
     then is neither a stop nor an ``interrupted`` run."""
-    from tailgate import interrupts
+    from tailgate.runs import interrupts
 
     stopped, ending = list(interrupts._STOPPED), list(interrupts._ENDING)
     interrupts._STOPPED.clear()

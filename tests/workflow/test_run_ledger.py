@@ -8,7 +8,7 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tailgate.ledger import results_digest
+from tailgate.runs.ledger import results_digest
 from tailgate.runtime.provenance import iter_records
 from wf_project import finished_counts, job_counts
 

@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from git_repo import git_commit
+from tailgate.plans.registration import load
 from tailgate.protocol.gates import ConditionSummary, GateSettings, evaluate_pair
 from tailgate.protocol.verdict import h1_verdict
-from tailgate.registration import load
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd
 from tailgate.stats.equivalence import BulkEquivalence, ci_inside_band

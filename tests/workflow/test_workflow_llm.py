@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import torch
-from tailgate.joblog import job_stats
+from tailgate.runs.joblog import job_stats
 from tiny_project import (
     build_assets,
     freeze,
@@ -150,7 +150,7 @@ def test_rule_generations_equal_the_backend_with_the_registered_noise(llm_run):
     """The rule passes the registration and options through unchanged: the noisy shard equals an
     in-process call of the backend, and the same call without the noise hook differs."""
     from tailgate.generate.transformers_backend import generate_shard
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     study = load(llm_run.prereg)
     rule_out = llm_run.root / f"results/{NAME}/generations/noisy/shard-0.parquet"

@@ -19,7 +19,7 @@ the report (:mod:`tailgate.report`); nothing below imports it. Its modules, one 
 git reads it through a private git folder of the auditor's, with none of its configuration,
 attributes, hooks, replace refs or grafts (:mod:`tailgate.prereg.gitinfo`; replace refs and
 grafts fail the git check, named), and whether a file is as committed is decided from its bytes;
-every reader bounds the work and memory a file can cost (:mod:`tailgate.safe_read`); the
+every reader bounds the work and memory a file can cost (:mod:`tailgate.files.safe_read`); the
 registered free text is shown escaped; ``--reproduce`` runs the auditor's own code in an isolated
 interpreter (no folder of the project on the import path) with fresh caches and matplotlib's
 defaults; and the report the reviewer should read is the one the audit re-made and wrote
@@ -104,7 +104,7 @@ The audit checks, and reports each check by name (any failure: exit 4):
 With ``expected_runs``, **published runs** — each run receipt printed at the end of a run (the
 SHA-256 of its ledger line) is still in the ledger (:mod:`tailgate.audit.receipts`).
 
-Every file is read as a possibly hostile one (:mod:`tailgate.safe_read`: regular files only,
+Every file is read as a possibly hostile one (:mod:`tailgate.files.safe_read`: regular files only,
 opened without blocking, bounded in size and JSON nesting); a file that cannot be read is a
 failed check naming it, never a wait or an internal error.
 

@@ -41,10 +41,10 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 from urllib.parse import unquote
 
-from tailgate.ledger import read_ledger, run_results
+from tailgate.files.safe_read import load_json, open_regular, sha256_file
 from tailgate.prereg.gitinfo import own_git
 from tailgate.prereg.study import NAME_RE
-from tailgate.safe_read import load_json, open_regular, sha256_file
+from tailgate.runs.ledger import read_ledger, run_results
 
 from .bundle_write import CRATE, HISTORY, MANIFEST, RECEIPTS, WORKFLOW
 from .findings import DAMAGE, Check

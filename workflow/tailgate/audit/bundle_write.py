@@ -15,7 +15,7 @@ The bundle is one gzip-compressed tar, ``<study>/`` holding:
   ``provenance/``, ``logs/``); a file larger than ``--max-file-mb`` is left out and named in
   ``bundle.json`` with its SHA-256 and size;
 * ``receipts.json`` — every lock entry's receipt (``entry_hash``, ``canonical_hash``) and every
-  run receipt (the SHA-256 of its ledger line, :mod:`tailgate.ledger`), with each run's results
+  run receipt (the SHA-256 of its ledger line, :mod:`tailgate.runs.ledger`), with each run's results
   digest; ``timestamps/`` — each RFC 3161 token the lock holds (DER, one ``.tsr`` file each);
 * ``requirements.txt`` — the run's environment as ``tailgate env`` writes it; ``Snakefile`` —
   the workflow that ran;
@@ -49,18 +49,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tailgate.atomic import atomic_output
 from tailgate.code import code_digest
 from tailgate.errors import InputError
-from tailgate.ledger import LEDGER, ledger_text, read_ledger, results_digest, run_results
+from tailgate.files.atomic import atomic_output
+from tailgate.files.safe_read import sha256_file
+from tailgate.plans.registration import load
 from tailgate.prereg.gitinfo import is_shallow, repo_root, rewritten_history, run_git
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.pins import registered_paths
 from tailgate.prereg.study import lock_path_for, results_dir_for
-from tailgate.registration import load
+from tailgate.runs.ledger import LEDGER, ledger_text, read_ledger, results_digest, run_results
 from tailgate.runtime.environment import recorded, requirements
 from tailgate.runtime.provenance import iter_records
-from tailgate.safe_read import sha256_file
 
 from .reproduce import snakefile
 

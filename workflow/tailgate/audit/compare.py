@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import DamagedFileError
+from tailgate.files.safe_read import load_json, read_bytes, read_text, same_bytes
 from tailgate.prereg.diff import is_number
 from tailgate.runtime.environment import describe, numeric_differences
 from tailgate.runtime.provenance import record_path
-from tailgate.safe_read import load_json, read_bytes, read_text, same_bytes
 
 from .pictures import DRIFT_LEVELS, embedded_pictures, pixel_difference
 
@@ -194,7 +194,7 @@ def _read_table(path: Path) -> Any:
         return pa.Table.from_pandas(
             pd.read_csv(path, dtype=str, keep_default_na=False), preserve_index=False
         )
-    from tailgate.parquet import read_parquet
+    from tailgate.files.parquet import read_parquet
 
     return read_parquet(path)
 

@@ -1,6 +1,6 @@
 """The environment each run of the study ran in, decided once per run from the run ledger.
 
-Every run's ledger line (:mod:`tailgate.ledger`, hash-chained) records the environments its
+Every run's ledger line (:mod:`tailgate.runs.ledger`, hash-chained) records the environments its
 jobs ran in (``environments``: the package versions their provenance records name; one, unless
 rules ran in environments of their own). A record is made by the first run that ended after it
 was created; its ``versions`` must be one of that run's environments, else the audit fails
@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tailgate.ledger import LEDGER, read_ledger
 from tailgate.prereg.lock import parse_time
+from tailgate.runs.ledger import LEDGER, read_ledger
 from tailgate.runtime.environment import describe, environment_notes, numeric_differences, recorded
 
 from .findings import Check

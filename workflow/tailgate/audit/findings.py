@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import DamagedFileError
-from tailgate.safe_read import load_json
+from tailgate.files.safe_read import load_json
 
 CANNOT_PROVE = (
     "What an audit cannot prove: that the data came from the registered models and prompts; "
@@ -136,7 +136,7 @@ def guarded(checks: list[Check], name: str, where: Path, fn: Any, *args: Any) ->
 
 def read_or_fail(path: Path, fails: list[str]) -> Any:
     """The JSON document at ``path``, read as a possibly hostile file
-    (:func:`tailgate.safe_read.load_json`); ``None``, with a failure naming the file added to
+    (:func:`tailgate.files.safe_read.load_json`); ``None``, with a failure naming the file added to
     ``fails``, where it cannot be read."""
     try:
         return load_json(path)

@@ -19,7 +19,7 @@ What is re-made, in the rules' order (``workflow/rules/``):
   the re-made ``verdict.json`` and analysis documents (never the stored ones) with
   :func:`tailgate.report.stage.render_report`;
 - the run summary: the ``answer`` and ``verdicts`` of the ledger's last successful run, from
-  the re-made ``verdict.json`` as :mod:`tailgate.ledger` writes them.
+  the re-made ``verdict.json`` as :mod:`tailgate.runs.ledger` writes them.
 
 A file a rule makes that is missing fails, naming the rule (once the outcome exists: a results
 folder that holds a verdict or a report, or whose ledger recorded a run's answer).
@@ -35,14 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tailgate.atomic import write_bytes, write_json
 from tailgate.errors import DamagedFileError
-from tailgate.ledger import LEDGER, read_ledger, run_summary
+from tailgate.files.atomic import write_bytes, write_json
+from tailgate.files.safe_read import load_json, loads_json, read_text
 from tailgate.plans.branch import registered_branch
 from tailgate.plans.layout import Layout
 from tailgate.prereg.deviations import generated_rows
 from tailgate.prereg.study import Study
-from tailgate.safe_read import load_json, loads_json, read_text
+from tailgate.runs.ledger import LEDGER, read_ledger, run_summary
 from tailgate.stages.analyses import graded, read_analyses
 from tailgate.stages.gates import bulk_replicates, gates_document
 from tailgate.stages.sensitivity import sensitivity_document
@@ -260,7 +260,7 @@ def _render(
 
 def run_summary_failures(rd: Path, verdict: dict[str, Any]) -> list[str]:
     """Where the ledger's last successful run does not show the re-made verdict's answer and
-    H1 verdicts (:func:`tailgate.ledger.run_summary`)."""
+    H1 verdicts (:func:`tailgate.runs.ledger.run_summary`)."""
     runs = [r for r in read_ledger(rd) if r.get("outcome") == "success"]
     if not runs:
         return []

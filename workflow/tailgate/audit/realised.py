@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from tailgate.errors import DamagedFileError
+from tailgate.files.safe_read import load_json
 from tailgate.plans.layout import Layout
 from tailgate.prereg.deviations import (
     amendment_log,
@@ -19,7 +20,6 @@ from tailgate.prereg.deviations import (
 )
 from tailgate.prereg.lock import Lock
 from tailgate.prereg.study import Study
-from tailgate.safe_read import load_json
 
 from .findings import Check
 from .runs import mode_of

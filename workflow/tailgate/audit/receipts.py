@@ -1,10 +1,10 @@
 """The published runs: each run receipt a reviewer holds is a line of the run ledger.
 
 Every workflow run ends by printing its **run receipt**, the SHA-256 of its line in
-``results/<study>/runs.jsonl`` (:mod:`tailgate.ledger`), to publish with the results. The ledger
-is hash-chained (each line names the hash of the line before it), so a researcher who removes an
-unwelcome run must rewrite every later line, and the chain check alone cannot tell a rewritten
-ledger from an honest one. A receipt published before the rewrite can: ``tailgate audit
+``results/<study>/runs.jsonl`` (:mod:`tailgate.runs.ledger`), to publish with the results. The
+ledger is hash-chained (each line names the hash of the line before it), so a researcher who
+removes an unwelcome run must rewrite every later line, and the chain check alone cannot tell a
+rewritten ledger from an honest one. A receipt published before the rewrite can: ``tailgate audit
 --expected-run HASH`` fails when no line of the ledger has that hash (a prefix of at least 12
 hex digits is accepted), naming the receipt.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from tailgate.ledger import LEDGER, find_run
+from tailgate.runs.ledger import LEDGER, find_run
 
 from .findings import Check
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.errors import TailgateError
+from tailgate.plans.registration import load
 from tailgate.prereg.gitinfo import repo_root
 from tailgate.prereg.gitreview import linked_registration, review
 from tailgate.prereg.lock import Lock, LockIntegrityError, amendment_changes, parse_time, read_lock
 from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study
 from tailgate.prereg.timestamp import verify_tokens
-from tailgate.registration import load
 
 from .findings import Check
 

@@ -19,9 +19,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from tailgate.atomic import write_bytes
+from tailgate.files.atomic import write_bytes
+from tailgate.files.safe_read import read_bytes
 from tailgate.prereg.study import Study
-from tailgate.safe_read import read_bytes
 
 from .compare import compare_made
 from .findings import Check, guarded

@@ -77,20 +77,20 @@ import yaml
 
 import tailgate
 from tailgate.errors import TailgateError
-from tailgate.ledger import LEDGER
+from tailgate.files.safe_read import load_json
 from tailgate.plans.entries import BRANCH_DIR, entry_study
+from tailgate.plans.registration import load
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import commit_registration
 from tailgate.prereg.gitinfo import repo_root, run_git
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.pins import project_root, registered_paths
 from tailgate.prereg.study import lock_path_for, prereg_for
-from tailgate.registration import load
+from tailgate.runs.ledger import LEDGER
 from tailgate.runtime.environment import fresh_caches
 from tailgate.runtime.fingerprint import stale_bytecode
 from tailgate.runtime.loadable import model_needs, scorer_needs, why_unloadable
 from tailgate.runtime.provenance import record_path
-from tailgate.safe_read import load_json
 
 from .artifacts import result_files
 from .compare import MODEL_RTOL, compare_made, compare_model_output

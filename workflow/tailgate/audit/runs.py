@@ -4,7 +4,7 @@ made with an import hook or compiled code that is not its source
 exploratory run.
 
 **Run results** (:func:`check_results`): each run's ledger line records the SHA-256 of every
-artifact when the run ended (:func:`tailgate.ledger.run_results`), and the line is hash-chained
+artifact when the run ended (:func:`tailgate.runs.ledger.run_results`), and the line is hash-chained
 and vouched for by its receipt. The folder must be as the newest successful run left it: a file
 whose recorded SHA-256 (the artifact check holds each file to its record) is not the one that run
 recorded, a file it recorded that is gone, or one it did not record, fails, naming the file. And
@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.code import code_digest
-from tailgate.ledger import LEDGER, missing_heads, read_ledger, run_results, verify_ledger
+from tailgate.files.safe_read import load_json
 from tailgate.prereg.committed import CONFIRMATORY, EXPLORATORY
 from tailgate.prereg.lock import Lock
+from tailgate.runs.ledger import LEDGER, missing_heads, read_ledger, run_results, verify_ledger
 from tailgate.runtime.environment import NUMERIC_PACKAGES
 from tailgate.runtime.provenance import record_path
-from tailgate.safe_read import load_json
 
 from .findings import Check
 

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tailgate.atomic import write_text
 from tailgate.authoring.importcheck import ceiling_refusal, import_rows, lattice_refusal
 from tailgate.authoring.runnable import runnable_problems
 from tailgate.errors import InputError, PreregError, RefusalError
-from tailgate.ledger import ledger_head
+from tailgate.files.atomic import write_text
+from tailgate.plans.registration import load
 from tailgate.prereg.diff import Change, format_changes
 from tailgate.prereg.evidence import data_evidence
 from tailgate.prereg.gitinfo import head_state, repo_root
@@ -62,7 +62,7 @@ from tailgate.protocol.design import (
     power_line,
     with_procedure_power,
 )
-from tailgate.registration import load
+from tailgate.runs.ledger import ledger_head
 
 __all__ = [
     "DATA_LIMIT",

@@ -80,7 +80,7 @@ def is_constant(values: list[float]) -> bool:
 
 def load_text(text: str, study: str, root: Path | None = None) -> Any:
     """Load ``text`` as ``preregistrations/<study>.yaml`` of a scratch folder (the full loader)."""
-    from tailgate.registration import load
+    from tailgate.plans.registration import load
 
     with tempfile.TemporaryDirectory(prefix="tailgate-init-") as tmp:
         path = Path(tmp) / "preregistrations" / f"{study}.yaml"
@@ -186,8 +186,8 @@ def propose_tolerances(
     units) of the scores that carry information (bounded scores strictly inside the ε clip),
     each marked REVIEW, and ``protocol.tolerances.proposed: data``, so the lock records and the
     report says that they came from the data; return the text and the number of entries."""
+    from tailgate.data.transform import transform_scores
     from tailgate.plans.reads import scales_for
-    from tailgate.transform import transform_scores
 
     loaded = load_text(text, study)
     eps = loaded.epsilon

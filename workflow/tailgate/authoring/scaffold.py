@@ -50,7 +50,6 @@ from typing import Any
 
 import yaml
 
-from tailgate.atomic import write_text
 from tailgate.authoring.proposals import (
     g3_and_tie_notes,
     is_constant,
@@ -60,6 +59,7 @@ from tailgate.authoring.proposals import (
     propose_tolerances,
 )
 from tailgate.errors import InputError
+from tailgate.files.atomic import write_text
 from tailgate.generate.harness import FORMATS as HARNESS
 from tailgate.generate.harness import read_harness
 from tailgate.generate.import_spec import SUFFIXES

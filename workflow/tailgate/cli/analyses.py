@@ -68,12 +68,12 @@ def add_multiverse(sub: Verbs) -> None:
 
 
 def _cmd_multiverse(args: argparse.Namespace) -> int:
+    from tailgate.plans.registration import load
     from tailgate.protocol.multiverse import grid
-    from tailgate.registration import load
+    from tailgate.runs.summary import headline_first
     from tailgate.stages.common import read_json
     from tailgate.stages.sensitivity import multiverse_document
     from tailgate.stages.verdict import headline_of
-    from tailgate.summary import headline_first
 
     study = load(args.prereg)
     if not study.has_protocol:

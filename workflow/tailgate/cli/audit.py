@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tailgate.cli.base import Verbs, verb
 from tailgate.errors import EXIT_AUDIT_FAILED, EXIT_INVALID, EXIT_OK
-from tailgate.safe_read import is_regular
+from tailgate.files.safe_read import is_regular
 
 if TYPE_CHECKING:
     from tailgate.audit.findings import AuditReport

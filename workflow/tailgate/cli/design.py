@@ -35,6 +35,7 @@ def add_design(sub: Verbs) -> None:
 def _cmd_design(args: argparse.Namespace) -> int:
     from tailgate.authoring.importcheck import import_findings
     from tailgate.authoring.runnable import runnable_problems
+    from tailgate.plans.registration import load
     from tailgate.protocol.design import (
         check_false_pass,
         derived_design,
@@ -43,7 +44,6 @@ def _cmd_design(args: argparse.Namespace) -> int:
         simulated_power,
         with_procedure_power,
     )
-    from tailgate.registration import load
 
     study = load(args.prereg)
     findings = import_findings(study)

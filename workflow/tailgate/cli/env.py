@@ -8,9 +8,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from tailgate.atomic import write_text
 from tailgate.cli.base import Verbs, verb
 from tailgate.errors import EXIT_OK, InputError
+from tailgate.files.atomic import write_text
 from tailgate.runtime.environment import environment_notes, recorded, requirements
 
 

@@ -122,7 +122,7 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from tailgate.registration import require_frozen
+    from tailgate.plans.registration import require_frozen
 
     try:
         study = require_frozen(args.prereg)

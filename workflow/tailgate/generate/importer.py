@@ -60,8 +60,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tailgate.atomic import write_parquet
 from tailgate.errors import InputError
+from tailgate.files.atomic import write_parquet
 from tailgate.prereg.study import project_root
 
 from .harness import FORMATS as HARNESS_FORMATS

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tailgate.atomic import write_json, write_parquet
+from tailgate.files.atomic import write_json, write_parquet
 from tailgate.generate.shards import ShardInputError
 from tailgate.seeds import rng
 

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tailgate.atomic import write_parquet
-from tailgate.parquet import read_parquet
+from tailgate.files.atomic import write_parquet
+from tailgate.files.parquet import read_parquet
 
 __all__ = [
     "GENERATION_COLUMNS",

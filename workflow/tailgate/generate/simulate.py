@@ -64,7 +64,7 @@ import numpy as np
 import pyarrow as pa
 from scipy.special import expit
 
-from tailgate.atomic import write_parquet
+from tailgate.files.atomic import write_parquet
 from tailgate.protocol.design import DEFAULT_BULK
 from tailgate.seeds import rng
 from tailgate.stats.distributions import (

@@ -17,7 +17,7 @@ import json
 import math
 from typing import Any
 
-from tailgate.safe_read import sha256_file as regular_sha256
+from tailgate.files.safe_read import sha256_file as regular_sha256
 
 __all__ = ["canonical_hash", "canonical_json", "normalise", "sha256_bytes", "sha256_file"]
 

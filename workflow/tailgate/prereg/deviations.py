@@ -29,9 +29,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from tailgate.files.safe_read import require_regular
 from tailgate.prereg.committed import EXPLORATORY, exploratory_deviation
 from tailgate.prereg.lock import amendment_changes
-from tailgate.safe_read import require_regular
 
 __all__ = [
     "SHOWN_TEXT",

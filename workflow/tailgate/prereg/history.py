@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 from tailgate.errors import DamagedFileError
+from tailgate.files.safe_read import loads_json
 from tailgate.prereg.gitinfo import committed_versions
-from tailgate.safe_read import loads_json
 
 __all__ = ["LockHistory", "lock_history"]
 

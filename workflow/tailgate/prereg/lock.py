@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from tailgate import __version__
-from tailgate.atomic import write_json
 from tailgate.code import code_digest
 from tailgate.errors import EXIT_REFUSED, DamagedFileError, InputError, TailgateError
+from tailgate.files.atomic import write_json
+from tailgate.files.safe_read import load_json
 from tailgate.prereg.canonical import canonical_hash
 from tailgate.prereg.diff import UNCLASSIFIED, Change, diff
 from tailgate.prereg.pins import pin_changes
 from tailgate.prereg.schema import SCHEMA_VERSION
-from tailgate.safe_read import load_json
 
 __all__ = [
     "LOCK_VERSION",
@@ -83,7 +83,7 @@ def make_entry(
     ledger: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A new chain entry with its ``entry_hash`` (``pins``: :mod:`tailgate.prereg.pins`;
-    ``ledger``: an amendment's view of the run ledger, :func:`tailgate.ledger.ledger_head`)."""
+    ``ledger``: an amendment's view of the run ledger, :func:`tailgate.runs.ledger.ledger_head`)."""
     entry: dict[str, Any] = {
         "seq": seq,
         "type": kind,

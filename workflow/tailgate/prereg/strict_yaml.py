@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from tailgate.errors import DamagedFileError, PreregError
-from tailgate.safe_read import read_bytes
+from tailgate.files.safe_read import read_bytes
 
 __all__ = ["MAX_BYTES", "MAX_NESTING", "Located", "field_name", "load_yaml", "read_registration"]
 

@@ -4,7 +4,7 @@
 (:mod:`tailgate.prereg.strict_yaml`), the versioned JSON Schema (:mod:`tailgate.prereg.schema`),
 derived defaults, the cross-field checks the schema cannot express, then the canonical hash
 (:mod:`tailgate.prereg.canonical`). Each analysis entry's own checks belong to its kind, a layer
-above: the entry points load a study through :func:`tailgate.registration.load`, which adds them.
+above: the entry points load a study through :func:`tailgate.plans.registration.load` (adding them).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def worse_of(scorer: dict[str, Any]) -> str | None:
     probability, a grade of harm or a negative log-likelihood); ``None`` while it is registered
     as not yet known (``worse: null``, which design and freeze refuse). Every stage studies the
     bad tail: the severities are the scores oriented so that larger is worse
-    (:func:`tailgate.transform.transform_scores`)."""
+    (:func:`tailgate.data.transform.transform_scores`)."""
     value = scorer.get("worse", "higher")
     return None if value is None else str(value)
 

@@ -98,7 +98,7 @@ class StabilityScan(_StabilityScanRequired, total=False):
 
 
 class QQRecord(TypedDict):
-    """QQ data as written by :meth:`tailgate.diagnostics.QQData.to_dict`."""
+    """QQ data as written by :meth:`tailgate.data.diagnostics.QQData.to_dict`."""
 
     q: float
     threshold: float
@@ -115,7 +115,7 @@ class ConditionFits(TypedDict):
 
     ``mean`` and ``tvar`` (TVaR at ``tvar_level``, 0.9 in Zhou (2026)) are over all ``n``
     severities; ``qq`` maps qkey(q) → QQ data (may be empty); ``transform`` is the
-    :class:`tailgate.transform.TransformSummary` dict (null when not recorded).
+    :class:`tailgate.data.transform.TransformSummary` dict (null when not recorded).
     """
 
     scorer: str

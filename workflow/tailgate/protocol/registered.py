@@ -14,7 +14,7 @@ __all__ = ["ceiling", "family_pairs", "registered_settings", "tolerances_for"]
 def ceiling(study: Any, scale: str = "identity", worse: str | None = "higher") -> float | None:
     """The registered ``protocol.thresholds.ceiling`` (absent: None) on the severities' own
     scale of a scorer whose bad tail is ``worse``, analysed on ``scale``: turned round as the
-    scores are (:func:`tailgate.transform.transform_scores`: −c on the identity scale, 1 − c on
+    scores are (:func:`tailgate.data.transform.transform_scores`: −c on the identity scale, 1 − c on
     the probability scale, whose grades the logit scale's cells are); the fits take its cell as
     right-censored (:class:`tailgate.stats.lattice.Cells`)."""
     c = study.thresholds.ceiling

@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tailgate.atomic import write_bytes, write_json
+from tailgate.files.atomic import write_bytes, write_json
 from tailgate.protocol.documents import PowerGrid, QQRecord, StabilityScan
 
 from .content import BUILT, content_of, plots, sidecar

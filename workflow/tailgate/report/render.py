@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tailgate.atomic import write_text
+from tailgate.files.atomic import write_text
 from tailgate.protocol.documents import (
     GATE_ORDER,
     ConditionFits,

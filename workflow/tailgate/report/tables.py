@@ -169,7 +169,7 @@ def criteria_table(rows: Sequence[dict]) -> Table:
     )
 
 
-#: the severity of a ``worse: lower`` score s on each scale (:mod:`tailgate.transform`)
+#: the severity of a ``worse: lower`` score s on each scale (:mod:`tailgate.data.transform`)
 _TURNED = {"identity": "−{s}", "probability": "1 − {s}", "logit": "−logit({s})"}
 
 

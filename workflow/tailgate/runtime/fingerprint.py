@@ -43,11 +43,11 @@ from pathlib import Path
 from typing import Any
 
 import tailgate
+from tailgate.files.safe_read import sha256_file
 from tailgate.runtime.bytecode import Status, source_of, stale, status_key
 from tailgate.runtime.forkserver import DIGESTS, JUDGED
 from tailgate.runtime.interpreter import check_startup, startup_state
 from tailgate.runtime.startup import fix_for, import_hooks
-from tailgate.safe_read import sha256_file
 
 __all__ = [
     "check_runtime",

@@ -193,7 +193,7 @@ def hand_over() -> None:
     script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
     if not address or address == "off" or script is None or not hasattr(socket, "AF_UNIX"):
         return
-    from tailgate.atomic import current_umask  # the job's side runs inside the package
+    from tailgate.files.atomic import current_umask  # the job's side runs inside the package
 
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     # a signal landing before the relay below is set waits for it (not orphaning the child)

@@ -1,16 +1,16 @@
 """One provenance record per artifact (DESIGN: "Provenance").
 
-Every rule writes its output atomically (:mod:`tailgate.atomic`) and then calls :func:`record`,
+Every rule writes its output atomically (:mod:`tailgate.files.atomic`), then calls :func:`record`,
 which writes ``results/<study>/provenance/<path relative to results/<study>, "/" → "__">.json``
 holding the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock
-entry that was the chain head (re-derived from the study object in use, :func:`verify_study`),
-the hashes of its inputs, the seed, the environment (Python, platform and package versions,
+entry that was the chain head (re-derived from the study object in use, :func:`verify_study`), the
+hashes of its inputs, the seed, the environment (Python, platform and package versions,
 :mod:`tailgate.runtime.environment`), the digest of the code that made it
-(:func:`tailgate.code.code_digest`) with the project's git commit and dirty state, and the UTC
-time. One file per artifact means parallel cluster jobs never write the same file. For tables
-(Parquet, CSV) the record adds a digest over rows in blocks, so that ``tailgate audit`` can say
-which rows changed. Whether a study *has data* is not read from these records (they are the
-researcher's files): see :mod:`tailgate.prereg.evidence`.
+(:func:`tailgate.code.code_digest`) with the project's git commit and dirty state, and the UTC time.
+One file per artifact means parallel cluster jobs never write the same file. For tables (Parquet,
+CSV) the record adds a digest over rows in blocks, so that ``tailgate audit`` can say which rows
+changed. Whether a study *has data* is not read from these records (they are the researcher's
+files): see :mod:`tailgate.prereg.evidence`.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tailgate.atomic import write_json
 from tailgate.code import code_digest
 from tailgate.errors import RefusalError
+from tailgate.files.atomic import write_json
+from tailgate.files.safe_read import load_json, require_regular
 from tailgate.prereg.canonical import sha256_file
 from tailgate.prereg.committed import run_mode
 from tailgate.prereg.gitinfo import head_state
 from tailgate.prereg.guard import verify_study
 from tailgate.prereg.lock import utc_now
 from tailgate.runtime.environment import current as current_environment
-from tailgate.safe_read import load_json, require_regular
 
 __all__ = [
     "PROVENANCE_DIR",
@@ -130,12 +130,12 @@ def rows_digest(path: str | Path, block: int = ROW_BLOCK) -> RowsDigest:
     """
     import pandas as pd
 
-    from tailgate.parquet import read_parquet  # pyarrow: start-up only where a table is read
+    from tailgate.files.parquet import read_parquet  # pyarrow: start-up only where a table is read
 
     p = Path(path)
     require_regular(p)
     if p.suffix == ".parquet":
-        df = read_parquet(p).to_pandas()  # its footer checked first (tailgate.parquet)
+        df = read_parquet(p).to_pandas()  # its footer checked first (tailgate.files.parquet)
     elif p.suffix == ".csv":
         df = pd.read_csv(p, dtype=str, keep_default_na=False)
     else:
@@ -251,7 +251,7 @@ def record(
 def iter_records(results_dir: str | Path) -> list[ProvenanceRecord]:
     """All records under ``results_dir/provenance`` (unreadable ones raise ``ValueError``; a
     damaged one, a pipe or one nested too deep, :class:`~tailgate.errors.DamagedFileError`:
-    :mod:`tailgate.safe_read`)."""
+    :mod:`tailgate.files.safe_read`)."""
     base = Path(results_dir) / PROVENANCE_DIR
     out = []
     if not base.is_dir():

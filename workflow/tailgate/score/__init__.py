@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tailgate.atomic import write_parquet
+from tailgate.data.score_files import token_losses_path
+from tailgate.files.atomic import write_parquet
 from tailgate.score.common import (
     ScorerSpec,
     ScoringError,
@@ -33,7 +34,6 @@ from tailgate.score.empty import (
     scorable_rows,
     write_dropped_rows,
 )
-from tailgate.score_files import token_losses_path
 
 __all__ = [
     "ScorerSpec",

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tailgate.atomic import write_parquet
+from tailgate.files.atomic import write_parquet
 from tailgate.generate.shards import ShardInputError, read_table, require_columns
 
 __all__ = [

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tailgate.atomic import write_json
+from tailgate.files.atomic import write_json
 from tailgate.score.common import ScorerSpec, ScoringError
 
 __all__ = [

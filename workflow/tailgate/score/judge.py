@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.atomic import write_json
+from tailgate.files.atomic import write_json
 from tailgate.score.common import ScorerSpec, ScoringError
 
 __all__ = [

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tailgate.analyses.registry import analysis_spec, check_analyses, kind_of
-from tailgate.atomic import write_json, write_parquet
 from tailgate.errors import InputError
+from tailgate.files.atomic import write_json, write_parquet
 from tailgate.plans.fingerprint import stage_reads
 from tailgate.prereg.study import Study
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tailgate.atomic import write_parquet
+from tailgate.files.atomic import write_parquet
 from tailgate.plans.reads import scales_for
 from tailgate.seeds import seed_sequence
 from tailgate.stats.risk import bulk_bootstrap_scales

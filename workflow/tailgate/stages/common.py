@@ -3,7 +3,7 @@
 Every stage function starts with :func:`open_stage`, which refuses (``RefusalError``) unless the
 pre-registration matches its lock's chain head — the same check as the Snakefile's parse-time
 guard, repeated inside each job so that no entry point can produce results from a changed plan.
-Every artifact is written with :mod:`tailgate.atomic` and then recorded with
+Every artifact is written with :mod:`tailgate.files.atomic` and then recorded with
 :func:`tailgate.runtime.provenance.record` in the same job. A stage opened with
 ``plan="registered"`` passes the same guard and then computes under the plan entry 0 of the lock
 registered (:mod:`tailgate.plans.entries`), writing only under ``results/<study>/registered/``.
@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tailgate.data.severities import read_severities
 from tailgate.errors import InputError, RefusalError
+from tailgate.files.safe_read import load_json
 from tailgate.plans.entries import BRANCH_DIR, PLANS, REGISTERED, registered_study
 from tailgate.plans.reads import scales_for
 from tailgate.prereg.canonical import canonical_hash
 from tailgate.prereg.guard import require_runnable
 from tailgate.prereg.study import Study, results_dir_for
 from tailgate.runtime.provenance import ProvenanceRecord, record
-from tailgate.safe_read import load_json
-from tailgate.severities import read_severities
 
 __all__ = [
     "StageContext",

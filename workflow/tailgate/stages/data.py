@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from tailgate.data.score_files import token_losses_path
 from tailgate.errors import InputError, RefusalError
+from tailgate.files.parquet import read_parquet
 from tailgate.generate import generate_shard
-from tailgate.parquet import read_parquet
 from tailgate.prereg.pins import pinned_files
-from tailgate.score_files import token_losses_path
 
 from .common import open_stage
 

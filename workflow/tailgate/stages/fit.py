@@ -49,9 +49,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from tailgate.atomic import write_json
-from tailgate.diagnostics import bounded_support_diagnostics, qq_data
+from tailgate.data.diagnostics import bounded_support_diagnostics, qq_data
 from tailgate.errors import InputError
+from tailgate.files.atomic import write_json
 from tailgate.prereg.study import Study, worse_of
 from tailgate.protocol.documents import qkey
 from tailgate.protocol.registered import ceiling, registered_settings

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.atomic import write_json
 from tailgate.errors import InputError
-from tailgate.parquet import read_parquet
+from tailgate.files.atomic import write_json
+from tailgate.files.parquet import read_parquet
 from tailgate.prereg.study import Study
 from tailgate.protocol.documents import qkey
 from tailgate.protocol.gates import ConditionSummary, GateSettings

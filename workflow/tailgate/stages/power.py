@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from tailgate.atomic import write_json
+from tailgate.files.atomic import write_json
 from tailgate.prereg.study import Study
 from tailgate.protocol.design import derived_design, operating_characteristics
 from tailgate.protocol.recovery import recovery_grid

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from tailgate.atomic import write_json
+from tailgate.files.atomic import write_json
 from tailgate.prereg.study import Study
 from tailgate.protocol.gates import ConditionSummary
 from tailgate.protocol.multiverse import multiverse

@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from tailgate.atomic import write_json
+from tailgate.data.transform import write_severities
+from tailgate.files.atomic import write_json
 from tailgate.prereg.study import worse_of
-from tailgate.transform import write_severities
 
 from .common import open_stage
 from .data import scored_rows

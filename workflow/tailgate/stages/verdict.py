@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tailgate.atomic import canonical_json_bytes, write_bytes
+from tailgate.files.atomic import canonical_json_bytes, write_bytes
 from tailgate.prereg.answer import answer_document
 from tailgate.prereg.committed import run_mode
 from tailgate.prereg.deviations import (
@@ -115,8 +115,8 @@ def _chain(study: Study) -> list[dict[str, Any]]:
 
 
 def verdict_bytes(doc: dict[str, Any]) -> bytes:
-    """``verdict.json``'s bytes: the document's own field order (the answer first), every
-    nested object with sorted keys, as :func:`tailgate.atomic.canonical_json_bytes` writes it."""
+    """``verdict.json``'s bytes: the document's own field order (the answer first), every nested
+    object with sorted keys, as :func:`tailgate.files.atomic.canonical_json_bytes` writes it."""
     text = ",\n".join(
         f"  {json.dumps(key)}: "
         + canonical_json_bytes(value).decode().rstrip("\n").replace("\n", "\n  ")

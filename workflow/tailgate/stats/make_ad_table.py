@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from scipy.signal import savgol_filter
 
-from tailgate.atomic import atomic_output
+from tailgate.files.atomic import atomic_output
 from tailgate.seeds import seed_sequence
 from tailgate.stats.gof import bootstrap_null
 

@@ -33,7 +33,7 @@ def inputs(
 def read_samples(st: dict[str, Any], paths: Sequence[str]) -> dict[str, list[np.ndarray]]:
     """Each scorer's severities per condition, in prompt order and negated (so that "dominates"
     means "safer"); refused where the conditions must share prompts and do not."""
-    from tailgate.severities import read_severities  # pyarrow loads with the first read
+    from tailgate.data.severities import read_severities  # pyarrow loads with the first read
 
     it = iter(paths)
     by_scorer: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}

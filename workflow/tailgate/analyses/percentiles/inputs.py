@@ -31,15 +31,15 @@ def inputs(
 
 def score_shards(study: Study, layout: Mapping[str, str], scorer: str, condition: str) -> list[str]:
     """The score shards of ``scorer`` for one condition (declared outputs of the score rule);
-    the per-token losses lie beside each (:func:`tailgate.score_files.token_losses_path`)."""
+    the per-token losses lie beside each (:func:`tailgate.data.score_files.token_losses_path`)."""
     tail = "/scores/{scorer}/{condition}/shard-{shard}.parquet"
     return shard_paths(study, layout, "scores", tail, scorer=scorer, condition=condition)
 
 
 def read_tokens(shards: Sequence[str]) -> PC.TokenLosses:
     """The per-token losses beside a condition's score shards."""
-    from tailgate.parquet import read_parquet
-    from tailgate.score_files import token_losses_path
+    from tailgate.data.score_files import token_losses_path
+    from tailgate.files.parquet import read_parquet
 
     paths = [str(token_losses_path(s)) for s in shards]
     ids, losses = [], []
@@ -65,7 +65,7 @@ def read_tokens(shards: Sequence[str]) -> PC.TokenLosses:
 
 def tokens_from_rows(path: str, sequence_length: int) -> PC.TokenLosses:
     """A scorer's rows as tokens: sequence = prompt_id // sequence_length."""
-    from tailgate.severities import read_severities  # pyarrow loads with the first read
+    from tailgate.data.severities import read_severities  # pyarrow loads with the first read
 
     ids, x = read_severities(path)
     if x.size == 0:

@@ -36,7 +36,7 @@ def inputs(
 def read_answers(st: Mapping[str, Any], paths: Sequence[str]) -> dict[str, np.ndarray]:
     """Each query's responses in prompt order as 1 ("yes": severity above the registered
     threshold) or 0."""
-    from tailgate.severities import read_severities  # pyarrow loads with the first read
+    from tailgate.data.severities import read_severities  # pyarrow loads with the first read
 
     yes: dict[str, np.ndarray] = {}
     for c, path in zip(all_conditions(st), paths, strict=True):
@@ -47,7 +47,7 @@ def read_answers(st: Mapping[str, Any], paths: Sequence[str]) -> dict[str, np.nd
 
 def read_vectors(st: Mapping[str, Any], paths: Sequence[str]) -> dict[str, np.ndarray]:
     """The embedded responses of each query of the energy test (its shards in order)."""
-    from tailgate.score_files import read_embeddings
+    from tailgate.data.score_files import read_embeddings
 
     conditions = energy_conditions(st)
     per = len(paths) // len(conditions)

@@ -28,6 +28,6 @@ def inputs(
 
 def read_grades(paths: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
     """(prompt ids, grades) of each condition's severities artifact."""
-    from tailgate.severities import read_severities  # pyarrow loads with the first read
+    from tailgate.data.severities import read_severities  # pyarrow loads with the first read
 
     return [read_severities(p) for p in paths]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tailgate.safe_read import require_regular
+from tailgate.files.safe_read import require_regular
 
 __all__ = ["MAX_EXPANSION", "MAX_VALUES_PER_BYTE", "read_parquet"]
 

@@ -7,7 +7,7 @@ that fails or is stopped part-way counts what ran), the failed jobs and the jobs
 with their logs, the study's answer and H1 verdicts — and re-records the ledger like any artifact
 (its provenance record holds its SHA-256; ``tailgate audit`` checks it and the chain of line
 hashes). Then it prints the run's answer on the
-terminal (:mod:`tailgate.summary`), ending with the **run receipt**: the SHA-256 of the run's
+terminal (:mod:`tailgate.runs.summary`), ending with the **run receipt**: the SHA-256 of the run's
 line, to publish with the results (:func:`find_run`, ``tailgate audit --expected-run``), so that
 a run removed or rewritten later is found even though the chain itself can be rebuilt.
 
@@ -21,7 +21,7 @@ the newest successful run's mapping is not the folder's and when two successful 
 same code, lock entry and versions disagree on a file (:mod:`tailgate.audit.runs`).
 
 A run stopped by SIGINT (Ctrl-C) or SIGTERM is recorded as ``interrupted``, not ``error``
-(:mod:`tailgate.interrupts`). A run with nothing to do still prints the answer
+(:mod:`tailgate.runs.interrupts`). A run with nothing to do still prints the answer
 (:func:`answer_when_up_to_date`).
 
 A run that failed before anything was recorded leaves no ledger line (the results folder would
@@ -40,18 +40,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tailgate.atomic import write_text
 from tailgate.code import code_digest
 from tailgate.errors import DamagedFileError
-from tailgate.interrupts import unfinished_jobs
-from tailgate.joblog import finished_jobs, job_entries
+from tailgate.files.atomic import write_text
+from tailgate.files.safe_read import load_json, loads_json, read_text
 from tailgate.prereg.committed import run_mode
 from tailgate.prereg.guard import verify_study
 from tailgate.prereg.lock import parse_time
+from tailgate.runs.interrupts import unfinished_jobs
+from tailgate.runs.joblog import finished_jobs, job_entries
+from tailgate.runs.summary import headline_first, print_summary
 from tailgate.runtime.environment import current
 from tailgate.runtime.provenance import PROVENANCE_DIR, iter_records, record
-from tailgate.safe_read import load_json, loads_json, read_text
-from tailgate.summary import headline_first, print_summary
 
 __all__ = [
     "LEDGER",
@@ -86,7 +86,7 @@ def _line_hash(line: str) -> str:
 
 def ledger_text(results: str | Path) -> str:
     """The ledger's text ("" when there is none), read as a regular file of bounded size
-    (:mod:`tailgate.safe_read`: a pipe or a device is a damaged ledger, never a wait)."""
+    (:mod:`tailgate.files.safe_read`: a pipe or a device is a damaged ledger, never a wait)."""
     path = Path(results) / LEDGER
     try:
         return read_text(path)
@@ -425,7 +425,7 @@ def answer_when_up_to_date(study: Any, results: str | Path, *, dryrun: bool) -> 
             try:
                 if dryrun or not str(record.getMessage()).startswith("Nothing to be done"):
                     return
-                from tailgate.summary import print_summary
+                from tailgate.runs.summary import print_summary
 
                 print_summary(study, Path(results), outcome=UP_TO_DATE, run=None, log=None)
             except Exception as exc:  # a log handler must not break Snakemake's end
@@ -444,8 +444,8 @@ def snakemake_log(log: Any) -> str | None:
 def run_jobs(workflow: Any) -> dict[str, Any]:
     """What this run's jobs did, from Snakemake's ``workflow`` when it ends: ``jobs`` (per rule,
     those that finished), ``jobs_total`` (without the ``all`` target), ``failed`` and ``stopped``
-    (rule and log of each, :func:`tailgate.interrupts.unfinished_jobs`); the counts are null where
-    Snakemake's objects cannot be read (printed), never the jobs planned."""
+    (rule and log of each, :func:`tailgate.runs.interrupts.unfinished_jobs`); the counts are null
+    where Snakemake's objects cannot be read (printed), never the jobs planned."""
     try:
         failed, stopped = unfinished_jobs(workflow)
         jobs: dict[str, int] | None = finished_jobs(workflow)

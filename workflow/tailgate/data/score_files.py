@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from tailgate.errors import InputError
-from tailgate.parquet import read_parquet
+from tailgate.files.parquet import read_parquet
 
 __all__ = ["read_embeddings", "token_losses_path"]
 

@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from tailgate.errors import InputError
-from tailgate.parquet import read_parquet
+from tailgate.files.parquet import read_parquet
 
 __all__ = ["read_severities"]
 

@@ -1,4 +1,4 @@
-"""The run's answer on the terminal, printed when a workflow run ends (:mod:`tailgate.ledger`).
+"""The run's answer on the terminal, printed when a workflow run ends (:mod:`tailgate.runs.ledger`).
 
 On success: the study's registered answer first (:mod:`tailgate.prereg.answer`: H1, or the
 analysis criteria it names, with their outcomes), then — when the study registers the protocol —
@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from tailgate.files.safe_read import load_json
 from tailgate.prereg.committed import EXPLORATORY, run_mode
-from tailgate.safe_read import load_json
 
 __all__ = [
     "answer_lines",
@@ -183,7 +183,7 @@ def print_summary(
 ) -> None:
     """Print the run's answer (module docstring); ``receipt``: the SHA-256 of the run's ledger
     line, printed last, to publish with the results; ``jobs``: the jobs that ran and failed
-    (:func:`tailgate.ledger.run_jobs`) where the run has no ledger line."""
+    (:func:`tailgate.runs.ledger.run_jobs`) where the run has no ledger line."""
     out = out or sys.stdout
     if outcome == "interrupted":  # Ctrl-C or SIGTERM: nothing to fix, one line, on stderr: where
         # stdout is a pipe (``| tee``), the same Ctrl-C closed it

@@ -32,9 +32,9 @@ import numpy as np
 import pyarrow as pa
 from scipy.special import logit
 
-from tailgate.atomic import write_json, write_parquet
 from tailgate.errors import InputError
-from tailgate.parquet import read_parquet
+from tailgate.files.atomic import write_json, write_parquet
+from tailgate.files.parquet import read_parquet
 
 __all__ = [
     "SCALES",

@@ -1,8 +1,8 @@
 """The jobs of a workflow run: jobs per rule from the "Job stats" table Snakemake prints (the jobs
 it plans), and, from the Snakefile's ``workflow`` object when the run ends, the jobs that
-finished and the rule and log of each of some jobs. The run ledger (:mod:`tailgate.ledger`) stores
-what ran and the run summary (:mod:`tailgate.summary`) prints it; test helpers count planned jobs
-with the table's parser.
+finished and the rule and log of each of some jobs. The run ledger (:mod:`tailgate.runs.ledger`)
+stores what ran and the run summary (:mod:`tailgate.runs.summary`) prints it; test helpers count
+planned jobs with the table's parser.
 """
 
 from __future__ import annotations
