@@ -119,7 +119,7 @@ def top_rows(
     drawn from ``rng``'s stream: writes ``means`` and ``tvars`` (scales × rows). One call a
     block, from the stream's start; the block's N and deviates are drawn for all its
     replicates, so a replicate does not depend on how many are used."""
-    compiled("bulk-top", _warm_top)
+    compiled("bulk-top", _warm_top, lock="bulk")  # it adds overloads of the bulk kernels
     xs, lo = sample.xs, sample.lo
     n = xs.shape[1]
     k = n - lo

@@ -11,12 +11,15 @@ it, or to read the resampled value — without an array of indices: at 10⁶ pro
 drawn and counted, against 3.5 ms for ``Generator.integers`` alone.
 
 The kernels are compiled by numba and cached on disk at their first use in a process, one
-process at a time (:func:`compiled`: two jobs start together, and two processes writing the same
-cache entry at once can leave one loading the other's half-written file).
+process at a time for each set of kernels and cache folder (:func:`compiled`: two jobs of a run
+start together, and two processes adding overloads of one kernel at once can give both the same
+data file); a set that adds overloads to another's kernels shares its lock, and another set, or
+another run's folder, compiles beside them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
@@ -33,14 +36,23 @@ MAX_RANGE = int(np.iinfo(np.int32).max)
 _warm: set[str] = set()
 
 
-def compiled(name: str, warm: Callable[[], object]) -> None:
+def compiled(name: str, warm: Callable[[], object], *, lock: str | None = None) -> None:
     """Run ``warm`` (a call of the kernels on tiny inputs of the real types) once a process,
-    holding the lock of every process that compiles tailgate's kernels."""
+    holding the lock of the processes that compile the kernels ``name`` (``lock``: those of
+    another name, whose compiled callees they share) into the same cache folder: in the folder
+    itself where numba's cache is a run's own (``NUMBA_CACHE_DIR``, removed with it), else one a
+    user and name. A file system without locks compiles without."""
     if name in _warm:
         return
-    lock = Path(tempfile.gettempdir()) / f"tailgate-numba-kernels-{os.getuid()}.lock"
-    with open(lock, "a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
+    key, folder = lock or name, os.environ.get("NUMBA_CACHE_DIR")
+    path = (
+        Path(folder) / f".compiling-{key}"
+        if folder and os.path.isdir(folder)
+        else Path(tempfile.gettempdir()) / f"tailgate-numba-{key}-{os.getuid()}.lock"
+    )
+    with open(path, "a") as held:
+        with contextlib.suppress(OSError):
+            fcntl.flock(held, fcntl.LOCK_EX)
         warm()
     _warm.add(name)
 
