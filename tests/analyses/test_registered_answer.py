@@ -28,6 +28,7 @@ protocol:
   pairs: [[base, outside]]
   sensitivity: {tolerance_multipliers: [1.0]}
   power_simulation: {delta_xi: [0.0, 0.2], n_exc: [50], trials: 4, resamples: 10}
+  operating_characteristics: {trials: 10}
 """
 NO_PROTOCOL = re.compile(r"^protocol: \{enabled: false\}.*\n", re.M)
 

@@ -12,9 +12,11 @@ QUICK = "  operating_characteristics: {trials: 40, resamples: 20, max_false_pass
 
 
 def _with_bound(project, bound: str) -> None:
+    """The small study's simulation (registered smaller than the default) with a bound."""
     text = project.prereg.read_text()
-    assert "\nprotocol:\n" in text
-    project.write(text.replace("\nprotocol:\n", "\nprotocol:\n" + QUICK.replace("MAX", bound), 1))
+    small = "  operating_characteristics: {trials: 10}\n"
+    assert small in text
+    project.write(text.replace(small, QUICK.replace("MAX", bound), 1))
 
 
 def test_a_bound_that_holds_is_recorded_in_the_lock(project, capsys):

@@ -54,6 +54,7 @@ protocol:
   pairs: [[base, heavy]]
   sensitivity: {tolerance_multipliers: [1.0]}
   power_simulation: {delta_xi: [0.0], n_exc: [200], trials: 2, resamples: 10}
+  operating_characteristics: {trials: 10}
 """
 
 IMPORT_STUDY = """\
@@ -84,6 +85,7 @@ protocol:
   pairs: [[a, b]]
   sensitivity: {tolerance_multipliers: [1.0]}
   power_simulation: {delta_xi: [0.0], n_exc: [100], trials: 2, resamples: 10}
+  operating_characteristics: {trials: 10}
 """
 
 

@@ -36,5 +36,6 @@ protocol:
   pairs: all
   sensitivity: {{tolerance_multipliers: [0.5, 1.0, 2.0]}}
   power_simulation: {{delta_xi: [0.0, 0.1], n_exc: [500, 1500], trials: 10, resamples: 10}}
+  operating_characteristics: {{trials: 10}}
 analyses: {{}}
 """

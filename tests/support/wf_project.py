@@ -43,6 +43,7 @@ protocol:
   pairs: [[base, twin], [base, heavy]]
   sensitivity: {tolerance_multipliers: [0.5, 1.0, 2.0]}
   power_simulation: {delta_xi: [0.0, 0.2], n_exc: [200, 400], trials: 6, resamples: 20}
+  operating_characteristics: {trials: 10}
 """
 
 
