@@ -211,9 +211,9 @@ def fresh_compiled_cache(where: str | Path = ".snakemake") -> Path:
     cluster job sees too) for numba's compiled kernels, set as ``NUMBA_CACHE_DIR`` of this
     process and so of every job, warm server and cluster job it starts after this call; removed
     when this process exits. numba then never reads the cache beside the sources (module
-    docstring); the run compiles each kernel once, its first job that calls it (the kernels
-    compile one process at a time: :func:`tailgate.stats.draws.compiled`), and its later jobs
-    load them from this folder."""
+    docstring); the run compiles each kernel once, its first job that calls it (a set of
+    kernels compiles in one process at a time: :func:`tailgate.stats.draws.compiled`), and its
+    later jobs load them from this folder."""
     base = Path(where)
     base.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="tailgate-numba-", dir=base)).resolve()
