@@ -41,16 +41,17 @@ def compiled(name: str, warm: Callable[[], object], *, lock: str | None = None) 
     holding the lock of the processes that compile the kernels ``name`` (``lock``: those of
     another name, whose compiled callees they share) into the same cache folder: in the folder
     itself where numba's cache is a run's own (``NUMBA_CACHE_DIR``, removed with it), else one a
-    user and name. A file system without locks compiles without."""
+    user and name (also where that folder cannot be written). A file system without locks
+    compiles without."""
     if name in _warm:
         return
-    key, folder = lock or name, os.environ.get("NUMBA_CACHE_DIR")
-    path = (
-        Path(folder) / f".compiling-{key}"
-        if folder and os.path.isdir(folder)
-        else Path(tempfile.gettempdir()) / f"tailgate-numba-{key}-{os.getuid()}.lock"
-    )
-    with open(path, "a") as held:
+    key, folder = lock or name, os.environ.get("NUMBA_CACHE_DIR") or ""
+    shared = Path(tempfile.gettempdir()) / f"tailgate-numba-{key}-{os.getuid()}.lock"
+    try:
+        held = open(Path(folder) / f".compiling-{key}" if folder else shared, "a")
+    except OSError:
+        held = open(shared, "a")
+    with held:
         with contextlib.suppress(OSError):
             fcntl.flock(held, fcntl.LOCK_EX)
         warm()
