@@ -62,7 +62,7 @@ from tailgate.runs.interrupts import (
 )
 from tailgate.runs.ledger import answer_when_up_to_date, finish_run
 from tailgate.runtime import forkserver
-from tailgate.runtime.environment import fresh_compiled_cache
+from tailgate.kernel_cache import use_kernel_cache
 from tailgate.stages.model_jobs import study_loads_models
 
 # Local runs fork their jobs from one process that has imported the numerical stack
@@ -75,8 +75,8 @@ answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 onstart:
     watch_interrupts(workflow)
-    # numba's kernels compile into a new folder of this run's (tailgate/runtime/environment.py)
-    fresh_compiled_cache()
+    # numba's kernels compile into the user's kernel cache (tailgate/kernel_cache.py)
+    use_kernel_cache(fallback=".snakemake")
     FORKSERVER.append(
         forkserver.start(
             workflow, FORKSERVER_WANTED, models=study_loads_models(STUDY)

@@ -200,7 +200,9 @@ LAYERS: dict[str, int] = {
     "authoring": 6,
     "cli": 7,
 }
-HELPERS = frozenset({"tailgate", "code", "errors", "forked", "lazy", "operational", "seeds"})
+HELPERS = frozenset(
+    {"tailgate", "code", "errors", "forked", "kernel_cache", "lazy", "operational", "seeds"}
+)
 #: imports against the layers, each with its reason: none (the entry points load a study through
 #: ``tailgate.plans.registration``, which adds the analysis kinds' checks above the contract's)
 KNOWN_UPWARD: set[tuple[str, str]] = set()

@@ -27,7 +27,8 @@ SLURM; the second run must resume (run only what is missing) and complete. Check
   gres) is what the profile requests for its rule;
 - the jobs wrote nothing in the project outside ``results/`` and Snakemake's own ``.snakemake/``
   (where the plugin keeps the SLURM logs), and nothing in the home folder but the caches
-  matplotlib and Snakemake keep there (a font list, a source cache).
+  matplotlib, Snakemake and tailgate keep there (a font list, a source cache, the compiled
+  kernels).
 
 Printed (run with ``-s`` to see it, as ``.ci/run`` does): every SLURM job with its rule,
 partition, resources and state, the byte-identity table's size and the audit's exit code.
@@ -397,7 +398,10 @@ def test_jobs_write_only_results_and_logs(runs):
         [".git", ".snakemake", "config", "preregistrations", "results"]
     )
     written = {p.relative_to(runs.home).as_posix() for p in runs.home.rglob("*") if p.is_file()}
-    caches = (".cache/matplotlib/", ".config/matplotlib/", ".cache/snakemake/")
+    caches = (
+        ".cache/matplotlib/", ".config/matplotlib/", ".cache/snakemake/",
+        ".cache/tailgate/kernels/",  # numba's compiled kernels (tailgate/kernel_cache.py)
+    )  # fmt: skip
     assert {w for w in written if not w.startswith(caches)} == set(), written
     # the plugin's SLURM logs, under .snakemake/: one per job that ran (a job cancelled while
     # queued never wrote one)

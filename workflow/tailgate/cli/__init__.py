@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from tailgate import __version__
 from tailgate.cli import analyses, audit, bundle, design, env, export, init, lock, status
 from tailgate.cli.base import EXIT_CODES, Parser, PipeSafeStdout, call, printable
+from tailgate.kernel_cache import use_kernel_cache
 
 __all__ = ["build_parser", "main"]
 
@@ -72,4 +73,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:  # --help, --version, usage errors
         return int(exc.code or 0)
+    use_kernel_cache()  # the verbs that simulate compile or load numba's kernels there
     return call(args)

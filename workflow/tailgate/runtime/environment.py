@@ -12,23 +12,18 @@ and make ``tailgate audit --reproduce`` byte-exact.
 
 **Caches hold code.** numba's cache index files are pickles, unpickled when a kernel loads (a
 planted one runs its payload), and matplotlib's settings and the model libraries' module
-caches are read from folders a researcher can write. So every run of the
-workflow compiles tailgate's kernels into a new empty folder of its own
-(:func:`fresh_compiled_cache`: ``NUMBA_CACHE_DIR`` for the run's jobs, its warm server and the
-cluster jobs it submits, removed when the run ends), never into the folder beside the sources
-nor one that outlives the run; and ``audit --reproduce`` runs with every cache in its own scratch
-folder (:func:`fresh_caches`).
+caches are read from folders a researcher can write. So every run of the workflow compiles and
+loads tailgate's kernels only in the user's own kernel cache (:mod:`tailgate.kernel_cache`),
+never beside the sources nor where ``NUMBA_CACHE_DIR`` pointed; and ``audit --reproduce`` runs
+with every cache in its own scratch folder (:func:`fresh_caches`).
 """
 
 from __future__ import annotations
 
-import atexit
 import importlib.metadata
 import os
 import platform
-import shutil
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -45,7 +40,6 @@ __all__ = [
     "differences",
     "environment_notes",
     "fresh_caches",
-    "fresh_compiled_cache",
     "numeric_differences",
     "recorded",
     "requirements",
@@ -204,22 +198,6 @@ def requirements(recorded_env: Mapping[str, str]) -> str:
         if version is not None:
             lines.append(f"{dist}=={version.split('+')[0]}")
     return "\n".join(lines) + "\n"
-
-
-def fresh_compiled_cache(where: str | Path = ".snakemake") -> Path:
-    """A new empty folder (in ``where``: the run's working folder's ``.snakemake``, which a
-    cluster job sees too) for numba's compiled kernels, set as ``NUMBA_CACHE_DIR`` of this
-    process and so of every job, warm server and cluster job it starts after this call; removed
-    when this process exits. numba then never reads the cache beside the sources (module
-    docstring); the run compiles each kernel once, its first job that calls it (a set of
-    kernels compiles in one process at a time: :func:`tailgate.stats.draws.compiled`), and its
-    later jobs load them from this folder."""
-    base = Path(where)
-    base.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="tailgate-numba-", dir=base)).resolve()
-    os.environ["NUMBA_CACHE_DIR"] = str(folder)
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
 
 
 def _user_cache(variable: str, *default: str) -> str:

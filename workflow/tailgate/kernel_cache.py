@@ -1,0 +1,117 @@
+"""Where tailgate's numba kernels are compiled to and loaded from: the user's own kernel cache.
+
+numba's cache index files are pickles, unpickled when a kernel loads: a planted one runs its
+payload. numba looks for them beside the sources (in an editable install, a folder of the
+repository) and in ``NUMBA_CACHE_DIR`` (set by whoever prepared the environment). Neither is
+read here. Every entry point (a workflow run and the jobs it starts, the ``tailgate`` command)
+points numba at one folder of the user's cache, ``<cache>/tailgate/kernels/<code>``
+(``<cache>``: ``XDG_CACHE_HOME`` or ``~/.cache``; ``<code>``: the code digest of the tailgate
+in use, :func:`tailgate.code.code_digest`), which only the user's own processes can have
+written:
+
+- the folders ``tailgate``, ``kernels`` and ``<code>`` are made by this process with mode 0700
+  where they are missing, and are used only when each is a folder (not a link) owned by the
+  user that nobody else may write;
+- ``<code>`` changes with any edit of the package, so no kernel is loaded against sources other
+  than the ones it was compiled from (numba itself checks only the kernel's own file, not the
+  kernels it calls from other modules);
+- ``audit --reproduce`` runs its re-run with ``XDG_CACHE_HOME`` in its own scratch folder, so
+  the reviewer's re-run compiles every kernel afresh.
+
+Where the cache cannot be used (a folder of someone else's, a link, a read-only home), the run
+compiles into a new empty folder of its own, removed when the process that made it exits.
+Kernels compiled once load in about a second in every later run (numba's compilation of the
+bootstrap kernels costs 8 to 16 CPU-seconds), which is most of a small study's run.
+Of the folders of other code (an older version, an edited checkout), the
+:data:`KEEP_FOLDERS` used last are kept, and any other that no run used for a day is removed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tailgate.code import code_digest
+
+__all__ = ["KEEP_FOLDERS", "kernel_cache", "use_kernel_cache"]
+
+#: kernel folders of other code kept whatever their age (about 1.3 MB each)
+KEEP_FOLDERS = 8
+
+
+def _cache_home() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base)
+
+
+def _private(folder: Path) -> bool:
+    """Whether ``folder`` (made with mode 0700 where missing) is a folder, not a link, of this
+    user's that no one else may write."""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        st = folder.lstat()
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(st.st_mode)
+        and st.st_uid == os.geteuid()
+        and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
+def kernel_cache() -> Path | None:
+    """The user's kernel folder for the code in use (made where missing; its time set to now),
+    or None where it cannot be trusted or written."""
+    home = _cache_home()
+    if not home.is_absolute() or not home.is_dir():
+        return None
+    kernels = home / "tailgate" / "kernels"
+    folder = kernels / code_digest()[:16]
+    if not all(_private(f) for f in (kernels.parent, kernels, folder)):
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return None
+    try:
+        os.utime(folder)
+    except OSError:
+        return None
+    _prune(kernels, keep=folder)
+    return folder
+
+
+def _prune(kernels: Path, keep: Path) -> None:
+    """Remove the kernel folders of other code beyond the :data:`KEEP_FOLDERS` used last that
+    no run used for a day (a run of that code may still be loading from it)."""
+    try:
+        others = [(f.lstat().st_mtime, f) for f in kernels.iterdir() if f != keep]
+    except OSError:
+        return
+    day_ago = time.time() - 86400
+    for used, f in sorted(others, reverse=True)[KEEP_FOLDERS:]:
+        if used < day_ago:
+            shutil.rmtree(f, ignore_errors=True)
+
+
+def use_kernel_cache(fallback: str | Path | None = None) -> Path:
+    """Point numba at :func:`kernel_cache` (``NUMBA_CACHE_DIR`` of this process, so of every
+    process it starts after this call, and numba's setting where numba is loaded) and return
+    the folder; where that cannot be used, at a new empty folder in ``fallback`` (default: the
+    system's temporary folder), removed when this process exits. A kernel module loaded before
+    this call keeps the folder it was loaded with."""
+    folder = kernel_cache()
+    if folder is None:
+        base = Path(fallback) if fallback is not None else Path(tempfile.gettempdir())
+        base.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="tailgate-numba-", dir=base)).resolve()
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["NUMBA_CACHE_DIR"] = str(folder)
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
+    return folder
