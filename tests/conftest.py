@@ -150,6 +150,21 @@ NOT_FAST = frozenset(
 )
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """pytest keeps each test module as it rewrote its asserts (``__pycache__``, beside the
+    module) only where bytecode may be written: while the tests are collected it may, even under
+    ``PYTHONDONTWRITEBYTECODE``, so a later run (and each worker) loads them instead of
+    rewriting all of them again (about half of a worker's collection). The tests themselves run
+    with the setting as it was."""
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = saved
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group the tests of each study run on one xdist worker (:data:`STUDY_RUNS`), and mark

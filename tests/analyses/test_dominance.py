@@ -156,6 +156,7 @@ def test_bootstrap_is_deterministic_whatever_the_threads():
     np.testing.assert_allclose(d[:, :, 0, 1] + d[:, :, 1, 0], 1.0, atol=1e-12)
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_relative_test_size_under_equal_distributions():
     """Under H0 (equal distributions, k = 2) the relative and absolute tests of "1 dominates 2"
     reject at most α/k² + Monte Carlo error, both orders; without the distinctness guard the

@@ -61,6 +61,7 @@ def test_calibrated_absolute_test_holds_its_size_at_the_boundary():
     assert hits[(2, "normal")] / reps > _bound(0.05, reps), hits
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_calibrated_second_order_test_holds_its_size_at_the_boundary_at_n_2000():
     """The boundary of the absolute ε₀-test, second order, at n = 2,000 (ε_IQ = ε₀ = 0.4447):
     the Φ(1) tail scale alone rejected 0.0645 ± 0.0055 over 2,000 data sets in a review at

@@ -18,6 +18,7 @@ def _tail_shift(r: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return z + 1.0 * (z > norm.ppf(0.9)), y
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_no_cliff_in_power_above_a_thousand_pooled_values():
     """A tail-only difference at α′ = 0.0125 (k = 2) on the same 8 seeded data sets of n = 500
     and of n = 501 (the first 500 values and one more): the guard rejects about as often

@@ -96,6 +96,7 @@ def test_relative_test_on_three_levels_is_the_same_whichever_sample_comes_first(
         assert a[1].distinct_p[0, 1] == b[1].distinct_p[0, 1]
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 @pytest.mark.usefixtures("one_thread")
 def test_guard_finds_a_difference_confined_to_the_upper_tail():
     """Two samples of n = 300 that differ only above the 90 % quantile (there the first is

@@ -131,6 +131,7 @@ def test_bootstrap_window_fallback_is_exact(monkeypatch) -> None:
     assert np.array_equal(reference, narrow)
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_sequence_bootstrap_ci_covers_a_known_percentile_at_the_nominal_rate() -> None:
     """The median of exp(μ_s + ε) is 1. With strong sequence effects the sequence bootstrap covers
     at about 95 % (0.953 over 300 data sets; the band 0.95 ± 0.048 excludes a token bootstrap's

@@ -4,9 +4,12 @@ Run by path: ``python tests/benchmarks/bench_workflow.py [STUDY ...] [--cores N]
 by pytest; default: every shipped study, 2 cores). For each study, in a fresh copy of the
 project:
 
-1. the study's DAG with ``snakemake --cores N``: wall time, job-seconds per rule (from Snakemake's
-   own log: each job's start and finish), and the peak resident memory of the largest process
-   (Snakemake or one job; ``getrusage(RUSAGE_CHILDREN)``);
+1. the study's DAG with ``snakemake --cores N`` as a user's first run makes it (an empty kernel
+   cache: ``XDG_CACHE_HOME`` in a new folder, ``tailgate/kernel_cache.py``), then again in
+   another fresh copy as every later run makes it (the kernels compiled by the first): wall
+   time, job-seconds per rule (from Snakemake's own log: each job's start and finish), and the
+   peak resident memory of the largest process (Snakemake or one job;
+   ``getrusage(RUSAGE_CHILDREN)``);
 2. the same DAG again with every job in its own process (``TAILGATE_FORKSERVER=off``: no fork
    server, see ``tailgate/runtime/forkserver.py``), the peer of the warm start, with the ratio;
 3. the floor: a Snakefile with the same number of ``script:`` jobs, each an empty Python script,
@@ -122,14 +125,20 @@ def run_study(study: str, cores: int, root: Path, env: dict[str, str] | None = N
 
 def bench(study: str, cores: int, keep: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        wall, peak, cpu, log = run_study(study, cores, (keep or Path(tmp)) / study)
-        own = run_study(study, cores, Path(tmp) / f"{study}-own", {"TAILGATE_FORKSERVER": "off"})
+        (Path(tmp) / "cache").mkdir()
+        cache = {"XDG_CACHE_HOME": str(Path(tmp) / "cache")}
+        first = run_study(study, cores, Path(tmp) / f"{study}-first", cache)
+        wall, peak, cpu, log = run_study(study, cores, (keep or Path(tmp)) / study, cache)
+        own = run_study(
+            study, cores, Path(tmp) / f"{study}-own", {**cache, "TAILGATE_FORKSERVER": "off"}
+        )
     seconds, count = job_seconds(log)
     jobs = sum(count.values())
     noop = floor(jobs, cores, "")
     heavy = floor(jobs, cores, "import numpy, scipy.stats, pandas, pyarrow.parquet")
     print(f"\n{study}: {jobs} jobs, --cores {cores}")
     print(f"  wall {wall:.1f} s, CPU {cpu:.0f} s, peak RSS of one process {peak:.2f} GB")
+    print(f"  the first run (an empty kernel cache): wall {first[0]:.1f} s, CPU {first[2]:.0f} s")
     print(f"  every job in its own process (no fork server): wall {own[0]:.1f} s, CPU "
           f"{own[2]:.0f} s (ratio {own[0] / wall:.2f}x wall, {own[2] / cpu:.2f}x CPU)")  # fmt: skip
     print(f"  floor: {jobs} no-op script jobs {noop:.1f} s (ratio {wall / noop:.1f}x); ")

@@ -79,6 +79,7 @@ def test_the_design_says_how_it_simulated_p1_on_a_lattice() -> None:
     assert p1_interval(prof, None, lattice=True) == p1_interval(prof, None)
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_the_profile_interval_covers_on_a_coarse_lattice() -> None:
     """A small version of ``tests/benchmarks/p1_lattice_coverage.py``: 120 samples of 100
     exceedances of a discretised GPD(0.2, 1) on step h = σ; coverage within 3 s.e. of 0.95."""

@@ -68,6 +68,7 @@ def test_g5_se_tolerance_scales_with_sampling_error() -> None:
     assert no_n.first_failing == "G5"
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_g5_se_rule_size_on_a_stable_tail() -> None:
     """An exact GPD tail fails the se rule at about 2·(1 − Φ(2)) per side (fixed 0.05: ~37 %)."""
     rng = np.random.default_rng(4)

@@ -316,6 +316,7 @@ def test_mean_risk_scores_share_one_axis() -> None:
     assert ax.name == "rectilinear"
 
 
+@pytest.mark.slow  # every figure drawn three times: the whole suite runs it
 def test_png_bytes_are_the_bytes_savefig_writes() -> None:
     """One draw instead of savefig's two (a layout pass without output, then the rasterising
     draw): the same PNG for every figure kind, colour bar and outside legends included."""

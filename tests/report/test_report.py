@@ -690,6 +690,7 @@ def test_glossary_names_the_papers_and_defines_the_references(inputs, tmp_path):
     assert "## Glossary" in md and "- **Zhou 2026**: L. Zhou, Tail-Shape" in md
 
 
+@pytest.mark.slow  # the whole report rendered twice: the whole suite runs it
 def test_report_renders_byte_identically_twice(inputs, tmp_path, monkeypatch):
     """Twice the same bytes, and again with its figures drawn two at a time (a report holds
     at most ``FIGURE_BATCH`` undrawn)."""

@@ -82,6 +82,7 @@ def test_a_clipped_top_probability_grade_is_censored_on_the_logit_scale() -> Non
     assert fit.loglik >= -best.fun - 1e-9
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_g4_holds_its_size_on_capped_grades_where_the_uncensored_fit_fails_it() -> None:
     """Small version of ``tests/benchmarks/censored_top.py``: 80 capped samples with 15–25 %
     at the ceiling, G4 with 49 resamples (the uncensored G4 on the first 10)."""

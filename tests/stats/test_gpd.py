@@ -221,6 +221,7 @@ def test_profile_third_derivative_is_the_second_derivatives_slope() -> None:
         assert d3 == pytest.approx((d2[0] - d2[1]) / (2 * h), rel=1e-5)
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_bootstrap_ci_covers_truth_at_nominal_rate() -> None:
     # 200 samples of n = 1500 at ξ = 0.2, 90 % percentile CIs from 200 resamples. The percentile
     # method inherits the MLE's O(1/n) bias twice (≈ −0.005 here, sd 0.033), so its expected

@@ -50,6 +50,7 @@ def test_profile_loglik_matches_brute_force(xi: float) -> None:
     assert inference.profile_loglik(y, f.xi)[0] == pytest.approx(f.loglik, abs=1e-6)
 
 
+@pytest.mark.slow  # a brute-force reference over a fine grid: the whole suite runs it
 def test_profile_ci_matches_a_brute_force_profile(rain_like: np.ndarray) -> None:
     f = gpd.fit(rain_like)
     ci = inference.profile_ci(rain_like, 0.95, f)
@@ -88,6 +89,7 @@ def test_observed_information_matches_finite_differences(xi: float) -> None:
     assert oi.se_xi == pytest.approx((1 + xi) / math.sqrt(y.size), rel=0.2)
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_profile_ci_coverage_by_simulation() -> None:
     rng = np.random.default_rng(3)
     m, n, xi = 400, 200, 0.1
@@ -99,6 +101,7 @@ def test_profile_ci_coverage_by_simulation() -> None:
     assert abs(cover - 0.95) < 3 * math.sqrt(0.95 * 0.05 / m)
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_lr_test_size_by_simulation() -> None:
     """Under ξ_A = ξ_B (scales differ) Λ ~ χ²₁: rejections at α = 0.05 within MC error.
 

@@ -145,6 +145,7 @@ def _model_sample(rng: np.random.Generator, xi: float, h: float, n: int) -> np.n
     return (lattice.sample_cells(rng, xi, 1.0, h, (1, n))[0] + 0.5) * h
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_lattice_g4_holds_its_level_where_the_continuous_test_rejects_everything() -> None:
     """Data drawn from the discretised model: the parametric-bootstrap A²_d rejects about 5 %
     at 0.05 (120 data sets: MC s.e. 0.02), the continuous A² nearly always."""
@@ -200,6 +201,7 @@ def test_g5_sides_are_distinct_lattice_thresholds() -> None:
     assert none is None and count is None and "beyond the data range" in why
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_p2_and_the_lr_test_on_one_lattice_with_different_latent_scales() -> None:
     """Same latent ξ = 0.2, latent scales 1 and 0.5, one grid h = 1 (the case that fooled P2):
     the discretised fits rarely differ by more than 0.1 at ~1,000 exceedances each and the LR
@@ -232,6 +234,7 @@ def test_p2_and_the_lr_test_on_one_lattice_with_different_latent_scales() -> Non
     assert big_c / reps > 0.5
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_lattice_profile_ci_and_standard_error_agree_with_the_spread_of_fits() -> None:
     """The profile CI covers the latent ξ about 95 % of the time and the information s.e.
     matches the s.d. of ξ̂ across data sets (80 data sets, h = σ)."""

@@ -39,6 +39,7 @@ def test_continuous_size_at_100_exceedances() -> None:
     assert boot <= 5 < smith
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_lattice_size_at_100_exceedances() -> None:
     # h ≈ σ/2 at the threshold: 40 discretised GPD(−0.2) samples of about 100 exceedances of the
     # 0.9-quantile, G5 at 0.9 ± 0.02 as the fit stage runs it. These samples fail 5 times

@@ -58,6 +58,7 @@ def _g5(x: np.ndarray, h: float, smin: int = 30, seed: int = 1) -> bool:
     return check.passed
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_lattice_g5_holds_its_size_under_a_discretised_gpd_at_h_sigma() -> None:
     # h = σ at the threshold: the upper side is a whole step up in most samples; the lower side
     # stays q's own. Nominal (2 s.e., one or two sides): 0.045–0.089; 50 samples, s.e. ≈ 0.04.
@@ -77,6 +78,7 @@ def test_lower_side_on_q_own_threshold_is_q_own_fit() -> None:
     assert (xi, n) == (gpd.fit(ex.y, 1.0).xi, ex.n_exc)
 
 
+@pytest.mark.slow  # a power simulation: the whole suite runs it
 def test_lattice_g5_fails_where_the_shape_changes_above_q() -> None:
     # a GPD(0) whose excesses over its 0.91-quantile are replaced by a GPD(0.8) tail: ξ at the
     # upper side differs from ξ at q. On a lattice of step σ/4 G5 fails nearly always.

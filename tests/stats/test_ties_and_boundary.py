@@ -47,6 +47,7 @@ def test_half_step_removes_the_tie_bias_of_xi() -> None:
     assert abs(np.mean(strict)) > abs(np.mean(half)) + 2 * se
 
 
+@pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
 def test_ok_fits_never_lie_below_the_boundary_limit() -> None:
     """Small n, ξ near −1: an interior local maximum below −n·log max(y) is reported boundary."""
     rng = np.random.default_rng(0)

@@ -43,6 +43,8 @@ __all__ = ["KEEP_FOLDERS", "kernel_cache", "use_kernel_cache"]
 
 #: kernel folders of other code kept whatever their age (about 1.3 MB each)
 KEEP_FOLDERS = 8
+#: the folder :func:`use_kernel_cache` pointed this process at
+_in_use: Path | None = None
 
 
 def _cache_home() -> Path:
@@ -103,7 +105,11 @@ def use_kernel_cache(fallback: str | Path | None = None) -> Path:
     process it starts after this call, and numba's setting where numba is loaded) and return
     the folder; where that cannot be used, at a new empty folder in ``fallback`` (default: the
     system's temporary folder), removed when this process exits. A kernel module loaded before
-    this call keeps the folder it was loaded with."""
+    this call keeps the folder it was loaded with. Once a process: a later call returns the
+    same folder while ``NUMBA_CACHE_DIR`` still names it."""
+    global _in_use
+    if _in_use is not None and os.environ.get("NUMBA_CACHE_DIR") == str(_in_use):
+        return _in_use
     folder = kernel_cache()
     if folder is None:
         base = Path(fallback) if fallback is not None else Path(tempfile.gettempdir())
@@ -114,4 +120,5 @@ def use_kernel_cache(fallback: str | Path | None = None) -> Path:
     config = sys.modules.get("numba.core.config")
     if config is not None:
         config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
+    _in_use = folder
     return folder
