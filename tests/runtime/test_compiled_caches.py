@@ -116,6 +116,13 @@ def test_a_folder_others_may_write_is_not_used(home, which):
     assert kernel_cache() is None
 
 
+def test_a_missing_cache_folder_is_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "new" / "cache"))
+    assert (
+        kernel_cache() == tmp_path / "new" / "cache" / "tailgate" / "kernels" / (code_digest()[:16])
+    )
+
+
 def test_a_link_is_not_used(home, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)

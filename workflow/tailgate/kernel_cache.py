@@ -71,7 +71,11 @@ def kernel_cache() -> Path | None:
     """The user's kernel folder for the code in use (made where missing; its time set to now),
     or None where it cannot be trusted or written."""
     home = _cache_home()
-    if not home.is_absolute() or not home.is_dir():
+    if not home.is_absolute():
+        return None
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)  # as XDG asks, where missing
+    except OSError:
         return None
     kernels = home / "tailgate" / "kernels"
     folder = kernels / code_digest()[:16]
