@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate import __version__
+from tailgate.kernel_cache import user_cache_home
 
 __all__ = [
     "MODEL_PACKAGES",
@@ -201,9 +202,7 @@ def requirements(recorded_env: Mapping[str, str]) -> str:
 
 
 def _user_cache(variable: str, *default: str) -> str:
-    return os.environ.get(variable) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), *default
-    )
+    return os.environ.get(variable) or str(user_cache_home().joinpath(*default))
 
 
 def fresh_caches(folder: Path) -> dict[str, str]:
