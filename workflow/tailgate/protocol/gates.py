@@ -19,7 +19,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tailgate.prereg.protocol_blocks import Rules, Stability
+from tailgate.prereg.protocol_blocks import Gof, Rules, Stability, Tolerances
+from tailgate.prereg.schema import apply_defaults
 from tailgate.stats.equivalence import BulkEquivalence
 from tailgate.stats.inference import (
     LR_CALIBRATIONS,
@@ -91,10 +92,17 @@ def p1_reads(method: str, on_lattice: bool) -> str:
 FAMILIES = ("registered", "confirmatory")
 
 
+#: the protocol of a registration that writes none of its fields: the schema's defaults (the
+#: pre-registered design of Zhou (2026)) read by the protocol's readers
+_DEFAULT = apply_defaults({"protocol": {}})["protocol"]
+_RULES, _TOLERANCES = Rules.of(_DEFAULT), Tolerances.of(_DEFAULT)
+_STABILITY, _GOF = Stability.of(_DEFAULT), Gof.of(_DEFAULT)
+
+
 @dataclass(frozen=True)
 class GateSettings:
-    """Registered decision rules of Zhou (2026) (defaults: the seed's pre-registered design; an
-    optional field's: its reader's, :mod:`tailgate.prereg.protocol_blocks`).
+    """Registered decision rules of Zhou (2026) (defaults: those of a registration that writes
+    no protocol field, for one pair).
 
     Multiplicity: ``multiplicity`` is ``"none"`` or ``"bonferroni"``; with Bonferroni over the
     ``n_pairs`` pairs of the family (``family``: every registered pair, or the ``confirmatory``
@@ -115,26 +123,26 @@ class GateSettings:
     (``protocol.tolerances.proposed``), else ``registered``.
     """
 
-    delta_mu: float = 0.10
-    delta_tvar: float = 0.20
-    n_star: int = 500
-    gof_alpha: float = 0.05
-    stability_delta: float = 0.02
-    stability_tolerance: float = 0.05
-    delta_floor: float = 0.10
-    alpha: float = 0.05
-    multiplicity: str = "none"
+    delta_mu: float = _TOLERANCES.mean
+    delta_tvar: float = _TOLERANCES.tvar
+    n_star: int = _RULES.min_exceedances
+    gof_alpha: float = _GOF.alpha
+    stability_delta: float = _STABILITY.delta
+    stability_tolerance: float = _STABILITY.tolerance
+    delta_floor: float = _RULES.delta_floor
+    alpha: float = _RULES.alpha
+    multiplicity: str = _RULES.multiplicity
     n_pairs: int = 1
-    tvar_level: float = 0.9
-    family: str = Rules.family
-    adjusted_gates: tuple[str, ...] = Rules.adjusted_gates
-    stability_edge: str = Stability.edge
-    stability_rule: str = Stability.tolerance_rule
-    stability_se_multiplier: float = Stability.se_multiplier
-    p1_method: str = Rules.p1_method
-    lr_calibration: str = Rules.lr_calibration
-    lr_bootstrap_below: int = Rules.lr_bootstrap_below
-    tolerances_source: str = "registered"
+    tvar_level: float = _RULES.tvar_level
+    family: str = _RULES.family
+    adjusted_gates: tuple[str, ...] = _RULES.adjusted_gates
+    stability_edge: str = _STABILITY.edge
+    stability_rule: str = _STABILITY.tolerance_rule
+    stability_se_multiplier: float = _STABILITY.se_multiplier
+    p1_method: str = _RULES.p1_method
+    lr_calibration: str = _RULES.lr_calibration
+    lr_bootstrap_below: int = _RULES.lr_bootstrap_below
+    tolerances_source: str = _TOLERANCES.proposed
 
     def __post_init__(self) -> None:
         if self.multiplicity not in ("none", "bonferroni"):

@@ -20,6 +20,7 @@ with every cache in its own scratch folder (:func:`fresh_caches`).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import platform
@@ -89,7 +90,10 @@ NUMERIC_PACKAGES = (
 _BASE: dict[str, str] = {}
 
 
+@functools.cache
 def _version(dist: str) -> str | None:
+    """The installed version of ``dist``, looked up once a process (the audit compares every
+    record's versions with this process's)."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
