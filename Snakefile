@@ -62,7 +62,7 @@ from tailgate.runs.interrupts import (
 )
 from tailgate.runs.ledger import answer_when_up_to_date, finish_run
 from tailgate.runtime import forkserver
-from tailgate.kernel_cache import use_kernel_cache
+from tailgate.user_cache import use_kernel_cache
 from tailgate.stages.model_jobs import study_loads_models
 
 # Local runs fork their jobs from one process that has imported the numerical stack
@@ -75,7 +75,7 @@ answer_when_up_to_date(STUDY, RESULTS, dryrun=workflow.dryrun)
 
 onstart:
     watch_interrupts(workflow)
-    # numba's kernels compile into the user's kernel cache (tailgate/kernel_cache.py)
+    # numba's kernels compile into the user's kernel cache (tailgate/user_cache.py)
     use_kernel_cache(fallback=".snakemake")
     FORKSERVER.append(
         forkserver.start(

@@ -101,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
     compilation after PyTorch has loaded its own copy of LLVM can abort the process (numba
     issue 9996; the other order works), and a dead worker ends the run. ``dcor``, which
     compiles at import, is only imported in a fresh interpreter (``dcor_reference.py``)."""
-    from tailgate.kernel_cache import use_kernel_cache
+    from tailgate.user_cache import use_kernel_cache
 
     use_kernel_cache()  # before any kernel module loads: the user's kernel cache, as every run
     import numpy as np

@@ -201,7 +201,7 @@ LAYERS: dict[str, int] = {
     "cli": 7,
 }
 HELPERS = frozenset(
-    {"tailgate", "code", "errors", "forked", "kernel_cache", "lazy", "operational", "seeds"}
+    {"tailgate", "code", "errors", "forked", "lazy", "operational", "seeds", "user_cache"}
 )
 #: imports against the layers, each with its reason: none (the entry points load a study through
 #: ``tailgate.plans.registration``, which adds the analysis kinds' checks above the contract's)
@@ -250,6 +250,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("audit.outcome", "plans.reads"): _AUDIT_STAGES,
     ("audit.outcome", "report"): _FIGURES,
     ("audit.outcome", "report.raster"): _FIGURES,
+    ("audit.outcome", "report.kept_figures"): _FIGURES,
     ("audit.outcome", "report.stage"): _FIGURES,
     ("audit.plain", "stages.sensitivity"): _AUDIT_STAGES,
     ("audit.reproduce", "report.stage"): _FIGURES,

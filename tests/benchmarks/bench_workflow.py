@@ -5,7 +5,7 @@ by pytest; default: every shipped study, 2 cores). For each study, in a fresh co
 project:
 
 1. the study's DAG with ``snakemake --cores N`` as a user's first run makes it (an empty kernel
-   cache: ``XDG_CACHE_HOME`` in a new folder, ``tailgate/kernel_cache.py``), then again in
+   cache: ``XDG_CACHE_HOME`` in a new folder, ``tailgate/user_cache.py``), then again in
    another fresh copy as every later run makes it (the kernels compiled by the first): wall
    time, job-seconds per rule (from Snakemake's own log: each job's start and finish), and the
    peak resident memory of the largest process (Snakemake or one job;

@@ -1,5 +1,5 @@
 """Compiled code only from sources the record vouches for: numba's kernels load only from the
-user's own kernel cache (:mod:`tailgate.kernel_cache`).
+user's own kernel cache (:mod:`tailgate.user_cache`).
 
 numba's cache index files are pickles, unpickled when a kernel loads. A researcher who plants one
 (with a payload that writes a marker) in a cache folder and points the run at it — the cache
@@ -21,7 +21,7 @@ from pathlib import Path
 import numba
 import pytest
 from tailgate.code import code_digest
-from tailgate.kernel_cache import KEEP_FOLDERS, kernel_cache
+from tailgate.user_cache import KEEP_FOLDERS, kernel_cache
 
 
 class _Payload:
@@ -85,7 +85,7 @@ def test_the_command_points_numba_at_the_kernel_cache_even_after_numba_loaded(ca
     ``NUMBA_CACHE_DIR``, and over numba's own setting where numba was loaded before it."""
     folder, marker = cache
     code = (
-        "import numba; from tailgate.kernel_cache import use_kernel_cache; use_kernel_cache(); "
+        "import numba; from tailgate.user_cache import use_kernel_cache; use_kernel_cache(); "
         "from tailgate.stats.draws import compiled, _warm_draws; compiled('draws', _warm_draws)"
     )
     env = {**os.environ, "NUMBA_CACHE_DIR": str(folder), "XDG_CACHE_HOME": str(tmp_path)}

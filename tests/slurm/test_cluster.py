@@ -400,7 +400,7 @@ def test_jobs_write_only_results_and_logs(runs):
     written = {p.relative_to(runs.home).as_posix() for p in runs.home.rglob("*") if p.is_file()}
     caches = (
         ".cache/matplotlib/", ".config/matplotlib/", ".cache/snakemake/",
-        ".cache/tailgate/kernels/",  # numba's compiled kernels (tailgate/kernel_cache.py)
+        ".cache/tailgate/kernels/",  # numba's compiled kernels (tailgate/user_cache.py)
     )  # fmt: skip
     assert {w for w in written if not w.startswith(caches)} == set(), written
     # the plugin's SLURM logs, under .snakemake/: one per job that ran (a job cancelled while

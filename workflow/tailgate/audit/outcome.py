@@ -47,6 +47,7 @@ from tailgate.stages.analyses import graded, read_analyses
 from tailgate.stages.gates import bulk_replicates, gates_document
 from tailgate.stages.sensitivity import sensitivity_document
 from tailgate.stages.verdict import verdict_bytes, verdict_document
+from tailgate.user_cache import figure_cache
 
 __all__ = ["OUTCOME_RULES", "Remade", "outcome_exists", "remake_outcome", "run_summary_failures"]
 
@@ -243,9 +244,10 @@ def _render(
     study: Study,
 ) -> Any:
     from tailgate.report import figures
+    from tailgate.report.kept_figures import kept_in
     from tailgate.report.raster import available_processes
 
-    with figures.drawing_processes(available_processes()):
+    with figures.drawing_processes(available_processes()), kept_in(figure_cache()):
         return render_report(
             verdict,
             inputs["fits"],

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from tailgate import __version__
 from tailgate.cli import analyses, audit, bundle, design, env, export, init, lock, status
 from tailgate.cli.base import EXIT_CODES, Parser, PipeSafeStdout, call, printable
-from tailgate.kernel_cache import use_kernel_cache
+from tailgate.user_cache import use_kernel_cache
 
 __all__ = ["build_parser", "main"]
 

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from tailgate.files.atomic import write_bytes, write_json
 from tailgate.protocol.documents import PowerGrid, QQRecord, StabilityScan
 
+from . import kept_figures
 from .content import BUILT, content_of, plots, sidecar
 from .raster import rasterise
 
@@ -242,11 +243,14 @@ def drawing_processes(n: int) -> Iterator[None]:
 
 def png_all(figs: Sequence[Figure]) -> list[bytes]:
     """:func:`png_bytes` of every figure of ``figs``, in order: within :func:`rendered_once` a
-    figure that plots what an earlier one plotted is drawn once, and the batch is split
-    between :func:`drawing_processes` processes."""
+    figure that plots what an earlier one plotted is drawn once, within
+    :func:`tailgate.report.kept_figures.kept_in` one an earlier audit on this machine drew is
+    taken from the user's folder, and the batch is split between :func:`drawing_processes`
+    processes."""
     seen = _RENDERED.get()
-    if seen is None:  # every figure is drawn
+    if seen is None and not kept_figures.kept():  # every figure is drawn
         return rasterise(figs, _PROCESSES.get())
+    seen = {} if seen is None else seen
     keys = [_same_figure(f) for f in figs]
     drawing: set[str] = set()
     draw = []  # a figure without a recorded content, or the first of its content not yet seen
@@ -255,7 +259,11 @@ def png_all(figs: Sequence[Figure]) -> list[bytes]:
             draw.append(i)
             if key is not None:
                 drawing.add(key)
-    images = dict(zip(draw, rasterise([figs[i] for i in draw], _PROCESSES.get()), strict=True))
+    found = kept_figures.taken(drawing)
+    images = {i: found[keys[i]] for i in draw if keys[i] in found}
+    fresh = [i for i in draw if i not in images]
+    images.update(zip(fresh, rasterise([figs[i] for i in fresh], _PROCESSES.get()), strict=True))
+    kept_figures.keep({k: images[i] for i in fresh if (k := keys[i]) is not None})
     for i, data in images.items():
         if keys[i] is not None:
             seen[keys[i]] = data

@@ -13,7 +13,7 @@ and make ``tailgate audit --reproduce`` byte-exact.
 **Caches hold code.** numba's cache index files are pickles, unpickled when a kernel loads (a
 planted one runs its payload), and matplotlib's settings and the model libraries' module
 caches are read from folders a researcher can write. So every run of the workflow compiles and
-loads tailgate's kernels only in the user's own kernel cache (:mod:`tailgate.kernel_cache`),
+loads tailgate's kernels only in the user's own kernel cache (:mod:`tailgate.user_cache`),
 never beside the sources nor where ``NUMBA_CACHE_DIR`` pointed; and ``audit --reproduce`` runs
 with every cache in its own scratch folder (:func:`fresh_caches`).
 """
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tailgate import __version__
-from tailgate.kernel_cache import user_cache_home
+from tailgate.user_cache import user_cache_home
 
 __all__ = [
     "MODEL_PACKAGES",

@@ -40,7 +40,7 @@ def compiled(name: str, warm: Callable[[], object], *, lock: str | None = None) 
     """Run ``warm`` (a call of the kernels on tiny inputs of the real types) once a process,
     holding the lock of the processes that compile the kernels ``name`` (``lock``: those of
     another name, whose compiled callees they share) into the same cache folder: in the folder
-    itself where numba's cache is set (``NUMBA_CACHE_DIR``, :mod:`tailgate.kernel_cache`), else
+    itself where numba's cache is set (``NUMBA_CACHE_DIR``, :mod:`tailgate.user_cache`), else
     one a user and name (also where that folder cannot be written). A file system without locks
     compiles without."""
     if name in _warm:
