@@ -1,14 +1,16 @@
 """Time ``tailgate audit`` of a study's results, optionally against another revision's code.
 
-Run by path, after the study has run (``snakemake --cores all`` makes ``results/protocol-demo``):
-``python tests/benchmarks/bench_audit.py [RESULTS_DIR] [--repeat N] [--reproduce] [--no-git]
-[--baseline REV]`` (not collected by pytest). Each repeat runs ``python -m tailgate.cli audit``
-in a fresh process from the project root and reports its wall seconds and CPU seconds (user +
-system, from ``getrusage(RUSAGE_CHILDREN)``); the median of each is printed. With ``--baseline
-REV`` the package and rule scripts of git revision REV (``git archive``) are timed too, the two
-alternating run by run, so that both see the same load on a shared machine. An audit that does
-not pass (exit other than 0) stops the benchmark. Nothing is asserted (timings depend on the
-machine).
+Run by path, after the study has run (``snakemake --cores all`` makes
+``results/protocol-demo``): ``python tests/benchmarks/bench_audit.py [RESULTS_DIR] [--repeat N]
+[--reproduce] [--no-git] [--baseline REV]`` (not collected by pytest). Each repeat runs
+``python -m tailgate.cli audit`` in a fresh process from the project root twice: as a
+reviewer's first audit on the machine (an empty user cache, ``XDG_CACHE_HOME`` in a new folder)
+and as a later one (the figures the first drew kept there, ``tailgate/report/kept_figures.py``).
+It reports the wall seconds and CPU seconds (user + system, from ``getrusage(RUSAGE_CHILDREN)``)
+of each; the median of each is printed. With ``--baseline REV`` the package and rule scripts of
+git revision REV (``git archive``) are timed too, the two alternating run by run, so that both
+see the same load on a shared machine. An audit that does not pass (exit other than 0) stops
+the benchmark. Nothing is asserted (timings depend on the machine).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ def _cpu_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def audit_once(workflow: Path, results: Path, extra: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one ``tailgate audit`` with the package under ``workflow``."""
-    env = {**os.environ, "PYTHONPATH": str(workflow)}
+def audit_once(workflow: Path, results: Path, extra: list[str], cache: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``tailgate audit`` with the package under ``workflow`` and
+    the user cache ``cache``."""
+    env = {**os.environ, "PYTHONPATH": str(workflow), "XDG_CACHE_HOME": str(cache)}
     cmd = [sys.executable, "-m", "tailgate.cli", "audit", str(results), *extra]
     cpu, start = _cpu_children(), time.perf_counter()
     res = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
@@ -76,10 +79,14 @@ def main(argv: list[str] | None = None) -> None:
         variants = {"this tree": REPO / "workflow"}
         if args.baseline:
             variants[args.baseline] = checkout_workflow(args.baseline, Path(tmp))
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
-        for _ in range(args.repeat):
+        times: dict[str, list[tuple[float, float]]] = {
+            f"{name}, {when}": [] for name in variants for when in ("first", "later")
+        }
+        for k in range(args.repeat):
             for name, workflow in variants.items():
-                times[name].append(audit_once(workflow, results, extra))
+                cache = Path(tmp) / f"cache-{k}-{len(times)}-{name.replace(' ', '-')}"
+                for when in ("first", "later"):
+                    times[f"{name}, {when}"].append(audit_once(workflow, results, extra, cache))
     verb = "audit --reproduce" if args.reproduce else "audit"
     print(f"tailgate {verb} {args.results}, median of {args.repeat}:")
     for name, runs in times.items():
