@@ -16,6 +16,7 @@ both, P1 ξ CIs do not overlap, P2 |ξ̂_A − ξ̂_B| > Δfloor.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ __all__ = [
     "p1_gate",
     "p1_reads",
     "p2_gate",
+    "registered_rules",
 ]
 
 GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
@@ -92,11 +94,46 @@ def p1_reads(method: str, on_lattice: bool) -> str:
 FAMILIES = ("registered", "confirmatory")
 
 
-#: the protocol of a registration that writes none of its fields: the schema's defaults (the
-#: pre-registered design of Zhou (2026)) read by the protocol's readers
-_DEFAULT = apply_defaults({"protocol": {}})["protocol"]
-_RULES, _TOLERANCES = Rules.of(_DEFAULT), Tolerances.of(_DEFAULT)
-_STABILITY, _GOF = Stability.of(_DEFAULT), Gof.of(_DEFAULT)
+def registered_rules(
+    protocol: Mapping[str, Any],
+    *,
+    n_pairs: int = 1,
+    tolerances: Mapping[str, float] | None = None,
+    multiplier: float = 1.0,
+) -> dict[str, Any]:
+    """The fields of :class:`GateSettings` as the canonical ``protocol`` block registers them
+    (its typed readers, :mod:`tailgate.prereg.protocol_blocks`) for a family of ``n_pairs``
+    pairs, with the G1/G2 ``tolerances`` ``{"mean", "tvar"}`` of one scorer and scale (default:
+    the block's own) scaled by ``multiplier`` (App. B of Zhou (2026))."""
+    rules, st, tol = Rules.of(protocol), Stability.of(protocol), Tolerances.of(protocol)
+    margins = tolerances or {"mean": tol.mean, "tvar": tol.tvar}
+    return {
+        "delta_mu": margins["mean"] * multiplier,
+        "delta_tvar": margins["tvar"] * multiplier,
+        "n_star": rules.min_exceedances,
+        "gof_alpha": Gof.of(protocol).alpha,
+        "stability_delta": st.delta,
+        "stability_tolerance": st.tolerance,
+        "delta_floor": rules.delta_floor,
+        "alpha": rules.alpha,
+        "multiplicity": rules.multiplicity,
+        "n_pairs": max(1, n_pairs),
+        "tvar_level": rules.tvar_level,
+        "family": rules.family,
+        "adjusted_gates": rules.adjusted_gates,
+        "stability_edge": st.edge,
+        "stability_rule": st.tolerance_rule,
+        "stability_se_multiplier": st.se_multiplier,
+        "p1_method": rules.p1_method,
+        "lr_calibration": rules.lr_calibration,
+        "lr_bootstrap_below": rules.lr_bootstrap_below,
+        "tolerances_source": tol.proposed,
+    }
+
+
+#: the rules of a registration that writes no protocol field: the schema's defaults (the
+#: pre-registered design of Zhou (2026)), one pair
+_DEFAULT = registered_rules(apply_defaults({"protocol": {}})["protocol"])
 
 
 @dataclass(frozen=True)
@@ -123,26 +160,26 @@ class GateSettings:
     (``protocol.tolerances.proposed``), else ``registered``.
     """
 
-    delta_mu: float = _TOLERANCES.mean
-    delta_tvar: float = _TOLERANCES.tvar
-    n_star: int = _RULES.min_exceedances
-    gof_alpha: float = _GOF.alpha
-    stability_delta: float = _STABILITY.delta
-    stability_tolerance: float = _STABILITY.tolerance
-    delta_floor: float = _RULES.delta_floor
-    alpha: float = _RULES.alpha
-    multiplicity: str = _RULES.multiplicity
-    n_pairs: int = 1
-    tvar_level: float = _RULES.tvar_level
-    family: str = _RULES.family
-    adjusted_gates: tuple[str, ...] = _RULES.adjusted_gates
-    stability_edge: str = _STABILITY.edge
-    stability_rule: str = _STABILITY.tolerance_rule
-    stability_se_multiplier: float = _STABILITY.se_multiplier
-    p1_method: str = _RULES.p1_method
-    lr_calibration: str = _RULES.lr_calibration
-    lr_bootstrap_below: int = _RULES.lr_bootstrap_below
-    tolerances_source: str = _TOLERANCES.proposed
+    delta_mu: float = _DEFAULT["delta_mu"]
+    delta_tvar: float = _DEFAULT["delta_tvar"]
+    n_star: int = _DEFAULT["n_star"]
+    gof_alpha: float = _DEFAULT["gof_alpha"]
+    stability_delta: float = _DEFAULT["stability_delta"]
+    stability_tolerance: float = _DEFAULT["stability_tolerance"]
+    delta_floor: float = _DEFAULT["delta_floor"]
+    alpha: float = _DEFAULT["alpha"]
+    multiplicity: str = _DEFAULT["multiplicity"]
+    n_pairs: int = _DEFAULT["n_pairs"]
+    tvar_level: float = _DEFAULT["tvar_level"]
+    family: str = _DEFAULT["family"]
+    adjusted_gates: tuple[str, ...] = _DEFAULT["adjusted_gates"]
+    stability_edge: str = _DEFAULT["stability_edge"]
+    stability_rule: str = _DEFAULT["stability_rule"]
+    stability_se_multiplier: float = _DEFAULT["stability_se_multiplier"]
+    p1_method: str = _DEFAULT["p1_method"]
+    lr_calibration: str = _DEFAULT["lr_calibration"]
+    lr_bootstrap_below: int = _DEFAULT["lr_bootstrap_below"]
+    tolerances_source: str = _DEFAULT["tolerances_source"]
 
     def __post_init__(self) -> None:
         if self.multiplicity not in ("none", "bonferroni"):

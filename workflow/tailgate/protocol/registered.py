@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tailgate.protocol.gates import GateSettings
+from tailgate.protocol.gates import GateSettings, registered_rules
 
 __all__ = ["ceiling", "family_pairs", "registered_settings", "tolerances_for"]
 
@@ -53,27 +53,11 @@ def registered_settings(
 ) -> GateSettings:
     """The registered decision rules of one scorer and scale (the tolerances of
     :func:`tolerances_for`), bulk tolerances scaled by ``multiplier`` (App. B of Zhou (2026))."""
-    rules, st = study.rules, study.stability
-    tol = tolerances_for(study, scorer, scale)
     return GateSettings(
-        delta_mu=tol["mean"] * multiplier,
-        delta_tvar=tol["tvar"] * multiplier,
-        n_star=rules.min_exceedances,
-        gof_alpha=study.gof.alpha,
-        stability_delta=st.delta,
-        stability_tolerance=st.tolerance,
-        delta_floor=rules.delta_floor,
-        alpha=rules.alpha,
-        multiplicity=rules.multiplicity,
-        n_pairs=max(1, len(family_pairs(study))),
-        tvar_level=rules.tvar_level,
-        family=rules.family,
-        adjusted_gates=rules.adjusted_gates,
-        stability_edge=st.edge,
-        stability_rule=st.tolerance_rule,
-        stability_se_multiplier=st.se_multiplier,
-        p1_method=rules.p1_method,
-        lr_calibration=rules.lr_calibration,
-        lr_bootstrap_below=rules.lr_bootstrap_below,
-        tolerances_source=study.tolerances.proposed,
+        **registered_rules(
+            study.protocol,
+            n_pairs=len(family_pairs(study)),
+            tolerances=tolerances_for(study, scorer, scale),
+            multiplier=multiplier,
+        )
     )

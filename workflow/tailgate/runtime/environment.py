@@ -87,8 +87,6 @@ NUMERIC_PACKAGES = (
     "tokenizers",
 )
 
-_BASE: dict[str, str] = {}
-
 
 @functools.cache
 def _version(dist: str) -> str | None:
@@ -104,16 +102,14 @@ def current(*, installed: bool = False) -> dict[str, str]:
     """This process's environment: ``tailgate``, ``python``, ``platform``, each installed
     package of :data:`PACKAGES` and each of :data:`MODEL_PACKAGES` this process imported (with
     ``installed``: each one installed, what an auditor compares a record with)."""
-    if not _BASE:
-        _BASE.update(
-            tailgate=__version__,
-            python=sys.version.split()[0],
-            platform=f"{sys.platform}-{platform.machine()}",
-        )
-        for name, dist in PACKAGES.items():
-            if (version := _version(dist)) is not None:
-                _BASE[name] = version
-    out = dict(_BASE)
+    out = {
+        "tailgate": __version__,
+        "python": sys.version.split()[0],
+        "platform": f"{sys.platform}-{platform.machine()}",
+    }
+    for name, dist in PACKAGES.items():
+        if (version := _version(dist)) is not None:
+            out[name] = version
     for name, dist in MODEL_PACKAGES.items():
         if (installed or name in sys.modules) and (version := _version(dist)) is not None:
             out[name] = version
