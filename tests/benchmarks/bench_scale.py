@@ -20,6 +20,12 @@ Each row count runs twice, each in a fresh copy of the project and with the same
 
 Run it with an empty ``XDG_CACHE_HOME`` to make the first run a user's first (the kernels
 compiled in its first jobs).
+
+``--slurm``: the study runs once, through ``workflow/profiles/slurm`` on the cluster that
+``sinfo`` answers for (``tests/slurm/cluster.sh`` starts a single-node one), at most ``--cores``
+jobs at a time, every job in its own process; every process on the machine that runs a rule
+script of the project is sampled, and each rule's jobs are shown beside what SLURM was asked
+for them (``squeue``: memory and time limit).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +50,8 @@ import psutil
 REPO = Path(__file__).resolve().parents[2]
 # an empty SLURM configuration: with SLURM's tools and no controller the SLURM executor plugin
 # would wait about 9 s at every Snakemake start (bench_workflow.py)
+#: the SLURM configuration of the environment, which ``--slurm`` runs use
+CLUSTER_CONF = os.environ.get("SLURM_CONF")
 os.environ.setdefault("SLURM_CONF", os.devnull)
 TESTS = REPO / "tests"
 sys.path.insert(0, str(TESTS / "support"))
@@ -93,11 +102,13 @@ def make_project(root: Path, rows: int) -> None:
 
 
 class Sampler(threading.Thread):
-    """Peak RSS and lifetime of every process below ``root_pid``, keyed by the rule script."""
+    """Peak RSS and lifetime of every rule-script process of ``processes()`` (the processes
+    below a Snakemake, or every process of the machine under SLURM), keyed by process id."""
 
-    def __init__(self, root_pid: int) -> None:
+    def __init__(self, processes: Callable[[], list[psutil.Process]], root: Path) -> None:
         super().__init__(daemon=True)
-        self.root = psutil.Process(root_pid)
+        self.processes = processes
+        self.root = str(root)
         self.jobs: dict[int, dict] = {}
         self.stop = threading.Event()
 
@@ -105,7 +116,7 @@ class Sampler(threading.Thread):
         while not self.stop.is_set():
             now = time.monotonic()
             try:
-                children = self.root.children(recursive=True)
+                children = self.processes()
             except psutil.NoSuchProcess:
                 return
             for p in children:
@@ -117,6 +128,8 @@ class Sampler(threading.Thread):
                     continue
                 if "scripts/" not in cmd and ".snakemake/scripts" not in cmd:
                     continue
+                if p.pid not in self.jobs and not _in_project(p, self.root):
+                    continue
                 job = self.jobs.setdefault(p.pid, {"rule": "?", "start": now, "rss": 0, "cpu": 0.0})
                 if job["rule"] == "?":
                     job["rule"] = _rule_of(p)
@@ -124,6 +137,13 @@ class Sampler(threading.Thread):
                 job["rss"] = max(job["rss"], rss)
                 job["cpu"] = max(job["cpu"], cpu)
             time.sleep(0.2)
+
+
+def _in_project(process: psutil.Process, root: str) -> bool:
+    try:
+        return process.cwd() == root
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
 
 
 def _rule_of(process: psutil.Process) -> str:
@@ -162,6 +182,80 @@ def _project(tmp: Path, name: str, rows: int) -> Path:
     return root
 
 
+def _sampled(
+    proc: subprocess.Popen[str], root: Path, processes: Callable[[], list[psutil.Process]]
+) -> tuple[float, dict[str, list[float]]]:
+    """Wait for the Snakemake ``proc``, sampling the jobs: its wall time and, per rule, [jobs,
+    job-seconds, peak GB, CPU-seconds, largest job's CPU-seconds]."""
+    t0 = time.monotonic()
+    sampler = Sampler(processes, root)
+    sampler.start()
+    log, _ = proc.communicate()
+    wall = time.monotonic() - t0
+    sampler.stop.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"snakemake failed in {root}:\n{log[-3000:]}")
+    per_rule: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
+    for job in sampler.jobs.values():
+        acc = per_rule[job["rule"]]
+        acc[0] += 1
+        acc[1] += job["end"] - job["start"]
+        acc[2] = max(acc[2], job["rss"] / 2**30)
+        acc[3] += job["cpu"]
+        acc[4] = max(acc[4], job["cpu"])
+    return wall, dict(per_rule)
+
+
+# the cluster's settings the profile leaves to the site (tests/slurm/test_cluster.py)
+SITE = (
+    "--slurm-no-account", "--slurm-status-command", "squeue",
+    "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5",
+)  # fmt: skip
+
+
+def _requests(prefix: str, env: dict[str, str]) -> dict[str, tuple[int, str, str]]:
+    """Per rule, what SLURM was asked for the jobs named ``<prefix>_…``: the jobs, the largest
+    memory request and time limit (``squeue``, which keeps finished jobs for MinJobAge)."""
+    out = subprocess.run(
+        ["squeue", "-h", "-t", "all", "-o", "%j|%k|%m|%l"],
+        capture_output=True, text=True, check=True, env=env,
+    ).stdout  # fmt: skip
+    rules: dict[str, tuple[int, str, str]] = {}
+    for line in out.splitlines():
+        name, comment, mem, limit = line.split("|", 3)
+        if name.startswith(f"{prefix}_"):
+            rule = comment.removeprefix("rule_").split("_wildcards")[0]
+            n, _, _ = rules.get(rule, (0, "", ""))
+            rules[rule] = (n + 1, mem, limit)
+    return rules
+
+
+def run_slurm(rows: int, jobs: int, keep: Path | None) -> dict:
+    """The study through the SLURM profile, at most ``jobs`` jobs at a time (module docstring)."""
+    tmp = Path(tempfile.mkdtemp(prefix="tailgate-scale-"))
+    prefix = f"tailgate-scale-{os.getpid()}"
+    try:
+        root = _project(tmp, "slurm", rows)
+        env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+        env.update({"SLURM_CONF": CLUSTER_CONF} if CLUSTER_CONF else {})
+        cmd = [
+            sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
+            "--profile", str(REPO / "workflow" / "profiles" / "slurm"), *SITE,
+            "--slurm-jobname-prefix", prefix, "--jobs", str(jobs), "--quiet", "rules",
+        ]  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**env, "TAILGATE_FORKSERVER": "off"},
+        )  # fmt: skip
+        wall, per_rule = _sampled(proc, root, lambda: list(psutil.process_iter()))
+        return {"rows": rows, "wall": wall, "rules": per_rule, "requests": _requests(prefix, env)}
+    finally:
+        if keep is not None:
+            shutil.copytree(tmp, keep / f"rows-{rows}", dirs_exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_once(rows: int, cores: int, keep: Path | None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="tailgate-scale-"))
     try:
@@ -176,24 +270,9 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
         root = _project(tmp, "own-process", rows)
         t0 = time.monotonic()
         proc = _snakemake(root, {"CORES": str(cores), "TAILGATE_FORKSERVER": "off"})
-        sampler = Sampler(proc.pid)
-        sampler.start()
-        log, _ = proc.communicate()
-        wall = time.monotonic() - t0
-        sampler.stop.set()
-        sampler.join()
-        if proc.returncode != 0:
-            raise SystemExit(f"snakemake failed at {rows} rows:\n{log[-3000:]}")
-        per_rule: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
-        for job in sampler.jobs.values():
-            acc = per_rule[job["rule"]]
-            acc[0] += 1
-            acc[1] += job["end"] - job["start"]
-            acc[2] = max(acc[2], job["rss"] / 2**30)
-            acc[3] += job["cpu"]
-            acc[4] = max(acc[4], job["cpu"])
+        wall, per_rule = _sampled(proc, root, lambda: psutil.Process(proc.pid).children(True))
         return {
-            "rows": rows, "wall": wall, "rules": dict(per_rule),
+            "rows": rows, "wall": wall, "rules": per_rule,
             "wall_defaults": wall_defaults, "cpu_defaults": cpu_defaults,
         }  # fmt: skip
     finally:
@@ -202,13 +281,27 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def slurm_table(res: dict) -> None:
+    print(f"\n{res['rows']:>9,} rows per condition through SLURM: {res['wall']:.1f} s wall")
+    head = f"  {'rule':<14}{'jobs':>5}{'CPU-s':>9}{'max CPU-s':>10}{'peak GB':>9}"
+    print(f"{head}{'asked: memory':>15}{'time limit':>12}")
+    for rule, (n, _, gb, cpu, top) in sorted(res["rules"].items(), key=lambda kv: -kv[1][3]):
+        _, mem, limit = res["requests"].get(rule, (0, "?", "?"))
+        print(f"  {rule:<14}{n:>5}{cpu:>9.1f}{top:>10.1f}{gb:>9.2f}{mem:>15}{limit:>12}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="*", type=int, default=[100_000, 1_000_000, 2_500_000])
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="copy each finished project here")
+    parser.add_argument("--slurm", action="store_true", help="through the SLURM profile")
     args = parser.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    if args.slurm:
+        for rows in args.rows:
+            slurm_table(run_slurm(rows, args.cores, args.keep))
+        return
     curve = []
     for rows in args.rows:
         res = run_once(rows, args.cores, args.keep)
