@@ -13,8 +13,9 @@ prints the rejection rate with its Monte Carlo standard error, beside the nomina
    the guard replaced;
 3. the energy test of Acharyya et al. (2025) (:func:`tailgate.analyses.perturbation.energy_test`,
    199 resamples) on one-hot embeddings of 3 categories, n = 30 and 100;
-4. the two-sample likelihood-ratio test of ξ_A = ξ_B (:func:`tailgate.stats.inference.lr_test`)
-   at n = 50 / 80, χ² and Bartlett-corrected (:func:`bartlett_corrected`), ξ = −0.2 and 0.2;
+4. the two-sample likelihood-ratio test of ξ_A = ξ_B
+   (:func:`tailgate.stats.likelihood_ratio.lr_test`) at n = 50 / 80, χ² and Bartlett-corrected
+   (:func:`bartlett_corrected`), ξ = −0.2 and 0.2;
 5. the dominance analysis's tests of Nitsure et al. (2024) at a null boundary, the paper's normal
    bound (``calibration: normal``, Eqs. 11–13) beside the default ``logit_percentile`` (methods
    note D7), k = 2 at α/k² = ``--level`` (0.05) with B = ``--resamples``: the absolute ε₀-test
@@ -45,7 +46,7 @@ from tailgate.analyses.dominance.statistics import (
     dominance_from_replicates,
 )
 from tailgate.analyses.perturbation import energy_test
-from tailgate.stats import inference
+from tailgate.stats import likelihood_ratio
 
 LEVELS = (None, 2, 3, 5, 9)  # None: continuous
 SIZES = (50, 200, 1000)
@@ -110,12 +111,12 @@ def lr_rows(reps: int) -> None:
         for _ in range(reps):
             a = stats.genpareto.rvs(xi, size=50, random_state=rng)
             b = stats.genpareto.rvs(xi, size=80, random_state=rng)
-            t = inference.lr_test(a, b)
+            t = likelihood_ratio.lr_test(a, b)
             if not math.isfinite(t.statistic):
                 continue
             done += 1
             raw += t.pvalue < 0.05
-            corrected += inference.bartlett_corrected(t, 50, 80).pvalue < 0.05
+            corrected += likelihood_ratio.bartlett_corrected(t, 50, 80).pvalue < 0.05
         print(f"  xi = {xi:+.1f}: chi2 {_rate(raw, done)}, Bartlett {_rate(corrected, done)} "
               f"({done} fits)")  # fmt: skip
 

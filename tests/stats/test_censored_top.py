@@ -14,7 +14,7 @@ from tailgate.errors import InputError
 from tailgate.prereg.protocol_blocks import Thresholds, read_block
 from tailgate.report.procedure import _censored_note
 from tailgate.stages.fit import lattice_step
-from tailgate.stats import gof, gpd, inference, lattice
+from tailgate.stats import gof, gpd, inference, lattice, lattice_likelihood
 from test_lattice_cells import independent_mle
 
 H = 0.5
@@ -103,7 +103,9 @@ def test_g4_holds_its_size_on_capped_grades_where_the_uncensored_fit_fails_it() 
 def test_simulated_samples_pile_up_at_the_ceiling() -> None:
     cells = lattice.Cells(H, None, 0.0, 2.25)  # ceiling's cell k = 4: [2, ∞)
     assert cells.bounds(np.arange(6)).tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, math.inf]
-    drawn = lattice.sample_cells(np.random.default_rng(4), 0.1, 1.0, cells, (1, 20_000))[0]
+    drawn = lattice_likelihood.sample_cells(np.random.default_rng(4), 0.1, 1.0, cells, (1, 20_000))[
+        0
+    ]
     assert drawn.max() == 4
     assert np.mean(drawn == 4) == pytest.approx(stats.genpareto(0.1).sf(2.0), abs=0.01)
     # a value beyond the ceiling is no cell of this lattice

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import chi2, genpareto
-from tailgate.stats import gpd, inference
+from tailgate.stats import distributions, gpd, inference, likelihood_ratio
 from tailgate.stats.gof import sample_gpd
 
 
@@ -105,20 +105,21 @@ def test_profile_ci_coverage_by_simulation() -> None:
 def test_lr_test_size_by_simulation() -> None:
     """Under ξ_A = ξ_B (scales differ) Λ ~ χ²₁: rejections at α = 0.05 within MC error.
 
-    Λ of all m pairs comes from the vectorised joint maximisation (:func:`inference.lr_rows`, a
-    golden-section search); on the first ``checked`` pairs :func:`inference.lr_test` (bounded
-    Brent) must give the same Λ to 10⁻⁶ and the same p-value, so the size is that of
+    Λ of all m pairs comes from the vectorised joint maximisation
+    (:func:`likelihood_ratio.lr_rows`, a golden-section search); on the first ``checked`` pairs
+    :func:`likelihood_ratio.lr_test` (bounded Brent) must give the same Λ to 10⁻⁶ and the same
+    p-value, so the size is that of
     ``lr_test``: the two can decide differently only where Λ lies within 10⁻⁶ of χ²₁'s 0.95
     point (density 0.03 there: a chance of 6·10⁻⁸ per pair)."""
     rng = np.random.default_rng(5)
     m, n, checked = 1000, 150, 50
     pairs = [(sample_gpd(rng, 0.1, 1.0, n), sample_gpd(rng, 0.1, 2.5, n)) for _ in range(m)]
     ya, yb = np.stack([a for a, _ in pairs]), np.stack([b for _, b in pairs])
-    lam, _ = inference.lr_rows(ya, yb)
+    lam, _ = likelihood_ratio.lr_rows(ya, yb)
     assert np.all(np.isfinite(lam))
-    p = np.array([inference.chi2_1_sf(float(v)) for v in lam])
+    p = np.array([distributions.chi2_1_sf(float(v)) for v in lam])
     for i in range(checked):
-        ref = inference.lr_test(ya[i], yb[i])
+        ref = likelihood_ratio.lr_test(ya[i], yb[i])
         assert ref.statistic == pytest.approx(lam[i], abs=1e-6), i
         assert ref.pvalue == pytest.approx(p[i], abs=1e-6), i
     size = float(np.mean(p < 0.05))
@@ -128,9 +129,9 @@ def test_lr_test_size_by_simulation() -> None:
 def test_lr_test_detects_a_difference_and_grids_agree() -> None:
     rng = np.random.default_rng(9)
     ya, yb = sample_gpd(rng, 0.0, 1.0, 1500), sample_gpd(rng, 0.25, 1.0, 1500)
-    exact = inference.lr_test(ya, yb)
+    exact = likelihood_ratio.lr_test(ya, yb)
     assert exact.pvalue < 1e-4
-    grids = inference.lr_test_grids(inference.profile_grid(ya), inference.profile_grid(yb))
+    grids = likelihood_ratio.lr_test_grids(inference.profile_grid(ya), inference.profile_grid(yb))
     assert grids.statistic == pytest.approx(exact.statistic, rel=2e-3)
     assert grids.xi_common == pytest.approx(exact.xi_common, abs=2e-3)
     stored = inference.ProfileGrid.from_dict(inference.profile_grid(ya).to_dict())
@@ -153,5 +154,5 @@ def test_chi2_1_sf_is_scipy_stats_to_the_bit() -> None:
     xs += [float(x) for x in rng.exponential(3.0, 2000)]
     xs += [float(x) for x in rng.uniform(0.0, 200.0, 500)]
     for x in xs:
-        want, got = float(chi2.sf(x, 1)), inference.chi2_1_sf(x)
+        want, got = float(chi2.sf(x, 1)), distributions.chi2_1_sf(x)
         assert got == want or (math.isnan(got) and math.isnan(want)), x

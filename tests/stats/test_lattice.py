@@ -11,7 +11,7 @@ import pytest
 import scipy.optimize as so
 import scipy.stats as st
 from tailgate.prereg.protocol_blocks import Thresholds, read_block
-from tailgate.stats import gpd, lattice
+from tailgate.stats import gpd, lattice, lattice_likelihood
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.risk import exceedances as risk_exceedances
 
@@ -65,18 +65,18 @@ def test_exceedances_threshold_between_lattice_points() -> None:
 def test_loglik_equals_scipy_cell_masses() -> None:
     rng = np.random.default_rng(3)
     h = 0.4
-    cells = lattice.sample_cells(rng, 0.25, 1.3, h, (1, 400))[0]
+    cells = lattice_likelihood.sample_cells(rng, 0.25, 1.3, h, (1, 400))[0]
     y = (cells + 0.5) * h
     g = gpd.lattice_groups(y, h)
     for xi, sigma in [(0.25, 1.3), (-0.3, 2.5), (0.0, 1.0), (1e-6, 0.8), (0.9, 0.5)]:
-        ours = float(lattice.loglik_groups(g, np.array([xi]), np.array([sigma]))[0])
+        ours = float(lattice_likelihood.loglik_groups(g, np.array([xi]), np.array([sigma]))[0])
         assert ours == pytest.approx(_direct_loglik(y, h, xi, sigma), rel=1e-10, abs=1e-9)
 
 
 @pytest.mark.parametrize(("xi", "h"), [(0.2, 0.5), (-0.2, 0.25), (0.0, 1.0), (0.6, 0.5)])
 def test_fit_is_the_maximum_of_the_scipy_likelihood(xi: float, h: float) -> None:
     rng = np.random.default_rng(int(100 * xi + 10 * h) % 1000)
-    y = (lattice.sample_cells(rng, xi, 1.0, h, (1, 300))[0] + 0.5) * h
+    y = (lattice_likelihood.sample_cells(rng, xi, 1.0, h, (1, 300))[0] + 0.5) * h
     f = gpd.fit(y, step=h)
     assert f.status == "ok"
     res = so.minimize(
@@ -130,7 +130,7 @@ def test_mean_xi_recovers_the_latent_shape_on_a_half_sigma_grid() -> None:
 def test_lattice_bootstrap_is_deterministic_and_covers() -> None:
     rng = np.random.default_rng(11)
     h = 0.5
-    y = (lattice.sample_cells(rng, 0.1, 1.0, h, (1, 800))[0] + 0.5) * h
+    y = (lattice_likelihood.sample_cells(rng, 0.1, 1.0, h, (1, 800))[0] + 0.5) * h
     a = gpd.bootstrap(y, 300, 3, step=h, workers=1)
     b = gpd.bootstrap(y, 300, 3, step=h, workers=2)
     np.testing.assert_array_equal(a.xi, b.xi)
@@ -142,7 +142,7 @@ def test_lattice_bootstrap_is_deterministic_and_covers() -> None:
 
 def _model_sample(rng: np.random.Generator, xi: float, h: float, n: int) -> np.ndarray:
     """n exceedances drawn from the discretised GPD(ξ, 1) on step h (cell midpoints)."""
-    return (lattice.sample_cells(rng, xi, 1.0, h, (1, n))[0] + 0.5) * h
+    return (lattice_likelihood.sample_cells(rng, xi, 1.0, h, (1, n))[0] + 0.5) * h
 
 
 @pytest.mark.slow  # a size or coverage simulation: the whole suite runs it
@@ -171,8 +171,8 @@ def test_lattice_g4_rejects_a_tail_that_is_not_one_gpd() -> None:
     rng = np.random.default_rng(34_005)
     h, n, rej = 0.25, 2000, 0
     for r in range(10):
-        light = lattice.sample_cells(rng, -0.45, 1.0, h, (1, n // 2))[0]
-        heavy = lattice.sample_cells(rng, 0.7, 0.3, h, (1, n // 2))[0]
+        light = lattice_likelihood.sample_cells(rng, -0.45, 1.0, h, (1, n // 2))[0]
+        heavy = lattice_likelihood.sample_cells(rng, 0.7, 0.3, h, (1, n // 2))[0]
         y = (np.concatenate([light, heavy]) + 0.5) * h
         rej += gof.anderson_darling_lattice(y, h, n_boot=99, seed=r).pvalue <= 0.05
     assert rej >= 8
@@ -222,9 +222,9 @@ def test_p2_and_the_lr_test_on_one_lattice_with_different_latent_scales() -> Non
         ca = gpd.fit(risk_exceedances(xa, 0.9, "half_step").y).xi
         cb = gpd.fit(risk_exceedances(xb, 0.9, "half_step").y).xi
         big_c += abs(ca - cb) > 0.1
-        from tailgate.stats import inference
+        from tailgate.stats import inference, likelihood_ratio
 
-        t = inference.lr_test_grids(
+        t = likelihood_ratio.lr_test_grids(
             inference.profile_grid(ea.y, fa, step=h), inference.profile_grid(eb.y, fb, step=h)
         )
         rej += t.pvalue <= 0.05

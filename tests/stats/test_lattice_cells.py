@@ -14,7 +14,7 @@ from scipy.special import expit, logit
 from tailgate.errors import InputError
 from tailgate.prereg.protocol_blocks import Thresholds, read_block
 from tailgate.stages.fit import lattice_step
-from tailgate.stats import gof, gpd, inference, lattice, risk, stability
+from tailgate.stats import gof, gpd, inference, lattice, lattice_likelihood, risk, stability
 
 EPS = 1e-6
 H = 0.05
@@ -104,12 +104,12 @@ def test_the_bootstrap_g4_and_g5_run_on_the_cells() -> None:
 
 def test_simulated_samples_fill_the_cells_and_the_cell_beyond_the_clipped_top() -> None:
     cells = lattice.Cells(H, EPS).at(0.825)
-    drawn = lattice.sample_cells(np.random.default_rng(2), 0.3, 2.0, cells, (4, 400))
+    drawn = lattice_likelihood.sample_cells(np.random.default_rng(2), 0.3, 2.0, cells, (4, 400))
     top = cells.finite_bounds().size  # the cell beyond the top grade's clipped upper bound
     assert drawn.max() == top and drawn.min() == 0
-    g = lattice.groups_of(list(drawn), cells)
+    g = lattice_likelihood.groups_of(list(drawn), cells)
     assert np.isinf(g.positions[-1])
-    fits = lattice.fit_groups(g, np.full(4, 0.3), np.full(4, 2.0))
+    fits = lattice_likelihood.fit_groups(g, np.full(4, 0.3), np.full(4, 2.0))
     assert fits.converged.all() and np.all(np.isfinite(fits.loglik))
     # a value on the clip stands for the top grade 1
     y = cells.excesses(logit(np.clip(np.array([0.9, 1.0, 0.5]), EPS, 1 - EPS)))

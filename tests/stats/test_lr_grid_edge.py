@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from tailgate.stats import gpd, inference
+from tailgate.stats import gpd, inference, likelihood_ratio
 from tailgate.stats.gof import sample_gpd
 
 
@@ -29,22 +29,22 @@ def narrow(g: inference.ProfileGrid, y: np.ndarray) -> inference.ProfileGrid:
 
 def test_widened_grids_give_the_exact_statistic(flat_and_sharp) -> None:
     ya, yb = flat_and_sharp
-    exact = inference.lr_test(ya, yb)
-    grids = inference.lr_test_grids(inference.profile_grid(ya), inference.profile_grid(yb))
+    exact = likelihood_ratio.lr_test(ya, yb)
+    grids = likelihood_ratio.lr_test_grids(inference.profile_grid(ya), inference.profile_grid(yb))
     assert grids.statistic == pytest.approx(exact.statistic, abs=1e-3)
     assert grids.xi_common == pytest.approx(exact.xi_common, abs=0.01)
 
 
 def test_an_edge_maximum_gives_a_lower_bound_not_the_grids_overstatement(flat_and_sharp) -> None:
     ya, yb = flat_and_sharp
-    exact = inference.lr_test(ya, yb).statistic  # 18.5
+    exact = likelihood_ratio.lr_test(ya, yb).statistic  # 18.5
     a = narrow(inference.profile_grid(ya), ya)
     b = narrow(inference.profile_grid(yb), yb)
     k0 = max(a.start, b.start)
     common = np.asarray(a.values[k0 - a.start :][:50]) + np.asarray(b.values[k0 - b.start :][:50])
     assert int(np.argmax(common)) == 0  # the constructed case: the maximum at the edge
     assert 2 * (a.loglik + b.loglik - common[0]) > exact + 3  # what the grids alone said: 22.1
-    t = inference.lr_test_grids(a, b)
+    t = likelihood_ratio.lr_test_grids(a, b)
     assert 0 < t.statistic <= exact
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from tailgate.stats import lattice
+from tailgate.stats import lattice, lattice_likelihood
 
 
 def lattice_difference_se(
@@ -66,8 +66,10 @@ def lattice_xi_variance(xi: float, sigma: float, step: lattice.Lattice) -> float
         edges = np.unique(np.concatenate([np.arange(_INFO_CELLS + 1), cells])).astype(np.int64)
     counts = np.zeros((1, edges.size - 1))
     counts[0, 0] = 1.0
-    g = lattice.Groups(edges, counts, step)
-    _, info = lattice.score_info(g, np.array([xi]), np.array([math.log(sigma)]), np.array([0]))
+    g = lattice_likelihood.Groups(edges, counts, step)
+    _, info = lattice_likelihood.score_info(
+        g, np.array([xi]), np.array([math.log(sigma)]), np.array([0])
+    )
     m = info[0]
     det = m[0, 0] * m[1, 1] - m[0, 1] ** 2
     if not (np.all(np.isfinite(m)) and det > 0 and m[0, 0] > 0):

@@ -57,7 +57,22 @@ WHAT_A_SMALL_STUDY_LEARNS = (
 
 def cannot_pass(study: Any) -> str | None:
     """Why H1 cannot PASS at the registered size (G3, n_exc ≥ N*, fails for every pair at every
-    threshold of the band), or None. Pilots are small on purpose and left out."""
+    threshold of the band), or None.
+
+    Pilots are small on purpose and left out.
+
+    Parameters
+    ----------
+    study : Study
+        The pre-registration (:class:`tailgate.prereg.Study`).
+
+    Returns
+    -------
+    str or None
+        The reason, in words, when the smallest planned condition (:func:`planned_prompts`)
+        gives fewer than N* (``protocol.min_exceedances``) exceedances at the lowest threshold
+        of the band; None otherwise.
+    """
     n_star = study.rules.min_exceedances
     smallest = planned_prompts(study)
     q = min(study.thresholds.band)
@@ -72,12 +87,40 @@ def cannot_pass(study: Any) -> str | None:
 
 
 def exceedances_at(prompts: int, q: float) -> int:
-    """Expected exceedances of the q-quantile among ``prompts`` draws: ⌊prompts·(1 − q)⌋."""
+    """Expected exceedances of the q-quantile among ``prompts`` draws: ⌊prompts·(1 − q)⌋.
+
+    Parameters
+    ----------
+    prompts : int
+        Draws (prompts) of one condition.
+    q : float
+        Quantile level of the threshold.
+
+    Returns
+    -------
+    int
+        ⌊prompts·(1 − q)⌋, the product rounded to six decimals first (no exceedance lost to
+        float error).
+    """
     return math.floor(round(prompts * (1.0 - q), 6))
 
 
 def prompts_for(n_exc: int, q: float) -> int:
-    """Prompts needed for ``n_exc`` exceedances above the q-quantile: ⌈n_exc / (1 − q)⌉."""
+    """Prompts needed for ``n_exc`` exceedances above the q-quantile: ⌈n_exc / (1 − q)⌉.
+
+    Parameters
+    ----------
+    n_exc : int
+        Exceedances wanted.
+    q : float
+        Quantile level of the threshold.
+
+    Returns
+    -------
+    int
+        ⌈n_exc / (1 − q)⌉, the quotient rounded to six decimals first (no prompt added by float
+        error).
+    """
     return math.ceil(round(n_exc / (1.0 - q), 6))
 
 
@@ -166,14 +209,44 @@ def accepted_power_rule(study: Any) -> str:
 
 
 def planned_prompts(study: Any) -> int:
-    """The smallest registered prompts per condition, pilots left out (unless all are pilots)."""
+    """The smallest registered prompts per condition, pilots left out (unless all are pilots).
+
+    Parameters
+    ----------
+    study : Study
+        The pre-registration (:class:`tailgate.prereg.Study`).
+
+    Returns
+    -------
+    int
+        The least ``prompts`` of its non-pilot conditions (of all conditions when every one is
+        a pilot).
+    """
     conditions = study.conditions()
     confirmatory = [c for c in conditions if not c.get("pilot", False)]
     return min(int(c["prompts"]) for c in (confirmatory or conditions))
 
 
 def derived_design(study: Any) -> Design:
-    """The Eq. 2 design of ``study`` (a :class:`tailgate.prereg.Study`)."""
+    """The Eq. 2 design of ``study``.
+
+    Parameters
+    ----------
+    study : Study
+        The pre-registration (:class:`tailgate.prereg.Study`).
+
+    Returns
+    -------
+    Design
+        n_exc* and its prompts at the headline threshold, at the registered α and at the α the
+        gates give P1, the exceedances the smallest condition plans (:func:`planned_prompts`),
+        whether they meet n_exc*, and the z-test power there; the simulated powers are None
+        (:func:`simulated_power`, :func:`with_procedure_power` fill them in).
+
+    References
+    ----------
+    Zhou (2026), Section 4, Eq. 2.
+    """
     rules, q = study.rules, study.thresholds.headline
     alpha, power, xi_bar, delta = rules.alpha, rules.power, rules.xi_bar, rules.delta_floor
     n_req = required_exceedances(delta, alpha=alpha, power=power, xi_bar=xi_bar)
@@ -206,8 +279,7 @@ def derived_design(study: Any) -> Design:
 
 def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[str, Any]]]:
     """``design`` with the simulated P1∧P2 pass rate filled in, lines saying how, and the rates
-    as numbers (``delta_xi``, ``rate``, ``mc_se``, ``trials``, ``resamples``, ``level``,
-    ``p1_interval``).
+    as numbers.
 
     Uses :func:`tailgate.protocol.recovery.simulate_pass_rate` (App. E of Zhou (2026)) at
     Δξ_true = Δfloor and at 1.5 × Δfloor (where App. E and Section 4 place the operative rule's
@@ -215,7 +287,28 @@ def simulated_power(study: Any, design: Design) -> tuple[Design, str, list[dict[
     under Bonferroni when P1 is adjusted, printed) and the ``protocol.power_simulation`` trials
     and resamples (absent: the percentile interval's validated stand-in), each with a stream
     derived from the study seed; every rate is shown with its Monte Carlo standard error.
-    ``Design.simulated_power`` holds the rate at the floor.
+
+    Parameters
+    ----------
+    study : Study
+        The pre-registration (:class:`tailgate.prereg.Study`).
+    design : Design
+        Its derived design (:func:`derived_design`): Δfloor, ξ̄ and the planned exceedances.
+
+    Returns
+    -------
+    Design
+        ``design`` with ``simulated_power`` the rate at the floor (unchanged when the
+        simulation is not available).
+    str
+        The lines saying how, or ``simulated power: not available`` and why.
+    list of dict
+        One per Δξ_true: ``delta_xi``, ``rate``, ``mc_se``, ``trials``, ``resamples``,
+        ``level``, ``p1_interval``; empty when not available.
+
+    References
+    ----------
+    Zhou (2026), Appendix E; Section 4.
     """
     try:
         from tailgate.protocol.recovery import simulate_pass_rate
@@ -396,9 +489,34 @@ def operating_characteristics(
     admits (:func:`tailgate.protocol.operating_lattice.reference_step` at ``min_levels``; its
     own stream ``(design, operating_characteristics, lattice)``) and every condition is fitted
     and tested by the lattice rule.
-    ``workers`` threads (default: all cores) run the bootstraps; the result does not depend on it.
-    ``trials``, ``resamples`` and ``factors`` (the truths, as multiples of Δfloor) replace the
-    registered values for validation runs (``tests/benchmarks/operating_resolution.py``).
+    ``trials``, ``resamples`` and ``factors`` replace the registered values for validation runs
+    (``tests/benchmarks/operating_resolution.py``).
+
+    Parameters
+    ----------
+    study : Study
+        The pre-registration (:class:`tailgate.prereg.Study`).
+    design : Design or None, default None
+        Its derived design (None: :func:`derived_design` of ``study``).
+    workers : int or None, default None
+        Threads that run the bootstraps (None: all cores); the result does not depend on it.
+    trials : int, optional
+        Trials per truth (default: the registered ``trials``).
+    resamples : int or None, optional
+        Bootstrap resamples per fit, None for the stand-in (default: the registered value).
+    factors : tuple of float, default OC_FACTORS
+        The truths, as multiples of Δfloor (0, 0.5, 1, 1.5).
+
+    Returns
+    -------
+    OperatingCharacteristics
+        PASS counts of the procedure per truth and band rule
+        (:class:`tailgate.protocol.operating.OperatingCharacteristics`); its notes say the
+        approximations made (and where the registration admits no lattice).
+
+    References
+    ----------
+    Zhou (2026), Sections 3, 4 and 6.3.
     """
     from tailgate.protocol.operating import simulate_procedure
 
@@ -447,8 +565,26 @@ ACCEPTED_AT = 1.5
 
 def with_procedure_power(design: Design, oc: Any) -> Design:
     """``design`` with the power of the registered procedure filled in: the PASS rate of
-    :func:`operating_characteristics` (``oc``) under the registered band rule at Δξ =
-    :data:`ACCEPTED_AT` × Δfloor, and its Monte Carlo s.e."""
+    :func:`operating_characteristics` under the registered band rule at Δξ =
+    :data:`ACCEPTED_AT` × Δfloor, and its Monte Carlo s.e.
+
+    Parameters
+    ----------
+    design : Design
+        The derived design (:func:`derived_design`).
+    oc : OperatingCharacteristics
+        The result of :func:`operating_characteristics`, with a truth at
+        :data:`ACCEPTED_AT` × Δfloor.
+
+    Returns
+    -------
+    Design
+        ``design`` with ``procedure_power`` and ``procedure_power_mc_se`` set (six decimals).
+
+    References
+    ----------
+    Zhou (2026), Section 4; Appendix E.
+    """
     at = oc.at(ACCEPTED_AT * design.delta_floor)
     return dataclasses.replace(
         design,
@@ -458,7 +594,21 @@ def with_procedure_power(design: Design, oc: Any) -> Design:
 
 
 def power_line(design: Design, trials: int | None = None) -> str:
-    """What ``accepted_power`` may record, in words (said by init, design and freeze)."""
+    """What ``accepted_power`` may record, in words (said by init, design and freeze).
+
+    Parameters
+    ----------
+    design : Design
+        The design, with the power of the registered procedure (:func:`with_procedure_power`).
+    trials : int or None, default None
+        Trials of that simulation, said in the line when given.
+
+    Returns
+    -------
+    str
+        The power at :data:`ACCEPTED_AT` × Δfloor with its Monte Carlo s.e. and the most
+        ``accepted_power`` may record, or ``... not simulated`` when the design has no power.
+    """
     d = design
     if d.procedure_power is None or d.supported_power is None:
         return "power of the registered procedure: not simulated"
@@ -476,6 +626,18 @@ def check_false_pass(study: Any, oc: Any) -> str | None:
 
     The simulated false-PASS rate (largest PASS rate below the floor) must not exceed
     ``protocol.operating_characteristics.max_false_pass`` by more than two Monte Carlo s.e.
+
+    Parameters
+    ----------
+    study : Study
+        The pre-registration (:class:`tailgate.prereg.Study`).
+    oc : OperatingCharacteristics
+        The result of :func:`operating_characteristics`, read under its band rule.
+
+    Returns
+    -------
+    str or None
+        None when no ``max_false_pass`` is registered or it holds, else the reason in words.
     """
     cap = study.operating_characteristics.max_false_pass
     if cap is None:

@@ -54,7 +54,18 @@ GATE_ORDER = ("G1", "G2", "G3", "G4", "G5", "P1", "P2")
 
 
 def qkey(q: float) -> str:
-    """The JSON object key of quantile level ``q`` (``0.95`` → ``"0.95"``)."""
+    """The JSON object key of quantile level ``q`` (``0.95`` → ``"0.95"``).
+
+    Parameters
+    ----------
+    q : float
+        The quantile level.
+
+    Returns
+    -------
+    str
+        ``format(float(q), "g")``.
+    """
     return format(float(q), "g")
 
 
@@ -313,7 +324,20 @@ class Verdict(TypedDict):
 
 
 def fit_at(record: ConditionFits, q: float) -> ThresholdFit | None:
-    """The fit of ``record`` at quantile level ``q`` (None if that threshold was not fitted)."""
+    """The fit of ``record`` at quantile level ``q`` (None if that threshold was not fitted).
+
+    Parameters
+    ----------
+    record : ConditionFits
+        One condition's fits document.
+    q : float
+        The quantile level, matched to within 1e-9.
+
+    Returns
+    -------
+    ThresholdFit or None
+        The first entry of ``record["thresholds"]`` at ``q``, or None.
+    """
     for fit in record["thresholds"]:
         if math.isclose(fit["q"], q, abs_tol=1e-9):
             return fit

@@ -23,9 +23,9 @@ from typing import Any
 from tailgate.prereg.protocol_blocks import Gof, Rules, Stability, Tolerances
 from tailgate.prereg.schema import apply_defaults
 from tailgate.stats.equivalence import BulkEquivalence
-from tailgate.stats.inference import (
+from tailgate.stats.inference import ProfileGrid
+from tailgate.stats.likelihood_ratio import (
     LR_CALIBRATIONS,
-    ProfileGrid,
     bartlett_corrected,
     lr_bootstrap,
     lr_test_grids,
@@ -82,11 +82,25 @@ P1_METHODS = ("percentile", "profile", "lr_test")
 
 
 def p1_reads(method: str, on_lattice: bool) -> str:
-    """The statistic P1 reads under the registered ``p1_method``: on a lattice (the rule
-    ``ties: lattice``) the ``percentile`` method reads the profile-likelihood interval, whose
+    """The statistic P1 reads under the registered ``p1_method``.
+
+    On a lattice the ``percentile`` method reads the profile-likelihood interval, whose
     coverage holds there (0.93–0.95 at n_exc 100–300, h = σ/2 and σ) where the percentile
     bootstrap of the discretised fit under-covers (0.84–0.92; methods note P10); otherwise the
-    registered method itself."""
+    registered method itself.
+
+    Parameters
+    ----------
+    method : str
+        The registered ``p1_method`` (one of :data:`P1_METHODS`).
+    on_lattice : bool
+        Whether a condition of the pair was fitted by the lattice rule (``ties: lattice``).
+
+    Returns
+    -------
+    str
+        ``"profile"`` for ``percentile`` on a lattice, else ``method``.
+    """
     return "profile" if on_lattice and method == "percentile" else method
 
 
@@ -102,9 +116,29 @@ def registered_rules(
     multiplier: float = 1.0,
 ) -> dict[str, Any]:
     """The fields of :class:`GateSettings` as the canonical ``protocol`` block registers them
-    (its typed readers, :mod:`tailgate.prereg.protocol_blocks`) for a family of ``n_pairs``
-    pairs, with the G1/G2 ``tolerances`` ``{"mean", "tvar"}`` of one scorer and scale (default:
-    the block's own) scaled by ``multiplier`` (App. B of Zhou (2026))."""
+    (its typed readers, :mod:`tailgate.prereg.protocol_blocks`).
+
+    Parameters
+    ----------
+    protocol : Mapping[str, Any]
+        The canonical ``protocol`` block (defaults applied).
+    n_pairs : int, default 1
+        Pairs of the multiplicity family (at least 1 is recorded).
+    tolerances : Mapping[str, float] or None, default None
+        The G1/G2 tolerances ``{"mean", "tvar"}`` of one scorer and scale (None: the block's
+        own).
+    multiplier : float, default 1.0
+        Factor on both tolerances (App. B of Zhou (2026)).
+
+    Returns
+    -------
+    dict[str, Any]
+        Every field of :class:`GateSettings`, by name.
+
+    References
+    ----------
+    Zhou (2026), Appendix B.
+    """
     rules, st, tol = Rules.of(protocol), Stability.of(protocol), Tolerances.of(protocol)
     margins = tolerances or {"mean": tol.mean, "tvar": tol.tvar}
     return {
@@ -415,7 +449,24 @@ def _band_gate(name: str, lo: float, hi: float, est: float, margin: float) -> Ga
 
 
 def condition_stability(c: ConditionSummary, s: GateSettings) -> StabilityCheck:
-    """G5's check of one condition under the registered edge and tolerance rules."""
+    """G5's check of one condition under the registered edge and tolerance rules.
+
+    Parameters
+    ----------
+    c : ConditionSummary
+        The condition at threshold q, with ξ̂ at q ± δ and their exceedance counts.
+    s : GateSettings
+        The registered rules (δ, tolerance, edge and tolerance rules, s.e. multiplier).
+
+    Returns
+    -------
+    StabilityCheck
+        :func:`tailgate.stats.stability.stability_check` of the condition.
+
+    References
+    ----------
+    Zhou (2026), Section 3.
+    """
     return stability_check(
         c.xi,
         c.xi_minus,
@@ -453,7 +504,26 @@ def _g5(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult
 
 
 def p1_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
-    """P1 of Zhou (2026), Section 3, by the registered ``p1_method`` at P1's level."""
+    """P1 of Zhou (2026), Section 3, by the registered ``p1_method`` at P1's level.
+
+    Parameters
+    ----------
+    a, b : ConditionSummary
+        The two conditions at the same threshold.
+    s : GateSettings
+        The registered rules (P1's method, level and ``lr_calibration``).
+
+    Returns
+    -------
+    GateResult
+        Under ``lr_test``: the p-value, passing below α_P1; otherwise the gap between the two
+        ξ CIs (percentile, or profile-likelihood as :func:`p1_reads` says), passing above 0.
+        It fails unless both fits are interior.
+
+    References
+    ----------
+    Zhou (2026), Section 3.
+    """
     fits_ok = a.fit_status == "ok" and b.fit_status == "ok"
     level = s.level_of("P1")
     if s.p1_method == "lr_test":
@@ -498,8 +568,30 @@ def evaluate_pair(
 ) -> PairVerdict:
     """All gates and pass criteria of Section 3 of Zhou (2026) for conditions ``a`` and ``b`` at q.
 
-    ``bulk`` holds the CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B); every CI must have been
-    computed at the level the registered rule gives its gate (checked).
+    Every CI must have been computed at the level the registered rule gives its gate (checked).
+
+    Parameters
+    ----------
+    a, b : ConditionSummary
+        The two conditions at the same threshold q.
+    bulk : BulkEquivalence
+        The CIs of mean(A) − mean(B) and TVaR(A) − TVaR(B).
+    settings : GateSettings
+        The registered rules.
+
+    Returns
+    -------
+    PairVerdict
+        G1–G5, P1 and P2 of the pair at q, in that order.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` are at different thresholds, or a CI is not at its gate's level.
+
+    References
+    ----------
+    Zhou (2026), Section 3.
     """
     if not math.isclose(a.q, b.q, abs_tol=1e-12):
         raise ValueError(f"pair compares different thresholds: {a.q} vs {b.q}")
@@ -537,7 +629,24 @@ def evaluate_pair(
 
 
 def p2_gate(a: ConditionSummary, b: ConditionSummary, s: GateSettings) -> GateResult:
-    """P2 of Zhou (2026), Section 3: both fits interior and |ξ̂_A − ξ̂_B| above Δfloor."""
+    """P2 of Zhou (2026), Section 3: both fits interior and |ξ̂_A − ξ̂_B| above Δfloor.
+
+    Parameters
+    ----------
+    a, b : ConditionSummary
+        The two conditions at the same threshold.
+    s : GateSettings
+        The registered rules (Δfloor).
+
+    Returns
+    -------
+    GateResult
+        P2, with |ξ̂_A − ξ̂_B| as its value.
+
+    References
+    ----------
+    Zhou (2026), Section 3.
+    """
     fits_ok = a.fit_status == "ok" and b.fit_status == "ok"
     dxi = abs(a.xi - b.xi)
     return GateResult(

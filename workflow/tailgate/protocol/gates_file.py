@@ -48,7 +48,31 @@ def gates_file_from_protocol(
     fits: FitsIndex | None = None,
     reason: str = "",
 ) -> GatesFile:
-    """A :class:`GatesFile` from ``ProtocolVerdict.to_dict()`` for ``scorer`` on ``scale``."""
+    """A :class:`GatesFile` from ``ProtocolVerdict.to_dict()`` for ``scorer`` on ``scale``.
+
+    Parameters
+    ----------
+    verdict : dict[str, Any]
+        ``ProtocolVerdict.to_dict()`` of the analysis.
+    scorer : str
+        The scorer analysed.
+    scale : str
+        The scale analysed.
+    fits : FitsIndex or None, default None
+        The per-condition fits, for Δξ̂ and its CI (module docstring); None: P2's |Δξ̂|, no CI.
+    reason : str, default ""
+        The H1 reason to record (empty: the band rule and how many pairs pass every gate).
+
+    Returns
+    -------
+    GatesFile
+        Every pair with its thresholds in order of q and its verdict (PASS where
+        ``verdict["passing_pairs"]`` lists it, else KILL), and the H1 verdict.
+
+    References
+    ----------
+    Zhou (2026), Fig. 4.
+    """
     records = (fits or {}).get(scorer, {}).get(scale, {})
     grouped: dict[tuple[str, str], list[PairAtThreshold]] = {}
     for rec in verdict["pairs"]:

@@ -43,7 +43,23 @@ G5_VARIANTS: dict[str, dict[str, Any]] = {
 
 
 def threshold_rules(band: Sequence[float]) -> list[tuple[str, str, float | None]]:
-    """(label, band rule, headline q) for ``any``, ``all`` and every threshold as headline."""
+    """(label, band rule, headline q) for ``any``, ``all`` and every threshold as headline.
+
+    Parameters
+    ----------
+    band : Sequence[float]
+        The thresholds of the band.
+
+    Returns
+    -------
+    list of tuple of (str, str, float or None)
+        ``("any", "any", None)``, ``("all", "all", None)``, then ``("headline q=…", "headline",
+        q)`` for each q of ``band``.
+
+    References
+    ----------
+    Zhou (2026), Section 6.3.
+    """
     return [("any", "any", None), ("all", "all", None)] + [
         (f"headline q={q:g}", "headline", float(q)) for q in band
     ]
@@ -69,7 +85,43 @@ def multiverse(
     band_rule: str,
     multipliers: Sequence[float],
 ) -> dict[str, Any]:
-    """Every cell of the multiverse (module docstring) as a JSON-ready document."""
+    """Every cell of the multiverse (module docstring) as a JSON-ready document.
+
+    Each pairwise matrix (every pair at every band threshold) is evaluated once per tolerance
+    multiplier, G5 rule and P1 method, and read by every threshold rule.
+
+    Parameters
+    ----------
+    summaries : Mapping[float, Mapping[str, ConditionSummary]]
+        The stored statistics per threshold q and condition.
+    bulk : Mapping[tuple[str, str], BulkEquivalence]
+        The stored bulk-difference CIs per pair (A, B).
+    settings : GateSettings
+        The registered rules; its G5 rule joins :data:`G5_VARIANTS` if none of them.
+    pairs : Sequence[tuple[str, str]]
+        The registered pairs, in registration order.
+    family : Sequence[tuple[str, str]]
+        The pairs that may make H1 pass.
+    band : Sequence[float]
+        The thresholds of the band.
+    headline_q : float
+        The registered headline threshold.
+    band_rule : str
+        The registered band rule.
+    multipliers : Sequence[float]
+        The tolerance multipliers of ``protocol.sensitivity`` (1 is always added).
+
+    Returns
+    -------
+    dict[str, Any]
+        ``dimensions`` (the values of each dimension), ``cells`` (one per combination: its
+        values, ``h1``, ``passing_pairs``, ``registered``), ``pass_share`` (the share of cells
+        that PASS) and ``registered`` (the registered cell).
+
+    References
+    ----------
+    Zhou (2026), Appendix B, Table 5; Section 6.3.
+    """
     band = [float(q) for q in band]
     g5 = dict(G5_VARIANTS)
     registered_g5 = _g5_label(settings)
@@ -135,7 +187,20 @@ def multiverse(
 
 def grid(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The multiverse as a table: one row per (threshold rule, G5 rule), one column per
-    (P1 method, multiplier); cells ``PASS``/``KILL``, the registered cell in brackets."""
+    (P1 method, multiplier); cells ``PASS``/``KILL``, the registered cell in brackets.
+
+    Parameters
+    ----------
+    doc : Mapping[str, Any]
+        A document of :func:`multiverse`.
+
+    Returns
+    -------
+    header : list of str
+        ``threshold rule``, ``G5``, then one ``<p1> ×<multiplier>`` per column.
+    rows : list of list of str
+        The rows, in the order of the document's dimensions.
+    """
     dims = doc["dimensions"]
     at = {(c["threshold_rule"], c["g5"], c["p1"], c["multiplier"]): c for c in doc["cells"]}
     cols = [(p1, m) for p1 in dims["p1"] for m in dims["multiplier"]]

@@ -218,7 +218,20 @@ FLOOR_ROW = (
 
 def row_kind(delta_xi: float, delta_floor: float) -> str:
     """What the PASS rate at a true Δξ measures: a false PASS below the floor, the boundary of
-    H1's null at it (:data:`FLOOR_ROW`), power above it."""
+    H1's null at it (:data:`FLOOR_ROW`), power above it.
+
+    Parameters
+    ----------
+    delta_xi : float
+        The true Δξ.
+    delta_floor : float
+        The registered Δfloor.
+
+    Returns
+    -------
+    str
+        ``"false PASS"``, :data:`FLOOR_ROW` (Δξ = Δfloor to 1e-9) or ``"power"``.
+    """
     if math.isclose(delta_xi, delta_floor, rel_tol=1e-9, abs_tol=1e-12):
         return FLOOR_ROW
     return "false PASS" if delta_xi < delta_floor else "power"
@@ -493,15 +506,50 @@ def simulate_procedure(
 ) -> OperatingCharacteristics:
     """PASS rates of the registered procedure for one bulk-matched pair under each Δξ.
 
-    ``sample(rng, Δξ, (trials, n_prompts))`` draws severities on the headline scale (Δξ = 0 is
-    condition A); from :data:`TOP_DRAW_PROMPTS` prompts up, a :class:`QuantileSampler` off the
-    lattice is drawn by its top order statistics instead (methods note P13). Returns the rates
-    under every band rule; ``band_rule`` is the registered one.
-    ``resamples``: replicates of P1's percentile bootstrap per cell, or ``None`` for the
-    observed-information stand-in (module docstring). ``workers`` threads run the bootstraps;
-    the result does not depend on it. ``lattice_step``: the samples are rounded to that lattice
-    and every condition is fitted and tested by the lattice rule
-    (:mod:`tailgate.protocol.operating_lattice`).
+    From :data:`TOP_DRAW_PROMPTS` prompts up, a :class:`QuantileSampler` off the lattice is
+    drawn by its top order statistics instead (methods note P13).
+
+    Parameters
+    ----------
+    settings : GateSettings
+        The registered rules.
+    band : Sequence[float]
+        The thresholds of the band.
+    headline_q : float
+        The headline threshold.
+    band_rule : str
+        The registered band rule; the rates are counted under every one.
+    n_prompts : int
+        Prompts per condition.
+    sample : Sampler
+        ``sample(rng, Δξ, (trials, n_prompts))`` draws severities on the headline scale (Δξ = 0
+        is condition A).
+    delta_xis : Sequence[float]
+        The truths Δξ of condition B.
+    trials : int
+        Trials per truth.
+    resamples : int or None
+        Replicates of P1's percentile bootstrap per cell, or ``None`` for the
+        observed-information stand-in (module docstring).
+    min_side_exceedances : int
+        Fewest exceedances of a G5 side q ± δ for a fit (fewer: NaN, not testable).
+    seed : SeedLike
+        Root of the streams (module docstring, Determinism).
+    workers : int, default 1
+        Threads that run the bootstraps; the result does not depend on it.
+    lattice_step : float or None, default None
+        The samples are rounded to that lattice and every condition is fitted and tested by the
+        lattice rule (:mod:`tailgate.protocol.operating_lattice`).
+
+    Returns
+    -------
+    OperatingCharacteristics
+        The PASS counts per truth under every band rule, with notes on the approximations.
+
+    Raises
+    ------
+    ValueError
+        If ``band_rule`` is not one of :data:`tailgate.protocol.verdict.BAND_RULES`.
     """
     if band_rule not in BAND_RULES:
         raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")

@@ -43,7 +43,7 @@ from typing import Protocol
 import numpy as np
 
 from tailgate.protocol.gates import ConditionSummary, GateSettings, condition_stability, p1_reads
-from tailgate.stats import gof, gpd, inference, lattice
+from tailgate.stats import gof, gpd, inference, lattice, lattice_likelihood
 from tailgate.stats.stability import bootstrap_difference_se, lattice_side_threshold
 
 __all__ = [
@@ -73,7 +73,20 @@ class SortedTrials(Protocol):
 
 
 def round_to(x: np.ndarray, step: float) -> np.ndarray:
-    """Scores rounded to the nearest point of the lattice {k·step}."""
+    """Scores rounded to the nearest point of the lattice {k·step}.
+
+    Parameters
+    ----------
+    x : np.ndarray
+        The scores.
+    step : float
+        The lattice step h.
+
+    Returns
+    -------
+    np.ndarray
+        ``step * np.round(x / step)`` (halves to the even point), of the shape of ``x``.
+    """
     return step * np.round(x / step)
 
 
@@ -92,10 +105,29 @@ def reference_step(
     seed: np.random.SeedSequence,
 ) -> float | None:
     """The lattice step at which the headline threshold ``q`` of condition A (Δξ = 0) leaves
-    ``levels`` distinct exceedance values on average over a few trials (bisection on log h);
-    None where even the finest lattice leaves no more (too few exceedances at ``n_prompts``):
-    no lattice the registration admits exists, and the rule's fits are the continuous ones in
-    the limit."""
+    ``levels`` distinct exceedance values on average over a few trials (bisection on log h).
+
+    Parameters
+    ----------
+    sample : Callable[[np.random.Generator, float, tuple[int, int]], np.ndarray]
+        The sampler of the reference pair (a :data:`tailgate.protocol.operating.Sampler`).
+    n_prompts : int
+        Prompts per condition.
+    q : float
+        The headline threshold.
+    levels : int
+        The registered minimum of distinct exceedance values (``min_levels``).
+    seed : np.random.SeedSequence
+        Stream of the trials drawn.
+
+    Returns
+    -------
+    float or None
+        The step, to a relative 1e-8; None where even the finest lattice (10⁻⁶ of the range
+        of the exceedances) leaves no more (too few exceedances at ``n_prompts``): no lattice
+        the registration admits exists, and the rule's fits are the continuous ones in the
+        limit.
+    """
     x = np.sort(sample(np.random.Generator(np.random.PCG64(seed)), 0.0, (_STEP_TRIALS, n_prompts)))
     top = x[:, math.floor((n_prompts - 1) * q) :]
     hi = float(np.max(top[:, -1] - top[:, 0]))
@@ -193,7 +225,7 @@ class LatticeCondition:
         ]
         cells = {i: lattice.cells_of(y, self.step) for i, y in enumerate(ys) if out[i] is None}
         for batch in _batches(cells):
-            g = lattice.groups_of([cells[i] for i in batch], self.step)
+            g = lattice_likelihood.groups_of([cells[i] for i in batch], self.step)
             means = np.array([np.mean(ys[i]) for i in batch])
             for i, f in zip(batch, gpd.fit_lattice_samples(g, means), strict=True):
                 out[i] = f

@@ -79,12 +79,43 @@ def simulate_pass_rate(
 
     Each trial draws y_A ~ GPD(ξ_A, 1) and y_B ~ GPD(ξ_A + Δξ, 1) of size ``n_exc``, fits both
     and applies P1 and P2 as the gates do (:func:`tailgate.protocol.gates.p1_gate`,
-    :func:`~tailgate.protocol.gates.p2_gate`) under ``settings`` (default: the paper's design,
-    P1 at 95 %): P1 by the registered ``p1_method`` at P1's level, the percentile bootstrap
-    from ``resamples`` resamples per fit (App. E: 80) or, with ``resamples=None``, by its
-    validated stand-in (:mod:`tailgate.protocol.simulated_p1`); P2 at Δfloor. Trial m uses child m
-    of ``seed``; all trials' replicates are refitted together (``workers`` threads; the result
-    does not depend on it).
+    :func:`~tailgate.protocol.gates.p2_gate`): P1 by the registered ``p1_method`` at P1's
+    level, P2 at Δfloor. All trials' replicates are refitted together.
+
+    Parameters
+    ----------
+    delta_xi : float
+        The true Δξ = ξ_B − ξ_A.
+    n_exc : int
+        Exceedances per condition.
+    settings : GateSettings or None, default None
+        The registered rules (None: the paper's design, P1 at 95 %).
+    trials : int, default 80
+        Trials (pairs drawn).
+    resamples : int or None, default 80
+        Percentile-bootstrap resamples per fit (App. E: 80), or None for the validated
+        stand-in (:mod:`tailgate.protocol.simulated_p1`).
+    seed : SeedLike, default 0
+        Trial m uses child m of it.
+    xi_a : float, default 0.0
+        ξ_A.
+    workers : int or None, default None
+        Threads that refit the replicates (None: one); the result does not depend on it.
+
+    Returns
+    -------
+    PassRate
+        The trials that pass P1 ∧ P2 among ``trials``, with the settings that decided them.
+
+    Raises
+    ------
+    ValueError
+        If ``n_exc`` is below ``gpd.MIN_EXCEEDANCES``, ``trials`` below 1 or ``resamples``
+        below 2.
+
+    References
+    ----------
+    Zhou (2026), Appendix E.
     """
     s = settings or GateSettings()
     if n_exc < gpd.MIN_EXCEEDANCES or trials < 1 or (resamples is not None and resamples < 2):
@@ -182,10 +213,40 @@ def recovery_grid(
 ) -> RecoveryGrid:
     """The synthetic-recovery grid of App. E of Zhou (2026) with the Eq. 2 frontier.
 
-    Condition A has ξ_A = ``xi_bar`` (the registered ξ̄), B has ξ̄ + Δξ; P1 and P2 follow
-    ``settings`` as in :func:`simulate_pass_rate`, and the frontier is at P1's α as the gates
-    apply it, so that the frontier and the rates are at the same level. Cell (i, j) uses child
-    (i, j) of ``seed``.
+    Condition B has ξ̄ + Δξ; P1 and P2 follow ``settings`` as in :func:`simulate_pass_rate`,
+    and the frontier is at P1's α as the gates apply it, so that the frontier and the rates
+    are at the same level.
+
+    Parameters
+    ----------
+    delta_xis : Sequence[float], default (0.0, 0.05, 0.10, 0.15, 0.20)
+        The true Δξ of the grid's rows.
+    n_excs : Sequence[int], default (200, 500, 1000, 1500, 2000, 3000)
+        The exceedances per condition of its columns.
+    settings : GateSettings or None, default None
+        The registered rules (None: the paper's design).
+    trials : int, default 80
+        Trials per cell.
+    resamples : int or None, default 80
+        Bootstrap resamples per fit, or None for P1's stand-in (:func:`simulate_pass_rate`).
+    seed : SeedLike, default 0
+        Cell (i, j) uses child (i, j) of it.
+    power : float, default 0.80
+        The power of the Eq. 2 frontier.
+    xi_bar : float, default 0.0
+        ξ_A, the registered ξ̄.
+    workers : int or None, default None
+        Threads that refit the replicates; the result does not depend on it.
+
+    Returns
+    -------
+    RecoveryGrid
+        The cells, Δξ by Δξ and within each by n_exc, and the frontier n_exc*(Δξ) for every
+        Δξ > 0.
+
+    References
+    ----------
+    Zhou (2026), Appendix E; Section 4, Eq. 2.
     """
     s = settings or GateSettings()
     ss = gpd.seed_sequence_of(seed)

@@ -53,12 +53,33 @@ def percentile_cis(
 ) -> tuple[RowFits, np.ndarray]:
     """Fits of every row of ``samples`` (r, n) and their percentile-bootstrap CIs for ξ.
 
-    Row i resamples ``resamples`` times from ``rngs[i]``; the replicates of a chunk of rows are
-    refitted in one vectorised Newton call, warm-started at each row's own fit, with boundary
-    replicates at ξ = −1 as in :meth:`tailgate.stats.gpd.GPDBootstrap.ci`. ``workers`` threads
-    process the chunks (numpy releases the GIL; the result does not depend on it); ``fits``: the
-    rows' fits when the caller has them (not fitted again). Returns the
-    fits and ``ci[i, j] = (low, high)`` at ``levels[j]`` (NaN where the row has no interior fit).
+    The replicates of a chunk of rows are refitted in one vectorised Newton call, warm-started
+    at each row's own fit, with boundary replicates at ξ = −1 as in
+    :meth:`tailgate.stats.gpd.GPDBootstrap.ci`; replicates that do not converge are left out.
+
+    Parameters
+    ----------
+    samples : np.ndarray
+        The exceedances, one sample per row, shape (r, n).
+    resamples : int
+        Bootstrap resamples per row.
+    levels : Sequence[float]
+        The two-sided CI levels.
+    rngs : Sequence[np.random.Generator]
+        ``rngs[i]`` draws the resamples of row i.
+    workers : int, default 1
+        Threads that process the chunks (numpy releases the GIL; the result does not depend on
+        it).
+    fits : RowFits or None, default None
+        The rows' fits when the caller has them (not fitted again).
+
+    Returns
+    -------
+    fits : RowFits
+        The fits of the rows.
+    ci : np.ndarray
+        Shape (r, len(levels), 2): ``ci[i, j] = (low, high)`` at ``levels[j]`` (NaN where the
+        row has no interior fit).
     """
     r, n = samples.shape
     fits = gpd.fit_rows(samples) if fits is None else fits
@@ -106,7 +127,28 @@ def normal_cis(y: np.ndarray, f: RowFits, rows: np.ndarray, level: float) -> np.
     """ξ̂ ± z·se at ``level`` for the ``rows`` of ``y``, se from the observed information
     (:func:`tailgate.stats.inference.observed_information`); NaN where the fit is not interior.
 
-    The stand-in for the registered percentile interval (module docstring: its validation)."""
+    The stand-in for the registered percentile interval (module docstring: its validation).
+
+    Parameters
+    ----------
+    y : np.ndarray
+        The exceedances, one sample per row.
+    f : RowFits
+        The fits of every row of ``y``.
+    rows : np.ndarray
+        The rows wanted.
+    level : float
+        The two-sided level.
+
+    Returns
+    -------
+    np.ndarray
+        Shape (rows.size, 2): row i the interval of ``rows[i]``.
+
+    References
+    ----------
+    Smith (1987).
+    """
     z = float(norm_ppf(0.5 + level / 2.0))
     out = np.full((rows.size, 2), math.nan)
     for i, t in enumerate(rows):
@@ -142,8 +184,35 @@ def p1_rows(
 ) -> P1Rows:
     """What P1's registered method reads for the ``rows`` of the exceedance matrix ``y``.
 
-    ``fits`` are the fits of every row of ``y``; ``rngs[i]`` draws the bootstrap of ``rows[i]``
-    (needed only for the percentile bootstrap, ``resamples`` given).
+    Parameters
+    ----------
+    y : np.ndarray
+        The exceedance matrix, one sample per row.
+    fits : RowFits
+        The fits of every row of ``y``.
+    rows : np.ndarray
+        The rows wanted.
+    settings : GateSettings
+        The registered rules (P1's method and level).
+    resamples : int or None
+        Percentile-bootstrap resamples per row, or None for the normal stand-in
+        (:func:`normal_cis`).
+    rngs : Sequence[np.random.Generator] or None, default None
+        ``rngs[i]`` draws the bootstrap of ``rows[i]`` (needed only for the percentile
+        bootstrap, ``resamples`` given).
+    workers : int, default 1
+        Threads of the bootstrap; the result does not depend on it.
+
+    Returns
+    -------
+    P1Rows
+        ``ci`` under ``percentile``, ``profile_ci`` under ``profile``, ``profiles`` under
+        ``lr_test``; the other fields, and rows without an interior fit, NaN or None.
+
+    Raises
+    ------
+    ValueError
+        If the percentile bootstrap is asked for without one generator per row.
     """
     rows = np.asarray(rows, dtype=np.int64)
     nan2 = np.full((rows.size, 2), math.nan)
@@ -176,9 +245,23 @@ def p1_rows(
 
 
 def p1_interval(settings: GateSettings, resamples: int | None, *, lattice: bool = False) -> str:
-    """How a simulation computed P1, in words (for its output and the report); ``lattice``:
-    the samples were fitted by the lattice rule, on which P1's percentile method reads the
-    profile interval (:func:`tailgate.protocol.gates.p1_reads`)."""
+    """How a simulation computed P1, in words (for its output and the report).
+
+    Parameters
+    ----------
+    settings : GateSettings
+        The registered rules (P1's method and ``lr_calibration``).
+    resamples : int or None
+        Percentile-bootstrap resamples per fit, or None for the normal stand-in.
+    lattice : bool, default False
+        The samples were fitted by the lattice rule, on which P1's percentile method reads the
+        profile interval (:func:`tailgate.protocol.gates.p1_reads`).
+
+    Returns
+    -------
+    str
+        The method, and for the percentile method the resamples or the stand-in.
+    """
     if settings.p1_method == "percentile" and lattice:
         return "profile-likelihood intervals (the percentile method on a lattice)"
     if settings.p1_method == "profile":

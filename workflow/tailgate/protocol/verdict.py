@@ -91,9 +91,31 @@ def pairwise_matrix(
 ) -> tuple[PairVerdict, ...]:
     """Evaluate every pair (A, B) at every threshold of ``summaries``.
 
-    ``summaries[q][condition]`` holds the per-condition statistics; ``bulk[(A, B)]`` the difference
-    CIs of the pair (A − B). ``pairs`` are the registered pairs in registration order (default:
-    every pair, A before B in sorted order).
+    Parameters
+    ----------
+    summaries : Mapping[float, Mapping[str, ConditionSummary]]
+        ``summaries[q][condition]``: the per-condition statistics.
+    bulk : Mapping[tuple[str, str], BulkEquivalence]
+        ``bulk[(A, B)]``: the difference CIs of the pair (A − B).
+    settings : GateSettings
+        The registered rules.
+    pairs : Sequence[tuple[str, str]] or None, default None
+        The registered pairs in registration order (None: every pair, A before B in sorted
+        order).
+
+    Returns
+    -------
+    tuple of PairVerdict
+        Threshold by threshold in increasing q, the pairs in order within each.
+
+    Raises
+    ------
+    KeyError
+        If ``bulk`` holds no statistics for a pair.
+
+    References
+    ----------
+    Zhou (2026), Section 3.
     """
     out = []
     for q in sorted(summaries):
@@ -117,7 +139,36 @@ def h1_verdict(
 ) -> ProtocolVerdict:
     """H1 PASS/KILL of Zhou (2026) from the evaluated pairs under the registered band rule.
 
-    ``family``: the pairs that may make H1 pass (default: every evaluated pair)."""
+    Parameters
+    ----------
+    pairs : Sequence[PairVerdict]
+        The evaluated pairs at the thresholds of the band (:func:`pairwise_matrix`).
+    headline_q : float
+        The headline threshold; it must be in ``band``.
+    band : Sequence[float]
+        The thresholds of the band.
+    settings : GateSettings
+        The registered rules (recorded in the verdict).
+    band_rule : str, default "all"
+        ``"any"``, ``"all"`` or ``"headline"`` (module docstring).
+    family : Sequence[tuple[str, str]] or None, default None
+        The pairs that may make H1 pass (None: every evaluated pair).
+
+    Returns
+    -------
+    ProtocolVerdict
+        PASS when a family pair passes under ``band_rule``, else KILL, with every pair and the
+        passing pairs in sorted order.
+
+    Raises
+    ------
+    ValueError
+        If ``band_rule`` is unknown or ``headline_q`` is not in ``band``.
+
+    References
+    ----------
+    Zhou (2026), Sections 3, 6.3 and 6.4.
+    """
     if band_rule not in BAND_RULES:
         raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")
     thresholds = tuple(sorted(float(q) for q in band))

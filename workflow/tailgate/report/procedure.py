@@ -25,7 +25,8 @@ import numpy as np
 from tailgate.protocol.documents import fit_at
 from tailgate.protocol.multiverse import grid
 from tailgate.protocol.operating import row_kind
-from tailgate.stats.inference import ProfileGrid, bartlett_corrected, lr_test_grids
+from tailgate.stats.inference import ProfileGrid
+from tailgate.stats.likelihood_ratio import bartlett_corrected, lr_test_grids
 
 from . import figures
 from .content import plots

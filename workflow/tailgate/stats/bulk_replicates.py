@@ -53,9 +53,30 @@ DRAW_ROWS = 8
 def count_draws(
     words: np.ndarray, pos: int, draws: int, n: int, counts: np.ndarray
 ) -> tuple[int, bool]:  # pragma: no cover - compiled
-    """Draw ``draws`` indices below n from ``words`` at ``pos`` and count them: (the position
-    after the last half used, or -1 when the words ran out; False when a count passed the
-    buffer's largest value)."""
+    """Draw ``draws`` indices below n from ``words`` at ``pos`` and count them.
+
+    For n = 1 nothing is read (numpy draws nothing for a range of one value).
+
+    Parameters
+    ----------
+    words : numpy.ndarray
+        The stream's raw 64-bit words (uint64), read in 32-bit halves.
+    pos : int
+        The position (in halves) of the first draw.
+    draws : int
+        The number of indices to draw.
+    n : int
+        The range: indices 0 … n − 1.
+    counts : numpy.ndarray
+        The count of every index (length n), overwritten; its dtype bounds a count.
+
+    Returns
+    -------
+    pos : int
+        The position after the last half used, or -1 when the words ran out.
+    fits : bool
+        False when a count passed the buffer's largest value.
+    """
     counts[:] = 0
     top = np.iinfo(counts.dtype).max
     fits = True
@@ -76,7 +97,20 @@ def count_draws(
 
 @numba.njit(cache=True, boundscheck=False)
 def counted_sum(counts: np.ndarray, x: np.ndarray) -> float:  # pragma: no cover - compiled
-    """Σ counts · x in four interleaved running sums (a fixed order)."""
+    """Σ counts · x in four interleaved running sums (a fixed order).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        The count of every value.
+    x : numpy.ndarray
+        The values (as long as ``counts``).
+
+    Returns
+    -------
+    float
+        The sum.
+    """
     n = x.size
     a0 = a1 = a2 = a3 = 0.0
     j = 0
@@ -96,9 +130,28 @@ def counted_sum(counts: np.ndarray, x: np.ndarray) -> float:  # pragma: no cover
 def ranks_from(
     counts: np.ndarray, below: int, k0: int, k1: int
 ) -> tuple[int, int, bool]:  # pragma: no cover - compiled
-    """Positions in ``counts`` (the counts of consecutive sorted ranks) of order statistics k0
-    and k1 of a replicate with ``below`` draws before the first position; False when order
-    statistic k0 lies before it."""
+    """Positions in ``counts`` of order statistics k0 and k1 of a replicate.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        The counts of consecutive sorted ranks.
+    below : int
+        The replicate's draws before the first position.
+    k0 : int
+        The lower order statistic (from 0).
+    k1 : int
+        The upper order statistic.
+
+    Returns
+    -------
+    j0 : int
+        The position of order statistic k0 (the first whose cumulative count exceeds k0).
+    j1 : int
+        The position of order statistic k1.
+    ok : bool
+        False when order statistic k0 lies before the first position (then j0 = j1 = 0).
+    """
     if below > k0:
         return 0, 0, False
     cum = below
@@ -135,8 +188,28 @@ def _quantile_ranks(
 def counted_tvar(
     xs: np.ndarray, win: np.ndarray, lo: int, j0: int, j1: int, frac: float
 ) -> float:  # pragma: no cover - compiled
-    """Count-weighted mean of the sorted values ``xs`` strictly above the replicate's quantile
-    (the quantile itself when none is); ``win`` holds the counts of the ranks lo..n-1."""
+    """Count-weighted mean of the sorted values ``xs`` strictly above the replicate's quantile.
+
+    Summed from the largest value down.
+
+    Parameters
+    ----------
+    xs : numpy.ndarray
+        The sample's sorted values on one scale.
+    win : numpy.ndarray
+        The replicate's counts of the ranks lo..n-1.
+    lo : int
+        The first rank of ``win``.
+    j0, j1 : int
+        The sorted ranks of the quantile's order statistics.
+    frac : float
+        The interpolation weight: the quantile is xs[j0] + frac·(xs[j1] − xs[j0]).
+
+    Returns
+    -------
+    float
+        The replicate's TVaR; the quantile itself when no drawn value lies above it.
+    """
     u = xs[j0] + frac * (xs[j1] - xs[j0])
     total = 0.0
     count = 0
@@ -168,9 +241,28 @@ class Sample(NamedTuple):
 def replicate_rows(
     rng: np.random.Generator, rows: int, sample: Sample, means: np.ndarray, tvars: np.ndarray
 ) -> None:
-    """Mean and TVaR on every scale of ``rows`` replicates drawn from ``rng``'s stream: writes
-    ``means`` and ``tvars`` (scales × rows, C-contiguous). The call uses ``rng``'s stream from
-    its start: one call a block."""
+    """Mean and TVaR on every scale of ``rows`` replicates drawn from ``rng``'s stream.
+
+    The call uses ``rng``'s stream from its start: one call a block.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The block's random stream, from its start.
+    rows : int
+        The number of replicates.
+    sample : Sample
+        The condition's values as the replicates read them.
+    means : numpy.ndarray
+        The replicates' means (scales × rows, C-contiguous), written.
+    tvars : numpy.ndarray
+        The replicates' TVaRs (scales × rows, C-contiguous), written.
+
+    Returns
+    -------
+    None
+        The results are written to ``means`` and ``tvars``.
+    """
     compiled("bulk", _warm_bulk)
     stream = IndexStream(rng, sample.order.size)
     counts = np.empty(stream.n, dtype=np.uint8)

@@ -67,7 +67,21 @@ class Bottom(NamedTuple):
 
 
 def bottom_of(xs: np.ndarray, lo: int) -> Bottom:
-    """The moments of ``xs[:, :lo]`` (sorted values, scales × n) that the bottom sums need."""
+    """The moments of ``xs[:, :lo]`` that the bottom sums need.
+
+    Parameters
+    ----------
+    xs : numpy.ndarray
+        The sorted values, scales × n.
+    lo : int
+        The top block's first rank: ``xs[:, :lo]`` is the bottom block.
+
+    Returns
+    -------
+    Bottom
+        The bottom block's mean, s.d. and skewness on every scale (population moments; skewness
+        0 where the s.d. is 0) and the lower-triangular factor of their correlation matrix.
+    """
     low = xs[:, :lo]
     mean = low.mean(axis=1)
     dev = low - mean[:, None]
@@ -115,10 +129,38 @@ def top_rows(
     means: np.ndarray,
     tvars: np.ndarray,
 ) -> None:
-    """Mean and TVaR on every scale of the first ``rows`` replicates of a block of ``block``
-    drawn from ``rng``'s stream: writes ``means`` and ``tvars`` (scales × rows). One call a
-    block, from the stream's start; the block's N and deviates are drawn for all its
-    replicates, so a replicate does not depend on how many are used."""
+    """Mean and TVaR on every scale of the first ``rows`` replicates of a block.
+
+    One call a block, from the stream's start; the block's N and deviates are drawn for all its
+    replicates, so a replicate does not depend on how many are used. The bottom sums follow the
+    normal law with the Cornish–Fisher term of the skewness (module docstring).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The block's random stream, from its start.
+    block : int
+        The number of replicates in a block.
+    rows : int
+        The number of replicates computed (at most ``block``).
+    sample : TopSample
+        The condition's sorted values as the top-block replicates read them.
+    bottom : Bottom
+        The moments of the bottom block (:func:`bottom_of`).
+    means : numpy.ndarray
+        The replicates' means (scales × rows), written.
+    tvars : numpy.ndarray
+        The replicates' TVaRs (scales × rows), written.
+
+    Returns
+    -------
+    None
+        The results are written to ``means`` and ``tvars``.
+
+    References
+    ----------
+    Hall (1992), Section 2.5.
+    """
     compiled("bulk-top", _warm_top, lock="bulk")  # it adds overloads of the bulk kernels
     xs, lo = sample.xs, sample.lo
     n = xs.shape[1]

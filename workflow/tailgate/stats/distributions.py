@@ -82,17 +82,58 @@ _REAL_LINE = (-math.inf, math.inf)
 
 
 def norm_ppf(q: Any, loc: float = 0.0, scale: float = 1.0) -> Any:
-    """``scipy.stats.norm.ppf(q, loc, scale)``."""
+    """``scipy.stats.norm.ppf(q, loc, scale)``.
+
+    Parameters
+    ----------
+    q : array_like
+        The probabilities.
+    loc : float, default 0.0
+        The location.
+    scale : float, default 1.0
+        The scale.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        The quantiles (a scalar for a scalar ``q``): −∞ at 0, ∞ at 1, NaN outside [0, 1].
+    """
     return _ppf(special.ndtri, q, loc, scale, _REAL_LINE)
 
 
 def norm_cdf(x: Any, loc: float = 0.0, scale: float = 1.0) -> Any:
-    """``scipy.stats.norm.cdf(x, loc, scale)``."""
+    """``scipy.stats.norm.cdf(x, loc, scale)``.
+
+    Parameters
+    ----------
+    x : array_like
+        The values.
+    loc : float, default 0.0
+        The location.
+    scale : float, default 1.0
+        The scale.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        P(X ≤ x) (a scalar for a scalar ``x``): 0 at −∞, 1 at ∞, NaN for NaN.
+    """
     return _cdf(special.ndtr, x, loc, scale, _REAL_LINE)
 
 
 def norm_sf(x: Any) -> Any:
-    """``scipy.stats.norm.sf(x)`` (standard normal): ndtr(−x), 1 at −∞, 0 at ∞."""
+    """``scipy.stats.norm.sf(x)`` (standard normal): ndtr(−x).
+
+    Parameters
+    ----------
+    x : array_like
+        The values.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        P(Z > x) (a scalar for a scalar ``x``): 1 at −∞, 0 at ∞, NaN for NaN.
+    """
     z = np.asarray(x, dtype=np.float64)
     out = np.ones(z.shape)
     out[np.isnan(z)] = np.nan
@@ -104,12 +145,42 @@ def norm_sf(x: Any) -> Any:
 
 
 def logistic_ppf(q: Any, loc: float = 0.0, scale: float = 1.0) -> Any:
-    """``scipy.stats.logistic.ppf(q, loc, scale)``."""
+    """``scipy.stats.logistic.ppf(q, loc, scale)``.
+
+    Parameters
+    ----------
+    q : array_like
+        The probabilities.
+    loc : float, default 0.0
+        The location.
+    scale : float, default 1.0
+        The scale.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        The quantiles (a scalar for a scalar ``q``): −∞ at 0, ∞ at 1, NaN outside [0, 1].
+    """
     return _ppf(special.logit, q, loc, scale, _REAL_LINE)
 
 
 def logistic_cdf(x: Any, loc: float = 0.0, scale: float = 1.0) -> Any:
-    """``scipy.stats.logistic.cdf(x, loc, scale)``."""
+    """``scipy.stats.logistic.cdf(x, loc, scale)``.
+
+    Parameters
+    ----------
+    x : array_like
+        The values.
+    loc : float, default 0.0
+        The location.
+    scale : float, default 1.0
+        The scale.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        P(X ≤ x) (a scalar for a scalar ``x``): 0 at −∞, 1 at ∞, NaN for NaN.
+    """
     return _cdf(special.expit, x, loc, scale, _REAL_LINE)
 
 
@@ -118,23 +189,89 @@ def _gpd_support(xi: float) -> tuple[float, float]:
 
 
 def gpd_ppf(q: Any, xi: float, sigma: float, loc: float = 0.0) -> Any:
-    """``scipy.stats.genpareto.ppf(q, xi, loc, sigma)`` (Eq. 1 of Zhou (2026) inverted)."""
+    """``scipy.stats.genpareto.ppf(q, xi, loc, sigma)`` (Eq. 1 of Zhou (2026) inverted).
+
+    Parameters
+    ----------
+    q : array_like
+        The probabilities.
+    xi : float
+        The shape ξ.
+    sigma : float
+        The scale σ.
+    loc : float, default 0.0
+        The location (the threshold).
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        The quantiles (a scalar for a scalar ``q``): ``loc`` at 0, the support's upper end at 1
+        (∞, or loc − σ/ξ for ξ < 0), NaN outside [0, 1].
+
+    References
+    ----------
+    Zhou (2026), Eq. 1.
+    """
     return _ppf(lambda p: -special.boxcox1p(-p, -xi), q, loc, sigma, _gpd_support(xi))
 
 
 def gpd_cdf(x: Any, xi: float, sigma: float, loc: float = 0.0) -> Any:
-    """``scipy.stats.genpareto.cdf(x, xi, loc, sigma)`` (Eq. 1 of Zhou (2026))."""
+    """``scipy.stats.genpareto.cdf(x, xi, loc, sigma)`` (Eq. 1 of Zhou (2026)).
+
+    Parameters
+    ----------
+    x : array_like
+        The values.
+    xi : float
+        The shape ξ.
+    sigma : float
+        The scale σ.
+    loc : float, default 0.0
+        The location (the threshold).
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray
+        P(X ≤ x) (a scalar for a scalar ``x``): 0 below the support, 1 above it, NaN for NaN.
+
+    References
+    ----------
+    Zhou (2026), Eq. 1.
+    """
     return _cdf(lambda z: -special.inv_boxcox1p(-z, -xi), x, loc, sigma, _gpd_support(xi))
 
 
 def chi2_1_ppf(p: float) -> float:
-    """``scipy.stats.chi2.ppf(p, 1)``: 2·gammaincinv(1/2, p); 0 at p = 0, ∞ at 1, NaN outside."""
+    """``scipy.stats.chi2.ppf(p, 1)``: 2·gammaincinv(1/2, p).
+
+    Parameters
+    ----------
+    p : float
+        The probability.
+
+    Returns
+    -------
+    float
+        The quantile of χ²₁: 0 at p = 0, ∞ at 1, NaN outside [0, 1].
+    """
     return float(_ppf(lambda v: 2 * special.gammaincinv(0.5, v), p, 0.0, 1.0, (0.0, math.inf)))
 
 
 def chi2_1_sf(x: float) -> float:
-    """P(χ²₁ > x): ``scipy.stats.chi2.sf(x, 1)`` (``scipy.special.chdtrc``, the function it
-    evaluates), without its per-call argument checks (the audit re-derives thousands of P1
-    tests); NaN for NaN, 1 at and below 0."""
+    """P(χ²₁ > x): ``scipy.stats.chi2.sf(x, 1)``.
+
+    Calls ``scipy.special.chdtrc``, the function ``scipy.stats`` evaluates, without its per-call
+    argument checks (the audit re-derives thousands of P1 tests).
+
+    Parameters
+    ----------
+    x : float
+        The statistic.
+
+    Returns
+    -------
+    float
+        The upper-tail probability: NaN for NaN, 1 at and below 0.
+    """
     x = float(x)
     return 1.0 if x <= 0.0 else float(special.chdtrc(1.0, x))

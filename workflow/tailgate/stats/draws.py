@@ -37,12 +37,27 @@ _warm: set[str] = set()
 
 
 def compiled(name: str, warm: Callable[[], object], *, lock: str | None = None) -> None:
-    """Run ``warm`` (a call of the kernels on tiny inputs of the real types) once a process,
-    holding the lock of the processes that compile the kernels ``name`` (``lock``: those of
-    another name, whose compiled callees they share) into the same cache folder: in the folder
-    itself where numba's cache is set (``NUMBA_CACHE_DIR``, :mod:`tailgate.user_cache`), else
-    one a user and name (also where that folder cannot be written). A file system without locks
-    compiles without."""
+    """Run ``warm`` once a process, holding the lock of the processes that compile ``name``.
+
+    The lock is a file in the cache folder itself where numba's cache is set
+    (``NUMBA_CACHE_DIR``, :mod:`tailgate.user_cache`), else one a user and name in the temporary
+    folder (also where that folder cannot be written). A file system without locks compiles
+    without.
+
+    Parameters
+    ----------
+    name : str
+        The set of kernels, compiled into the same cache folder.
+    warm : Callable[[], object]
+        A call of the kernels on tiny inputs of the real types.
+    lock : str or None, default None
+        The set whose lock to hold instead: another name, whose compiled callees they share.
+
+    Returns
+    -------
+    None
+        The kernels are compiled (or loaded from the cache) as a side effect.
+    """
     if name in _warm:
         return
     key, folder = lock or name, os.environ.get("NUMBA_CACHE_DIR") or ""
@@ -79,8 +94,26 @@ def bounded(
 def draw_indices(
     words: np.ndarray, pos: int, out: np.ndarray, n: int
 ) -> int:  # pragma: no cover - compiled
-    """Indices below n from ``words`` at ``pos``, written to ``out``: the position after the
-    last half used, or -1 when the words ran out."""
+    """Indices below n from ``words`` at ``pos``, written to ``out``.
+
+    For n = 1 ``out`` is 0 and nothing is read (numpy draws nothing for a range of one value).
+
+    Parameters
+    ----------
+    words : numpy.ndarray
+        The stream's raw 64-bit words (uint64), read in 32-bit halves.
+    pos : int
+        The position (in halves) of the first draw.
+    out : numpy.ndarray
+        The indices, one per element, written.
+    n : int
+        The range: indices 0 … n − 1.
+
+    Returns
+    -------
+    int
+        The position after the last half used, or -1 when the words ran out.
+    """
     if n == 1:
         out[:] = 0
         return pos

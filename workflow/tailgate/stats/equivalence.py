@@ -58,7 +58,38 @@ def ci_inside_band(
     statistic: str = "difference",
     paired: bool = False,
 ) -> EquivalenceResult:
-    """Percentile CI of bootstrap ``replicates`` of a difference, tested inside ±margin."""
+    """Percentile CI of bootstrap ``replicates`` of a difference, tested inside ±margin.
+
+    Parameters
+    ----------
+    replicates : numpy.ndarray
+        Bootstrap replicates of the difference; non-finite ones are left out of the CI.
+    estimate : float
+        The full-sample difference.
+    margin : float
+        Half-width δ of the closed band [−δ, +δ].
+    level : float
+        CI level.
+    statistic : str, default "difference"
+        Name of the difference, recorded in the result.
+    paired : bool, default False
+        Whether the resampling was paired, recorded in the result.
+
+    Returns
+    -------
+    EquivalenceResult
+        The estimate, the equal-tailed CI (NaN without finite replicates), the band, ``level`` and
+        the number of replicates; ``equivalent`` iff −δ ≤ low and high ≤ +δ.
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` is not positive or ``level`` is not in (0, 1).
+
+    References
+    ----------
+    Schuirmann (1987).
+    """
     if not margin > 0:
         raise ValueError(f"equivalence margin must be > 0, got {margin!r}")
     if not 0 < level < 1:
@@ -118,7 +149,42 @@ def bulk_equivalence(
     seed: SeedLike = 0,
     paired: bool = False,
 ) -> BulkEquivalence:
-    """Bootstrap the A − B differences of mean and TVaR and test both CIs inside their bands."""
+    """Bootstrap the A − B differences of mean and TVaR and test both CIs inside their bands.
+
+    Parameters
+    ----------
+    x_a, x_b : numpy.ndarray
+        Scores of conditions A and B, one per prompt.
+    margin_mean : float
+        Band half-width of the mean difference (G1).
+    margin_tvar : float
+        Band half-width of the TVaR difference (G2).
+    tvar_level : float, default 0.9
+        Level of the TVaR.
+    level : float, default 0.95
+        CI level (the registered level, or 1 − α/m under Bonferroni).
+    n_boot : int, default 10_000
+        Bootstrap resamples.
+    seed : SeedLike, default 0
+        Seed of the resamples (unpaired: A and B draw from two fixed children of it).
+    paired : bool, default False
+        Draw the same prompt indices for both conditions (arrays aligned by prompt id); False:
+        independent draws.
+
+    Returns
+    -------
+    BulkEquivalence
+        The G1 (mean) and G2 (TVaR) results and ``tvar_level``.
+
+    Raises
+    ------
+    ValueError
+        If ``paired`` and the two arrays differ in shape.
+
+    References
+    ----------
+    Schuirmann (1987).
+    """
     ss = seed_sequence_of(seed)
     if paired:
         if np.shape(x_a) != np.shape(x_b):

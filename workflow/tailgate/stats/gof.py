@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats import gpd, lattice
+from tailgate.stats import gpd, lattice, lattice_likelihood
 
 __all__ = [
     "LATTICE_RESAMPLES",
@@ -129,7 +129,26 @@ def _inf_safe(v: float) -> float | str:
 def sample_gpd(
     rng: np.random.Generator, xi: float | np.ndarray, sigma: float | np.ndarray, size: Any
 ) -> np.ndarray:
-    """Draws from the GPD of Eq. 1 of Zhou (2026) by inversion: σ·expm1(−ξ log U)/ξ (→ −σ log U)."""
+    """Draws from the GPD of Eq. 1 of Zhou (2026) by inversion: σ·expm1(−ξ log U)/ξ (→ −σ log U).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The random stream.
+    xi, sigma : float or numpy.ndarray
+        Shape and scale; they broadcast against ``size``.
+    size : Any
+        Shape of the sample (as for ``rng.random``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The draws, of the broadcast shape.
+
+    References
+    ----------
+    Zhou (2026), Eq. 1.
+    """
     e = -np.log(rng.random(size))  # standard exponential, = −log U
     xi = np.asarray(xi, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -138,7 +157,25 @@ def sample_gpd(
 
 
 def ad_statistic_rows(x_sorted: np.ndarray, xi: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """A² of every row of ``x_sorted`` (ascending within rows) against GPD(ξ_r, σ_r), location 0."""
+    """A² of every row of ``x_sorted`` (ascending within rows) against GPD(ξ_r, σ_r), location 0.
+
+    Parameters
+    ----------
+    x_sorted : numpy.ndarray
+        Exceedances, shape (r, n), ascending within rows (a 1-D array is one row).
+    xi, sigma : numpy.ndarray
+        Each row's shape and scale (length r).
+
+    Returns
+    -------
+    numpy.ndarray
+        A² per row (length r); inf where it is infinite or undefined (a value on or beyond the
+        edge of a bounded support, as at a boundary fit).
+
+    References
+    ----------
+    Choulakian & Stephens (2001).
+    """
     x_sorted = np.atleast_2d(x_sorted)
     n = x_sorted.shape[1]
     log_s = gpd.log_survival(x_sorted, np.asarray(xi)[:, None], np.asarray(sigma)[:, None])
@@ -178,7 +215,13 @@ class ADTable:
 
 @functools.cache
 def load_table() -> ADTable:
-    """The A² table shipped with tailgate (see :mod:`tailgate.stats.make_ad_table`)."""
+    """The A² table shipped with tailgate (see :mod:`tailgate.stats.make_ad_table`).
+
+    Returns
+    -------
+    ADTable
+        Critical values of A² over ξ and upper-tail level (read once, then cached).
+    """
     ref = resources.files("tailgate.stats").joinpath(TABLE_RESOURCE)
     with resources.as_file(ref) as path, np.load(path) as z:
         return ADTable(
@@ -211,8 +254,35 @@ def anderson_darling(
 ) -> ADResult:
     """Anderson–Darling test of the GPD for exceedances ``y`` (G4 of Zhou (2026)).
 
-    ``method``: ``"auto"`` (table inside its ξ range, parametric bootstrap outside),
-    ``"table"`` or ``"bootstrap"`` (``n_boot`` resamples from ``seed``).
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Exceedances over the threshold.
+    fit : GPDFit or None, default None
+        The MLE of ``y`` when already computed (default: :func:`tailgate.stats.gpd.fit`).
+    method : str, default "auto"
+        ``"auto"`` (table inside its ξ range, parametric bootstrap outside), ``"table"`` or
+        ``"bootstrap"``.
+    n_boot : int, default 1000
+        Parametric-bootstrap resamples.
+    seed : SeedLike, default 0
+        Seed of the bootstrap resamples.
+
+    Returns
+    -------
+    ADResult
+        A², its p-value, the fit and the method: ``"table"``, ``"bootstrap"``, ``"exact"``
+        (A² = ∞, as at a boundary fit: p = 0) or ``"none"`` (degenerate input: NaN).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, or (from :meth:`ADTable.pvalue`) if it is ``"table"`` and ξ̂
+        lies outside the table's range.
+
+    References
+    ----------
+    Choulakian & Stephens (2001).
     """
     if method not in ("auto", "table", "bootstrap"):
         raise ValueError(f"method must be 'auto', 'table' or 'bootstrap', got {method!r}")
@@ -234,13 +304,31 @@ def anderson_darling(
     return ADResult(a2, float(p), fit.xi, fit.sigma, n, fit.status, "bootstrap")
 
 
-def lattice_ad_rows(g: lattice.Groups, xi: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """A²_d of every row of ``g`` against the discretised GPD(ξ_r, σ_r) (module docstring): a
-    function of each row's own cells, whatever other rows share the groups."""
+def lattice_ad_rows(g: lattice_likelihood.Groups, xi: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """A²_d of every row of ``g`` against the discretised GPD(ξ_r, σ_r) (module docstring).
+
+    Each row's statistic is a function of its own cells, whatever other rows share the groups.
+
+    Parameters
+    ----------
+    g : lattice_likelihood.Groups
+        Counts over the lattice's groups, one sample a row.
+    xi, sigma : numpy.ndarray
+        Each row's shape and scale.
+
+    Returns
+    -------
+    numpy.ndarray
+        A²_d per row.
+
+    References
+    ----------
+    Choulakian, Lockhart & Stephens (1994); Ma, Yan & Zhang (2026), Section 3.
+    """
     c = g.counts
     n = c.sum(axis=1)
     log_sigma = np.log(np.asarray(sigma, float))
-    sv, _, _ = lattice.terms(np.asarray(xi, float), log_sigma, g.positions, False)
+    sv, _, _ = lattice_likelihood.terms(np.asarray(xi, float), log_sigma, g.positions, False)
     f_hat = 1.0 - sv[:, 1:]  # F̂ at the upper edge of every group
     f_emp = np.cumsum(c, axis=1) / n[:, None]
     seen = c > 0
@@ -272,15 +360,40 @@ def anderson_darling_lattice(
     seed: gpd.SeedLike = 0,
     passes_above: float | None = None,
 ) -> ADResult:
-    """G4 on a lattice: A²_d of the discretised GPD fit and its parametric-bootstrap p-value
+    """G4 on a lattice: A²_d of the discretised GPD fit and its parametric-bootstrap p-value.
+
     p = (1 + #{A²*_d ≥ A²_d}) / (B + 1) (module docstring). Simulated samples whose refit fails,
     or which hold fewer distinct values than a fit needs, count as extreme (conservative).
 
-    ``passes_above``: G4's level α, when only the gate's decision p > α is wanted (a
-    simulation of the procedure): the samples are drawn in the same order, and drawing stops
-    once enough of them reach A²_d that p exceeds α whatever the rest give (the sequential
-    Monte Carlo test of Besag & Clifford (1991)); the p returned is then the lower bound
-    (1 + #so far) / (B + 1) > α, and the decision is the full test's."""
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Exceedances over the threshold, on the lattice.
+    step : Lattice
+        The lattice (a step, or the :class:`tailgate.stats.lattice.Cells` of a transformed one).
+    fit : GPDFit or None, default None
+        The discretised MLE of ``y`` when already computed (default: ``gpd.fit(y, step)``).
+    n_boot : int, default LATTICE_RESAMPLES
+        Parametric-bootstrap samples B.
+    seed : SeedLike, default 0
+        Seed of the simulated samples.
+    passes_above : float or None, default None
+        G4's level α, when only the gate's decision p > α is wanted (a simulation of the
+        procedure): the samples are drawn in the same order, and drawing stops once enough of
+        them reach A²_d that p exceeds α whatever the rest give; the p returned is then the lower
+        bound (1 + #so far) / (B + 1) > α, and the decision is the full test's.
+
+    Returns
+    -------
+    ADResult
+        A²_d, its p-value and the fit, method ``"lattice_bootstrap"``; NaN with method ``"none"``
+        when the fit is not ``ok`` or ``y`` is off the lattice (status ``"off_lattice"``).
+
+    References
+    ----------
+    Choulakian, Lockhart & Stephens (1994); Ma, Yan & Zhang (2026), Section 3.
+    Besag & Clifford (1991) (``passes_above``: the sequential Monte Carlo test).
+    """
     y = np.asarray(y, dtype=np.float64)
     fit = fit if fit is not None else gpd.fit(y, step)
     n = int(y.size)
@@ -298,9 +411,11 @@ def anderson_darling_lattice(
         if np.count_nonzero(null >= a2) >= enough:
             break
         hi = min(lo + chunk, n_boot)
-        cells = lattice.sample_cells(rng, fit.xi, fit.sigma, step, (hi - lo, n))
-        sim = lattice.groups_of(list(cells), step)
-        res = lattice.fit_groups(sim, np.full(hi - lo, fit.xi), np.full(hi - lo, fit.sigma))
+        cells = lattice_likelihood.sample_cells(rng, fit.xi, fit.sigma, step, (hi - lo, n))
+        sim = lattice_likelihood.groups_of(list(cells), step)
+        res = lattice_likelihood.fit_groups(
+            sim, np.full(hi - lo, fit.xi), np.full(hi - lo, fit.sigma)
+        )
         stat = lattice_ad_rows(sim, res.xi, res.sigma)
         ok = res.converged & (np.count_nonzero(sim.counts, axis=1) >= gpd.MIN_LEVELS)
         null[lo:hi] = np.where(ok & np.isfinite(stat), stat, np.inf)

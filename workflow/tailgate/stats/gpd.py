@@ -19,11 +19,6 @@ a Zhang–Stephens (2009) start, checks the answer against a coarse scan of the 
     fewer than :data:`MIN_LEVELS` distinct lattice values, or a value that is not a cell
     midpoint (k + ½)·step; ξ̂ and σ̂ are NaN.
 
-``fit(y, step=h)`` fits exceedances on a lattice of step h by the discretised (interval-censored)
-likelihood of :mod:`tailgate.stats.lattice` (Ma, Yan & Zhang (2026), Section 2); ``step=None`` is
-the continuous fit. ``step`` may be the :class:`tailgate.stats.lattice.Cells` of a transformed
-lattice (each exceedance's cell on the analysed scale). :func:`bootstrap` takes the same ``step``.
-
 :func:`bootstrap` refits the GPD on ``n_boot`` resamples, vectorised over replicates and
 warm-started at the full-sample fit (each replicate's first profile evaluation is a sum, over its
 draws, of per-exceedance terms at that fit, gathered with the draws), in fixed blocks of
@@ -53,7 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tailgate.lazy import lazy_module
-from tailgate.stats import lattice
+from tailgate.stats import lattice, lattice_likelihood
 from tailgate.stats.parts import parts_within
 from tailgate.stats.profile import (
     SERIES_LIMIT,
@@ -102,7 +97,18 @@ _STATUS_CODES = {v: k for k, v in _STATUS_NAMES.items()}
 
 
 def status_name(code: int) -> str:
-    """The fit status (``ok``, ``boundary``, ``failed``) of a :class:`RowFits` status code."""
+    """The fit status (``ok``, ``boundary``, ``failed``) of a :class:`RowFits` status code.
+
+    Parameters
+    ----------
+    code : int
+        A status code of :class:`RowFits` (0 ok, 1 boundary, 2 failed).
+
+    Returns
+    -------
+    str
+        ``"ok"``, ``"boundary"`` or ``"failed"``; an unknown code reads ``"failed"``.
+    """
     return _STATUS_NAMES.get(int(code), "failed")
 
 
@@ -224,8 +230,22 @@ def _profile_at(y: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def log_survival(y: np.ndarray, xi: np.ndarray | float, sigma: np.ndarray | float) -> np.ndarray:
     """log(1 − G(y)) of Eq. 1 of Zhou (2026), = −log1p(ξy/σ)/ξ, continuous through ξ = 0.
 
-    ``xi`` and ``sigma`` broadcast against ``y`` (a column vector fits one sample per row).
-    Outside a bounded support (ξ < 0, y ≥ −σ/ξ) the value is −inf.
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Exceedances.
+    xi, sigma : numpy.ndarray or float
+        Shape and scale; they broadcast against ``y`` (a column vector fits one sample per row).
+
+    Returns
+    -------
+    numpy.ndarray
+        log(1 − G(y)) (float64) of the broadcast shape; −inf outside a bounded support (ξ < 0,
+        y ≥ −σ/ξ).
+
+    References
+    ----------
+    Zhou (2026), Eq. 1.
     """
     y = np.asarray(y, dtype=np.float64)
     xi = np.asarray(xi, dtype=np.float64)
@@ -243,10 +263,30 @@ def log_survival(y: np.ndarray, xi: np.ndarray | float, sigma: np.ndarray | floa
 def fit(y: np.ndarray, step: lattice.Lattice | None = None) -> GPDFit:
     """Maximum-likelihood GPD fit to exceedances ``y > 0`` (Eq. 1 of Zhou (2026)).
 
-    ``step``: the exceedances lie on the cell midpoints (k + ½)·step of a lattice and are fitted
-    by the discretised likelihood (:mod:`tailgate.stats.lattice`); None: the continuous density.
     Never raises on data: degenerate inputs and fits without an interior maximum come back with
     the corresponding ``status`` (see the module docstring).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Exceedances over the threshold (1-D).
+    step : Lattice or None, default None
+        The exceedances lie on the cell midpoints (k + ½)·step of this lattice (or in the
+        :class:`tailgate.stats.lattice.Cells` of a transformed one) and are fitted by the
+        discretised likelihood (:mod:`tailgate.stats.lattice_likelihood`); None: the continuous
+        density.
+
+    Returns
+    -------
+    GPDFit
+        ξ̂, σ̂, the number of exceedances, the status, the total log-likelihood and the iterations;
+        ξ̂ and σ̂ are NaN unless the status is ``ok`` or ``boundary`` (ξ = −1, σ = max(y)).
+
+    References
+    ----------
+    Zhou (2026), Eq. 1.
+    Grimshaw (1993); Zhang & Stephens (2009).
+    Ma, Yan & Zhang (2026), Section 2 (``step``).
     """
     y = np.asarray(y, dtype=np.float64)
     n = int(y.size)
@@ -282,13 +322,13 @@ def fit(y: np.ndarray, step: lattice.Lattice | None = None) -> GPDFit:
     return GPDFit(xi_best, _sigma_of(y, xi_best, t_best), n, "ok", n * f_best, iterations)
 
 
-def lattice_groups(y: np.ndarray, step: lattice.Lattice) -> lattice.Groups | None:
+def lattice_groups(y: np.ndarray, step: lattice.Lattice) -> lattice_likelihood.Groups | None:
     """The counts of exceedances ``y`` over their lattice cells (None when a value is off the
     lattice)."""
     cells = lattice.cells_of(y, step)
     if cells.size == 0 or np.any(cells < 0):
         return None
-    return lattice.groups_of([cells], step)
+    return lattice_likelihood.groups_of([cells], step)
 
 
 def _fit_lattice(y: np.ndarray, step: lattice.Lattice) -> GPDFit:
@@ -304,22 +344,40 @@ def _fit_lattice(y: np.ndarray, step: lattice.Lattice) -> GPDFit:
     return fit_lattice_samples(g, np.array([np.mean(y)]))[0]
 
 
-def fit_lattice_samples(g: lattice.Groups, means: np.ndarray) -> list[GPDFit]:
-    """Discretised-likelihood fits of every row of ``g`` (one sample's counts a row, ``means``
-    its mean exceedance): the best of a moment start and the starts :data:`_LATTICE_STARTS`,
-    all by Fisher scoring in one vectorised call; a row with fewer than :data:`MIN_LEVELS`
-    distinct values is ``too_few_levels`` (many samples at once: the operating
-    characteristics)."""
+def fit_lattice_samples(g: lattice_likelihood.Groups, means: np.ndarray) -> list[GPDFit]:
+    """Discretised-likelihood fits of every row of ``g`` (many samples at once).
+
+    Each row is fitted from a moment start and from the starts :data:`_LATTICE_STARTS`, all by
+    Fisher scoring in one vectorised call, and the best converged fit is kept (the operating
+    characteristics).
+
+    Parameters
+    ----------
+    g : lattice_likelihood.Groups
+        Counts over the lattice's groups, one sample's counts a row.
+    means : numpy.ndarray
+        Each row's mean exceedance (the scale of the fixed starts).
+
+    Returns
+    -------
+    list of GPDFit
+        One fit per row: ``ok``, or with NaN ξ̂ and σ̂ ``too_few_levels`` (fewer than
+        :data:`MIN_LEVELS` distinct values) or ``failed`` (no start converged).
+
+    References
+    ----------
+    Ma, Yan & Zhang (2026), Section 2.
+    """
     r = g.counts.shape[0]
     starts = np.array([math.nan, *_LATTICE_STARTS])
     k = starts.size
-    rows = lattice.Groups(g.edges, np.repeat(g.counts, k, axis=0), g.step)
-    mx, ms = lattice.moment_start(rows)
+    rows = lattice_likelihood.Groups(g.edges, np.repeat(g.counts, k, axis=0), g.step)
+    mx, ms = lattice_likelihood.moment_start(rows)
     xi0 = np.tile(starts, r)
     m = np.repeat(np.asarray(means, dtype=np.float64), k)
     sig0 = np.where(np.isnan(xi0), np.exp(ms), m * (1.0 - np.minimum(xi0, 0.9)))
     xi0 = np.where(np.isnan(xi0), mx, xi0)
-    res = lattice.fit_groups(rows, xi0, sig0)
+    res = lattice_likelihood.fit_groups(rows, xi0, sig0)
     ll = np.where(res.converged, res.loglik, -np.inf).reshape(r, k)
     levels = np.count_nonzero(g.counts, axis=1)
     out = []
@@ -358,9 +416,25 @@ class RowFits:
 def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
     """Fit the GPD to every row of ``x`` (shape (r, n)), vectorised; for simulation and tables.
 
-    Start values: ``t0`` (θ per row) or a method-of-moments start. Rows where the vectorised Newton
-    does not settle are refitted one by one with :func:`fit`, so the result equals row-wise
-    :func:`fit` up to the Newton tolerance.
+    Rows where the vectorised Newton does not settle are refitted one by one with :func:`fit`, so
+    the result equals row-wise :func:`fit` up to the Newton tolerance.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Exceedances, shape (r, n): one sample per row.
+    t0 : numpy.ndarray or None, default None
+        Starting θ = ξ/σ per row; None: a method-of-moments start.
+
+    Returns
+    -------
+    RowFits
+        Arrays of length r: ξ̂, σ̂, int8 status codes (0 ok; 1 boundary, at ξ = −1 and σ = the
+        row's maximum; 2 failed, NaN) and total log-likelihoods.
+
+    References
+    ----------
+    Grimshaw (1993).
     """
     x = np.ascontiguousarray(x, dtype=np.float64)
     ymax = x.max(axis=1)
@@ -404,7 +478,23 @@ def _finish_rows(x: np.ndarray, ymax: np.ndarray, res) -> RowFits:
 
 
 def seed_sequence_of(seed: SeedLike) -> np.random.SeedSequence:
-    """A SeedSequence from an int, a SeedSequence or a Generator (which is advanced by one draw)."""
+    """A SeedSequence from an int, a SeedSequence or a Generator (which is advanced by one draw).
+
+    Parameters
+    ----------
+    seed : SeedLike
+        A non-negative int, a SeedSequence (returned as is) or a Generator.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        The sequence the random streams derive from.
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is none of these (a bool or a negative int included).
+    """
     if isinstance(seed, np.random.SeedSequence):
         return seed
     if isinstance(seed, np.random.Generator):
@@ -457,8 +547,20 @@ class GPDBootstrap:
 
 
 def percentile_interval(values: np.ndarray, level: float) -> Interval:
-    """The equal-tailed percentile interval of bootstrap ``values`` at ``level`` (numpy "linear"
-    quantiles; NaN endpoints without values)."""
+    """The equal-tailed percentile interval of bootstrap ``values`` at ``level``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Bootstrap replicates (1-D).
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    Interval
+        The (1 ∓ level)/2 quantiles (numpy "linear"); NaN endpoints when ``values`` is empty.
+    """
     if values.size == 0:
         return Interval(math.nan, math.nan)
     a = (1.0 - level) / 2.0
@@ -477,10 +579,36 @@ def bootstrap(
 ) -> GPDBootstrap:
     """Nonparametric bootstrap of the GPD MLE of exceedances ``y`` (Section 3 of Zhou (2026)).
 
-    Returns every replicate's ξ̂ and σ̂ with its status; see :meth:`GPDBootstrap.ci` and the module
-    docstring for the boundary policy and determinism. ``workers`` threads process the blocks
-    (default: all cores); the result does not depend on it. ``step``: the replicates are refitted
-    by the discretised likelihood (:func:`fit`), from the same resample indices.
+    See :meth:`GPDBootstrap.ci` and the module docstring for the boundary policy and determinism.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Exceedances over the threshold (1-D).
+    n_boot : int, default 10_000
+        Number of resamples.
+    seed : SeedLike, default 0
+        Seed of the resamples (:func:`seed_sequence_of`).
+    full_fit : GPDFit or None, default None
+        The full-sample fit when already computed (default: ``fit(y, step)``); the replicates
+        are warm-started at it.
+    workers : int or None, default None
+        Threads that process the blocks (default: all cores); the result does not depend on it.
+    step : Lattice or None, default None
+        The replicates are refitted by the discretised likelihood (:func:`fit`), from the same
+        resample indices.
+
+    Returns
+    -------
+    GPDBootstrap
+        The full-sample fit and every replicate's ξ̂, σ̂ and status (arrays of length ``n_boot``);
+        every replicate is failed (NaN) when the full-sample fit is degenerate, and on a lattice
+        a replicate is ``ok`` or failed, never boundary.
+
+    Raises
+    ------
+    ValueError
+        If ``n_boot < 1``.
     """
     y = np.asarray(y, dtype=np.float64)
     if n_boot < 1:
@@ -561,8 +689,10 @@ def _bootstrap_lattice(
         counts = np.zeros((hi - lo, n_groups))
         for r in range(hi - lo):
             counts[r] = np.bincount(gi[r], minlength=n_groups)
-        rows = lattice.Groups(g.edges, counts, step)
-        res = lattice.fit_groups(rows, np.full(hi - lo, full.xi), np.full(hi - lo, full.sigma))
+        rows = lattice_likelihood.Groups(g.edges, counts, step)
+        res = lattice_likelihood.fit_groups(
+            rows, np.full(hi - lo, full.xi), np.full(hi - lo, full.sigma)
+        )
         levels = np.count_nonzero(counts, axis=1)
         ok = res.converged & (levels >= MIN_LEVELS)
         xi[lo:hi] = np.where(ok, res.xi, math.nan)

@@ -47,7 +47,28 @@ def critical_values(xi: float, n: int, samples: int) -> np.ndarray:
 
 
 def build_table(n: int, samples: int, workers: int = 2) -> dict[str, np.ndarray]:
-    """Simulate and smooth the whole table (see the module docstring)."""
+    """Simulate and smooth the whole table (see the module docstring).
+
+    Parameters
+    ----------
+    n : int
+        The size of each simulated sample.
+    samples : int
+        The number of samples per ξ.
+    workers : int, default 2
+        The threads that simulate the ξ of the grid.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``xi`` (:data:`XI_GRID`), ``p`` (:data:`LEVELS`), ``crit`` (the smoothed critical values,
+        ξ × level, non-decreasing in 1 − p), ``raw`` (the simulated ones), and ``n``, ``samples``
+        and ``seed`` as 0-d arrays.
+
+    References
+    ----------
+    Choulakian & Stephens (2001).
+    """
     with ThreadPoolExecutor(max_workers=workers) as pool:
         raw = np.array(list(pool.map(lambda x: critical_values(float(x), n, samples), XI_GRID)))
     smooth = savgol_filter(raw, window_length=9, polyorder=2, axis=0, mode="interp")
@@ -64,6 +85,19 @@ def build_table(n: int, samples: int, workers: int = 2) -> dict[str, np.ndarray]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Generate the table and write it (``python -m tailgate.stats.make_ad_table``).
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        The command line (``--n``, ``--samples``, ``--workers``, ``--out``); None: ``sys.argv``.
+
+    Returns
+    -------
+    int
+        0, the exit status; the table is written to ``--out`` (``data/ad_gpd_table.npz`` beside
+        this module by default) as a compressed ``.npz``.
+    """
     parser = argparse.ArgumentParser(prog="python -m tailgate.stats.make_ad_table")
     parser.add_argument("--n", type=int, default=500, help="sample size of each simulated sample")
     parser.add_argument("--samples", type=int, default=20_000, help="samples per ξ")

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tailgate.seeds import seed_sequence
-from tailgate.stats import gof, gpd, inference, lattice
+from tailgate.stats import gof, gpd, inference, lattice, lattice_likelihood, likelihood_ratio
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.risk import exceedances as risk_exceedances
 
@@ -40,7 +40,26 @@ Q = 0.9
 def latent(
     rng: np.random.Generator, xi: float, n: int, scale: float = 1.0, body: float = 0.5
 ) -> np.ndarray:
-    """Latent scores: a uniform body on [0, 10) (share ``body``) and 10 + GPD(ξ, scale)."""
+    """Latent scores: a uniform body on [0, 10) (share ``body``) and 10 + GPD(ξ, scale).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The random stream.
+    xi : float
+        The tail's shape ξ.
+    n : int
+        The number of scores.
+    scale : float, default 1.0
+        The tail's GPD scale.
+    body : float, default 0.5
+        The probability that a score is drawn from the uniform body.
+
+    Returns
+    -------
+    numpy.ndarray
+        The n latent scores.
+    """
     z = 10.0 + sample_gpd(rng, xi, scale, n)
     body = rng.random(n) < body
     z[body] = 10.0 * rng.random(int(body.sum()))
@@ -101,7 +120,7 @@ def table_levels(reps: int) -> None:
         h = top / (levels - 0.5)
         ok, est, seen = 0, [], []
         for _ in range(reps):
-            cells = lattice.sample_cells(rng, xi, 1.0, h, (1, n_exc))[0]
+            cells = lattice_likelihood.sample_cells(rng, xi, 1.0, h, (1, n_exc))[0]
             y = (cells + 0.5) * h
             seen.append(np.unique(cells).size)
             f = gpd.fit(y, step=h)
@@ -156,7 +175,7 @@ def table_p2(reps: int) -> None:
             big_c += abs(ca - cb) > 0.1
             fa, fb = gpd.fit(ea.y, step=h), gpd.fit(eb.y, step=h)
             big_d += abs(fa.xi - fb.xi) > 0.1
-            lr = inference.lr_test_grids(
+            lr = likelihood_ratio.lr_test_grids(
                 inference.profile_grid(ea.y, fa, step=h), inference.profile_grid(eb.y, fb, step=h)
             )
             if math.isfinite(lr.pvalue):
@@ -203,6 +222,19 @@ TABLES: dict[str, Callable[[int], None]] = {
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Print the requested tables (Markdown) to stdout.
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        The command line: the tables (of ``fit levels g4 p2 p1``; all when none is named) and
+        ``--reps`` (data sets a row, default 200); None: ``sys.argv``.
+
+    Returns
+    -------
+    None
+        The tables are printed to stdout.
+    """
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tables", nargs="*", default=list(TABLES), choices=list(TABLES))
     ap.add_argument("--reps", type=int, default=200)

@@ -52,8 +52,27 @@ class BottomLaw:
 
 
 def bottom_law(quantile: Quantile, n: int, m: int, kinks: tuple[float, ...] = ()) -> BottomLaw:
-    """The integrals :class:`BottomLaw` needs for samples of n keeping the top m (``kinks``:
-    points in (0, 1) where Q is not smooth, handed to the quadrature)."""
+    """The integrals :class:`BottomLaw` needs for samples of n keeping the top m.
+
+    ∫₀^{v₀} Q(p)^k dp, k = 1 … 4, by QUADPACK (``scipy.integrate.quad``), at the expected smallest
+    kept uniform v₀ = (n − m + 1)/(n + 1).
+
+    Parameters
+    ----------
+    quantile : Quantile
+        The quantile function Q (vectorised over an array of probabilities).
+    n : int
+        The sample size.
+    m : int
+        The number of top order statistics kept.
+    kinks : tuple of float, default ()
+        Points in (0, 1) where Q is not smooth, handed to the quadrature.
+
+    Returns
+    -------
+    BottomLaw
+        Q, v₀ and the four integrals.
+    """
     # imported here: scipy.integrate (with scipy.optimize, sparse and linalg) costs 0.2-0.4
     # CPU-s, and the report and the audit import this module without integrating
     from scipy import integrate
@@ -87,8 +106,31 @@ class TopDraw:
 
 
 def draw_top(rng: np.random.Generator, law: BottomLaw, n: int, m: int) -> TopDraw:
-    """One sample of n values from ``law``'s quantile function, as its top m order statistics
-    and its mean and variance (module docstring)."""
+    """One sample of n values from ``law``'s quantile function: its top m, mean and variance.
+
+    The top m order statistics are drawn directly and the bottom sums from their law (module
+    docstring). The trial's stream: its m exponentials, then its two normal deviates.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The trial's random stream.
+    law : BottomLaw
+        The quantile function and its integrals (:func:`bottom_law` of the same n and m).
+    n : int
+        The sample size.
+    m : int
+        The number of top order statistics drawn.
+
+    Returns
+    -------
+    TopDraw
+        The top m values (ascending) and the whole sample's mean and variance (divisor n).
+
+    References
+    ----------
+    Rényi (1953); David & Nagaraja (2003), Section 2.5.
+    """
     rest = n - m
     spacings = rng.standard_exponential(m) / np.arange(n, rest, -1, dtype=np.float64)
     u = np.exp(-np.cumsum(spacings))[::-1]  # ascending: U₍ₙ₋ₘ₊₁₎ … U₍ₙ₎

@@ -20,9 +20,23 @@ PART_ELEMENTS = 1 << 20
 
 
 def row_parts(rows: int, size: int, multiple: int = 1) -> list[tuple[int, int]]:
-    """``(start, stop)`` of consecutive parts covering ``rows`` rows: ``size`` rows each (rounded
-    down to a multiple of ``multiple``, at least one multiple), a last part shorter than
-    ``multiple`` joined to the one before."""
+    """``(start, stop)`` of consecutive parts covering ``rows`` rows.
+
+    Parameters
+    ----------
+    rows : int
+        The number of rows.
+    size : int
+        The rows of a part, rounded down to a multiple of ``multiple`` (at least one multiple).
+    multiple : int, default 1
+        The parts' sizes are multiples of it; a last part shorter than ``multiple`` is joined to
+        the one before.
+
+    Returns
+    -------
+    list of tuple of (int, int)
+        The parts' ``(start, stop)``, in order (none for no rows).
+    """
     size = max(multiple, int(size) // multiple * multiple)
     parts = [(a, min(a + size, rows)) for a in range(0, rows, size)]
     if len(parts) > 1 and parts[-1][1] - parts[-1][0] < multiple:
@@ -31,5 +45,20 @@ def row_parts(rows: int, size: int, multiple: int = 1) -> list[tuple[int, int]]:
 
 
 def parts_within(rows: int, width: int, multiple: int = 1) -> list[tuple[int, int]]:
-    """:func:`row_parts` of rows ``width`` values long, about :data:`PART_ELEMENTS` values each."""
+    """:func:`row_parts` of rows ``width`` values long, about :data:`PART_ELEMENTS` values each.
+
+    Parameters
+    ----------
+    rows : int
+        The number of rows.
+    width : int
+        The values in a row.
+    multiple : int, default 1
+        As :func:`row_parts`.
+
+    Returns
+    -------
+    list of tuple of (int, int)
+        The parts' ``(start, stop)``, in order.
+    """
     return row_parts(rows, max(1, PART_ELEMENTS // max(width, 1)), multiple)

@@ -36,10 +36,34 @@ def _check(delta_xi: float, alpha: float, xi_bar: float) -> None:
 def required_exceedances(
     delta_xi: float, alpha: float = 0.05, power: float = 0.80, xi_bar: float = 0.0
 ) -> int:
-    """n_exc* of Eq. 2 of Zhou (2026): exceedances per condition for ``power`` at two-sided
-    ``alpha``.
+    """n_exc* of Eq. 2 of Zhou (2026): exceedances per condition for ``power`` at level ``alpha``.
 
     Table 1 of Zhou (2026): Δξ = 0.05, 0.07, 0.10, 0.20 → 6280, 3204, 1570, 393.
+
+    Parameters
+    ----------
+    delta_xi : float
+        The difference Δξ to detect (> 0).
+    alpha : float, default 0.05
+        Two-sided level of the test.
+    power : float, default 0.80
+        Power wanted.
+    xi_bar : float, default 0.0
+        The common shape ξ̄ (> −1/2).
+
+    Returns
+    -------
+    int
+        2 (z_{α/2} + z_β)² (1 + ξ̄)² / Δξ², rounded up.
+
+    Raises
+    ------
+    ValueError
+        If ``delta_xi`` ≤ 0, ``alpha`` or ``power`` is outside (0, 1), or ``xi_bar`` ≤ −1/2.
+
+    References
+    ----------
+    Zhou (2026), Section 4, Eq. 2, Table 1.
     """
     _check(delta_xi, alpha, xi_bar)
     if not 0 < power < 1:
@@ -53,11 +77,35 @@ def required_exceedances(
 def achieved_power(
     n_exc: float, delta_xi: float, alpha: float = 0.05, xi_bar: float = 0.0
 ) -> float:
-    """Power of the two-sided two-sample z-test behind Eq. 2 of Zhou (2026) at ``n_exc`` per
-    condition.
+    """Power of the two-sided two-sample z-test behind Eq. 2 of Zhou (2026).
 
     Both rejection tails are counted: Φ(d − z_{α/2}) + Φ(−d − z_{α/2}) with
     d = Δξ √(n_exc / 2) / (1 + ξ̄).
+
+    Parameters
+    ----------
+    n_exc : float
+        Exceedances per condition.
+    delta_xi : float
+        The difference Δξ (> 0).
+    alpha : float, default 0.05
+        Two-sided level of the test.
+    xi_bar : float, default 0.0
+        The common shape ξ̄ (> −1/2).
+
+    Returns
+    -------
+    float
+        The power.
+
+    Raises
+    ------
+    ValueError
+        If ``n_exc`` < 0, ``delta_xi`` ≤ 0, ``alpha`` is outside (0, 1) or ``xi_bar`` ≤ −1/2.
+
+    References
+    ----------
+    Zhou (2026), Section 4, Eq. 2.
     """
     _check(delta_xi, alpha, xi_bar)
     if n_exc < 0:
@@ -74,10 +122,36 @@ def prompts_required(
     power: float = 0.80,
     xi_bar: float = 0.0,
 ) -> int:
-    """Prompts per condition so that n_exc* of Eq. 2 lie above the q-quantile (Table 1 of Zhou
-    (2026)).
+    """Prompts per condition so that n_exc* of Eq. 2 lie above the q-quantile.
 
     n_exc* / (1 − q), rounded up: Δξ = 0.10 at q = 0.95 → 31,400.
+
+    Parameters
+    ----------
+    delta_xi : float
+        The difference Δξ to detect (> 0).
+    q : float, default 0.95
+        The threshold quantile.
+    alpha : float, default 0.05
+        Two-sided level of the test.
+    power : float, default 0.80
+        Power wanted.
+    xi_bar : float, default 0.0
+        The common shape ξ̄ (> −1/2).
+
+    Returns
+    -------
+    int
+        Prompts per condition.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is outside (0, 1), or as :func:`required_exceedances`.
+
+    References
+    ----------
+    Zhou (2026), Section 4, Eq. 2, Table 1.
     """
     if not 0 < q < 1:
         raise ValueError(f"threshold quantile q must be in (0, 1), got {q!r}")

@@ -100,8 +100,27 @@ def profile_rows(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ξ(θ), f(θ), f'(θ), f''(θ), ξ'(θ) for every row of ``x`` (shape (r, n)) at its own θ = ``t``.
 
-    ``rows``: the row of ``x`` each θ is evaluated on (by default row i for ``t[i]``; one sample
-    at many θ is ``x`` of one row and ``rows`` all zeros), with its maximum ``ymax``.
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Exceedances, shape (r, n): one sample per row.
+    t : numpy.ndarray
+        The values of θ = ξ/σ.
+    ymax : numpy.ndarray
+        The maximum of the row each θ is evaluated on.
+    rows : numpy.ndarray or None, default None
+        The row of ``x`` each θ is evaluated on (by default row i for ``t[i]``; one sample at many
+        θ is ``x`` of one row and ``rows`` all zeros).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ξ(θ), f(θ), f'(θ), f''(θ) and ξ'(θ), each of the length of ``t``; f is the profile
+        log-likelihood per observation, ℓ*(θ)/n.
+
+    References
+    ----------
+    Grimshaw (1993).
     """
     return _evaluate(x, t, ymax, rows)[:5]
 
@@ -166,15 +185,38 @@ def newton_rows(
     """Maximise the profile f(θ) of every row of ``x`` from the starting values ``t0``.
 
     Newton in η = log1p(θ·max(y)) with |Δη| ≤ 2, an ascent step of 0.5 where f is not concave in η,
-    and step halving when a step lowers f. A row converges when its Newton step is below ``tol``
-    in η (ξ then moves by less than ~``tol``). Each evaluation reads only the rows still iterating
+    and step halving when a step lowers f. Each evaluation reads only the rows still iterating
     (:func:`tailgate.stats.profile_sums.row_sums`), so the tail of slow rows costs little.
 
-    ``start`` (rows × 4, optional): each row's sums of log1p(t0·y) and of y/(1 + t0·y) to the
-    powers 1, 2, 3, gathered with the resample
-    (:meth:`tailgate.stats.draws.IndexStream.take_sums`), so the first evaluation needs no pass
-    over ``x`` (rows near θ = 0, where the profile is evaluated by its series, and rows whose
-    start is clipped at the support boundary are evaluated).
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Exceedances, shape (r, n): one sample per row.
+    t0 : numpy.ndarray
+        Starting θ = ξ/σ of every row.
+    ymax : numpy.ndarray or None, default None
+        Every row's maximum (default: computed from ``x``).
+    start : numpy.ndarray or None, default None
+        Rows × 4: each row's sums of log1p(t0·y) and of y/(1 + t0·y) to the powers 1, 2, 3,
+        gathered with the resample (:meth:`tailgate.stats.draws.IndexStream.take_sums`), so the
+        first evaluation needs no pass over ``x`` (rows near θ = 0, where the profile is evaluated
+        by its series, and rows whose start is clipped at the support boundary are evaluated).
+    tol : float, default 1e-11
+        A row converges when its Newton step is below ``tol`` in η (ξ then moves by less than
+        ~``tol``).
+    max_iter : int, default 100
+        Most evaluations of a row; a row still iterating then keeps
+        :data:`STATUS_NO_CONVERGENCE`.
+
+    Returns
+    -------
+    NewtonResult
+        Per row: θ, ξ and f at the accepted point, the status (:data:`STATUS_BOUNDARY` where the
+        iteration runs into the support boundary or ends at ξ ≤ −1) and the evaluations taken.
+
+    References
+    ----------
+    Grimshaw (1993); Smith (1985).
     """
     x = np.asarray(x, dtype=np.float64)
     r = x.shape[0]

@@ -27,8 +27,22 @@ __all__ = ["row_sums"]
 
 
 def row_sums(x: np.ndarray, t: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Σ log1p(t·y), Σ b, Σ b² and Σ b³ with b = y/(1 + t·y) over row ``rows[i]`` of ``x``
-    (rows × n; all rows when None) at θ = ``t[i]``, as a len(t) × 4 array."""
+    """Σ log1p(t·y), Σ b, Σ b² and Σ b³ with b = y/(1 + t·y) over rows of ``x``, each at its own θ.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Exceedances, rows × n.
+    t : numpy.ndarray
+        The θ of every evaluation.
+    rows : numpy.ndarray or None, default None
+        The row of ``x`` evaluated at θ = ``t[i]`` is ``rows[i]`` (None: row i).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (len(t), 4): in row i, the four sums over row ``rows[i]`` of ``x`` at ``t[i]``.
+    """
     compiled("profile", _warm)
     x = np.ascontiguousarray(x, dtype=np.float64)
     t = np.ascontiguousarray(t, dtype=np.float64)

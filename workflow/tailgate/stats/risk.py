@@ -13,10 +13,10 @@ count as exceedances. :func:`tie_diagnostic` counts ties at u and among the exce
 ``half_step`` keeps the ties but the continuous density still misreads rounded exceedances (ξ̂
 0.165 for a latent 0.2 at step σ/2); the rule ``lattice`` places the threshold half a step below
 the lattice value on or above the quantile, so every exceedance is a cell midpoint (k + ½)h, and
-the fits use the discretised likelihood (:mod:`tailgate.stats.lattice`, methods note P10); the
-step is the registered ``protocol.thresholds.lattice_step`` or the one detected in the data. On
-a transformed lattice (:class:`tailgate.stats.lattice.Cells`: probability grades on the logit
-scale) the threshold is the image of the point half a step below that lattice value, and the
+the fits use the discretised likelihood (:mod:`tailgate.stats.lattice_likelihood`, methods note
+P10); the step is the registered ``protocol.thresholds.lattice_step`` or the one detected in the
+data. On a transformed lattice (:class:`tailgate.stats.lattice.Cells`: probability grades on the
+logit scale) the threshold is the image of the point half a step below that lattice value, and the
 exceedances keep their unequal cells (``Exceedances.step``).
 
 TVaR_q (Nitsure et al. 2024; TVaR_0.9 in H1 of Zhou (2026)) is the mean of the values strictly above
@@ -113,9 +113,27 @@ TIE_RULES = ("strict", "half_step", "lattice")
 
 
 def lattice_step_of(x: np.ndarray, step: lattice.Lattice | None = None) -> lattice.Lattice:
-    """The lattice step of the rule ``lattice``: ``step`` when given (registered, or the
-    :class:`tailgate.stats.lattice.Cells` of a transformed lattice), else the one detected in
-    ``x``; ValueError when the scores are not on a lattice."""
+    """The lattice of the rule ``lattice``: ``step`` when given, else the step detected in ``x``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The scores (read only when ``step`` is None).
+    step : Lattice or None, default None
+        The registered step, or the :class:`tailgate.stats.lattice.Cells` of a transformed
+        lattice (returned as it is).
+
+    Returns
+    -------
+    Lattice
+        The step (float), or the :class:`tailgate.stats.lattice.Cells`.
+
+    Raises
+    ------
+    ValueError
+        When ``step`` is not a positive finite number, or, without one, the scores are not on a
+        lattice.
+    """
     if isinstance(step, lattice.Cells):
         return step
     if step is not None:
@@ -145,9 +163,35 @@ def exceedances(
 ) -> Exceedances:
     """Per-condition POT threshold at the empirical ``q``-quantile and its exceedances.
 
-    ``ties="half_step"``: with values tied at the quantile, the threshold is half-way to the next
-    smaller distinct value; ``ties="lattice"``: half a lattice ``step`` (detected when None)
-    below the lattice value on or above the quantile (module docstring).
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The severities (a non-empty 1-D array of finite values).
+    q : float
+        The threshold quantile, in (0, 1).
+    ties : str, default "strict"
+        The tie rule (:data:`TIE_RULES`). ``"strict"``: the threshold is the quantile;
+        ``"half_step"``: with values tied at the quantile, the threshold is half-way to the next
+        smaller distinct value; ``"lattice"``: half a lattice ``step`` below the lattice value on
+        or above the quantile (module docstring).
+    step : Lattice or None, default None
+        The lattice of the rule ``"lattice"`` (detected in ``x`` when None); unused otherwise.
+
+    Returns
+    -------
+    Exceedances
+        The threshold u, the exceedances y = x[x > u] − u and, under the rule ``"lattice"``, the
+        lattice of their cells.
+
+    Raises
+    ------
+    ValueError
+        When ``q`` is not in (0, 1), ``ties`` is not a rule, ``x`` is not a non-empty 1-D array of
+        finite values, or (rule ``"lattice"``) no lattice step is given or found.
+
+    References
+    ----------
+    Zhou (2026), Section 3; Coles (2001), Section 4.4 (the rule ``"half_step"``).
     """
     if not 0 < q < 1:
         raise ValueError(f"threshold quantile q must be in (0, 1), got {q!r}")
@@ -186,7 +230,30 @@ class TieDiagnostic:
 def tie_diagnostic(
     x: np.ndarray, q: float, ties: str = "strict", step: lattice.Lattice | None = None
 ) -> TieDiagnostic:
-    """How many values are tied at the q-quantile and how many exceedances repeat a value."""
+    """How many values are tied at the q-quantile and how many exceedances repeat a value.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The severities (a non-empty 1-D array of finite values).
+    q : float
+        The threshold quantile, in (0, 1).
+    ties : str, default "strict"
+        The tie rule of the threshold used (:func:`exceedances`).
+    step : Lattice or None, default None
+        The lattice of the rule ``"lattice"`` (detected in ``x`` when None).
+
+    Returns
+    -------
+    TieDiagnostic
+        The empirical q-quantile, the number of values equal to it, the number of exceedances
+        that repeat a value (exceedances less distinct ones), the exceedances and the rule.
+
+    Raises
+    ------
+    ValueError
+        As :func:`exceedances`.
+    """
     x = _finite_1d(x, "severities")
     uq = float(np.quantile(x, q))
     ex = exceedances(x, q, ties, step)
@@ -195,7 +262,29 @@ def tie_diagnostic(
 
 
 def tvar(x: np.ndarray, level: float = 0.9) -> float:
-    """TVaR_level: mean of the values strictly above the empirical ``level``-quantile."""
+    """TVaR_level: mean of the values strictly above the empirical ``level``-quantile.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The severities (a non-empty 1-D array of finite values).
+    level : float, default 0.9
+        The level, in (0, 1).
+
+    Returns
+    -------
+    float
+        The TVaR; the quantile itself when no value lies strictly above it.
+
+    Raises
+    ------
+    ValueError
+        When ``level`` is not in (0, 1) or ``x`` is not a non-empty 1-D array of finite values.
+
+    References
+    ----------
+    Nitsure et al. (2024); Zhou (2026), Section 3 (TVaR_0.9 in H1).
+    """
     if not 0 < level < 1:
         raise ValueError(f"TVaR level must be in (0, 1), got {level!r}")
     x = _finite_1d(x, "severities")
@@ -225,10 +314,36 @@ def bulk_bootstrap(
 ) -> BulkBootstrap:
     """Percentile-bootstrap replicates of mean(x) and TVaR_level(x), resampling prompts.
 
-    ``paired``: every prompt of every replicate is drawn, so that two conditions aligned by
-    prompt and bootstrapped with the same ``seed`` are resampled together (see the module
-    docstring); otherwise, from :data:`TOP_BLOCK_PROMPTS` prompts up, the bottom block's sum
-    is drawn from its law. G1/G2 of Zhou (2026), Section 3.
+    Parameters
+    ----------
+    x : numpy.ndarray
+        One condition's severities, one per prompt (a non-empty 1-D array of finite values).
+    n_boot : int
+        The number of replicates, at least 1.
+    seed : SeedLike
+        The random stream's seed; replicate r draws from block ``r // BLOCK`` of it.
+    tvar_level : float, default 0.9
+        The TVaR level, in (0, 1).
+    paired : bool, default False
+        Draw every prompt of every replicate, so that two conditions aligned by prompt and
+        bootstrapped with the same ``seed`` are resampled together (see the module docstring);
+        otherwise, from :data:`TOP_BLOCK_PROMPTS` prompts up, the bottom block's sum is drawn
+        from its law.
+
+    Returns
+    -------
+    BulkBootstrap
+        The mean and TVaR of every replicate (length ``n_boot``), the level, and the sample's own
+        mean and TVaR.
+
+    Raises
+    ------
+    ValueError
+        As :func:`bulk_bootstrap_scales`.
+
+    References
+    ----------
+    Zhou (2026), Section 3 (gates G1/G2).
     """
     return bulk_bootstrap_scales({"x": x}, n_boot, seed, tvar_level=tvar_level, paired=paired)["x"]
 
@@ -243,9 +358,35 @@ def bulk_bootstrap_scales(
 ) -> dict[str, BulkBootstrap]:
     """:func:`bulk_bootstrap` of one condition on several scales from the same resamples.
 
-    The scales must be monotone (non-decreasing) transforms of each other, as the registered
-    scales are (probability, logit), so one sort order serves all; the indices are drawn once.
-    The result for each scale equals :func:`bulk_bootstrap` of that scale alone.
+    One sort order serves all the scales and the indices are drawn once; the result for each scale
+    equals :func:`bulk_bootstrap` of that scale alone.
+
+    Parameters
+    ----------
+    scales : Mapping of str to numpy.ndarray
+        The condition's severities on every scale, by name: the same prompts in the same order,
+        the scales monotone (non-decreasing) transforms of each other, as the registered scales
+        are (probability, logit).
+    n_boot : int
+        The number of replicates, at least 1.
+    seed : SeedLike
+        The random stream's seed (as :func:`bulk_bootstrap`).
+    tvar_level : float, default 0.9
+        The TVaR level, in (0, 1).
+    paired : bool, default False
+        Draw every prompt of every replicate (as :func:`bulk_bootstrap`).
+
+    Returns
+    -------
+    dict of str to BulkBootstrap
+        The replicates on every scale, by name in the order of ``scales``.
+
+    Raises
+    ------
+    ValueError
+        When ``n_boot`` < 1, ``tvar_level`` is not in (0, 1), there is no scale, a scale is not a
+        non-empty 1-D array of finite values, the scales differ in length, or a scale is not a
+        monotone transform of the first.
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot!r}")

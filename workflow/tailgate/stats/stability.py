@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats import gpd, inference, lattice
+from tailgate.stats import gpd, inference, lattice, lattice_likelihood
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.risk import exceedances, lattice_step_of
 
@@ -144,13 +144,48 @@ def stability_scan(
 ) -> StabilityScan:
     """Fit ξ̂(u) at every quantile with n_exc ≥ ``min_exceedances`` (Fig. 3 of Zhou (2026)).
 
-    ``intervals`` (:data:`SCAN_INTERVALS`): ``bootstrap``, point k of the grid bootstraps from
-    child k of ``seed`` (``n_boot = 0`` skips the CIs); ``wald``, ξ̂ ± z·s.e. from the observed
-    information (NaN where the fit is not an interior maximum or the information is singular).
-    ``workers`` threads run each bootstrap (default: all cores); the result does not depend on it.
-    ``ties``: the registered threshold rule for tied values (:func:`.risk.exceedances`); under
-    ``lattice`` the fits and bootstraps use the discretised likelihood of lattice ``step`` (a
-    step, or the :class:`tailgate.stats.lattice.Cells` of a transformed lattice).
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Scores of one condition.
+    quantiles : Iterable[float]
+        The grid of q (the threshold u is the empirical q-quantile).
+    min_exceedances : int, default 200
+        Quantiles with fewer exceedances are left out.
+    n_boot : int, default 1000
+        Bootstrap resamples per point (``0`` skips the bootstrap CIs).
+    level : float, default 0.95
+        Level of the display CIs.
+    seed : SeedLike, default 0
+        Point k of the grid bootstraps from child k of ``seed``.
+    workers : int or None, default None
+        Threads that run each bootstrap (default: all cores); the result does not depend on it.
+    ties : str, default "strict"
+        The registered threshold rule for tied values (:func:`.risk.exceedances`).
+    step : Lattice or None, default None
+        Under ``ties="lattice"`` the fits and bootstraps use the discretised likelihood of this
+        lattice (a step, or the :class:`tailgate.stats.lattice.Cells` of a transformed lattice;
+        None: detected in ``x``).
+    intervals : str, default "bootstrap"
+        The display CIs (:data:`SCAN_INTERVALS`): ``bootstrap``, percentile bootstrap; ``wald``,
+        ξ̂ ± z·s.e. from the observed information (NaN where the fit is not an interior maximum
+        or the information is singular).
+
+    Returns
+    -------
+    StabilityScan
+        The points fitted (NaN CI where none is computed), and the median and standard deviation
+        (ddof 1) of ξ̂ over the ``ok`` points (NaN without enough of them).
+
+    Raises
+    ------
+    ValueError
+        If ``intervals`` is not one of :data:`SCAN_INTERVALS`.
+
+    References
+    ----------
+    Zhou (2026), Section 6.3, Fig. 3.
+    Coles (2001), Section 4.3.4 (``intervals="wald"``).
     """
     if intervals not in SCAN_INTERVALS:
         raise ValueError(f"intervals must be one of {SCAN_INTERVALS}, got {intervals!r}")
@@ -188,6 +223,24 @@ def side_difference_se(xi: float, n_q: int, n_side: int) -> float:
     """Asymptotic s.e. of ξ̂(q ± δ) − ξ̂(q) for nested exceedance sets: (1 + ξ)·√|1/n_side − 1/n_q|.
 
     For ξ̂ below −1/2 the Smith asymptotic does not hold; (1 + ξ) is then floored at 1/2.
+
+    Parameters
+    ----------
+    xi : float
+        ξ̂(q).
+    n_q : int
+        Exceedances at q.
+    n_side : int
+        Exceedances at the side q ± δ.
+
+    Returns
+    -------
+    float
+        The s.e.; NaN when a count is not positive or ``xi`` is not finite.
+
+    References
+    ----------
+    Smith (1987); Zhou (2026), Eq. 2.
     """
     if n_q <= 0 or n_side <= 0 or not math.isfinite(xi):
         return math.nan
@@ -285,10 +338,44 @@ def stability_check(
 ) -> StabilityCheck:
     """G5 of Zhou (2026) under the registered edge and tolerance rules (module docstring).
 
-    ``xi_minus``/``xi_plus``: None beyond the data range, NaN when not testable. With
-    ``rule="se"`` the exceedance counts ``n_q``, ``n_minus``, ``n_plus`` give each side's
-    tolerance ``se_multiplier`` × :func:`side_difference_se`, or × ``se_minus``/``se_plus``
-    where given (the fit stage's :func:`bootstrap_difference_se`).
+    Parameters
+    ----------
+    xi_q : float
+        ξ̂(q).
+    xi_minus, xi_plus : float or None
+        ξ̂(q − δ) and ξ̂(q + δ): None beyond the data range, NaN when not testable.
+    q : float
+        The threshold quantile.
+    delta : float
+        The distance δ of the sides.
+    tolerance : float
+        The fixed tolerance (rule ``fixed``).
+    edge : str, default "one_sided"
+        The edge rule (:data:`EDGE_RULES`).
+    rule : str, default "fixed"
+        The tolerance rule (:data:`TOLERANCE_RULES`).
+    se_multiplier : float, default 2.0
+        Under ``rule="se"``, each side's tolerance is this multiple of its s.e.
+    n_q, n_minus, n_plus : int or None, default None
+        Exceedance counts: under ``rule="se"`` a side's s.e. is :func:`side_difference_se` of
+        them (NaN without them).
+    se_minus, se_plus : float or None, default None
+        A side's s.e. where given, used instead of the counts (the fit stage's
+        :func:`bootstrap_difference_se`).
+
+    Returns
+    -------
+    StabilityCheck
+        The sides and the tolerances each is held to; its ``passed`` is G5's decision.
+
+    Raises
+    ------
+    ValueError
+        If ``edge`` or ``rule`` is not a registered rule.
+
+    References
+    ----------
+    Zhou (2026), Section 6.3.
     """
     if edge not in EDGE_RULES:
         raise ValueError(f"G5 edge rule must be one of {EDGE_RULES}, got {edge!r}")
@@ -326,10 +413,32 @@ def lattice_side(
     min_exceedances: int,
     direction: int,
 ) -> tuple[float | None, int | None, str]:
-    """G5's side on a lattice: (ξ̂, exceedances, reason) at the lattice threshold of ``q_side``
-    (:func:`lattice_side_threshold`). ξ̂ is None when the side is beyond the data range and NaN
-    when it is not testable (too few exceedances or distinct values, or no fit). On
-    :class:`tailgate.stats.lattice.Cells`, ``step`` is the cells at q's threshold ``t_q``."""
+    """G5's side on a lattice: ξ̂ at the lattice threshold of ``q_side``.
+
+    The threshold is that of :func:`lattice_side_threshold`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Scores of the condition.
+    q_side : float
+        The side's quantile q ± δ.
+    t_q : float
+        q's threshold.
+    step : Lattice
+        The lattice step; on :class:`tailgate.stats.lattice.Cells`, the cells at ``t_q``.
+    min_exceedances : int
+        Fewest exceedances of a testable side.
+    direction : int
+        −1 for the lower side, +1 for the upper.
+
+    Returns
+    -------
+    tuple of (float or None, int or None, str)
+        ξ̂, the exceedances and the reason: ξ̂ (and the count) None when the side is beyond the
+        data range; ξ̂ NaN when it is not testable (too few exceedances or distinct values, or no
+        fit).
+    """
     t, reason = lattice_side_threshold(x, q_side, t_q, step, direction)
     if t is None:
         return None, None, reason
@@ -360,23 +469,48 @@ def bootstrap_difference_se(
     side: float | lattice.Cells | None = None,
     resamples: int = SIDE_RESAMPLES,
 ) -> float:
-    """The s.e. of ξ̂(side) − ξ̂(q) under a stable tail by a parametric bootstrap of q's fit
-    (ξ, σ) (Davison & Hinkley 1997, Section 2.2): ``resamples`` samples of the exceedances of
-    the lower of the two thresholds, refitted there and above the higher one, the s.e. the sd
-    of the differences. Small samples need it: the asymptotic variance (Smith 1987; on a
-    lattice, the discretised model's information) understates the spread of the difference at
-    100 exceedances by up to a third (ξ < 0 most).
+    """The s.e. of ξ̂(side) − ξ̂(q) under a stable tail by a parametric bootstrap of q's fit (ξ, σ).
 
-    Continuous data (``step`` None): the sides are empirical quantiles, so a sample holds
-    max(n_q, n_side) GPD(ξ, 1) draws and the smaller set is its top min(n_q, n_side) values
-    over the next one (ξ̂ does not depend on σ). On a lattice (``step``, q's cells at its
-    threshold ``t_q``; ``side``, the side's threshold, :func:`lattice_side_threshold`): the
-    cells of the lower threshold's exceedances from the discretised GPD there (ξ, σ + ξ·Δt),
-    the higher threshold's those a whole number of cells up, their count random. ∞ for q's own
-    threshold (the same exceedances), NaN without a side count or with fewer than a quarter of
-    the samples fitted (the sd is that of the samples whose two fits are interior maxima with
-    enough distinct values: G5 compares only sides it can fit). ``seed``: the stream of this
-    condition, threshold and side.
+    Samples of the exceedances of the lower of the two thresholds are refitted there and above
+    the higher one, the s.e. the sd of the differences. Small samples need it: the asymptotic
+    variance (Smith 1987; on a lattice, the discretised model's information) understates the
+    spread of the difference at 100 exceedances by up to a third (ξ < 0 most).
+
+    Continuous data: the sides are empirical quantiles, so a sample holds max(n_q, n_side)
+    GPD(ξ, 1) draws and the smaller set is its top min(n_q, n_side) values over the next one (ξ̂
+    does not depend on σ). On a lattice: the cells of the lower threshold's exceedances from the
+    discretised GPD there (ξ, σ + ξ·Δt), the higher threshold's those a whole number of cells up,
+    their count random.
+
+    Parameters
+    ----------
+    xi, sigma : float
+        q's fit.
+    n_q : int or None
+        Exceedances at q.
+    n_side : int or None
+        Exceedances at the side.
+    seed : SeedLike
+        The stream of this condition, threshold and side.
+    step : Lattice or None, default None
+        q's cells at its threshold ``t_q``; None for continuous data.
+    t_q : float, default 0.0
+        q's threshold (on a lattice).
+    side : float or lattice.Cells or None, default None
+        The side's threshold on a lattice (:func:`lattice_side_threshold`).
+    resamples : int, default SIDE_RESAMPLES
+        Parametric-bootstrap samples.
+
+    Returns
+    -------
+    float
+        The sd over the samples whose two fits are interior maxima with enough distinct values
+        (G5 compares only sides it can fit); ∞ for q's own threshold (the same exceedances); NaN
+        without a side count or with fewer than a quarter of the samples fitted.
+
+    References
+    ----------
+    Davison & Hinkley (1997), Section 2.2; Smith (1987).
     """
     if not n_q or not n_side or not (math.isfinite(xi) and math.isfinite(sigma) and sigma > 0):
         return math.nan
@@ -409,7 +543,7 @@ def bootstrap_difference_se(
         s_low = sigma if upper else sigma + xi * (t_side - t_q)
         if not s_low > 0:
             return math.nan
-        cells = lattice.sample_cells(
+        cells = lattice_likelihood.sample_cells(
             rng, xi, s_low, low_cells, (resamples, n_side if not upper else n_q)
         )
         s_high = s_low + xi * abs(t_side - t_q)
@@ -420,8 +554,8 @@ def bootstrap_difference_se(
             (low_cells, list(cells), s_low),
             (high_cells, [c[c >= k] - k for c in cells], s_high),
         ):
-            g = lattice.groups_of(rows, lat)
-            res = lattice.fit_groups(g, np.full(resamples, xi), np.full(resamples, s0))
+            g = lattice_likelihood.groups_of(rows, lat)
+            res = lattice_likelihood.fit_groups(g, np.full(resamples, xi), np.full(resamples, s0))
             ok &= res.converged & (np.count_nonzero(g.counts, axis=1) >= gpd.MIN_LEVELS)
             est.append(res.xi)
         d = est[1] - est[0]
@@ -442,8 +576,36 @@ def lattice_side_se(
     n_side: int | None,
     seed: gpd.SeedLike,
 ) -> float:
-    """:func:`bootstrap_difference_se` of G5's side at ``q_side`` (:func:`lattice_side_threshold`)
-    at q's ``fit``, threshold ``t_q``, lattice ``step`` (q's cells) and count ``n_q``."""
+    """:func:`bootstrap_difference_se` of G5's side at ``q_side`` on a lattice.
+
+    The side's threshold is that of :func:`lattice_side_threshold`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Scores of the condition.
+    q_side : float
+        The side's quantile q ± δ.
+    t_q : float
+        q's threshold.
+    step : Lattice
+        The lattice (q's cells).
+    direction : int
+        −1 for the lower side, +1 for the upper.
+    fit : GPDFit
+        q's fit.
+    n_q : int
+        Exceedances at q.
+    n_side : int or None
+        Exceedances at the side.
+    seed : SeedLike
+        The stream of this condition, threshold and side.
+
+    Returns
+    -------
+    float
+        The s.e. of ξ̂(side) − ξ̂(q) (∞ and NaN as in :func:`bootstrap_difference_se`).
+    """
     side, _ = lattice_side_threshold(x, q_side, t_q, step, direction)
     return bootstrap_difference_se(
         fit.xi, fit.sigma, n_q, n_side, seed, step=step, t_q=t_q, side=side
@@ -453,15 +615,34 @@ def lattice_side_se(
 def lattice_side_threshold(
     x: np.ndarray, q_side: float, t_q: float, step: lattice.Lattice, direction: int
 ) -> tuple[float | lattice.Cells | None, str]:
-    """The threshold of G5's side at ``q_side`` on a lattice and why: the lattice threshold of
-    ``q_side`` (``direction`` −1 below, +1 above). Where it is q's threshold ``t_q``, the upper
-    side moves one step higher (the excesses over it are a discretised GPD with q's ξ, so the
+    """The threshold of G5's side at ``q_side`` on a lattice, and why.
+
+    It is the lattice threshold of ``q_side``. Where it is q's threshold ``t_q``, the upper side
+    moves one step higher (the excesses over it are a discretised GPD with q's ξ, so the
     comparison is exact under a stable tail) and the lower side stays q's own: one step lower
     leaves the registered band (on a coarse lattice it adds more exceedances than q has, into a
-    body where no GPD need hold). None beyond the data range (q ± δ outside (0, 1), or no
-    lattice value below the lower threshold). On
-    :class:`tailgate.stats.lattice.Cells` (at q's threshold) the side's threshold is returned as
-    its cells, the steps taken on the scores' own scale."""
+    body where no GPD need hold).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Scores of the condition.
+    q_side : float
+        The side's quantile q ± δ.
+    t_q : float
+        q's threshold.
+    step : Lattice
+        The lattice; on :class:`tailgate.stats.lattice.Cells` (at q's threshold) the steps are
+        taken on the scores' own scale.
+    direction : int
+        −1 for the lower side, +1 for the upper.
+
+    Returns
+    -------
+    tuple of (float or lattice.Cells or None, str)
+        The threshold (as its cells on :class:`tailgate.stats.lattice.Cells`) and the reason; None
+        beyond the data range (q ± δ outside (0, 1), or no lattice value below the lower threshold).
+    """
     if not 0.0 < q_side < 1.0:
         return None, "beyond the data range"
     if isinstance(step, lattice.Cells):
