@@ -41,12 +41,13 @@ class Cost:
 
 
 #: measured per stage (rows: the registered rows the job reads; ``bulk``: a condition's rows times
-#: its scales, every one of which it bootstraps); workflow/docs/benchmarks.md has the runs
+#: its scales, every one of which it bootstraps), the largest of the runs at 10⁵ to 10⁷ rows per
+#: condition (fit and operating: 10⁷ through SLURM); workflow/docs/benchmarks.md has the runs
 COSTS: dict[str, Cost] = {
     "transform": Cost(base_mb=200, bytes_per_row=60, cpu_s_per_row=2e-6),
-    "fit": Cost(base_mb=280, bytes_per_row=290, cpu_s_per_row=65e-6),
+    "fit": Cost(base_mb=280, bytes_per_row=345, cpu_s_per_row=93e-6),
     "bulk": Cost(base_mb=160, bytes_per_row=340, cpu_s_per_row=60e-6),
-    "operating": Cost(base_mb=310, bytes_per_row=615, cpu_s_per_row=20e-6),
+    "operating": Cost(base_mb=310, bytes_per_row=615, cpu_s_per_row=32e-6),
 }
 
 
