@@ -165,10 +165,10 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _snakemake(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def _snakemake(root: Path, cores: int, env: dict[str, str]) -> subprocess.Popen[str]:
     cmd = [
         sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
-        "--cores", str(env.pop("CORES")), "--quiet", "rules",
+        "--cores", str(cores), "--quiet", "rules",
     ]  # fmt: skip
     return subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
@@ -215,8 +215,9 @@ SITE = (
 
 
 def _requests(prefix: str, env: dict[str, str]) -> dict[str, tuple[int, str, str]]:
-    """Per rule, what SLURM was asked for the jobs named ``<prefix>_…``: the jobs, the largest
-    memory request and time limit (``squeue``, which keeps finished jobs for MinJobAge)."""
+    """Per rule, what SLURM was asked for the jobs named ``<prefix>_…``: the jobs, and the memory
+    request and time limit of the last one listed (a rule's jobs of one size ask alike; a retry
+    asks more); ``squeue`` keeps finished jobs for MinJobAge."""
     out = subprocess.run(
         ["squeue", "-h", "-t", "all", "-o", "%j|%k|%m|%l"],
         capture_output=True, text=True, check=True, env=env,
@@ -262,14 +263,14 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
         # 1. as a user runs it: the defaults (the fork server)
         root = _project(tmp, "defaults", rows)
         cpu, t0 = _cpu(), time.monotonic()
-        log, _ = (proc := _snakemake(root, {"CORES": str(cores)})).communicate()
+        log, _ = (proc := _snakemake(root, cores, {})).communicate()
         wall_defaults, cpu_defaults = time.monotonic() - t0, _cpu() - cpu
         if proc.returncode != 0:
             raise SystemExit(f"snakemake failed at {rows} rows:\n{log[-3000:]}")
         # 2. every job in its own process, whose memory and CPU time are its own
         root = _project(tmp, "own-process", rows)
         t0 = time.monotonic()
-        proc = _snakemake(root, {"CORES": str(cores), "TAILGATE_FORKSERVER": "off"})
+        proc = _snakemake(root, cores, {"TAILGATE_FORKSERVER": "off"})
         wall, per_rule = _sampled(proc, root, lambda: psutil.Process(proc.pid).children(True))
         return {
             "rows": rows, "wall": wall, "rules": per_rule,
