@@ -89,3 +89,16 @@ def test_a_run_never_files_a_figure(small_copy: Project, tmp_path: Path) -> None
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "report" in res.stdout + res.stderr
     assert not (cache / "tailgate" / "figures").exists()
+
+
+def test_a_figure_kept_under_other_matplotlib_settings_is_not_taken(tmp_path: Path) -> None:
+    """The key reads the settings at each use: a change within the process is a new key."""
+    import matplotlib
+    from tailgate.report.kept_figures import keep, kept_in, taken
+
+    png = b"\x89PNG\r\n\x1a\n" + b"drawn"
+    with kept_in(tmp_path):
+        keep({"figure": png})
+        assert taken(["figure"]) == {"figure": png}
+        with matplotlib.rc_context({"lines.linewidth": 7.5}):
+            assert taken(["figure"]) == {}

@@ -16,7 +16,6 @@ here. A kept figure that cannot be read, or is not a PNG, is drawn again.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import sys
@@ -53,9 +52,9 @@ def kept() -> bool:
     return _FOLDER.get() is not None
 
 
-@functools.cache
 def drawing_environment() -> str:
-    """What a figure's pixels depend on beyond its content and the code, as text."""
+    """What a figure's pixels depend on beyond its content and the code, as text: read at each
+    use, since matplotlib's settings may change within a process."""
     import matplotlib
     import numpy
     import PIL
@@ -75,8 +74,8 @@ def drawing_environment() -> str:
     )
 
 
-def _file(folder: Path, key: str) -> Path:
-    name = hashlib.sha256(f"{drawing_environment()}\0{key}".encode()).hexdigest()
+def _file(folder: Path, environment: str, key: str) -> Path:
+    name = hashlib.sha256(f"{environment}\0{key}".encode()).hexdigest()
     return folder / f"{name}.png"
 
 
@@ -86,9 +85,10 @@ def taken(keys: Iterable[str]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     if folder is None:
         return out
+    environment = drawing_environment()
     for key in keys:
         try:
-            data = read_bytes(_file(folder, key), limit=_LIMIT)
+            data = read_bytes(_file(folder, environment, key), limit=_LIMIT)
         except (OSError, DamagedFileError):
             continue
         if data.startswith(_PNG):
@@ -101,8 +101,9 @@ def keep(drawn: Mapping[str, bytes]) -> None:
     folder = _FOLDER.get()
     if folder is None:
         return
+    environment = drawing_environment()
     for key, data in drawn.items():
         try:
-            write_bytes(_file(folder, key), data)
+            write_bytes(_file(folder, environment, key), data)
         except OSError:
             return
