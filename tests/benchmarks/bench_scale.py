@@ -232,14 +232,31 @@ def _requests(prefix: str, env: dict[str, str]) -> dict[str, tuple[int, str, str
     return rules
 
 
+def _cluster_env() -> dict[str, str]:
+    """The environment with the cluster's SLURM configuration; exit with a message where no
+    controller answers."""
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    env.update({"SLURM_CONF": CLUSTER_CONF} if CLUSTER_CONF else {})
+    try:
+        res = subprocess.run(["sinfo", "-h"], capture_output=True, text=True, env=env, check=False)
+    except FileNotFoundError:
+        raise SystemExit("--slurm: no SLURM client tools (sinfo is not on PATH)") from None
+    if res.returncode != 0:
+        raise SystemExit(
+            f"--slurm: no SLURM controller answers ({res.stderr.strip()}); start a single-node "
+            "cluster with `sudo bash tests/slurm/cluster.sh`"
+        )
+    return env
+
+
 def run_slurm(rows: int, jobs: int, keep: Path | None) -> dict:
     """The study through the SLURM profile, at most ``jobs`` jobs at a time (module docstring)."""
+    env = _cluster_env()
     tmp = Path(tempfile.mkdtemp(prefix="tailgate-scale-"))
     prefix = f"tailgate-scale-{os.getpid()}"
     try:
         root = _project(tmp, "slurm", rows)
-        env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
-        env.update({"SLURM_CONF": CLUSTER_CONF} if CLUSTER_CONF else {})
+        print(f"{rows:,} rows per condition: through SLURM (jobs {prefix}_*)…", flush=True)
         cmd = [
             sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
             "--profile", str(REPO / "workflow" / "profiles" / "slurm"), *SITE,
@@ -262,6 +279,7 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
     try:
         # 1. as a user runs it: the defaults (the fork server)
         root = _project(tmp, "defaults", rows)
+        print(f"{rows:,} rows per condition: as a user runs it…", flush=True)
         cpu, t0 = _cpu(), time.monotonic()
         log, _ = (proc := _snakemake(root, cores, {})).communicate()
         wall_defaults, cpu_defaults = time.monotonic() - t0, _cpu() - cpu
@@ -269,6 +287,7 @@ def run_once(rows: int, cores: int, keep: Path | None) -> dict:
             raise SystemExit(f"snakemake failed at {rows} rows:\n{log[-3000:]}")
         # 2. every job in its own process, whose memory and CPU time are its own
         root = _project(tmp, "own-process", rows)
+        print(f"{rows:,} rows per condition: every job in its own process…", flush=True)
         t0 = time.monotonic()
         proc = _snakemake(root, cores, {"TAILGATE_FORKSERVER": "off"})
         wall, per_rule = _sampled(proc, root, lambda: psutil.Process(proc.pid).children(True))
