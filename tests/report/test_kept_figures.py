@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from tailgate.audit import audit
 from tailgate.code import code_digest
+from tailgate.report.content import Deferred
 from wf_project import Project
 
 
@@ -35,7 +36,13 @@ def test_a_later_audit_takes_the_kept_figures_and_a_wrong_one_fails_it(
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in kept)
     assert oct(kept[0].parent.stat().st_mode & 0o777) == "0o700"
 
-    again = audit(small_copy.results)
+    # a later audit builds no figure: each is taken by what it plots, before any is built
+    def never_built(self: Deferred) -> None:
+        raise AssertionError(f"built a figure the folder holds: {self.key[:80]}")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Deferred, "figure", never_built)
+        again = audit(small_copy.results)
     assert again.ok, "\n".join(again.lines())
 
     # a kept figure that is another figure's drawing is taken, so the audit fails: what the

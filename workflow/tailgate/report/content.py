@@ -13,6 +13,7 @@ their own provenance record.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import inspect
@@ -24,7 +25,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["BUILT", "CONTENT_FORMAT", "content_of", "digest", "plain", "plots", "sidecar"]
+__all__ = [
+    "BUILT",
+    "CONTENT_FORMAT",
+    "Deferred",
+    "built",
+    "content_of",
+    "digest",
+    "plain",
+    "plots",
+    "sidecar",
+]
 
 #: the ``format`` of a figure's sidecar file
 CONTENT_FORMAT = "tailgate.figure/1"
@@ -61,15 +72,43 @@ def digest(content: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-#: within :func:`tailgate.report.figures.rendered_once`: each figure built, by what it plots
+#: within :func:`tailgate.report.figures.rendered_once`: each figure asked for, by what it plots
 BUILT: ContextVar[dict[str, Any] | None] = ContextVar("tailgate_built", default=None)
+
+
+class Deferred:
+    """A figure not built yet: what it plots (:func:`content_of`) and its builder's call, made
+    by :meth:`figure` where the figure is drawn. A figure whose drawing an earlier audit kept is
+    never built, and the others are built in the processes that draw them
+    (:mod:`tailgate.report.raster`)."""
+
+    def __init__(self, content: dict[str, Any], key: str, build: Callable[[], Any]) -> None:
+        setattr(self, _ATTR, content)
+        #: what it plots as text (the size of the work, to hand the largest out first)
+        self.key = key
+        self._build: Callable[[], Any] = build
+        self._figure: Any = None
+
+    def figure(self) -> Any:
+        """The figure, built at the first call."""
+        if self._figure is None:
+            fig = self._build()
+            setattr(fig, _ATTR, content_of(self))
+            self._figure = fig
+        return self._figure
+
+
+def built(fig: Any) -> Any:
+    """``fig`` itself, or the figure a :class:`Deferred` stands for."""
+    return fig.figure() if isinstance(fig, Deferred) else fig
 
 
 def plots(name: str, select: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None) -> Any:
     """Decorate a figure builder: its figure carries ``{"figure": name, "plots": arguments}``;
     ``select`` narrows the bound arguments to what is drawn (e.g. the plotted keys of a larger
-    document). Within :data:`BUILT` a figure that plots what an earlier one plotted is that
-    figure, not built again."""
+    document). Within :data:`BUILT` the builder returns a :class:`Deferred` (of a copy of its
+    arguments), and a figure that plots what an earlier one plotted is that one: what a figure
+    plots fixes its pixels, its size among them."""
 
     def wrap(builder: F) -> F:
         signature = inspect.signature(builder)
@@ -81,15 +120,16 @@ def plots(name: str, select: Callable[[dict[str, Any]], Mapping[str, Any]] | Non
             arguments = dict(bound.arguments)
             shown = select(arguments) if select is not None else arguments
             content = {"figure": name, "plots": plain(shown)}
-            built = BUILT.get()
-            key = "" if built is None else json.dumps(content, ensure_ascii=False)
-            if built is not None and key in built:
-                return built[key]
-            fig = builder(*args, **kwargs)
-            setattr(fig, _ATTR, content)
-            if built is not None:
-                built[key] = fig
-            return fig
+            asked = BUILT.get()
+            if asked is None:
+                fig = builder(*args, **kwargs)
+                setattr(fig, _ATTR, content)
+                return fig
+            key = json.dumps(content, ensure_ascii=False)
+            if key not in asked:
+                call = copy.deepcopy((args, kwargs))  # built later: as the arguments are now
+                asked[key] = Deferred(content, key, functools.partial(builder, *call[0], **call[1]))
+            return asked[key]
 
         return build  # type: ignore[return-value]
 

@@ -28,7 +28,7 @@ from tailgate.files.atomic import write_bytes, write_json
 from tailgate.protocol.documents import PowerGrid, QQRecord, StabilityScan
 
 from . import kept_figures
-from .content import BUILT, content_of, plots, sidecar
+from .content import BUILT, Deferred, content_of, plots, sidecar
 from .raster import rasterise
 
 __all__ = [
@@ -196,10 +196,11 @@ _RENDERED: ContextVar[dict[str, bytes] | None] = ContextVar("tailgate_rendered",
 
 @contextmanager
 def rendered_once() -> Iterator[None]:
-    """Within the block, a figure that plots what an earlier one plotted (the same builder,
-    arguments in the same order, size and resolution) is neither built nor rasterised again:
-    it is that figure, with the same bytes. The report stage writes the standalone figures that
-    the report also embeds."""
+    """Within the block, a figure that plots what an earlier one plotted (the same builder and
+    arguments in the same order) is neither built nor rasterised again: it is that figure, with
+    the same bytes; and a figure is built only where it is drawn (:class:`Deferred`), so one
+    taken from the kept figures is never built. The report stage writes the standalone figures
+    that the report also embeds."""
     token = _RENDERED.set({} if _RENDERED.get() is None else _RENDERED.get())
     built = BUILT.set({} if BUILT.get() is None else BUILT.get())
     try:
@@ -209,15 +210,14 @@ def rendered_once() -> Iterator[None]:
         _RENDERED.reset(token)
 
 
-def _same_figure(fig: Figure) -> str | None:
+def _same_figure(fig: Figure | Deferred) -> str | None:
     """What determines ``fig``'s pixels, as text: its recorded content with the order of every
-    mapping kept (the order of the panels), its size and its resolution; None for a figure
-    that does not record what it plots."""
+    mapping kept (the order of the panels; its size and resolution follow from it); None for a
+    figure that does not record what it plots."""
+    if isinstance(fig, Deferred):
+        return fig.key
     content = content_of(fig)
-    if content is None:
-        return None
-    size = [float(v) for v in fig.get_size_inches()]
-    return json.dumps([content, size, float(fig.dpi)], ensure_ascii=False, allow_nan=False)
+    return None if content is None else json.dumps(content, ensure_ascii=False)
 
 
 def png_bytes(fig: Figure) -> bytes:

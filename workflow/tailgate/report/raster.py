@@ -27,15 +27,19 @@ from matplotlib.image import imsave
 
 from tailgate.forked import can_fork, fork_child
 
+from .content import Deferred, built
+
 __all__ = ["MAX_PROCESSES", "available_processes", "png", "rasterise"]
 
 
-def png(fig: Figure) -> bytes:
-    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs).
+def png(fig: Figure | Deferred) -> bytes:
+    """PNG bytes of ``fig`` without metadata (byte-reproducible for identical inputs); a
+    :class:`~tailgate.report.content.Deferred` figure is built here.
 
     One draw lays the figure out and rasterises it, and the pixels are written as ``savefig``
     writes them (the same bytes): ``savefig`` would first draw every artist once more, without
     output, only to run the layout engine."""
+    fig = built(fig)
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
     buffer = io.BytesIO()
@@ -62,7 +66,7 @@ def available_processes() -> int:
     return max(1, min(cpus, MAX_PROCESSES))
 
 
-def rasterise(figs: Sequence[Figure], processes: int = 1) -> list[bytes]:
+def rasterise(figs: Sequence[Figure | Deferred], processes: int = 1) -> list[bytes]:
     """:func:`png` of every figure, drawn by up to ``processes`` processes (this one and forked
     children, each a share of the figures); the same bytes as drawing them one by one. A
     figure is drawn once in this process or never (a second draw of a figure with constrained
@@ -73,16 +77,15 @@ def rasterise(figs: Sequence[Figure], processes: int = 1) -> list[bytes]:
     return [png(f) if data is None else data for f, data in zip(figs, drawn, strict=True)]
 
 
-def _forked(figs: Sequence[Figure], n: int) -> list[bytes | None]:
+def _forked(figs: Sequence[Figure | Deferred], n: int) -> list[bytes | None]:
     """Each figure's bytes as this process and ``n`` - 1 forked children drew them; None for
     the figures of a child that failed, which this process has not drawn. The figures are
     handed out one at a time from a pipe that holds their indices (a read of one index is
-    atomic), so a process that drew a quick figure takes the next one; the figures of most
-    axes (the slowest to lay out) first, so that no process is left drawing a large one alone
-    at the end."""
+    atomic), so a process that drew a quick figure takes the next one; the largest figures
+    first (:func:`_size`), so that no process is left drawing a large one alone at the end."""
     out: list[bytes | None] = [None] * len(figs)
     queue_r, queue_w = os.pipe()
-    order = sorted(range(len(figs)), key=lambda i: -len(figs[i].axes))
+    order = sorted(range(len(figs)), key=lambda i: _size(figs[i]), reverse=True)
     os.write(queue_w, b"".join(i.to_bytes(_INDEX, "little") for i in order))
     os.close(queue_w)
     children: list[tuple[int, IO[bytes]]] = []
@@ -126,6 +129,15 @@ def _forked(figs: Sequence[Figure], n: int) -> list[bytes | None]:
                 pass
             sink.close()
     return out
+
+
+def _size(fig: Figure | Deferred) -> tuple[bool, int]:
+    """How long a figure takes to draw, as an order: one still to be built before a built one,
+    a deferred one by what it plots (characters), a built one by its axes (the slowest to lay
+    out)."""
+    if isinstance(fig, Deferred):
+        return True, len(fig.key)
+    return False, len(fig.axes)
 
 
 #: bytes of a figure's index in the work pipe and in a child's output
