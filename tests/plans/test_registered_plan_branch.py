@@ -278,7 +278,11 @@ def test_the_branch_runs_only_the_jobs_whose_registered_inputs_differ(head):
     assert not branch.own("generate", condition="base", shard="0")
     assert branch.own("score", scorer="tox", condition="heavy", shard="0")
     assert not branch.own("score", scorer="tox", condition="base", shard="0")
-    assert branch.own("transform", scorer="tox", scale="logit")
+    # the transform runs a condition at a time: base's severities are the main tree's
+    assert branch.own("transform", scorer="tox", scale="logit", condition="heavy")
+    assert not branch.own("transform", scorer="tox", scale="logit", condition="base")
+    assert branch.path("severities", **fit) == "results/small/severities/tox/logit/base.parquet"
+    assert branch.own("transform_summary", scorer="tox", scale="logit")  # every condition's
     assert branch.own("fit", **fit) and branch.analysis_targets()
 
 

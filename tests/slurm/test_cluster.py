@@ -56,7 +56,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slur
 
 PROFILE = REPO_ROOT / "workflow" / "profiles" / "slurm"
 
-# The workflow's small study cut to the fewest jobs that still run every stage: 16 jobs on a
+# The workflow's small study cut to the fewest jobs that still run every stage: 18 jobs on a
 # critical path of 8 (generate, score, transform, fit, gates, sensitivity, verdict, report).
 STUDY = (
     SMALL_STUDY.replace(
@@ -319,7 +319,9 @@ def test_a_cancelled_job_is_reported_and_the_rerun_resumes(runs):
     rerun = job_counts(out)
     # only what the cancelled job left missing ran again: nothing before the fits
     assert rerun.get("fit") == 1, rerun
-    assert not {"generate", "score", "transform", "power", "operating"} & set(rerun), rerun
+    assert not {"generate", "score", "transform", "transform_summary", "power", "operating"} & set(
+        rerun
+    ), rerun
     print(f"\nSLURM job {runs.victim} (fit) cancelled: the run stopped, reporting it CANCELLED")
     print(f"re-run: {sum(v for k, v in rerun.items() if k != 'all')} jobs {dict(rerun)}")
 
@@ -362,10 +364,10 @@ def test_every_job_ran_with_the_profiles_resources(runs):
             f"{job['Partition']:4} {job['NumCPUs']:>3} cpu {job['MinMemoryNode']:>7} "
             f"{job['TimeLimit']:>9} {gres or '-':18} {job['state']}"
         )
-    # 15 jobs of the study (`all` is local), the cancelled fit job and its re-run
+    # 17 jobs of the study (`all` is local), the cancelled fit job and its re-run
     assert seen == {
-        "generate": 2, "score": 2, "transform": 1, "fit": 3, "bulk": 2, "gates": 1,
-        "sensitivity": 1, "power": 1, "operating": 1, "verdict": 1, "report": 1,
+        "generate": 2, "score": 2, "transform": 2, "transform_summary": 1, "fit": 3, "bulk": 2,
+        "gates": 1, "sensitivity": 1, "power": 1, "operating": 1, "verdict": 1, "report": 1,
     }, seen  # fmt: skip
     states = [j["state"] for j in runs.jobs]
     assert states.count("CANCELLED") == 1 and states.count("COMPLETED") == len(states) - 1

@@ -56,7 +56,7 @@ def test_slurm_profile_dry_run_requests_gpus_for_generation_and_scoring(project)
     for job in jobs["score"]:
         assert job["gpu"] == "1" and job["slurm_partition"] == "gpu", job
         assert "gpu_model" not in job, job
-    for rule in ("select_prompts", "transform"):
+    for rule in ("select_prompts", "transform", "transform_summary"):
         for job in jobs[rule]:
             assert job["slurm_partition"] == "cpu" and job.get("gpu", "0") == "0", (rule, job)
     assert jobs["select_prompts"][0]["mem_mb"] == "16000"

@@ -81,14 +81,16 @@ def test_the_dry_run_requests_follow_the_registered_rows(dry_runs):
         rows = {c: int(cap * f) for c, f in rows_of.items()}
         protocol = ("base", "twin", "heavy")  # the registered pairs name all three
         expect = {
-            "transform": [sum(rows.values())] * 2,  # one scorer, two scales: every condition
+            "transform": [rows[c] for c in rows for _ in range(2)],  # one scorer, two scales
+            "transform_summary": [max(rows.values())] * 2,  # a condition at a time
             "fit": sorted(rows[c] for c in rows for _ in range(2)),
             "bulk": sorted(2 * rows[c] for c in rows),  # both scales of one condition
             "operating": [max(rows[c] for c in protocol)],
         }
         for stage, read in expect.items():
             got = sorted((int(j["mem_mb"]), int(j["runtime"])) for j in jobs[stage])
-            want = sorted((memory_mb(stage, n), runtime_min(stage, n)) for n in read)
+            cost = "transform" if stage == "transform_summary" else stage  # the same reading
+            want = sorted((memory_mb(cost, n), runtime_min(cost, n)) for n in read)
             assert got == want, (cap, stage, got, want)
         for rule in ("gates", "sensitivity", "verdict", "report", "power"):
             assert {j["mem_mb"] for j in jobs[rule]} == {str(FLOOR_MB)}, rule  # the defaults

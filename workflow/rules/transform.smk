@@ -1,5 +1,6 @@
-# Transform stage: transform[scorer, scale] puts every condition's score shards on one scale
-# (identity, probability, or logit with the registered clipping ε) and records the clip counts.
+# Transform stage: transform[scorer, scale, condition] puts a condition's score shards on one
+# scale (identity, probability, or logit with the registered clipping ε);
+# transform_summary[scorer, scale] records every condition's clip counts.
 
 for plan in PLANS:
 
@@ -7,34 +8,46 @@ for plan in PLANS:
         name:
             plan.rule("transform")
         input:
+            scores=plan.each("scores", shard=plan.shards()),
+        output:
+            severities=plan.pattern("severities"),
+            record=provenance_of(plan.pattern("severities")),
+        log:
+            log_for(plan.rule("transform"), "{scorer}", "{scale}", "{condition}"),
+        priority: 40
+        conda:
+            "../../envs/stats.yaml"
+        resources:
+            **sized("transform", lambda wc: condition_rows(wc.condition)),
+        params:
+            **COMMON,
+            **plan.params,
+            registered=plan.fingerprint_of("transform", "scorer"),
+        script:
+            "../scripts/stage.py"
+
+    rule:
+        name:
+            plan.rule("transform_summary")
+        input:
             scores=plan.each("scores", condition=plan.conditions(), shard=plan.shards()),
         output:
-            severities=expand(
-                plan.pattern("severities"),
-                condition=plan.conditions(),
-                allow_missing=True,
-            ),
-            records=expand(
-                provenance_of(plan.pattern("severities")),
-                condition=plan.conditions(),
-                allow_missing=True,
-            ),
             summary=plan.pattern("transform_summary"),
-            summary_record=provenance_of(plan.pattern("transform_summary")),
+            record=provenance_of(plan.pattern("transform_summary")),
         log:
-            log_for(plan.rule("transform"), "{scorer}", "{scale}"),
+            log_for(plan.rule("transform_summary"), "{scorer}", "{scale}"),
         priority: 40
         conda:
             "../../envs/stats.yaml"
         resources:
             **sized(
-                "transform", lambda wc: sum(condition_rows(c) for c in conditions())
+                "transform", lambda wc: max(condition_rows(c) for c in conditions())
             ),
         params:
             **COMMON,
             **plan.params,
             conditions=plan.conditions(),
             shards=len(plan.shards()),
-            registered=plan.fingerprint_of("transform", "scorer"),
+            registered=plan.fingerprint_of("transform_summary", "scorer"),
         script:
             "../scripts/stage.py"

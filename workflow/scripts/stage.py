@@ -55,6 +55,17 @@ def _embed():
 
 
 def _transform():
+    return {
+        **_plan(),
+        "scorer": wc.scorer,
+        "scale": wc.scale,
+        "condition": wc.condition,
+        "scores": list(inp.scores),
+        "out": out.severities,
+    }
+
+
+def _transform_summary():
     names = list(params.conditions)
     n = int(params.shards)  # the inputs are every condition's shards, condition-major
     shards = list(inp.scores)
@@ -63,7 +74,6 @@ def _transform():
         "scorer": wc.scorer,
         "scale": wc.scale,
         "scores": {c: shards[i * n : (i + 1) * n] for i, c in enumerate(names)},
-        "out": dict(zip(names, out.severities, strict=True)),
         "summary": out.summary,
     }
 
@@ -163,6 +173,11 @@ STAGES = {
     "score": ("tailgate.stages.data", "score_stage", _score),
     "embed": ("tailgate.stages.data", "embed_stage", _embed),
     "transform": ("tailgate.stages.transform", "transform_stage", _transform),
+    "transform_summary": (
+        "tailgate.stages.transform",
+        "transform_summary_stage",
+        _transform_summary,
+    ),
     "fit": ("tailgate.stages.fit", "fit_stage", _fit),
     "bulk": ("tailgate.stages.bulk", "bulk_stage", _bulk),
     "gates": ("tailgate.stages.gates", "gates_stage", _gates),

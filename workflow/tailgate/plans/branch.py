@@ -16,8 +16,10 @@ their stages and writes the main tree, ``results/<study>/`` + :data:`tailgate.pl
 LAYOUT`; entry 0's names them ``registered_<stage>``, writes ``results/<study>/registered/`` +
 :data:`LAYOUT` and reads, through its rules' input functions (:meth:`Plan.path`), the file of
 each job it reads from: the main tree's where that job is shared, its own otherwise. (A rule
-per plan rather than a plan wildcard: the transform rule's outputs are one file per condition
-*of its plan*, and a rule's outputs cannot depend on a wildcard.)
+per plan rather than a plan wildcard: the embed rule's outputs are every shard its plan embeds,
+one job a model so that the model loads once, and a rule's outputs cannot depend on a
+wildcard; and a file's provenance record is named by its path with ``/`` as ``__``, which one
+wildcard cannot spell both ways.)
 
 A job of entry 0's plan is *shared* — the branch reads the main tree's file — when the amended
 plan runs the same job (same wildcards) with the same fingerprint (:func:`tailgate.plans.
@@ -291,9 +293,7 @@ class RegisteredBranch(Plan):
             return True
         if not self._same(stage, **wc) or not self._in_head(stage, wc):
             return True
-        return any(
-            self.own(up, **job) for up in STAGE_GRAPH[stage][0] for job in self._reads(stage, wc)
-        )
+        return any(self.own(up, **job) for up, job in self._reads(stage, wc))
 
     def _in_head(self, stage: str, wc: Mapping[str, str]) -> bool:
         """Whether the amended plan runs the job of ``stage`` with wildcards ``wc`` too."""
@@ -310,12 +310,13 @@ class RegisteredBranch(Plan):
             return stage == "generate" or self.main("embeddings").format(**wc) in (
                 self._head_embeddings
             )
-        if stage == "transform":
-            return (
-                wc["scale"] in _scales(head, s)
-                and head_conditions == self.conditions()
-                and head_shards == len(self.shards())
+        if stage in ("transform", "transform_summary"):  # one condition's severities, or the
+            same = (  # clip counts of every condition
+                wc["condition"] in head_conditions
+                if stage == "transform"
+                else head_conditions == self.conditions()
             )
+            return wc["scale"] in _scales(head, s) and same and head_shards == len(self.shards())
         if stage in ("fit", "bulk"):
             if not head.has_protocol or wc["condition"] not in head.protocol_conditions():
                 return False
@@ -324,21 +325,28 @@ class RegisteredBranch(Plan):
             return wc["scale"] in _scales(head, s)
         raise ValueError(f"no registered-plan branch for stage {stage!r}")
 
-    def _reads(self, stage: str, wc: Mapping[str, str]) -> list[dict[str, str]]:
-        """The wildcards of the jobs the job ``wc`` of ``stage`` reads (:data:`STAGE_GRAPH`)."""
+    def _reads(self, stage: str, wc: Mapping[str, str]) -> list[tuple[str, dict[str, str]]]:
+        """The jobs the job ``wc`` of ``stage`` reads (:data:`STAGE_GRAPH`): each job's stage
+        and wildcards."""
         s = wc.get("scorer", "")
         if stage == "generate":
-            return [{}] if "prompts" in self.data_inputs(wc["condition"]) else []
+            return (
+                [("select_prompts", {})] if "prompts" in self.data_inputs(wc["condition"]) else []
+            )
         if stage in ("score", "embed"):
-            return [{"condition": wc["condition"], "shard": str(int(wc["shard"]))}]
-        if stage == "transform":
+            return [("generate", {"condition": wc["condition"], "shard": str(int(wc["shard"]))})]
+        if stage in ("transform", "transform_summary"):
+            conditions = [wc["condition"]] if stage == "transform" else self.conditions()
             return [
-                {"scorer": s, "condition": c, "shard": str(k)}
-                for c in self.conditions()
+                ("score", {"scorer": s, "condition": c, "shard": str(k)})
+                for c in conditions
                 for k in self.shards()
             ]
-        scales = [wc["scale"]] if stage == "fit" else self.scales(s)
-        return [{"scorer": s, "scale": sc} for sc in scales]
+        c, scales = wc["condition"], [wc["scale"]] if stage == "fit" else self.scales(s)
+        severities = [("transform", {"scorer": s, "scale": sc, "condition": c}) for sc in scales]
+        if stage == "fit":  # and the clip counts
+            return [*severities, ("transform_summary", {"scorer": s, "scale": wc["scale"]})]
+        return severities
 
     # --- what the branch must produce ---------------------------------------------------------
     @cached_property

@@ -81,8 +81,14 @@ def _part(study: Any, path: str) -> Any:
     return node
 
 
+#: a stage whose jobs read what another stage's read of the registration (the transform's
+#: summary transforms the same scores again, to count their clipped ends)
+READS_AS: dict[str, str] = {"transform_summary": "transform"}
+
+
 def stage_parts(stage: str) -> tuple[str, ...]:
     """The registered parts ``stage`` reads, as the schema declares them (wildcards in braces)."""
+    stage = READS_AS.get(stage, stage)
     if stage not in STAGES:
         raise KeyError(stage)
     return annotations().reads[stage]
@@ -90,6 +96,7 @@ def stage_parts(stage: str) -> tuple[str, ...]:
 
 def stage_reads(study: Any, stage: str, **wildcards: str) -> dict[str, Any]:
     """Everything ``stage`` reads of the registration, for the job with ``wildcards``."""
+    stage = READS_AS.get(stage, stage)
     parts = {p.format(**wildcards): None for p in stage_parts(stage)}
     out: dict[str, Any] = {p: _part(study, p) for p in parts}
     for p in annotations().newer & out.keys():

@@ -20,7 +20,7 @@ _ARTIFACTS: dict[str, tuple[str, str]] = {
     "scores": ("score", "scores/{scorer}/{condition}/shard-{shard}.parquet"),
     "embeddings": ("embed", "embeddings/{embedder}/{condition}/shard-{shard}.parquet"),
     "severities": ("transform", "severities/{scorer}/{scale}/{condition}.parquet"),
-    "transform_summary": ("transform", "severities/{scorer}/{scale}/transform.json"),
+    "transform_summary": ("transform_summary", "severities/{scorer}/{scale}/transform.json"),
     "fits": ("fit", "fits/{scorer}/{scale}/{condition}.json"),
     "bulk": ("bulk", "bulk/{scorer}/{condition}.parquet"),
     "gates": ("gates", "gates/{scorer}/{scale}.json"),

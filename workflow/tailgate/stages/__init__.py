@@ -4,7 +4,7 @@ One module per stage, each testable without Snakemake, each refusing on a change
 pre-registration and recording every artifact it writes:
 
 ``data``         prompts → generate[condition, shard] → score[scorer, condition, shard] → merge
-``transform``    transform[scorer, scale]
+``transform``    transform[scorer, scale, condition], transform_summary[scorer, scale]
 ``fit``          fit[scorer, scale, condition]
 ``bulk``         bulk[scorer, condition]
 ``gates``        gates[scorer, scale]

@@ -1,27 +1,33 @@
 """Transform stage: score shards → severities on one scale (Section 6.2 of Zhou 2026).
 
-``transform[scorer, scale]`` reads every score shard of every condition (no merged copy of the
-scores is kept: :func:`tailgate.stages.data.scored_rows`, which also applies a registered
-``min_rows``) and writes ``severities/<scorer>/<scale>/<condition>.parquet`` for every
-condition (the scores oriented by the scorer's ``worse``, so that larger is worse: the bad tail
-is the upper one) and ``severities/<scorer>/<scale>/transform.json`` with, per condition, the
-registered ε, the orientation and how many scores were clipped at each end (a large count means
-ε is part of the result).
+``transform[scorer, scale, condition]`` reads the condition's score shards (no merged copy of
+the scores is kept: :func:`tailgate.stages.data.scored_rows`, which also applies a registered
+``min_rows``) and writes ``severities/<scorer>/<scale>/<condition>.parquet`` (the scores
+oriented by the scorer's ``worse``, so that larger is worse: the bad tail is the upper one).
+``transform_summary[scorer, scale]`` writes ``severities/<scorer>/<scale>/transform.json`` with,
+per condition, the registered ε, the orientation and how many scores were clipped at each end
+(a large count means ε is part of the result): the same transform of the same scores, counted
+(:func:`condition_summary`), so that each condition's job writes one file.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from tailgate.data.transform import write_severities
+from tailgate.data.transform import TransformSummary, severities_table, write_severities
 from tailgate.files.atomic import write_json
 from tailgate.prereg.study import worse_of
 
 from .common import open_stage
 from .data import scored_rows
 
-__all__ = ["transform_stage"]
+__all__ = ["condition_summary", "transform_stage", "transform_summary_stage"]
+
+
+def _source(scorer: str, condition: str) -> str:
+    return f"scores/{scorer}/{condition}/shard-*.parquet"
 
 
 def transform_stage(
@@ -29,29 +35,62 @@ def transform_stage(
     results: str | os.PathLike[str],
     scorer: str,
     scale: str,
+    condition: str,
+    scores: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    plan: str = "head",
+) -> dict[str, Any]:
+    """Put ``condition``'s scores (its shards ``scores``) on ``scale`` and write its severities
+    to ``out``; the transform's summary of the condition is recorded with the file."""
+    ctx = open_stage(prereg, results, plan)
+    shards = list(scores)
+    table = scored_rows(ctx.study, scorer, condition, shards)
+    s = write_severities(
+        table,
+        out,
+        scale=scale,
+        epsilon=ctx.study.epsilon,
+        source=_source(scorer, condition),
+        worse=worse_of(ctx.study.scorer(scorer)) or "higher",
+    )
+    ctx.record(out, inputs=shards, extra={"scale": scale, **s.to_dict()})
+    return s.to_dict()
+
+
+def condition_summary(
+    study: Any, scorer: str, scale: str, condition: str, shards: Sequence[str | os.PathLike[str]]
+) -> TransformSummary:
+    """The summary :func:`transform_stage` records for ``condition``: its scores transformed
+    the same way, the severities left unwritten."""
+    _, summary = severities_table(
+        scored_rows(study, scorer, condition, shards),
+        scale=scale,
+        epsilon=study.epsilon,
+        source=_source(scorer, condition),
+        worse=worse_of(study.scorer(scorer)) or "higher",
+    )
+    return summary
+
+
+def transform_summary_stage(
+    prereg: str | os.PathLike[str],
+    results: str | os.PathLike[str],
+    scorer: str,
+    scale: str,
     scores: Mapping[str, Sequence[str | os.PathLike[str]]],
-    out: Mapping[str, str | os.PathLike[str]],
     summary: str | os.PathLike[str],
     *,
     plan: str = "head",
 ) -> dict[str, dict]:
-    """Put every condition's scores on ``scale``; ``scores`` maps condition → its score shards,
-    ``out`` condition → severities path."""
+    """Write the transform's summary of every condition (``scores``: condition → its score
+    shards) to ``summary``."""
     ctx = open_stage(prereg, results, plan)
-    eps = ctx.study.epsilon
-    worse = worse_of(ctx.study.scorer(scorer))  # the bad tail: severities larger is worse
-    summaries = {}
-    for condition in ctx.study.conditions():
-        name = condition["name"]
-        shards = list(scores[name])
-        table = scored_rows(ctx.study, scorer, name, shards)
-        source = f"scores/{scorer}/{name}/shard-*.parquet"
-        s = write_severities(
-            table, out[name], scale=scale, epsilon=eps, source=source, worse=worse or "higher"
-        )
-        summaries[name] = s.to_dict()
-        ctx.record(out[name], inputs=shards, extra={"scale": scale, **s.to_dict()})
-    doc = {"scorer": scorer, "scale": scale, "epsilon": eps, "conditions": summaries}
+    summaries = {
+        name: condition_summary(ctx.study, scorer, scale, name, scores[name]).to_dict()
+        for name in (c["name"] for c in ctx.study.conditions())
+    }
+    doc = {"scorer": scorer, "scale": scale, "epsilon": ctx.study.epsilon, "conditions": summaries}
     write_json(summary, doc)
-    ctx.record(summary, inputs=[out[c["name"]] for c in ctx.study.conditions()])
+    ctx.record(summary, inputs=[str(f) for name in summaries for f in scores[name]])
     return summaries
