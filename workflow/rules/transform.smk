@@ -51,3 +51,14 @@ for plan in PLANS:
             registered=plan.fingerprint_of("transform_summary", "scorer"),
         script:
             "../scripts/stage.py"
+
+
+# the transform's summary of what the analyses read (a fit reads its own), as one transform job
+# wrote it with the severities
+ALL_TARGETS.extend(MAIN_PLAN.summaries(analysis_names()))
+if BRANCH is not None and registered_plan_analyses():
+    ALL_TARGETS.extend(
+        BRANCH.summaries(
+            [n for n in BRANCH.study.analyses() if BRANCH.analysis_reasons(n)]
+        )
+    )

@@ -55,7 +55,7 @@ from .entries import (
     registered_pin_problems,
 )
 from .fingerprint import stage_fingerprint
-from .layout import LAYOUT, WRITER
+from .layout import LAYOUT, WRITER, wildcards_of
 from .reads import STAGE_GRAPH, analysis_reads, scales_for, statistics_changes
 
 __all__ = ["LAYOUT", "WRITER", "Plan", "RegisteredBranch", "plans", "registered_branch"]
@@ -219,6 +219,22 @@ class Plan:
         """Named input lists of the plan's analysis ``name``, as its kind declares them."""
         spec = self.study.analyses()[name]
         return kind_of(spec).inputs(spec, self.study, self.layout())
+
+    def summaries(self, analyses: Sequence[str]) -> list[str]:
+        """The transform summary of each (scorer, scale) whose severities the analyses
+        ``analyses`` read, the plan's own or the main tree's (a fit reads its own: an input)."""
+        pairs: dict[tuple[str, str], None] = {}
+        for name in analyses:
+            for path in self.analysis_inputs(name).get("severities", []):
+                rel = next(
+                    path[len(root) + 1 :]
+                    for root in (self.root, self.results)
+                    if path.startswith(root + "/")
+                )
+                wc = wildcards_of("severities", rel)
+                if wc is not None:
+                    pairs[wc["scorer"], wc["scale"]] = None
+        return [self.path("transform_summary", scorer=s, scale=sc) for s, sc in pairs]
 
     def analysis_files(self, wildcards: Any) -> dict[str, list[str]]:
         """The analysis job's inputs."""

@@ -7,10 +7,11 @@ stages write is written down, relative to the plan's folder (``results/<study>``
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 
-__all__ = ["LAYOUT", "WRITER", "Layout"]
+__all__ = ["LAYOUT", "WRITER", "Layout", "wildcards_of"]
 
 #: artifact kind -> (the stage, i.e. rule, that writes it, its files relative to the plan's folder)
 _ARTIFACTS: dict[str, tuple[str, str]] = {
@@ -31,6 +32,14 @@ _ARTIFACTS: dict[str, tuple[str, str]] = {
 }
 LAYOUT: dict[str, str] = {kind: pattern for kind, (_, pattern) in _ARTIFACTS.items()}
 WRITER: dict[str, str] = {kind: stage for kind, (stage, _) in _ARTIFACTS.items()}
+
+
+def wildcards_of(kind: str, rel: str) -> dict[str, str] | None:
+    """The wildcards of ``rel`` (a path relative to a plan's folder) as a file of artifact
+    ``kind``; None when it is not one."""
+    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(LAYOUT[kind]))
+    found = re.fullmatch(pattern, rel)
+    return None if found is None else found.groupdict()
 
 
 class Layout:
