@@ -4,9 +4,10 @@ An audit draws every figure of the report again and compares the pixels; most of
 that drawing. Within :func:`kept_in` (the audit's re-rendering, with the user's figure folder,
 :func:`tailgate.user_cache.figure_cache`), :func:`tailgate.report.figures.png_all` takes from
 the folder each figure whose drawing is known and keeps there each one it draws. A figure is
-filed under the SHA-256 of everything its pixels depend on: what it plots, its size and
-resolution (:func:`tailgate.report.figures.png_all`'s key), the code (the folder is the code
-digest's), and the drawing environment (:func:`drawing_environment`: Python, matplotlib, numpy,
+filed under the SHA-256 of everything its pixels depend on: what it plots
+(:func:`tailgate.report.figures.png_all`'s key, known before the figure is built), the code
+(the folder is the code digest's; with what it plots, the code fixes the figure's size and
+resolution), and the drawing environment (:func:`drawing_environment`: Python, matplotlib, numpy,
 Pillow, FreeType and zlib versions, the default font file and every matplotlib setting).
 
 What is kept was drawn by an audit of the user's own from the statistics that audit re-made:
