@@ -331,10 +331,12 @@ def test_a_figure_that_plots_the_same_is_rasterised_once(monkeypatch) -> None:
     """Within rendered_once: the same builder, arguments, order of panels, size and resolution
     reuse the figure and its bytes; another order of panels (one sidecar, sorted keys) is built
     and drawn again."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     drawn: list[object] = []
-    draw = figures.FigureCanvasAgg.draw
+    draw = FigureCanvasAgg.draw
     monkeypatch.setattr(
-        figures.FigureCanvasAgg, "draw", lambda canvas: drawn.append(canvas) or draw(canvas)
+        FigureCanvasAgg, "draw", lambda canvas: drawn.append(canvas) or draw(canvas)
     )
     scans = {c: _scan(i) for i, c in enumerate(CONDITIONS[:3])}
     with figures.rendered_once():

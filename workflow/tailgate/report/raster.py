@@ -19,15 +19,20 @@ import os
 import signal
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import IO
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.image import imsave
+from typing import IO, TYPE_CHECKING
 
 from tailgate.forked import can_fork, fork_child
+from tailgate.lazy import lazy_module
 
 from .content import Deferred, built
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: matplotlib's Agg canvas and image writer, loaded at the first drawing (an audit that takes
+#: every figure from the kept ones draws none)
+_agg = lazy_module("matplotlib.backends.backend_agg")
+_image = lazy_module("matplotlib.image")
 
 __all__ = ["MAX_PROCESSES", "available_processes", "png", "rasterise"]
 
@@ -40,10 +45,11 @@ def png(fig: Figure | Deferred) -> bytes:
     writes them (the same bytes): ``savefig`` would first draw every artist once more, without
     output, only to run the layout engine."""
     fig = built(fig)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    agg = _agg.FigureCanvasAgg
+    canvas = fig.canvas if isinstance(fig.canvas, agg) else agg(fig)
     canvas.draw()
     buffer = io.BytesIO()
-    imsave(
+    _image.imsave(
         buffer, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
         metadata={"Software": None},
     )  # fmt: skip
