@@ -353,6 +353,21 @@ def test_a_figure_that_plots_the_same_is_rasterised_once(monkeypatch) -> None:
     assert len(drawn) == 3
 
 
+def test_a_figure_whose_arguments_changed_before_it_was_built_is_refused() -> None:
+    """Within rendered_once a figure is built where it is drawn, from the arguments it was
+    asked with: if they no longer plot what they plotted then, building it raises instead of
+    drawing other numbers under the recorded content."""
+    from tailgate.report.content import Deferred
+
+    scans = {c: _scan(i) for i, c in enumerate(CONDITIONS[:2])}
+    with figures.rendered_once():
+        fig = figures.stability_figure(scans, band=BAND)
+        assert isinstance(fig, Deferred)
+        scans[CONDITIONS[0]]["xi"][0] += 0.5
+        with pytest.raises(RuntimeError, match="changed before it was built"):
+            figures.png_bytes(fig)
+
+
 _FORKED_BATCH = """
 import os, sys
 from pathlib import Path

@@ -41,7 +41,6 @@ __all__ = [
     "TransformError",
     "TransformResult",
     "TransformSummary",
-    "severities_table",
     "transform_scores",
     "write_severities",
 ]
@@ -190,18 +189,26 @@ def _on_scale(scores: np.ndarray, scale: str, epsilon: float, source: str) -> Tr
     return TransformResult(logit(clipped), TransformSummary(scale, eps, n, low, high))
 
 
-def severities_table(
-    table: pa.Table,
+def write_severities(
+    scores: str | os.PathLike[str] | pa.Table,
+    out_path: str | os.PathLike[str],
     *,
     scale: str,
     epsilon: float,
     score_column: str = "score",
-    source: str = "scores",
+    summary_path: str | os.PathLike[str] | None = None,
+    source: str | None = None,
     worse: str = "higher",
-) -> tuple[pa.Table, TransformSummary]:
-    """Scores (``prompt_id`` + ``score_column``) on ``scale``: the severities ``prompt_id,
-    severity`` sorted by ``prompt_id`` (oriented by ``worse``: larger is worse) and the
-    :class:`TransformSummary`. ``source`` names the scores in messages."""
+) -> TransformSummary:
+    """Put scores (``prompt_id`` + ``score_column``: a table, or a file holding one) on
+    ``scale`` and write ``prompt_id, severity`` (oriented by ``worse``: larger is worse).
+
+    The output is sorted by ``prompt_id``; ``summary_path`` (optional) receives the
+    :class:`TransformSummary` as JSON. Both files are written atomically. ``source`` names the
+    scores in messages (default: the file).
+    """
+    table = scores if isinstance(scores, pa.Table) else read_parquet(scores)
+    source = source or str(scores if not isinstance(scores, pa.Table) else "scores")
     for column in ("prompt_id", score_column):
         if column not in table.column_names:
             raise TransformError(
@@ -218,30 +225,7 @@ def severities_table(
             "severity": pa.array(result.values, pa.float64()),
         }
     )
-    return out, result.summary
-
-
-def write_severities(
-    scores: str | os.PathLike[str] | pa.Table,
-    out_path: str | os.PathLike[str],
-    *,
-    scale: str,
-    epsilon: float,
-    score_column: str = "score",
-    summary_path: str | os.PathLike[str] | None = None,
-    source: str | None = None,
-    worse: str = "higher",
-) -> TransformSummary:
-    """Write :func:`severities_table` of ``scores`` (a table, or a file holding one) to
-    ``out_path``; ``summary_path`` (optional) receives the :class:`TransformSummary` as JSON.
-    Both files are written atomically. ``source`` names the scores in messages (default: the
-    file)."""
-    table = scores if isinstance(scores, pa.Table) else read_parquet(scores)
-    source = source or str(scores if not isinstance(scores, pa.Table) else "scores")
-    out, summary = severities_table(
-        table, scale=scale, epsilon=epsilon, score_column=score_column, source=source, worse=worse
-    )
     write_parquet(out_path, out)
     if summary_path is not None:
-        write_json(summary_path, summary.to_dict())
-    return summary
+        write_json(summary_path, result.summary.to_dict())
+    return result.summary

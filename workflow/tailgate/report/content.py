@@ -13,7 +13,6 @@ their own provenance record.
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import inspect
@@ -82,16 +81,27 @@ class Deferred:
     never built, and the others are built in the processes that draw them
     (:mod:`tailgate.report.raster`)."""
 
-    def __init__(self, content: dict[str, Any], key: str, build: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        content: dict[str, Any],
+        key: str,
+        build: Callable[[], Any],
+        plotted: Callable[[], dict[str, Any]],
+    ) -> None:
         setattr(self, _ATTR, content)
         #: what it plots as text (the size of the work, to hand the largest out first)
         self.key = key
-        self._build: Callable[[], Any] = build
+        self._build, self._plotted = build, plotted
         self._figure: Any = None
 
     def figure(self) -> Any:
-        """The figure, built at the first call."""
+        """The figure, built at the first call from its arguments, which must still plot what
+        they plotted when it was asked for."""
         if self._figure is None:
+            if self._plotted() != content_of(self):
+                raise RuntimeError(
+                    f"the arguments of a figure changed before it was built: {self.key[:80]}"
+                )
             fig = self._build()
             setattr(fig, _ATTR, content_of(self))
             self._figure = fig
@@ -106,20 +116,23 @@ def built(fig: Any) -> Any:
 def plots(name: str, select: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None) -> Any:
     """Decorate a figure builder: its figure carries ``{"figure": name, "plots": arguments}``;
     ``select`` narrows the bound arguments to what is drawn (e.g. the plotted keys of a larger
-    document). Within :data:`BUILT` the builder returns a :class:`Deferred` (of a copy of its
-    arguments), and a figure that plots what an earlier one plotted is that one: what a figure
-    plots fixes its pixels, its size among them."""
+    document). Within :data:`BUILT` the builder returns a :class:`Deferred`, and a figure that
+    plots what an earlier one plotted is that one: what a figure plots fixes its pixels, its
+    size among them."""
 
     def wrap(builder: F) -> F:
         signature = inspect.signature(builder)
 
-        @functools.wraps(builder)
-        def build(*args: Any, **kwargs: Any) -> Any:
+        def plotted(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             shown = select(arguments) if select is not None else arguments
-            content = {"figure": name, "plots": plain(shown)}
+            return {"figure": name, "plots": plain(shown)}
+
+        @functools.wraps(builder)
+        def build(*args: Any, **kwargs: Any) -> Any:
+            content = plotted(args, kwargs)
             asked = BUILT.get()
             if asked is None:
                 fig = builder(*args, **kwargs)
@@ -127,8 +140,12 @@ def plots(name: str, select: Callable[[dict[str, Any]], Mapping[str, Any]] | Non
                 return fig
             key = json.dumps(content, ensure_ascii=False)
             if key not in asked:
-                call = copy.deepcopy((args, kwargs))  # built later: as the arguments are now
-                asked[key] = Deferred(content, key, functools.partial(builder, *call[0], **call[1]))
+                asked[key] = Deferred(
+                    content,
+                    key,
+                    functools.partial(builder, *args, **kwargs),
+                    functools.partial(plotted, args, kwargs),
+                )
             return asked[key]
 
         return build  # type: ignore[return-value]

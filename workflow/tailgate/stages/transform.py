@@ -16,7 +16,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tailgate.data.transform import TransformSummary, severities_table, write_severities
+import numpy as np
+
+from tailgate.data.transform import TransformSummary, transform_scores, write_severities
 from tailgate.files.atomic import write_json
 from tailgate.prereg.study import worse_of
 
@@ -61,16 +63,14 @@ def transform_stage(
 def condition_summary(
     study: Any, scorer: str, scale: str, condition: str, shards: Sequence[str | os.PathLike[str]]
 ) -> TransformSummary:
-    """The summary :func:`transform_stage` records for ``condition``: its scores transformed
-    the same way, the severities left unwritten."""
-    _, summary = severities_table(
-        scored_rows(study, scorer, condition, shards),
-        scale=scale,
-        epsilon=study.epsilon,
-        source=_source(scorer, condition),
-        worse=worse_of(study.scorer(scorer)) or "higher",
-    )
-    return summary
+    """The summary :func:`transform_stage` records for ``condition``: its scores (as
+    :func:`tailgate.stages.data.scored_rows` checks and orders them) transformed the same way,
+    the severities not kept."""
+    table = scored_rows(study, scorer, condition, shards)
+    values = table.column("score").to_numpy(zero_copy_only=False).astype(np.float64)
+    worse = worse_of(study.scorer(scorer)) or "higher"
+    source = _source(scorer, condition)
+    return transform_scores(values, scale, study.epsilon, source=source, worse=worse).summary
 
 
 def transform_summary_stage(
