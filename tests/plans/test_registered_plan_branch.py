@@ -123,24 +123,23 @@ def amended(plan_run, tmp_path_factory) -> Project:
 def test_a_statistics_amendment_computes_the_registered_plan_beside_it(plan_run, amended):
     proj, res = amended, amended.first_run
     # entry 0's statistics jobs run in its branch; its data jobs are the amended plan's
-    jobs = job_counts(res.stderr)
-    branch = {k: v for k, v in jobs.items() if k.startswith("registered_")}
-    assert branch == {
-        "registered_fit": 2, "registered_bulk": 2, "registered_gates": 1,
-        "registered_analysis": 1, "registered_grade": 1,
-    }  # fmt: skip
     rd = proj.results
+    jobs = job_counts(res.stderr)  # every rule serves both plans: a branch job logs under
+    logs = rd / "logs" / "registered"  # logs/registered/<rule>/
+    branch = {d.name: len(list(d.glob("*.log"))) for d in logs.iterdir()}
+    assert branch == {"fit": 2, "bulk": 2, "gates": 1, "analysis": 1, "grade": 1}
+    assert all(jobs[rule] > n for rule, n in branch.items())  # beside the head's own
     made = sorted(p.relative_to(rd / "registered").as_posix()
                   for p in (rd / "registered").rglob("*") if p.is_file())  # fmt: skip
     assert made == sorted(BRANCH_FILES)
-    records = rd / "provenance"
-    record = json.loads((records / "registered__gates__tox__logit.json.json").read_text())
+    records = rd / "provenance" / "registered"  # the branch's records, kept apart
+    record = json.loads((records / "gates__tox__logit.json.json").read_text())
     lock = json.loads(proj.lock.read_text())
     assert record["plan"]["name"] == "registered" and record["plan"]["seq"] == 0
     assert record["plan"]["canonical_hash"] == lock["chain"][0]["canonical_hash"]
     assert record["prereg"]["lock_head"]["seq"] == 1  # guarded against the chain head
     severities = "severities/tox/logit/base.parquet"  # shared: the branch fit read the main file
-    fit_record = json.loads((records / "registered__fits__tox__logit__base.json.json").read_text())
+    fit_record = json.loads((records / "fits__tox__logit__base.json.json").read_text())
     assert severities in [i["artifact"] for i in fit_record["inputs"]]
 
     # the registered plan's outcome beside the amended one, for H1 and every criterion
@@ -193,6 +192,19 @@ def test_a_forged_branch_fit_fails_the_audit(amended, tmp_path):
     res = proj.cli("audit", rd)
     assert res.returncode == 4
     assert f"{rd / 'registered/gates/tox/logit.json'}: its input {rd / rel} changed" in res.stdout
+
+
+def test_a_branch_record_moved_among_the_main_records_fails_the_audit(amended, tmp_path):
+    proj = _copy(amended, tmp_path / "moved")
+    records = proj.results / "provenance"
+    name = "fits__tox__logit__heavy.json.json"  # the main fit's record, replaced by the branch's
+    (records / "registered" / name).replace(records / name)
+    res = proj.cli("audit", proj.results)
+    assert res.returncode == 4
+    assert (
+        f"{records / name}: record describes 'registered/fits/tox/logit/heavy.json', which "
+        f"belongs in registered/{name} (record moved or swapped)"
+    ) in res.stdout
 
 
 def test_a_registered_plan_changed_in_memory_cannot_record(amended):
@@ -287,29 +299,61 @@ def test_the_branch_runs_only_the_jobs_whose_registered_inputs_differ(head):
 
 
 def test_one_rule_definition_serves_both_plans(head):
-    """Each stage's rule is defined once, for every plan (``rules/*.smk``: ``for plan in
-    PLANS``): the plans differ in the rule's name and parameters, the folder of its own files
-    and which file a job reads (the branch's input functions)."""
-    from tailgate.plans.branch import LAYOUT, Plan
+    """Each stage's rule is defined once (``rules/*.smk``): a job's ``{plan}`` wildcard picks
+    its plan, the folder of its own files and which file it reads (the branch's input
+    functions); a rule's output is a pattern of the results layout, checked against it."""
+    from tailgate.plans.branch import LAYOUT, Plan, PlanWildcard
 
     main = Plan(head, "results/small")
     branch = _branch(head, **{"protocol.bootstrap.resamples": 100 + 1})
-    assert (main.rule("fit"), main.params) == ("fit", {})
-    assert (branch.rule("fit"), branch.params) == ("registered_fit", {"plan": "registered"})
+    rules = PlanWildcard([main, branch])
+    assert [bool(re.fullmatch(rules.constraint, v)) for v in ("", "registered/", "other/")] == [
+        True, True, False,
+    ]  # fmt: skip
+    alone = PlanWildcard([main]).constraint  # without an amendment, the head's alone
+    assert re.fullmatch(alone, "") and not re.fullmatch(alone, "registered/")
     for kind, rel in LAYOUT.items():
         assert main.pattern(kind) == f"results/small/{rel}"
         assert branch.pattern(kind) == f"results/small/registered/{rel}"
-    assert main.input("severities") == main.pattern("severities")  # the head reads its own
+        assert rules.own(rel) == f"results/small/{{plan}}{rel}"
+    with pytest.raises(ValueError, match="not a pattern of the results layout"):
+        rules.own("severities/{scorer}/{condition}.parquet")
+
+    class Wildcards(dict):
+        __getattr__ = dict.__getitem__
+
     job = {"scorer": "tox", "scale": "logit", "condition": "heavy"}
-    wildcards = type("Wildcards", (), {"items": lambda self: job.items()})()
+    head_job, branch_job = Wildcards(job, plan=""), Wildcards(job, plan="registered/")
+    assert (rules.name(head_job), rules.name(branch_job)) == ("head", "registered")
     shared = "results/small/severities/tox/logit/heavy.parquet"  # the main tree's
-    assert branch.input("severities")(wildcards) == shared
-    assert branch.each("fits", condition=["base", "heavy"])(wildcards) == [
+    assert rules.input("severities")(head_job) == shared  # the head reads its own
+    assert rules.input("severities")(branch_job) == shared
+    assert rules.each("fits", condition=Plan.protocol_conditions)(branch_job) == [
         "results/small/registered/fits/tox/logit/base.json",
         "results/small/registered/fits/tox/logit/heavy.json",
     ]
-    rules = "".join(p.read_text() for p in (REPO_ROOT / "workflow" / "rules").glob("*.smk"))
-    assert not re.search(r"rule registered_\w+:|as registered_\w+ with:", rules)
+    files = sorted((REPO_ROOT / "workflow" / "rules").glob("*.smk"))
+    names = [n for p in files for n in re.findall(r"^\s*rule (\w+):", p.read_text(), re.M)]
+    assert len(names) == len(set(names)) and "fit" in names  # one definition a stage
+    assert not any(re.search(r"for plan in|^\s*name:", p.read_text(), re.M) for p in files)
+
+
+def test_one_embed_job_a_model_writes_both_plans_embeddings():
+    """The embed rule has no plan wildcard: its job for a model writes every embedding file
+    either plan writes itself, the registered plan's own beside the head's."""
+    from tailgate.plans.branch import Plan, PlanWildcard
+    from tailgate.prereg.study import load
+
+    head = load(REPO_ROOT / "preregistrations" / "perturbation-energy-example.yaml")
+    branch = _branch(head, **{"conditions.null00.simulate.bernoulli.p": 0.5})
+    jobs = [
+        (p.name, c, k) for p, c, k in PlanWildcard([Plan(head, "results/small"), branch]).embedded()
+    ]
+    assert [j for j in jobs if j[0] == "registered"] == [("registered", "null00", "0")]
+    assert ("head", "null00", "0") in jobs and len(jobs) == len(set(jobs)) > 2
+    assert branch.path("embeddings", embedder="tiny-encoder", condition="null00", shard=0) == (
+        "results/small/registered/embeddings/tiny-encoder/null00/shard-0.parquet"
+    )
 
 
 def test_decision_rules_and_display_settings_add_no_branch(head):

@@ -5,55 +5,52 @@
 # pre-registration (design, freeze and the Snakefile's guard alike) refuses it.
 
 ANALYSIS = MAIN_PLAN.pattern("analysis")
+MEASURES = PLAN.own("analyses/{analysis}/measures.json")
+GRADED = PLAN.own("analyses/{analysis}/statistics.json")
 
 
-for plan in PLANS:
+rule analysis:
+    input:
+        unpack(PLAN.job(Plan.analysis_files)),
+    output:
+        measures=MEASURES,
+        record=provenance_of(MEASURES),
+    log:
+        log_for("{plan}analysis", "{analysis}"),
+    wildcard_constraints:
+        analysis="[a-z0-9][a-z0-9_-]*",
+    priority: 30
+    conda:
+        "../../envs/stats.yaml"
+    threads: config.get("threads", 2)
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        inputs=PLAN.job(Plan.analysis_input_names),
+        registered=PLAN.fingerprint("analysis", "analysis"),
+    script:
+        "../scripts/stage.py"
 
-    rule:
-        name:
-            plan.rule("analysis")
-        input:
-            unpack(plan.analysis_files),
-        output:
-            measures=plan.pattern("measures"),
-            record=provenance_of(plan.pattern("measures")),
-        log:
-            log_for(plan.rule("analysis"), "{analysis}"),
-        wildcard_constraints:
-            analysis="[a-z0-9][a-z0-9_-]*",
-        priority: 30
-        conda:
-            "../../envs/stats.yaml"
-        threads: config.get("threads", 2)
-        params:
-            **COMMON,
-            **plan.params,
-            inputs=plan.analysis_input_names,
-            registered=plan.fingerprint_of("analysis", "analysis"),
-        script:
-            "../scripts/stage.py"
 
-    rule:
-        name:
-            plan.rule("grade")
-        input:
-            measures=plan.input("measures"),
-        output:
-            stats=plan.pattern("analysis"),
-            record=provenance_of(plan.pattern("analysis")),
-        log:
-            log_for(plan.rule("grade"), "{analysis}"),
-        wildcard_constraints:
-            analysis="[a-z0-9][a-z0-9_-]*",
-        priority: 30
-        conda:
-            "../../envs/stats.yaml"
-        params:
-            **COMMON,
-            **plan.params,
-            registered=plan.fingerprint_of("grade", "analysis"),
-        script:
-            "../scripts/stage.py"
+rule grade:
+    input:
+        measures=PLAN.input("measures"),
+    output:
+        stats=GRADED,
+        record=provenance_of(GRADED),
+    log:
+        log_for("{plan}grade", "{analysis}"),
+    wildcard_constraints:
+        analysis="[a-z0-9][a-z0-9_-]*",
+    priority: 30
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        registered=PLAN.fingerprint("grade", "analysis"),
+    script:
+        "../scripts/stage.py"
 
 
 ALL_TARGETS.extend(analysis_statistics())

@@ -13,17 +13,23 @@ RESULTS = f"results/{STUDY.name}"
 PREREG = str(STUDY.path)
 ALL_TARGETS = []  # each stage appends the files `rule all` must produce
 
-# The plans whose rules the stages define (tailgate.plans.branch): the chain head's, whose
-# files are the main tree under RESULTS, and beside an amendment entry 0's (the registered plan,
-# under RESULTS/registered/ where its job is its own). Each stage's rule is defined once and
-# instantiated for each plan (`for plan in PLANS`).
-from tailgate.plans.branch import plans
+# The plans (tailgate.plans.branch): the chain head's, whose files are the main tree under
+# RESULTS, and beside an amendment entry 0's (the registered plan, under RESULTS/registered/
+# where its job is its own). Each stage's rule is defined once; a job's plan is its {plan}
+# wildcard, the plan's folder under RESULTS ("" or "registered/"): PLAN.own(<layout pattern>)
+# is a rule's output, PLAN.input, PLAN.each and PLAN.job read the job's plan.
+from tailgate.plans.branch import Plan, PlanWildcard, plans
 
 PLANS = plans(STUDY, RESULTS)
 MAIN_PLAN = PLANS[0]
 BRANCH = (
     PLANS[1] if len(PLANS) > 1 else None
 )  # entry 0's plan; None without an amendment
+PLAN = PlanWildcard(PLANS)
+
+
+wildcard_constraints:
+    plan=PLAN.constraint,
 
 
 def conditions():
@@ -48,7 +54,7 @@ def provenance_of(path):
 
 
 def log_for(rule_name, *parts):
-    """results/<study>/logs/<rule>/<parts>.log"""
+    """results/<study>/logs/<rule>/<parts>.log (a plan's rule: "{plan}<rule>")"""
     stem = "-".join(str(p) for p in parts) if parts else "all"
     return f"{RESULTS}/logs/{rule_name}/{stem}.log"
 

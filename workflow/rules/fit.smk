@@ -2,32 +2,29 @@
 # bootstrap CIs with the registered B, AD p-value, n_exc, mean, TVaR) and the stability scan.
 
 FITS = MAIN_PLAN.pattern("fits")
+FITTED = PLAN.own("fits/{scorer}/{scale}/{condition}.json")
 
 
-for plan in PLANS:
-
-    rule:
-        name:
-            plan.rule("fit")
-        input:
-            severities=plan.input("severities"),
-            summary=plan.input("transform_summary"),
-        output:
-            fits=plan.pattern("fits"),
-            record=provenance_of(plan.pattern("fits")),
-        log:
-            log_for(plan.rule("fit"), "{scorer}", "{scale}", "{condition}"),
-        priority: 20
-        conda:
-            "../../envs/stats.yaml"
-        resources:
-            **sized("fit", lambda wc: condition_rows(wc.condition)),
-        params:
-            **COMMON,
-            **plan.params,
-            registered=plan.fingerprint_of("fit", "condition"),
-        script:
-            "../scripts/stage.py"
+rule fit:
+    input:
+        severities=PLAN.input("severities"),
+        summary=PLAN.input("transform_summary"),
+    output:
+        fits=FITTED,
+        record=provenance_of(FITTED),
+    log:
+        log_for("{plan}fit", "{scorer}", "{scale}", "{condition}"),
+    priority: 20
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        **sized("fit", lambda wc: condition_rows(wc.condition)),
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        registered=PLAN.fingerprint("fit", "condition"),
+    script:
+        "../scripts/stage.py"
 
 
 ALL_TARGETS.extend(f for s, sc in analyses() for f in fits_of(s, sc))

@@ -4,54 +4,50 @@
 # pair at every band threshold and the H1 verdict under the registered band rule.
 
 GATES = MAIN_PLAN.pattern("gates")
+BULK = PLAN.own("bulk/{scorer}/{condition}.parquet")
+GATED = PLAN.own("gates/{scorer}/{scale}.json")
 
 
-for plan in PLANS:
+rule bulk:
+    input:
+        severities=PLAN.each("severities", scale=Plan.scales_of),
+    output:
+        bulk=BULK,
+        record=provenance_of(BULK),
+    log:
+        log_for("{plan}bulk", "{scorer}", "{condition}"),
+    priority: 5
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        **sized(
+            "bulk",
+            lambda wc: condition_rows(wc.condition) * len(scorer_scales(wc.scorer)),
+        ),
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        scales=PLAN.job(Plan.scales_of),
+        registered=PLAN.fingerprint("bulk"),
+    script:
+        "../scripts/stage.py"
 
-    rule:
-        name:
-            plan.rule("bulk")
-        input:
-            severities=plan.each("severities", scale=plan.scales_of),
-        output:
-            bulk=plan.pattern("bulk"),
-            record=provenance_of(plan.pattern("bulk")),
-        log:
-            log_for(plan.rule("bulk"), "{scorer}", "{condition}"),
-        priority: 5
-        conda:
-            "../../envs/stats.yaml"
-        resources:
-            **sized(
-                "bulk",
-                lambda wc: condition_rows(wc.condition)
-                * len(scorer_scales(wc.scorer)),
-            ),
-        params:
-            **COMMON,
-            **plan.params,
-            scales=plan.scales_of,
-            registered=plan.fingerprint("bulk"),
-        script:
-            "../scripts/stage.py"
 
-    rule:
-        name:
-            plan.rule("gates")
-        input:
-            fits=plan.each("fits", condition=plan.protocol_conditions()),
-            bulk=plan.each("bulk", condition=plan.protocol_conditions()),
-        output:
-            gates=plan.pattern("gates"),
-            record=provenance_of(plan.pattern("gates")),
-        log:
-            log_for(plan.rule("gates"), "{scorer}", "{scale}"),
-        conda:
-            "../../envs/stats.yaml"
-        params:
-            **COMMON,
-            **plan.params,
-            conditions=plan.protocol_conditions(),
-            registered=plan.fingerprint("gates"),
-        script:
-            "../scripts/stage.py"
+rule gates:
+    input:
+        fits=PLAN.each("fits", condition=Plan.protocol_conditions),
+        bulk=PLAN.each("bulk", condition=Plan.protocol_conditions),
+    output:
+        gates=GATED,
+        record=provenance_of(GATED),
+    log:
+        log_for("{plan}gates", "{scorer}", "{scale}"),
+    conda:
+        "../../envs/stats.yaml"
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        conditions=PLAN.job(Plan.protocol_conditions),
+        registered=PLAN.fingerprint("gates"),
+    script:
+        "../scripts/stage.py"

@@ -1,37 +1,34 @@
 # Generation stage: generate[condition, shard] with the registered backend (simulate, import,
 # transformers); every shard is a recorded data artifact.
 #
-# Every rule that computes under a plan is defined once, for each plan of PLANS (rules/common.smk,
-# tailgate.plans.branch): the chain head's rule `<stage>` writes the main tree,
-# results/<study>/<layout>; beside an amendment that changed what the statistics are, entry 0's
-# rule `registered_<stage>` writes results/<study>/registered/<layout> and reads the main tree's
-# file of every job it shares (same inputs and fingerprint under both plans).
+# Every rule that computes under a plan is defined once (rules/common.smk,
+# tailgate.plans.branch): its {plan} wildcard is "" for the chain head's jobs, which write the
+# main tree, results/<study>/<layout>, and beside an amendment that changed what the statistics
+# are "registered/" for entry 0's, which write results/<study>/registered/<layout> and read the
+# main tree's file of every job they share (same inputs and fingerprint under both plans).
 
 GENERATIONS = MAIN_PLAN.pattern("generations")
+GENERATED = PLAN.own("generations/{condition}/shard-{shard}.parquet")
 
 
-for plan in PLANS:
-
-    rule:
-        name:
-            plan.rule("generate")
-        input:
-            unpack(plan.generate_inputs),
-        output:
-            generations=plan.pattern("generations"),
-            record=provenance_of(plan.pattern("generations")),
-        log:
-            log_for(plan.rule("generate"), "{condition}", "{shard}"),
-        priority: 40
-        conda:
-            "../../envs/llm.yaml"
-        resources:
-            gpu=gpus("generation"),
-            models=models_of("generate"),
-        params:
-            **COMMON,
-            **plan.params,
-            registered=plan.fingerprint_of("generate", "condition"),
-            options=options("generation"),
-        script:
-            "../scripts/stage.py"
+rule generate:
+    input:
+        unpack(PLAN.job(Plan.generate_inputs)),
+    output:
+        generations=GENERATED,
+        record=provenance_of(GENERATED),
+    log:
+        log_for("{plan}generate", "{condition}", "{shard}"),
+    priority: 40
+    conda:
+        "../../envs/llm.yaml"
+    resources:
+        gpu=gpus("generation"),
+        models=models_of("generate"),
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        registered=PLAN.fingerprint("generate", "condition"),
+        options=options("generation"),
+    script:
+        "../scripts/stage.py"

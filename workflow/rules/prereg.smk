@@ -1,25 +1,26 @@
 # Pre-registration stage: the registered prompt selection (transformers backend only; the
 # simulate and import backends carry their own prompts), under each plan that registers it.
 
-for plan in PLANS:
-    if plan.study.data["data"]["backend"] == "transformers":
+PROMPTS = PLAN.own("prompts.parquet")
+PROMPTS_DIGEST = PLAN.own("prompts.digest.json")
 
-        rule:
-            name:
-                plan.rule("select_prompts")
-            output:
-                prompts=plan.pattern("prompts"),
-                digest=plan.pattern("prompts_digest"),
-                record=provenance_of(plan.pattern("prompts")),
-                digest_record=provenance_of(plan.pattern("prompts_digest")),
-            log:
-                log_for(plan.rule("select_prompts")),
-            conda:
-                "../../envs/llm.yaml"
-            params:
-                **COMMON,
-                **plan.params,
-                registered=plan.fingerprint("select_prompts"),
-                options=options("generation"),
-            script:
-                "../scripts/stage.py"
+
+if any(p.study.data["data"]["backend"] == "transformers" for p in PLANS):
+
+    rule select_prompts:
+        output:
+            prompts=PROMPTS,
+            digest=PROMPTS_DIGEST,
+            record=provenance_of(PROMPTS),
+            digest_record=provenance_of(PROMPTS_DIGEST),
+        log:
+            log_for("{plan}select_prompts"),
+        conda:
+            "../../envs/llm.yaml"
+        params:
+            **COMMON,
+            plan=PLAN.name,
+            registered=PLAN.fingerprint("select_prompts"),
+            options=options("generation"),
+        script:
+            "../scripts/stage.py"

@@ -38,84 +38,44 @@ rule verdict:
         "../scripts/stage.py"
 
 
-# A study that registers the protocol gets its figures (power, stability) and their statistics;
-# one that registers only analyses gets the report of its answer and analyses alone.
-if STUDY.has_protocol:
+# A study that registers the protocol gets its figures (power, stability), what they plot and
+# the power statistics; one that registers only analyses gets the report of its answer and
+# analyses alone.
+PROTOCOL = STUDY.has_protocol
+FIGURES = [POWER_PNG, STABILITY_PNG] if PROTOCOL else []
+CONTENTS = [POWER_CONTENT, STABILITY_CONTENT] if PROTOCOL else []
 
-    rule report:
-        input:
-            verdict=VERDICT,
-            gates=[GATES.format(scorer=s, scale=sc) for s, sc in analyses()],
-            lock=str(STUDY.lock_path),
-            fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
-            power=POWER,
-            operating=OPERATING,
-            analyses=analysis_statistics(),
-        output:
-            html=report(REPORT_HTML, caption="../report/report.rst", category="Report"),
-            md=REPORT_MD,
-            power_png=report(
-                POWER_PNG, caption="../report/power.rst", category="Figures"
-            ),
-            stability_png=report(
-                STABILITY_PNG, caption="../report/stability.rst", category="Figures"
-            ),
-            power_content=POWER_CONTENT,
-            stability_content=STABILITY_CONTENT,
-            records=[
-                provenance_of(p)
-                for p in (
-                    REPORT_HTML,
-                    REPORT_MD,
-                    POWER_PNG,
-                    STABILITY_PNG,
-                    POWER_CONTENT,
-                    STABILITY_CONTENT,
-                )
-            ],
-        log:
-            log_for("report"),
-        conda:
-            "../../envs/stats.yaml"
-        resources:
-            draw=DRAW,
-        params:
-            **COMMON,
-        script:
-            "../scripts/stage.py"
 
-    ALL_TARGETS.extend(
-        [
-            VERDICT,
-            REPORT_HTML,
-            REPORT_MD,
-            POWER_PNG,
-            STABILITY_PNG,
-            POWER_CONTENT,
-            STABILITY_CONTENT,
-        ]
-    )
+rule report:
+    input:
+        verdict=VERDICT,
+        gates=[GATES.format(scorer=s, scale=sc) for s, sc in analyses()],
+        lock=str(STUDY.lock_path),
+        fits=[f for s, sc in analyses() for f in fits_of(s, sc)],
+        power=[POWER] if PROTOCOL else [],
+        operating=[OPERATING] if PROTOCOL else [],
+        analyses=analysis_statistics(),
+    output:
+        html=report(REPORT_HTML, caption="../report/report.rst", category="Report"),
+        md=REPORT_MD,
+        figures=[
+            report(f, caption=f"../report/{name}.rst", category="Figures")
+            for name, f in zip(("power", "stability"), FIGURES)
+        ],
+        contents=CONTENTS,
+        records=[
+            provenance_of(p) for p in (REPORT_HTML, REPORT_MD, *FIGURES, *CONTENTS)
+        ],
+    log:
+        log_for("report"),
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        draw=DRAW,
+    params:
+        **COMMON,
+    script:
+        "../scripts/stage.py"
 
-else:
 
-    rule report:
-        input:
-            verdict=VERDICT,
-            lock=str(STUDY.lock_path),
-            analyses=analysis_statistics(),
-        output:
-            html=report(REPORT_HTML, caption="../report/report.rst", category="Report"),
-            md=REPORT_MD,
-            records=[provenance_of(p) for p in (REPORT_HTML, REPORT_MD)],
-        log:
-            log_for("report"),
-        conda:
-            "../../envs/stats.yaml"
-        resources:
-            draw=DRAW,
-        params:
-            **COMMON,
-        script:
-            "../scripts/stage.py"
-
-    ALL_TARGETS.extend([VERDICT, REPORT_HTML, REPORT_MD])
+ALL_TARGETS.extend([VERDICT, REPORT_HTML, REPORT_MD, *FIGURES, *CONTENTS])

@@ -2,55 +2,52 @@
 # scale (identity, probability, or logit with the registered clipping ε);
 # transform_summary[scorer, scale] records every condition's clip counts.
 
-for plan in PLANS:
+SEVERITIES = PLAN.own("severities/{scorer}/{scale}/{condition}.parquet")
+TRANSFORM_SUMMARY = PLAN.own("severities/{scorer}/{scale}/transform.json")
 
-    rule:
-        name:
-            plan.rule("transform")
-        input:
-            scores=plan.each("scores", shard=plan.shards()),
-        output:
-            severities=plan.pattern("severities"),
-            record=provenance_of(plan.pattern("severities")),
-        log:
-            log_for(plan.rule("transform"), "{scorer}", "{scale}", "{condition}"),
-        priority: 40
-        conda:
-            "../../envs/stats.yaml"
-        resources:
-            **sized("transform", lambda wc: condition_rows(wc.condition)),
-        params:
-            **COMMON,
-            **plan.params,
-            registered=plan.fingerprint_of("transform", "scorer"),
-        script:
-            "../scripts/stage.py"
 
-    rule:
-        name:
-            plan.rule("transform_summary")
-        input:
-            scores=plan.each("scores", condition=plan.conditions(), shard=plan.shards()),
-        output:
-            summary=plan.pattern("transform_summary"),
-            record=provenance_of(plan.pattern("transform_summary")),
-        log:
-            log_for(plan.rule("transform_summary"), "{scorer}", "{scale}"),
-        priority: 40
-        conda:
-            "../../envs/stats.yaml"
-        resources:
-            **sized(
-                "transform", lambda wc: max(condition_rows(c) for c in conditions())
-            ),
-        params:
-            **COMMON,
-            **plan.params,
-            conditions=plan.conditions(),
-            shards=len(plan.shards()),
-            registered=plan.fingerprint_of("transform_summary", "scorer"),
-        script:
-            "../scripts/stage.py"
+rule transform:
+    input:
+        scores=PLAN.each("scores", shard=Plan.shards),
+    output:
+        severities=SEVERITIES,
+        record=provenance_of(SEVERITIES),
+    log:
+        log_for("{plan}transform", "{scorer}", "{scale}", "{condition}"),
+    priority: 40
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        **sized("transform", lambda wc: condition_rows(wc.condition)),
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        registered=PLAN.fingerprint("transform", "scorer"),
+    script:
+        "../scripts/stage.py"
+
+
+rule transform_summary:
+    input:
+        scores=PLAN.each("scores", condition=Plan.conditions, shard=Plan.shards),
+    output:
+        summary=TRANSFORM_SUMMARY,
+        record=provenance_of(TRANSFORM_SUMMARY),
+    log:
+        log_for("{plan}transform_summary", "{scorer}", "{scale}"),
+    priority: 40
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        **sized("transform", lambda wc: max(condition_rows(c) for c in conditions())),
+    params:
+        **COMMON,
+        plan=PLAN.name,
+        conditions=PLAN.job(Plan.conditions),
+        shards=PLAN.job(lambda plan, wc: len(plan.shards())),
+        registered=PLAN.fingerprint("transform_summary", "scorer"),
+    script:
+        "../scripts/stage.py"
 
 
 # the transform's summary of what the analyses read (a fit reads its own), as one transform job

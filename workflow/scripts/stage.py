@@ -1,5 +1,5 @@
-# Rule script of every stage: the job's rule names its stage (a registered-plan rule is
-# "registered_<stage>"), and the stage's function runs with what the rule declares, through
+# Rule script of every stage: the job's rule names its stage (its {plan} wildcard the plan it
+# computes under), and the stage's function runs with what the rule declares, through
 # tailgate.stages.rule.run (one log per job, a user error's message and exit code). A job
 # imports only its own stage's module (the report package alone pulls in matplotlib).
 import _tailgate  # noqa: F401, I001 - the repository's tailgate first (conda environments)
@@ -13,8 +13,8 @@ wc, inp, out, params = sm.wildcards, sm.input, sm.output, sm.params
 
 
 def _plan():
-    """The plan the stage computes under: the registered plan's rules pass "registered"."""
-    return {"plan": params.get("plan", "head")}
+    """The plan the stage computes under (the rule's ``plan`` parameter, from its wildcard)."""
+    return {"plan": params.plan}
 
 
 def _select_prompts():
@@ -44,10 +44,10 @@ def _score():
 
 
 def _embed():
-    # one job embeds every shard its rule lists (params.conditions: the condition of each)
-    shards = zip(params.conditions, inp.generations, out.embeddings, strict=True)
+    # one job embeds every shard its rule lists (params.plans and params.conditions: the plan
+    # and condition of each)
+    shards = zip(params.plans, params.conditions, inp.generations, out.embeddings, strict=True)
     return {
-        **_plan(),
         "model": wc.embedder,
         "shards": list(shards),
         "options": dict(params.options),
@@ -150,16 +150,15 @@ def _verdict():
 
 def _report():
     # a study without the protocol has no fits, power statistics or protocol figures
-    protocol = "power_png" in out.keys()
     return {
         "verdict": inp.verdict,
-        "fits": list(inp.fits) if protocol else [],
-        "power": inp.power if protocol else None,
+        "fits": list(inp.fits),
+        "power": next(iter(inp.power), None),
         "analyses": list(inp.analyses),
         "out_html": out.html,
         "out_md": out.md,
-        "figure_paths": (
-            {"power": out.power_png, "stability": out.stability_png} if protocol else {}
+        "figure_paths": dict(
+            zip(["power", "stability"] if out.figures else [], out.figures, strict=True)
         ),
         "processes": int(sm.resources.get("draw", 1)),
     }
@@ -190,7 +189,7 @@ STAGES = {
     "report": ("tailgate.report.stage", "report_stage", _report),
 }
 
-module, function, arguments = STAGES[sm.rule.removeprefix("registered_")]
+module, function, arguments = STAGES[sm.rule]
 try:
     run(
         sm.log[0],

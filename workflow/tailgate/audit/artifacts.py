@@ -34,6 +34,11 @@ SKIP_DIRS = {"provenance", "logs", ".snakemake"}
 LOG_SUFFIX = ".log"
 
 
+def _named(record: Path, rd: Path) -> str:
+    """A record file by its path inside the provenance folder."""
+    return record.relative_to(rd / PROVENANCE_DIR).as_posix()
+
+
 def read_records(rd: Path, checks: list[Check]) -> list[Any] | None:
     try:
         return iter_records(rd)
@@ -92,10 +97,10 @@ def check_artifacts(
     for rec in records:
         rel = str(rec.content.get("path", ""))
         expected_record = record_path(rd / rel, rd)
-        if expected_record.name != rec.record_file.name:
+        if expected_record != Path(rec.record_file):
             fails.append(
                 f"{rec.record_file}: record describes '{rel}', which belongs in "
-                f"{expected_record.name} (record moved or swapped)"
+                f"{_named(expected_record, rd)} (record moved or swapped)"
             )
         by_path[rel] = rec
     files = result_files(rd)
@@ -108,7 +113,8 @@ def check_artifacts(
             continue  # reported by the results-folder check
         if rec is None:
             fails.append(
-                f"{f}: no provenance record ({record_path(f, rd).name} is missing or was deleted)"
+                f"{f}: no provenance record ({_named(record_path(f, rd), rd)} is missing or was "
+                "deleted)"
             )
             continue
         problem = size_problem(f, rec.content.get("bytes"))
@@ -131,7 +137,7 @@ def check_artifacts(
             )
     for rel, rec in by_path.items():
         if rel not in hashes and not (rd / rel).is_file():
-            fails.append(f"{rd / rel}: recorded in {rec.record_file.name} but missing")
+            fails.append(f"{rd / rel}: recorded in {_named(Path(rec.record_file), rd)} but missing")
     checks.append(
         Check(
             "artifacts",

@@ -97,7 +97,7 @@ def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, An
     """The status document (module docstring); ``PreregError`` when the file is invalid."""
     from tailgate.prereg.guard import check_frozen
     from tailgate.runs.ledger import git_history, read_ledger, verify_ledger
-    from tailgate.runtime.provenance import PROVENANCE_DIR
+    from tailgate.runtime.provenance import PROVENANCE_DIR, record_files
 
     state = check_frozen(prereg)
     study, lock = state.study, state.lock
@@ -105,8 +105,7 @@ def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, An
     events = _lock_events(lock) if lock is not None else []
     events += _run_events(read_ledger(results))
     events.sort(key=lambda e: e["time"])
-    records = results / PROVENANCE_DIR
-    n_records = len(list(records.glob("*.json"))) if records.is_dir() else 0
+    n_records = len(record_files(results / PROVENANCE_DIR))
     doc: dict[str, Any] = {
         "format": STATUS_FORMAT,
         "study": study.name,

@@ -10,16 +10,17 @@ own fields, the data…), :class:`RegisteredBranch` lays out the jobs that compu
 statistics into ``results/<study>/registered/`` — the same stage functions, run with
 ``plan="registered"`` (:mod:`tailgate.plans.entries`).
 
-The workflow defines each stage's rule once, for every plan of :func:`plans`
-(``rules/*.smk``: ``for plan in PLANS``): the chain head's :class:`Plan` names its rules after
-their stages and writes the main tree, ``results/<study>/`` + :data:`tailgate.plans.layout.
-LAYOUT`; entry 0's names them ``registered_<stage>``, writes ``results/<study>/registered/`` +
-:data:`LAYOUT` and reads, through its rules' input functions (:meth:`Plan.path`), the file of
-each job it reads from: the main tree's where that job is shared, its own otherwise. (A rule
-per plan rather than a plan wildcard: the embed rule's outputs are every shard its plan embeds,
-one job a model so that the model loads once, and a rule's outputs cannot depend on a
-wildcard; and a file's provenance record is named by its path with ``/`` as ``__``, which one
-wildcard cannot spell both ways.)
+The workflow defines each stage's rule once (``rules/*.smk``); a job's plan is its ``{plan}``
+wildcard (:class:`PlanWildcard`), the plan's folder under ``results/<study>/``: empty for the
+chain head's :class:`Plan`, which writes the main tree, ``results/<study>/`` +
+:data:`tailgate.plans.layout.LAYOUT`; ``registered/`` for entry 0's, which writes
+``results/<study>/registered/`` + :data:`LAYOUT` and reads, through the rules' input functions
+(:meth:`Plan.path`), the file of each job it reads from: the main tree's where that job is
+shared, its own otherwise. A record of the registered plan's file is kept in
+``provenance/registered/`` (:func:`tailgate.runtime.provenance.record_path`), so one pattern,
+``provenance/{plan}<path>``, names both plans' records. The embed rule alone has no plan
+wildcard: one job a model writes every embedding file of both plans, so that the model loads
+once (:meth:`PlanWildcard.embedded`).
 
 A job of entry 0's plan is *shared* — the branch reads the main tree's file — when the amended
 plan runs the same job (same wildcards) with the same fingerprint (:func:`tailgate.plans.
@@ -35,6 +36,7 @@ statistics cannot serve the registered plan (:meth:`RegisteredBranch.protocol_re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from itertools import product
@@ -58,7 +60,15 @@ from .fingerprint import stage_fingerprint
 from .layout import LAYOUT, WRITER, wildcards_of
 from .reads import STAGE_GRAPH, analysis_reads, scales_for, statistics_changes
 
-__all__ = ["LAYOUT", "WRITER", "Plan", "RegisteredBranch", "plans", "registered_branch"]
+__all__ = [
+    "LAYOUT",
+    "WRITER",
+    "Plan",
+    "PlanWildcard",
+    "RegisteredBranch",
+    "plans",
+    "registered_branch",
+]
 
 #: the stages that read the pinned input files (an import file, a scorer's checkpoint…)
 _READ_PINS = ("select_prompts", "generate", "score", "embed")
@@ -107,30 +117,16 @@ class Plan:
         self.study = study
         self.results = str(results).rstrip("/")
 
-    # --- the plan's rules ---------------------------------------------------------------------
-    def rule(self, stage: str) -> str:
-        """The plan's rule of ``stage`` (the registered plan's: ``registered_<stage>``)."""
-        return stage if self.name == HEAD else f"{self.name}_{stage}"
-
-    @property
-    def params(self) -> dict[str, str]:
-        """The plan's rule parameters beyond the common ones (a stage's default: the head)."""
-        return {} if self.name == HEAD else {"plan": self.name}
-
     def fingerprint(self, stage: str, **wildcards: str) -> str:
         """The ``registered`` parameter of a job of the plan: its stage's fingerprint
         (:func:`tailgate.plans.fingerprint.stage_fingerprint`) under the plan's study."""
         return stage_fingerprint(self.study, stage, **wildcards)
 
-    def fingerprint_of(self, stage: str, wildcard: str) -> Callable[[Any], str]:
-        """The ``registered`` parameter as a function of a job's wildcards, keyed by one."""
-        return lambda wc: self.fingerprint(stage, **{wildcard: getattr(wc, wildcard)})
-
-    # --- the plan's lists ---------------------------------------------------------------------
-    def conditions(self) -> list[str]:
+    # --- the plan's lists (``wildcards``, a job's, where a rule asks: the same for every job) --
+    def conditions(self, wildcards: Any = None) -> list[str]:
         return _names(self.study.conditions())
 
-    def protocol_conditions(self) -> list[str]:
+    def protocol_conditions(self, wildcards: Any = None) -> list[str]:
         return self.study.protocol_conditions()
 
     def scorers(self) -> list[str]:
@@ -143,7 +139,7 @@ class Plan:
         """The scales of a job's scorer."""
         return self.scales(wildcards.scorer)
 
-    def shards(self) -> list[int]:
+    def shards(self, wildcards: Any = None) -> list[int]:
         return list(range(self.study.shards))
 
     def analyses(self) -> list[tuple[str, str]]:
@@ -153,10 +149,13 @@ class Plan:
         return [(s, sc) for s in self.scorers() for sc in self.scales(s)]
 
     # --- paths --------------------------------------------------------------------------------
+    #: the plan's ``{plan}`` wildcard: its folder under ``results/<study>/`` with a slash
+    prefix = ""
+
     @property
     def root(self) -> str:
         """The folder of the plan's own files."""
-        return self.results
+        return f"{self.results}/{self.prefix}".rstrip("/")
 
     def pattern(self, kind: str) -> str:
         """The path template of the plan's own files of an artifact kind (Snakemake wildcards
@@ -177,17 +176,13 @@ class Plan:
         own = self.own(WRITER[kind], **wc)
         return (self.pattern(kind) if own else self.main(kind)).format(**wc)
 
-    def input(self, kind: str) -> str | Callable[[Any], str]:
-        """A rule's input: the file of ``kind`` a job reads (the head's: its own, a template of
-        the job's wildcards)."""
-        return self.pattern(kind)
-
     def each(self, kind: str, **over: Any) -> Callable[[Any], list[str]]:
         """A rule's input: the files of ``kind`` for every combination of the values ``over``
-        (lists, or functions of the job's wildcards) beside the job's wildcards, in order."""
+        (lists, or methods of a plan, ``Plan.shards``, called with the job's wildcards) beside
+        the job's wildcards, in order."""
 
         def paths(wc: Any) -> list[str]:
-            axes = [values(wc) if callable(values) else values for values in over.values()]
+            axes = [values(self, wc) if callable(values) else values for values in over.values()]
             return [
                 self.path(kind, **{**dict(wc.items()), **dict(zip(over, combo, strict=True))})
                 for combo in product(*axes)
@@ -236,6 +231,18 @@ class Plan:
                     pairs[wc["scorer"], wc["scale"]] = None
         return [self.path("transform_summary", scorer=s, scale=sc) for s, sc in pairs]
 
+    def embedded(self) -> list[tuple[str, str]]:
+        """(condition, shard) of each embedding file the plan's analyses read that the plan
+        writes itself (entry 0's plan shares the others with the main tree), of any model, in
+        order."""
+        own = (
+            wildcards_of("embeddings", f.removeprefix(self.root + "/"))
+            for name in self.study.analyses()
+            for f in self.analysis_inputs(name).get("embeddings", [])
+            if f.startswith(self.root + "/")
+        )
+        return sorted({(w["condition"], w["shard"]) for w in own if w is not None})
+
     def analysis_files(self, wildcards: Any) -> dict[str, list[str]]:
         """The analysis job's inputs."""
         return self.analysis_inputs(wildcards.analysis)
@@ -250,6 +257,7 @@ class RegisteredBranch(Plan):
     and which are its own (module docstring), and the files it must produce."""
 
     name = REGISTERED
+    prefix = f"{BRANCH_DIR}/"
 
     def __init__(
         self,
@@ -263,15 +271,6 @@ class RegisteredBranch(Plan):
         self.registered = registered
         self.chain = chain
         self._own: dict[tuple[str, tuple[tuple[str, str], ...]], bool] = {}
-
-    @property
-    def root(self) -> str:
-        return f"{self.results}/{BRANCH_DIR}"
-
-    def input(self, kind: str) -> str | Callable[[Any], str]:
-        """A rule's input: the file of ``kind`` a job reads, the branch's own or the main
-        tree's (:meth:`own`), from the job's wildcards."""
-        return lambda wc: self.path(kind, **dict(wc.items()))
 
     # --- which jobs are the branch's own ------------------------------------------------------
     def own(self, stage: str, **wildcards: str) -> bool:
@@ -444,6 +443,61 @@ class RegisteredBranch(Plan):
             for n in self.registered.analyses()
             if self.analysis_reasons(n)
         ]
+
+
+class PlanWildcard:
+    """The rules' view of the plans (module docstring): a job's plan is its ``{plan}``
+    wildcard, the plan's folder under ``results/<study>/`` (:attr:`Plan.prefix`)."""
+
+    def __init__(self, plans: Sequence[Plan]) -> None:
+        self.plans = {p.prefix: p for p in plans}
+        self.results = plans[0].results
+
+    @property
+    def constraint(self) -> str:
+        """The ``{plan}`` wildcard's values, as a regular expression (never empty: Snakemake
+        reads an empty one as none)."""
+        return "(?:" + "|".join(re.escape(prefix) for prefix in self.plans) + ")"
+
+    def of(self, wildcards: Any) -> Plan:
+        """The plan of a job."""
+        return self.plans[wildcards.plan]
+
+    def own(self, rel: str) -> str:
+        """A rule's output: a plan's own file ``rel`` (a pattern of the results layout,
+        checked against it) under ``results/<study>/{plan}``."""
+        if rel not in LAYOUT.values():
+            raise ValueError(f"{rel}: not a pattern of the results layout (tailgate.plans.layout)")
+        return f"{self.results}/{{plan}}{rel}"
+
+    def input(self, kind: str) -> Callable[[Any], str]:
+        """A rule's input: the file of ``kind`` a job reads, its plan's own or the main tree's
+        (:meth:`Plan.path`)."""
+        return lambda wc: self.of(wc).path(kind, **dict(wc.items()))
+
+    def each(self, kind: str, **over: Any) -> Callable[[Any], list[str]]:
+        """A rule's input: :meth:`Plan.each` of the job's plan."""
+        return lambda wc: self.of(wc).each(kind, **over)(wc)
+
+    def job(self, method: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+        """A rule's input or parameter: ``method`` (of a plan) of the job's plan and wildcards."""
+        return lambda wc: method(self.of(wc), wc)
+
+    def name(self, wildcards: Any) -> str:
+        """The ``plan`` parameter: the plan a job's stage computes under."""
+        return self.of(wildcards).name
+
+    def fingerprint(self, stage: str, wildcard: str | None = None) -> Callable[[Any], str]:
+        """The ``registered`` parameter (:meth:`Plan.fingerprint`) of the job's plan, keyed by
+        one of its wildcards or none."""
+        return lambda wc: self.of(wc).fingerprint(
+            stage, **({wildcard: getattr(wc, wildcard)} if wildcard else {})
+        )
+
+    def embedded(self) -> list[tuple[Plan, str, str]]:
+        """(plan, condition, shard) of every plan's own embedding files (one embed job a model
+        writes them all)."""
+        return [(p, *job) for p in self.plans.values() for job in p.embedded()]
 
 
 def registered_branch(

@@ -25,6 +25,7 @@ from tailgate.errors import InputError, RefusalError, TailgateError
 from tailgate.prereg.lock import read_lock
 from tailgate.prereg.pins import pin_changes, pins_of
 from tailgate.prereg.study import Study
+from tailgate.runtime.provenance import BRANCH_DIR
 
 __all__ = [
     "BRANCH_DIR",
@@ -41,8 +42,6 @@ __all__ = [
 HEAD = "head"
 REGISTERED = "registered"
 PLANS = (HEAD, REGISTERED)
-#: the folder of the registered plan's own artifacts, under ``results/<study>``
-BRANCH_DIR = "registered"
 
 
 def entry_study(head: Study, entry: Mapping[str, Any]) -> Study:

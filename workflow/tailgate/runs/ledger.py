@@ -51,7 +51,7 @@ from tailgate.runs.interrupts import unfinished_jobs
 from tailgate.runs.joblog import finished_jobs, job_entries
 from tailgate.runs.summary import headline_first, print_summary
 from tailgate.runtime.environment import current
-from tailgate.runtime.provenance import PROVENANCE_DIR, iter_records, record
+from tailgate.runtime.provenance import PROVENANCE_DIR, iter_records, record, record_files
 
 __all__ = [
     "LEDGER",
@@ -489,8 +489,7 @@ def finish_run(study: Any, results: str | Path, log: Any, outcome: str, workflow
 def _append(
     study: Any, results: Path, log: str | None, outcome: str, jobs: dict[str, Any]
 ) -> dict[str, Any] | None:
-    records = results / PROVENANCE_DIR
-    if not (records.is_dir() and any(records.glob("*.json"))):
+    if not record_files(results / PROVENANCE_DIR):
         return None  # nothing was made: no history to keep, and no evidence of data
     path = results / LEDGER
     old = ledger_text(results)

@@ -2,8 +2,9 @@
 
 Every rule writes its output atomically (:mod:`tailgate.files.atomic`), then calls :func:`record`,
 which writes ``results/<study>/provenance/<path relative to results/<study>, "/" → "__">.json``
-holding the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock
-entry that was the chain head (re-derived from the study object in use, :func:`verify_study`), the
+(the registered plan's files', ``provenance/registered/<path inside registered/>``) holding
+the artifact's path, size and SHA-256, the pre-registration's canonical hash and the lock entry
+that was the chain head (re-derived from the study object in use, :func:`verify_study`), the
 hashes of its inputs, the seed, the environment (Python, platform and package versions,
 :mod:`tailgate.runtime.environment`), the digest of the code that made it
 (:func:`tailgate.code.code_digest`) with the project's git commit and dirty state, and the UTC time.
@@ -34,17 +35,22 @@ from tailgate.prereg.lock import utc_now
 from tailgate.runtime.environment import current as current_environment
 
 __all__ = [
+    "BRANCH_DIR",
     "PROVENANCE_DIR",
     "ROW_BLOCK",
     "ProvenanceRecord",
     "RowsDigest",
     "iter_records",
     "record",
+    "record_files",
     "record_path",
     "rows_digest",
 ]
 
 PROVENANCE_DIR = "provenance"
+#: the folder of the registered plan's own artifacts under a results folder; their records are
+#: kept apart, in ``provenance/registered/`` (:func:`record_path`)
+BRANCH_DIR = "registered"
 #: the largest provenance record read (bytes; a record of a large table is about 1 MB)
 RECORD_LIMIT = 64 * 1024 * 1024
 ROW_BLOCK = 64
@@ -106,9 +112,15 @@ class ProvenanceRecord:
 
 
 def record_path(artifact_path: str | Path, results_dir: str | Path) -> Path:
-    """Where the record of ``artifact_path`` lives."""
+    """Where the record of ``artifact_path`` lives: ``provenance/`` and the file's path relative
+    to ``results_dir`` with ``/`` as ``__``; a file of the registered plan's folder, the same in
+    ``provenance/registered/`` (one path pattern with a plan prefix spells both:
+    ``provenance/{plan}<path>``)."""
     rel = _relative(artifact_path, results_dir)
-    return Path(results_dir) / PROVENANCE_DIR / (rel.replace("/", "__") + ".json")
+    head, _, rest = rel.partition("/")
+    plan = f"{BRANCH_DIR}/" if head == BRANCH_DIR and rest else ""
+    name = (rest if plan else rel).replace("/", "__") + ".json"
+    return Path(results_dir) / PROVENANCE_DIR / (plan + name)
 
 
 def _relative(artifact_path: str | Path, results_dir: str | Path) -> str:
@@ -120,6 +132,17 @@ def _relative(artifact_path: str | Path, results_dir: str | Path) -> str:
         raise ValueError(
             f"artifact {artifact_path} is not inside results directory {results_dir}"
         ) from None
+
+
+def record_files(base: Path) -> list[Path]:
+    """The record files of the provenance folder ``base``: the main tree's, then the registered
+    plan's (none where the folder is absent)."""
+    return [
+        f
+        for folder in (base, base / BRANCH_DIR)
+        if folder.is_dir()
+        for f in sorted(folder.glob("*.json"))
+    ]
 
 
 def rows_digest(path: str | Path, block: int = ROW_BLOCK) -> RowsDigest:
@@ -249,14 +272,12 @@ def record(
 
 
 def iter_records(results_dir: str | Path) -> list[ProvenanceRecord]:
-    """All records under ``results_dir/provenance`` (unreadable ones raise ``ValueError``; a
-    damaged one, a pipe or one nested too deep, :class:`~tailgate.errors.DamagedFileError`:
-    :mod:`tailgate.files.safe_read`)."""
+    """All records under ``results_dir/provenance`` and its ``registered/`` folder (unreadable
+    ones raise ``ValueError``; a damaged one, a pipe or one nested too deep,
+    :class:`~tailgate.errors.DamagedFileError`: :mod:`tailgate.files.safe_read`)."""
     base = Path(results_dir) / PROVENANCE_DIR
-    out = []
-    if not base.is_dir():
-        return out
-    for f in sorted(base.glob("*.json")):
+    out: list[ProvenanceRecord] = []
+    for f in record_files(base):
         try:
             content = load_json(f, limit=RECORD_LIMIT)
         except OSError as exc:

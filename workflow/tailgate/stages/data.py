@@ -22,7 +22,7 @@ from tailgate.files.parquet import read_parquet
 from tailgate.generate import generate_shard
 from tailgate.prereg.pins import pinned_files
 
-from .common import open_stage
+from .common import StageContext, open_stage
 
 __all__ = [
     "embed_stage",
@@ -108,20 +108,24 @@ def embed_stage(
     prereg: str | os.PathLike[str],
     results: str | os.PathLike[str],
     model: str,
-    shards: Sequence[tuple[str, str | os.PathLike[str], str | os.PathLike[str]]],
+    shards: Sequence[tuple[str, str, str | os.PathLike[str], str | os.PathLike[str]]],
     *,
     options: dict[str, Any],
-    plan: str = "head",
 ) -> None:
     """The embed job: refuse on a changed registration, then embed each generations shard of
-    ``shards`` (condition, generations, out) with ``model``, loaded once, and record each file as
-    data."""
+    ``shards`` (plan, condition, generations, out) with ``model`` as the plan registers it,
+    loaded once a plan, and record each file as data under its plan."""
     from tailgate.score.embedding import embed_shard
 
-    ctx = open_stage(prereg, results, plan)
-    loaded: dict[str, Any] = {}
-    for condition, generations, out in shards:
-        embed_shard(ctx.study, model, condition, generations, out, options=options, loaded=loaded)
+    contexts: dict[str, StageContext] = {}
+    loaded: dict[str, dict[str, Any]] = {}
+    for plan, condition, generations, out in shards:
+        if plan not in contexts:
+            contexts[plan], loaded[plan] = open_stage(prereg, results, plan), {}
+        ctx = contexts[plan]
+        embed_shard(
+            ctx.study, model, condition, generations, out, options=options, loaded=loaded[plan]
+        )
         ctx.record(
             Path(out),
             inputs=[generations, *pinned_files(ctx.study)],
