@@ -38,8 +38,12 @@ def perturbation_example(tmp_path_factory) -> Project:
 
 #: the results every shipped study must produce, file by file (:func:`results_digests`), one
 #: file per study; a change of any statistic, table or figure of a shipped study fails here.
-#: After a change that is meant to change them, run these tests with ``TAILGATE_PIN_RESULTS=1``
-#: to rewrite the lists, and say in the commit why the results moved.
+#: The last bits of a float depend on the CPU's vector instructions (numpy's AVX-512 kernels of
+#: log and exp, OpenBLAS's kernel for the CPU, PyTorch's): each file holds one set of digests a
+#: kind of machine (:func:`numerical_platform`), each made by the same code, and the results
+#: must be one of them. After a change that is meant to change them, run these tests with
+#: ``TAILGATE_PIN_RESULTS=1`` to rewrite this machine's set (and drop the others, which the
+#: change made stale), and say in the commit why the results moved.
 PINNED = Path(__file__).resolve().parent / "shipped_results"
 #: what a run writes about itself rather than results: records, logs, the ledger
 RUN_FILES = ("provenance/", "logs/", "runs.jsonl")
@@ -56,18 +60,44 @@ def results_digests(proj: Project) -> dict[str, str]:
     return out
 
 
+def numerical_platform() -> str:
+    """What decides a float's last bits here: the CPU, the vector kernels numpy dispatches to,
+    OpenBLAS's kernel and PyTorch's CPU capability."""
+    import platform
+
+    import threadpoolctl
+    import torch
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    simd = [k for k in __cpu_dispatch__ if __cpu_features__.get(k)]
+    blas = sorted(
+        {i["architecture"] for i in threadpoolctl.threadpool_info() if i.get("architecture")}
+    )
+    return (
+        f"{platform.machine()}, numpy {simd[-1] if simd else 'baseline'}, OpenBLAS "
+        f"{'/'.join(blas)}, torch {torch.backends.cpu.get_cpu_capability()}"
+    )
+
+
 def _check_pinned(proj: Project, name: str) -> None:
-    found = results_digests(proj)
+    found, here = results_digests(proj), numerical_platform()
     pinned = PINNED / f"{name}.json"
     if os.environ.get("TAILGATE_PIN_RESULTS") == "1":
-        pinned.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+        pinned.write_text(json.dumps({here: found}, indent=1, sort_keys=True) + "\n")
         return
-    expected = json.loads(pinned.read_text())
+    sets = json.loads(pinned.read_text())
+    if found in sets.values():
+        return
+    platform = (
+        here if here in sets else min(sets, key=lambda k: len(sets[k].items() ^ found.items()))
+    )
+    expected = sets[platform]
     changed = sorted(k for k in expected.keys() & found.keys() if expected[k] != found[k])
     missing, new = sorted(expected.keys() - found.keys()), sorted(found.keys() - expected.keys())
     assert (changed, missing, new) == ([], [], []), (
-        f"{name}: results differ from {pinned.name} (changed, missing, new); rerun with "
-        "TAILGATE_PIN_RESULTS=1 only where the change is meant"
+        f"{name}: results differ from {pinned.name}'s set of {platform} (this machine: {here}; "
+        "changed, missing, new); rerun with TAILGATE_PIN_RESULTS=1 only where the change is "
+        "meant"
     )
 
 
