@@ -9,7 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from tailgate.runtime.environment import cpu, current, numeric_differences, same_numerics
+from tailgate.runtime.environment import (
+    cpu,
+    current,
+    numeric_differences,
+    same_numerics,
+    vector_instructions,
+)
 
 pytestmark = pytest.mark.fast
 
@@ -29,9 +35,7 @@ def test_a_run_on_another_cpu_is_compared_by_value() -> None:
 def test_the_vector_instructions_numpy_may_use_are_part_of_the_cpu() -> None:
     """numpy with its vector kernels switched off is, to the audit, another CPU: its log and
     exp round otherwise (an AVX-512 machine's 1-ULP differences, measured)."""
-    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-
-    found = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    found = vector_instructions()
     if not found:
         pytest.skip("numpy dispatches to no vector kernel beyond its baseline on this CPU")
     off = {**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(found)}

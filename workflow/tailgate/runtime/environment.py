@@ -48,6 +48,7 @@ __all__ = [
     "recorded",
     "requirements",
     "same_numerics",
+    "vector_instructions",
 ]
 
 #: always recorded when installed (import name → distribution)
@@ -101,6 +102,16 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def vector_instructions() -> list[str]:
+    """The vector instruction sets beyond its baseline that numpy dispatches to on this CPU, in
+    numpy's order (the last the highest)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    return [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+
+
 @functools.cache
 def cpu() -> str:
     """The processor as far as it decides a float's last bits: its model (where the system
@@ -108,9 +119,7 @@ def cpu() -> str:
     of log, exp and the like, OpenBLAS's and PyTorch's are chosen by the CPU, and round in their
     own ways: the same versions give other last bits on a CPU with AVX-512 than on one without
     (``audit --reproduce`` of one study, 1 ULP in 1,500 of 2,000 simulated scores)."""
-    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-
-    simd = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    simd = vector_instructions()
     model = platform.processor()
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
