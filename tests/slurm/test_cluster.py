@@ -301,10 +301,11 @@ def runs(cluster, tmp_path_factory) -> Iterator[ClusterRuns]:
 
 
 def _rule(comment: str) -> tuple[str, str]:
-    """``rule_fit_wildcards_tox_logit_base`` -> (``fit``, ``tox_logit_base``)."""
+    """``rule_fit_wildcards__tox_logit_base`` -> (``fit``, ``tox_logit_base``): the first
+    wildcard of a rule that serves both plans is its ``{plan}``, empty for the chain head's."""
     m = re.fullmatch(r"rule_([a-z_]+?)(?:_wildcards_(.*))?", comment)
     assert m, comment
-    return m.group(1), m.group(2) or ""
+    return m.group(1), (m.group(2) or "").lstrip("_")
 
 
 def test_a_cancelled_job_is_reported_and_the_rerun_resumes(runs):
