@@ -7,7 +7,8 @@ plan. ``verdict.json``, the report and the run's answer show the registered plan
 the amended one, equal to what the entry-0 registration's own run made before the amendment (the
 study's first run, in another project: the branch's files are computed afresh, by its own rules);
 the audit passes and catches a forged branch fit. An amendment of a decision rule alone adds no
-job of the branch.
+job of the branch. An amendment of one condition's data (the perturbation example's, slow: about
+30 s) makes the branch generate, score and embed that condition itself, in the one embed job.
 
 The study is the smallest complete one (two conditions, one scale, one threshold). On two
 shared cores its first run and the amended run take about 65 s together (the fixtures), the
@@ -17,6 +18,7 @@ decision-rule test (a dry run) 5 s, and the slow ``audit --reproduce`` test abou
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -205,6 +207,43 @@ def test_a_branch_record_moved_among_the_main_records_fails_the_audit(amended, t
         f"{records / name}: record describes 'registered/fits/tox/logit/heavy.json', which "
         f"belongs in registered/{name} (record moved or swapped)"
     ) in res.stdout
+
+
+@pytest.mark.slow
+def test_a_data_amendment_runs_entry_0s_data_jobs_and_one_embed_job(tmp_path):
+    """The perturbation example amended after its freeze (one null query's data changed): the
+    registered plan generates, scores and embeds that query itself, its embedding in the same
+    embed job as the amended plan's, and its files are the example's own as first registered
+    (the pinned digests); the audit passes."""
+    name = "perturbation-energy-example"
+    proj = Project(tmp_path / "project", name)
+    (proj.root / "config").mkdir(parents=True)
+    (proj.root / "config" / "config.yaml").write_text(f"study: {name}\nthreads: 1\n")
+    shutil.copytree(REPO_ROOT / "preregistrations", proj.root / "preregistrations")
+    proj.replace("{name: null00, simulate: {bernoulli: {p: 0.3438}}}",
+                 "{name: null00, simulate: {bernoulli: {p: 0.3500}}}")  # fmt: skip
+    _amend(proj, "null00's data")
+    res = proj.snakemake()
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    jobs, rd = job_counts(res.stderr), proj.results
+    assert jobs["embed"] == 1 and jobs["generate"] == 30  # 29 conditions, and null00 again
+    own = {
+        "generations/null00/shard-0.parquet",
+        "scores/says-yes/null00/shard-0.parquet",
+        "embeddings/tiny-encoder/null00/shard-0.parquet",
+        "analyses/composite-null/measures.json",
+        "analyses/composite-null/statistics.json",
+    }
+    branch = rd / "registered"
+    assert own <= {p.relative_to(branch).as_posix() for p in branch.rglob("*") if p.is_file()}
+    record = (
+        rd / "provenance" / "registered" / "embeddings__tiny-encoder__null00__shard-0.parquet.json"
+    )
+    assert json.loads(record.read_text())["plan"]["seq"] == 0
+    digests = {f: hashlib.sha256((branch / f).read_bytes()).hexdigest() for f in own}
+    pinned = json.loads((REPO_ROOT / "tests/analyses/shipped_results" / f"{name}.json").read_text())
+    assert any(digests.items() <= dict(found).items() for found in pinned.values())
+    assert proj.cli("audit", rd).returncode == 0
 
 
 def test_a_registered_plan_changed_in_memory_cannot_record(amended):
