@@ -37,25 +37,26 @@ _CHAINED = re.compile(
 )
 
 
-def _in_a_job_start_up(text: str) -> bool:
-    """Whether every traceback is Python's own for a job interrupted in its interpreter's start-up
-    or in Snakemake's script preamble, before the first line of the rule script ran (the
-    interpreter prints it; nothing of tailgate has started in that process to stop it): no frame
-    of tailgate's code, the rule scripts' included. The tracebacks of chained exceptions (an
-    interrupt that lands while ``site`` imports ``os`` shows an ``AttributeError`` first) are
-    one traceback."""
+def _outside_a_job_start_up(text: str) -> list[str]:
+    """The tracebacks in ``text`` that are not Python's own for a job interrupted in its
+    interpreter's start-up or in Snakemake's script preamble, before the first line of the rule
+    script ran (the interpreter prints it; nothing of tailgate has started in that process to
+    stop it): a frame of tailgate's code, the rule scripts' included (empty: every one is such,
+    and there is one at least). The tracebacks of chained exceptions (an interrupt that lands
+    while ``site`` imports ``os`` shows an ``AttributeError`` first) are one traceback."""
     tracebacks: list[str] = []
     for part in text.split("Traceback")[1:]:
         if tracebacks and _CHAINED.search(tracebacks[-1]):
             tracebacks[-1] += "Traceback" + part
         else:
             tracebacks.append(part)
-    return bool(tracebacks) and all(
-        "KeyboardInterrupt" in t
-        and "workflow/tailgate/" not in (frames := t.split("KeyboardInterrupt", 1)[0])
-        and all(int(n) <= PREAMBLE_LINE for n in re.findall(r'stage\.py", line (\d+)', frames))
+    return [
+        t
         for t in tracebacks
-    )
+        if "KeyboardInterrupt" not in t
+        or "workflow/tailgate/" in (frames := t.split("KeyboardInterrupt", 1)[0])
+        or any(int(n) > PREAMBLE_LINE for n in re.findall(r'stage\.py", line (\d+)', frames))
+    ] or ([] if tracebacks else ["no traceback"])
 
 
 def _a_generation_finished(root) -> bool:
@@ -135,7 +136,8 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
         _counted_honestly(proj, err, runs[0])
         if "Traceback" not in out + err:
             break
-        assert _in_a_job_start_up(out + err), (out + err)[-3000:]
+        outside = _outside_a_job_start_up(out + err)
+        assert not outside, "Traceback" + "\n---\nTraceback".join(outside)[-4000:]
         seen.append(out[-1500:] + err[-1500:])
     else:
         raise AssertionError(
