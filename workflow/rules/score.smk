@@ -33,29 +33,19 @@ rule score:
 # 0's own beside the head's after an amendment), loading the model once; a study that reads
 # none keeps the rule's template of one shard, which nothing requests.
 
-EMBEDDED = PLAN.embedded()
-EMBEDDING = PLAN.own("embeddings/{embedder}/{condition}/shard-{shard}.parquet")
-EMBEDDINGS = [
-    EMBEDDING.replace("{plan}", p.prefix).format(
-        embedder="{embedder}", condition=c, shard=k
-    )
-    for p, c, k in EMBEDDED
-] or [EMBEDDING]
+EMBEDDINGS = PLAN.embed_outputs()
 
 
 rule embed:
     input:
-        generations=[
-            p.path("generations", condition=c, shard=k) for p, c, k in EMBEDDED
-        ]
-        or PLAN.input("generations"),
+        generations=PLAN.embed_inputs(),
     output:
         embeddings=EMBEDDINGS,
         records=[provenance_of(f) for f in EMBEDDINGS],
     log:
-        log_for(
-            "embed", "{embedder}", *([] if EMBEDDED else ["{plan}{condition}-{shard}"])
-        ),
+        log_for("{plan}embed", "{embedder}", "{condition}-{shard}")
+        if "{plan}" in EMBEDDINGS[0]
+        else log_for("embed", "{embedder}"),
     wildcard_constraints:
         embedder="[A-Za-z0-9][A-Za-z0-9_.-]*",
     priority: 40
@@ -66,12 +56,8 @@ rule embed:
         models=models_of("embed"),
     params:
         **COMMON,
-        plans=lambda wc: [p.name for p, _, _ in EMBEDDED] or [PLAN.name(wc)],
-        conditions=lambda wc: [c for _, c, _ in EMBEDDED] or [wc.condition],
-        registered=lambda wc: {
-            p.name: p.fingerprint("embed", embedder=wc.embedder)
-            for p in (dict.fromkeys(p for p, _, _ in EMBEDDED) or [PLAN.of(wc)])
-        },
+        shards=PLAN.embed_shards,
+        registered=PLAN.embed_fingerprint,
         options=options("scoring"),
     script:
         "../scripts/stage.py"

@@ -44,9 +44,13 @@ def _score():
 
 
 def _embed():
-    # one job embeds every shard its rule lists (params.plans and params.conditions: the plan
-    # and condition of each)
-    shards = zip(params.plans, params.conditions, inp.generations, out.embeddings, strict=True)
+    # one job embeds every shard its rule lists (params.shards: the plan and condition of each)
+    shards = [
+        (plan, condition, generations, embeddings)
+        for (plan, condition), generations, embeddings in zip(
+            params.shards, inp.generations, out.embeddings, strict=True
+        )
+    ]
     return {
         "model": wc.embedder,
         "shards": list(shards),

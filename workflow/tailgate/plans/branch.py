@@ -499,6 +499,33 @@ class PlanWildcard:
         writes them all)."""
         return [(p, *job) for p in self.plans.values() for job in p.embedded()]
 
+    # --- the embed rule: one job a model, every plan's files ----------------------------------
+    def embed_outputs(self) -> list[str]:
+        """Every plan's own embedding files (the model a wildcard); where no analysis reads
+        one, the template of one shard, which nothing requests."""
+        files = [
+            f"{p.root}/{LAYOUT['embeddings']}".replace("{condition}", c).replace("{shard}", k)
+            for p, c, k in self.embedded()
+        ]
+        return files or [self.own(LAYOUT["embeddings"])]
+
+    def embed_inputs(self) -> list[str] | Callable[[Any], str]:
+        """The generations each of :meth:`embed_outputs` embeds, the same order."""
+        jobs = self.embedded()
+        return [p.path("generations", condition=c, shard=k) for p, c, k in jobs] or self.input(
+            "generations"
+        )
+
+    def embed_shards(self, wildcards: Any) -> list[tuple[str, str]]:
+        """The ``shards`` parameter: (plan, condition) of each of :meth:`embed_outputs`."""
+        jobs = self.embedded() or [(self.of(wildcards), wildcards.condition, "")]
+        return [(p.name, c) for p, c, _ in jobs]
+
+    def embed_fingerprint(self, wildcards: Any) -> dict[str, str]:
+        """The ``registered`` parameter: each writing plan's fingerprint of the model's job."""
+        plans = dict.fromkeys(p for p, _, _ in self.embedded()) or [self.of(wildcards)]
+        return {p.name: p.fingerprint("embed", embedder=wildcards.embedder) for p in plans}
+
 
 def registered_branch(
     head: Study, results: str | Path, chain: Sequence[Mapping[str, Any]] | None = None
