@@ -64,3 +64,66 @@ def test_the_command_and_a_job_decide_by_the_root(tmp_path, capsys) -> None:
     assert info.value.code == EXIT_INVALID
     err = capsys.readouterr().err
     assert err.count("scores outside [0, 1]") == 2 and "Traceback" not in err
+
+
+@pytest.fixture
+def sigint_handler():
+    """The process's Ctrl-C handler as it was (a job's adapter leaves its own installed: the job
+    ends with it)."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def _ctrl_c(*_: object, **__: object) -> None:
+    import signal
+
+    signal.raise_signal(signal.SIGINT)
+
+
+def _the_job_stops_quietly(tmp_path, capsys, stage) -> None:
+    from tailgate.stages.rule import run
+
+    with pytest.raises(SystemExit) as info:
+        run(str(tmp_path / "job.log"), stage)
+    assert info.value.code == 130
+    captured = capsys.readouterr()
+    assert captured.out == captured.err == ""
+    assert "Traceback" not in (tmp_path / "job.log").read_text()
+
+
+@pytest.mark.usefixtures("sigint_handler")
+def test_ctrl_c_in_the_stage_ends_the_job_with_130_and_no_traceback(tmp_path, capsys) -> None:
+    _the_job_stops_quietly(tmp_path, capsys, _ctrl_c)
+
+
+@pytest.mark.usefixtures("sigint_handler")
+def test_ctrl_c_as_the_log_closes_ends_the_job_with_130_and_no_traceback(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    """The stage has returned; the signal arrives while the job's output goes back to its
+    streams (a loaded machine made a traceback of this window in the interrupt test)."""
+    import contextlib
+
+    class Interrupted(contextlib.redirect_stderr):
+        def __exit__(self, *exc: object) -> None:
+            super().__exit__(*exc)
+            _ctrl_c()
+
+    monkeypatch.setattr(contextlib, "redirect_stderr", Interrupted)
+    _the_job_stops_quietly(tmp_path, capsys, lambda: None)
+
+
+@pytest.mark.usefixtures("sigint_handler")
+def test_ctrl_c_while_a_failure_is_reported_ends_the_job_with_130(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    import traceback
+
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(traceback, "print_exc", _ctrl_c)
+    _the_job_stops_quietly(tmp_path, capsys, broken)

@@ -39,30 +39,50 @@ def results_of(prereg: str) -> str:
     return str(Path("results") / Path(prereg).stem)
 
 
+def _stopped(_signum: int, _frame: Any) -> None:
+    """Ctrl-C once the stage has ended (while the log closes, or while its error is reported):
+    the job ends with the interrupt's status, as at start-up, without a traceback."""
+    raise SystemExit(130)
+
+
 def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
-    """Call ``stage(**kwargs)`` with stdout/stderr in ``log``; exit with the error's code."""
-    with open(log, "w", encoding="utf-8") as fh:
-        code = 0
-        message = ""
-        with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+    """Call ``stage(**kwargs)`` with stdout/stderr in ``log``; exit with the error's code.
+
+    Ctrl-C reaches the stage as a ``KeyboardInterrupt`` it cleans up after; from the moment the
+    stage ends, a Ctrl-C (whenever it arrives: closing the log, reporting an error) ends the job
+    with status 130 and no traceback too.
+    """
+    code = 0
+    message = ""
+    try:
+        with (
+            open(log, "w", encoding="utf-8") as fh,
+            contextlib.redirect_stdout(fh),
+            contextlib.redirect_stderr(fh),
+        ):
             try:
                 # the rule script's start-up handler (scripts/_tailgate.py) ends here: from now
                 # on Ctrl-C is a KeyboardInterrupt the stage cleans up after
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 stage(**kwargs)
-            except KeyboardInterrupt:  # Ctrl-C stops the run: the run says so, once
-                code = 130
-                message = ""
             except Exception as exc:
-                if is_user_error(exc):
-                    code = exc.exit_code
-                    message = str(exc)
-                    print(message)
-                else:
-                    traceback.print_exc()
-                    code = EXIT_INTERNAL
-                    message = f"internal error in {stage.__name__}; see the traceback in {log}"
+                signal.signal(signal.SIGINT, _stopped)
+                code, message = _reported(exc, stage.__name__, log)
+            finally:
+                signal.signal(signal.SIGINT, _stopped)
+    except KeyboardInterrupt:  # Ctrl-C stopped the stage: the run says so, once
+        code, message = 130, ""
     if code:
         if message:
             print(message, file=sys.stderr)
         sys.exit(code)
+
+
+def _reported(exc: Exception, name: str, log: str) -> tuple[int, str]:
+    """Write ``exc`` to the log (a user error's message, else the traceback); the job's exit
+    status and its line for the terminal."""
+    if is_user_error(exc):
+        print(str(exc))
+        return exc.exit_code, str(exc)
+    traceback.print_exc()
+    return EXIT_INTERNAL, f"internal error in {name}; see the traceback in {log}"
