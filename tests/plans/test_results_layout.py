@@ -1,13 +1,14 @@
 """The rules write where the results layout says (:mod:`tailgate.plans.layout`): every file of
 the small study's DAG (the shared run), as Snakemake's own summary lists it, that a rule writing
-an artifact kind of the layout produces is that kind's pattern under ``results/<study>/``, so
-that a rule and the layout the report and the audit read cannot drift apart."""
+an artifact kind of the layout produces is that kind's pattern under ``results/<study>/``, and
+the layout names that rule as the file's writer, so that a rule and the layout the stages, the
+report and the audit read cannot drift apart."""
 
 from __future__ import annotations
 
 import re
 
-from tailgate.plans.layout import LAYOUT, WRITER
+from tailgate.plans.layout import LAYOUT, WRITER, writer_of
 from tailgate.runtime.provenance import PROVENANCE_DIR
 
 
@@ -30,6 +31,7 @@ def test_the_rules_write_the_layouts_files(small_run):
             continue
         match = [k for k in kinds if re.fullmatch(_regex(f"{root}/{LAYOUT[k]}"), path)]
         assert match, f"{path}: rule {rule} writes outside the layout of {kinds}"
+        assert writer_of(path.removeprefix(f"{root}/")) == rule, path
         seen.update(match)
     # a simulated study without analyses selects no prompts and embeds nothing
     assert seen == set(LAYOUT) - {"prompts", "prompts_digest", "embeddings", "measures", "analysis"}

@@ -1,8 +1,8 @@
 # Power stage: the synthetic-recovery grid of App. E of Zhou (2026) for the registered design
 # (P1 and P2 only), and the operating characteristics of the whole registered procedure.
 
-POWER = f"{RESULTS}/power.json"
-OPERATING = f"{RESULTS}/operating.json"
+POWER = MAIN_PLAN.pattern("power")
+OPERATING = MAIN_PLAN.pattern("operating")
 
 
 rule power:

@@ -1,14 +1,11 @@
 # Outcome: verdict.json (H1, per-pair per-threshold gates, sensitivity, hash, amendments) and the
 # report (self-contained HTML + Markdown, with standalone figures for `snakemake --report`).
 
-VERDICT = f"{RESULTS}/verdict.json"
-REPORT_HTML = f"{RESULTS}/report.html"
-REPORT_MD = f"{RESULTS}/report.md"
-POWER_PNG = f"{RESULTS}/figures/power.png"
-STABILITY_PNG = f"{RESULTS}/figures/stability.png"
-# what each figure plots (tailgate.report.content): the audit compares these, not the pixels
-POWER_CONTENT = f"{RESULTS}/figures/power.json"
-STABILITY_CONTENT = f"{RESULTS}/figures/stability.json"
+from tailgate.plans.layout import FIGURES as STANDALONE_FIGURES
+
+VERDICT = MAIN_PLAN.pattern("verdict")
+REPORT_HTML = MAIN_PLAN.pattern("report")
+REPORT_MD = MAIN_PLAN.pattern("report_md")
 # The report job runs last and alone: it draws its figures with the run's cores (processes
 # forked from the job, the same bytes: tailgate/report/raster.py), one where they are unknown.
 DRAW = workflow.resource_settings.cores or 1
@@ -38,12 +35,13 @@ rule verdict:
         "../scripts/stage.py"
 
 
-# A study that registers the protocol gets its figures (power, stability), what they plot and
-# the power statistics; one that registers only analyses gets the report of its answer and
-# analyses alone.
+# A study that registers the protocol gets its figures (power, stability), what each plots
+# (tailgate.report.content: the audit compares these, not the pixels) and the power statistics;
+# one that registers only analyses gets the report of its answer and analyses alone.
 PROTOCOL = STUDY.has_protocol
-FIGURES = [POWER_PNG, STABILITY_PNG] if PROTOCOL else []
-CONTENTS = [POWER_CONTENT, STABILITY_CONTENT] if PROTOCOL else []
+FIGURE_NAMES = STANDALONE_FIGURES if PROTOCOL else ()
+FIGURES = [MAIN_PLAN.path("figure", figure=f) for f in FIGURE_NAMES]
+CONTENTS = [MAIN_PLAN.path("figure_content", figure=f) for f in FIGURE_NAMES]
 
 
 rule report:
@@ -60,7 +58,7 @@ rule report:
         md=REPORT_MD,
         figures=[
             report(f, caption=f"../report/{name}.rst", category="Figures")
-            for name, f in zip(("power", "stability"), FIGURES)
+            for name, f in zip(FIGURE_NAMES, FIGURES)
         ],
         contents=CONTENTS,
         records=[

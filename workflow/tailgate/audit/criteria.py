@@ -49,7 +49,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
     for name, spec in study.analyses().items():
         path = Layout(rd).analysis(name)
         if not path.is_file():
-            if (rd / "verdict.json").is_file():
+            if Layout(rd).file("verdict").is_file():
                 fails.append(f"{path}: missing (analysis '{name}' is registered)")
             continue
         doc = read_or_fail(path, fails)
@@ -60,7 +60,7 @@ def analyses_check(results_dir: Path, study: Study) -> list[str]:
         derived = [o.to_dict() for o in kind_of(spec).criteria(spec, doc.get("statistics", {}))]
         derived_all[name] = derived
         compare_criteria(str(path), doc.get("criteria", []), derived, fails)
-    verdict_path = rd / "verdict.json"
+    verdict_path = Layout(rd).file("verdict")
     if not verdict_path.is_file():
         return fails
     verdict = read_or_fail(verdict_path, fails)

@@ -100,7 +100,7 @@ def _check_gates(
 def _check_sensitivity(rd: Path, study: Study, gates: dict, fails: list[str]) -> None:
     from tailgate.stages.sensitivity import sensitivity_document
 
-    path = rd / "sensitivity" / str(gates["scorer"]) / f"{gates['scale']}.json"
+    path = Layout(rd).file("sensitivity", scorer=gates["scorer"], scale=gates["scale"])
     if not path.is_file():
         return
     doc = read_or_fail(path, fails)
@@ -116,7 +116,7 @@ def verdict_check(results_dir: Path, study: Study) -> list[str]:
     rd = Path(results_dir)
     fails: list[str] = []
     gate_files = Layout(rd).every("gates")
-    verdict_path = rd / "verdict.json"
+    verdict_path = Layout(rd).file("verdict")
     if not gate_files and not verdict_path.is_file():
         return []
     derived = {}
@@ -228,7 +228,7 @@ def registered_plan_check(results_dir: Path, study: Study) -> list[str]:
     fails: list[str] = []
     lock = read_lock(study.lock_path)
     chain = lock.chain if lock is not None else []
-    verdict_path = rd / "verdict.json"
+    verdict_path = Layout(rd).file("verdict")
     verdict = read_or_fail(verdict_path, fails) if verdict_path.is_file() else None
     branch = registered_branch(study, rd.as_posix(), chain)
     if branch is None:

@@ -39,7 +39,7 @@ from tailgate.errors import DamagedFileError
 from tailgate.files.atomic import write_bytes, write_json
 from tailgate.files.safe_read import load_json, loads_json, read_text
 from tailgate.plans.branch import registered_branch
-from tailgate.plans.layout import Layout
+from tailgate.plans.layout import FIGURES, LAYOUT, Layout, writer_of
 from tailgate.prereg.deviations import generated_rows
 from tailgate.prereg.study import Study
 from tailgate.runs.ledger import LEDGER, read_ledger, run_summary
@@ -49,26 +49,16 @@ from tailgate.stages.sensitivity import sensitivity_document
 from tailgate.stages.verdict import verdict_bytes, verdict_document
 from tailgate.user_cache import figure_cache
 
-__all__ = ["OUTCOME_RULES", "Remade", "outcome_exists", "remake_outcome", "run_summary_failures"]
+__all__ = ["Remade", "outcome_exists", "remake_outcome", "rule_of", "run_summary_failures"]
 
-#: the rule that makes each outcome file (by the path's first part, or the whole path)
-OUTCOME_RULES: dict[str, str] = {
-    "analyses": "grade",
-    "gates": "gates",
-    "sensitivity": "sensitivity",
-    "verdict.json": "verdict",
-    "report.html": "report",
-    "report.md": "report",
-    "figures": "report",
-}
-
-#: what, beside ``verdict.json`` and the report, says the outcome was made
-_OUTCOME_FILES = ("verdict.json", "report.html", "report.md")
+#: the files that say the outcome was made (beside a ledger run that recorded an answer)
+_OUTCOME_FILES = ("verdict", "report", "report_md")
 
 
 def rule_of(rel: str) -> str:
-    """The rule that makes ``rel`` (a path of :data:`OUTCOME_RULES`)."""
-    return OUTCOME_RULES.get(rel, OUTCOME_RULES.get(rel.split("/")[0], "?"))
+    """The rule that makes ``rel``, a path relative to the results folder (the layout's
+    writer of its artifact kind)."""
+    return writer_of(rel) or "?"
 
 
 @dataclass
@@ -85,7 +75,7 @@ def outcome_exists(rd: Path) -> bool:
     """Whether the results folder holds the outcome: a verdict or a report, or a ledger run
     that recorded an answer (then every file the outcome's rules make must be there). A run
     of part of the workflow (its fits, say) has no outcome yet."""
-    if any((rd / name).exists() for name in _OUTCOME_FILES):
+    if any(Layout(rd).file(kind).exists() for kind in _OUTCOME_FILES):
         return True
     try:
         lines = read_text(rd / LEDGER).splitlines()
@@ -194,7 +184,7 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
         return found
     verdict = _guard(
         fails,
-        rd / "verdict.json",
+        layout.file("verdict"),
         verdict_document,
         study,
         gates_docs,
@@ -209,18 +199,18 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
     if verdict is None:
         return found
     found.verdict = json.loads(json.dumps(verdict))
-    write_bytes(out / "verdict.json", verdict_bytes(verdict))
-    found.made.append(("verdict.json", out / "verdict.json"))
-    figures = {}
-    if study.has_protocol:
-        figures = {"power": out / "figures/power.png", "stability": out / "figures/stability.png"}
-        (out / "figures").mkdir(parents=True, exist_ok=True)
+    made = Layout(out)
+    write_bytes(made.file("verdict"), verdict_bytes(verdict))
+    found.made.append((LAYOUT["verdict"], made.file("verdict")))
+    figures = {f: made.file("figure", figure=f) for f in FIGURES if study.has_protocol}
+    if figures:
+        made.folder("figure").mkdir(parents=True, exist_ok=True)
     written = _guard(
         fails,
-        rd / "report.html",
+        layout.file("report"),
         _render,
         render_report,
-        out / "verdict.json",
+        made.file("verdict"),
         inputs,
         out,
         figures,
@@ -252,8 +242,8 @@ def _render(
             verdict,
             inputs["fits"],
             inputs["power"],
-            out / "report.html",
-            out / "report.md",
+            Layout(out).file("report"),
+            Layout(out).file("report_md"),
             figure_paths,
             inputs["analyses"],
             study=study,

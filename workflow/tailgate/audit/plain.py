@@ -9,8 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tailgate.forked import Forked
+from tailgate.plans.layout import Layout
 from tailgate.prereg.guard import links_in
 from tailgate.prereg.study import NAME_RE, lock_path_for, prereg_for, results_dir_for
+from tailgate.runs.ledger import LEDGER
+from tailgate.runtime.provenance import PROVENANCE_DIR
 
 from .artifacts import check_artifacts, read_records
 from .environment import environment_check, run_environments
@@ -84,8 +87,8 @@ def audit(
     )
     # the run's environments decide how the outcome is compared (exact or tolerant)
     early: list[Check] = []
-    records = guarded(early, "artifacts", rd / "provenance", read_records, rd, early)
-    envs = guarded(early, "environment", rd / "runs.jsonl", run_environments, rd, records or [])
+    records = guarded(early, "artifacts", rd / PROVENANCE_DIR, read_records, rd, early)
+    envs = guarded(early, "environment", rd / LEDGER, run_environments, rd, records or [])
     exact = envs.exact_for if envs is not None else None
     # the outcome is re-made beside the other checks, which do not read what it computes
     # (most of the audit's time: the report's figures); it is still listed last. What both
@@ -114,14 +117,14 @@ def audit(
                 guarded(
                     checks,
                     "published runs",
-                    rd / "runs.jsonl",
+                    rd / LEDGER,
                     check_expected_runs,
                     rd,
                     expected_runs,
                 )
             )
         checks.extend(early)
-        first = guarded(checks, "artifacts", rd / "provenance", first_artifact, records)
+        first = guarded(checks, "artifacts", rd / PROVENANCE_DIR, first_artifact, records)
 
         # 4. git
         checks.append(
@@ -151,20 +154,19 @@ def audit(
                 )
                 or []
             )
-            checks.append(guarded(checks, "code", rd / "provenance", check_code, records))
-            checks.append(guarded(checks, "runtime", rd / "provenance", check_runtime, records))
-            checks.append(guarded(checks, "run ledger", rd / "runs.jsonl", check_ledger, rd, lock))
+            checks.append(guarded(checks, "code", rd / PROVENANCE_DIR, check_code, records))
+            checks.append(guarded(checks, "runtime", rd / PROVENANCE_DIR, check_runtime, records))
+            checks.append(guarded(checks, "run ledger", rd / LEDGER, check_ledger, rd, lock))
             checks.append(
-                guarded(checks, "run results", rd / "runs.jsonl", check_results, rd, records, lock)
+                guarded(checks, "run results", rd / LEDGER, check_results, rd, records, lock)
             )
             checks.append(guarded(checks, "confirmatory", rd, check_confirmatory, rd, records))
 
         # 9-11. realised design, verdicts, report
         if study is not None:
+            verdict = Layout(rd).file("verdict")
             checks.append(
-                guarded(
-                    checks, "realised design", rd / "verdict.json", check_realised, rd, study, lock
-                )
+                guarded(checks, "realised design", verdict, check_realised, rd, study, lock)
             )
         checks.extend(guarded(checks, "verdicts", rd, check_verdicts, rd, study, prereg_path) or [])
         remade, tolerant = outcome.result()

@@ -26,7 +26,7 @@ from .runs import mode_of
 
 
 def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
-    verdict_path = rd / "verdict.json"
+    verdict_path = Layout(rd).file("verdict")
     if not verdict_path.is_file():
         return Check("realised design", "no verdict.json to check")
     fails: list[str] = []

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tailgate.files.atomic import write_bytes
 from tailgate.files.safe_read import read_bytes
+from tailgate.plans.layout import Layout
 from tailgate.prereg.study import Study
 
 from .compare import compare_made
@@ -37,8 +38,8 @@ _REPORT = "differs from the report re-rendered from the re-made verdict and the 
 def read_this(report_to: Path) -> str:
     """The report check's note naming the re-made report to read (module docstring)."""
     return (
-        f"read {report_to / 'report.html'} (or report.md beside it): the report this audit "
-        "re-made from the audited statistics"
+        f"read {Layout(report_to).file('report')} (or report.md beside it): the report this "
+        "audit re-made from the audited statistics"
     )
 
 
@@ -65,7 +66,7 @@ def _outcome_checks(
             Check("outcome", "no verdict, report or successful run yet: nothing to re-make")
         ], False
     with tempfile.TemporaryDirectory(prefix="tailgate-audit-") as tmp:
-        remade = remake_outcome(rd, study, Path(tmp), mode=mode_of(rd, rd / "verdict.json"))
+        remade = remake_outcome(rd, study, Path(tmp), mode=mode_of(rd, Layout(rd).file("verdict")))
         report_files = [(r, p) for r, p in remade.made if rule_of(r) == "report"]
         other_files = [(r, p) for r, p in remade.made if rule_of(r) != "report"]
 

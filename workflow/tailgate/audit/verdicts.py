@@ -47,7 +47,7 @@ def check_verdicts(rd: Path, study: Study | None, prereg_path: Path) -> list[Che
             fails = [f"{name}: re-derivation raised {type(exc).__name__}: {exc}"]
         detail = "re-derived from stored statistics"
         if name == "protocol" and not (
-            (rd / "verdict.json").exists() or Layout(rd).folder("gates").exists()
+            Layout(rd).file("verdict").exists() or Layout(rd).folder("gates").exists()
         ):
             detail = "verdict re-derivation is not available: no recorded verdicts in this folder"
         elif name == "protocol" and not study.has_protocol:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from tailgate.cli.base import Verbs, verb
 from tailgate.errors import EXIT_AUDIT_FAILED, EXIT_INVALID, EXIT_OK
 from tailgate.files.safe_read import is_regular
+from tailgate.plans.layout import Layout
 
 if TYPE_CHECKING:
     from tailgate.audit.findings import AuditReport
@@ -134,7 +135,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     # the default folder is written whole elsewhere and put in place when the audit ends, so
     # that audits run side by side never write into (or remove) one another's report
     stage = None if args.report is not None else Path(_staged(made))
-    before = _stamp(made / "report.html") if stage is None else None
+    before = _stamp(Layout(made).file("report")) if stage is None else None
     options = {
         "report_to": stage or made,
         "prereg": args.prereg,
@@ -160,10 +161,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 report = replace(found, checks=[bundle.check, *found.checks])
     else:
         report = _audited(args.results_dir, args, options)
-    written = _stamp((stage or made) / "report.html") not in (None, before)  # this audit's
+    written = _stamp(Layout(stage or made).file("report")) not in (None, before)  # this audit's
     if stage is not None:
         _publish(stage, made if written else None)
-    read = f"read the report this audit made: {made / 'report.html'}"
+    read = f"read the report this audit made: {Layout(made).file('report')}"
     quote = {"bundle_sha256": bundle.sha256} if bundle is not None else {}
     if args.json:
         print(
@@ -171,7 +172,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 {
                     **report.to_json(),
                     **quote,
-                    "report": str(made / "report.html") if written else None,
+                    "report": str(Layout(made).file("report")) if written else None,
                 },
                 indent=2,
                 ensure_ascii=False,

@@ -57,6 +57,7 @@ from typing import Any
 from tailgate.cli.base import Verbs, verb
 from tailgate.errors import EXIT_AUDIT_FAILED, EXIT_OK, InputError, TailgateError, install_fix
 from tailgate.files.safe_read import load_json
+from tailgate.plans.layout import Layout
 from tailgate.prereg.study import lock_path_for, prereg_for
 
 IDENTITY_TAG = "tailgate.ledger_line_sha256"
@@ -471,6 +472,8 @@ def _log_run(
     is_latest: bool,
 ) -> str:
     """Log one ledger run (unfinished; the caller ends it at the run's own end time)."""
+    from tailgate.runs.ledger import LEDGER
+
     params, metrics, tags = _run_payload(run, line_hash, ctx.lock, ctx.study)
     tags.update(ctx.audit_tags)
     head = run.get("lock_head") or {}
@@ -479,14 +482,16 @@ def _log_run(
     artifacts: list[tuple[Path, str | None]] = []
     if is_latest:
         tags[DESCRIBES_TAG] = "results"
-        verdict_path = ctx.results / "verdict.json"
+        layout = Layout(ctx.results)
+        verdict_path = layout.file("verdict")
         if verdict_path.is_file():
             more, more_tags = _verdict_metrics(load_json(verdict_path))
             metrics.update(more)
             tags.update(more_tags)
-        artifacts = [(ctx.results / f, None) for f in ("verdict.json", "report.html", "runs.jsonl")]
+        artifacts = [(verdict_path, None), (layout.file("report"), None)]
+        artifacts.append((ctx.results / LEDGER, None))
         artifacts += [
-            (f, "figures") for f in sorted((ctx.results / "figures").glob("*")) if f.is_file()
+            (f, "figures") for f in sorted(layout.folder("figure").glob("*")) if f.is_file()
         ]
     else:
         tags[DESCRIBES_TAG] = "ledger line"

@@ -1,8 +1,9 @@
 """The results layout: :data:`LAYOUT`, the one place the path of every artifact a plan's
 stages write is written down, relative to the plan's folder (``results/<study>``, or its
-``registered/`` folder for the registered plan's own jobs). The rules write to its patterns
-(:meth:`tailgate.plans.branch.Plan.pattern`); the report and the audit read through
-:class:`Layout`."""
+``registered/`` folder for the registered plan's own jobs), the study's design and outcome
+(power, verdict, report) among them, which only the main folder holds. The rules write to its
+patterns (:meth:`tailgate.plans.branch.Plan.pattern`); the stages, the report, the audit and the
+commands read through :class:`Layout`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-__all__ = ["LAYOUT", "WRITER", "Layout", "wildcards_of"]
+__all__ = ["FIGURES", "LAYOUT", "WRITER", "Layout", "wildcards_of", "writer_of"]
 
 #: artifact kind -> (the stage, i.e. rule, that writes it, its files relative to the plan's folder)
 _ARTIFACTS: dict[str, tuple[str, str]] = {
@@ -29,7 +30,18 @@ _ARTIFACTS: dict[str, tuple[str, str]] = {
     # an analysis's statistics, then the statistics graded against its registered criteria
     "measures": ("analysis", "analyses/{analysis}/measures.json"),
     "analysis": ("grade", "analyses/{analysis}/statistics.json"),
+    # the study's design and outcome, written once, in the main folder
+    "power": ("power", "power.json"),
+    "operating": ("operating", "operating.json"),
+    "verdict": ("verdict", "verdict.json"),
+    "report": ("report", "report.html"),
+    "report_md": ("report", "report.md"),
+    "figure": ("report", "figures/{figure}.png"),
+    # what a figure plots (:mod:`tailgate.report.content`): the audit compares these
+    "figure_content": ("report", "figures/{figure}.json"),
 }
+#: the standalone figures of a study that registers the protocol (``figure``, ``figure_content``)
+FIGURES = ("power", "stability")
 LAYOUT: dict[str, str] = {kind: pattern for kind, (_, pattern) in _ARTIFACTS.items()}
 WRITER: dict[str, str] = {kind: stage for kind, (stage, _) in _ARTIFACTS.items()}
 
@@ -40,6 +52,12 @@ def wildcards_of(kind: str, rel: str) -> dict[str, str] | None:
     pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(LAYOUT[kind]))
     found = re.fullmatch(pattern, rel)
     return None if found is None else found.groupdict()
+
+
+def writer_of(rel: str) -> str | None:
+    """The stage (rule) that writes ``rel``, a path relative to a plan's folder; None for a
+    file of no artifact kind."""
+    return next((WRITER[kind] for kind in LAYOUT if wildcards_of(kind, rel) is not None), None)
 
 
 class Layout:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tailgate.plans.layout import Layout
+from tailgate.plans.layout import FIGURES, LAYOUT, Layout
 from tailgate.report import figures
 from tailgate.report.raster import available_processes
 from tailgate.report.render import fishing_points, render
@@ -24,9 +24,6 @@ from tailgate.stages.analyses import read_analyses
 from tailgate.stages.common import open_stage, read_json
 
 __all__ = ["render_report", "report_inputs", "report_stage", "rerendered"]
-
-#: the operating characteristics' file name, beside ``power.json``
-OPERATING = "operating.json"
 
 
 @figures.rendered_once()  # the standalone figures are figures the report embeds
@@ -76,7 +73,7 @@ def render_report(
         inputs = [verdict, *analyses]
         return [(out_html, inputs), (out_md, inputs)]
     p = read_json(power, "power")
-    operating = Path(power).with_name(OPERATING)  # written beside power.json (rules/power.smk)
+    operating = Layout(Path(power).parent).file("operating")  # in power.json's folder
     p.update(read_json(operating, "operating characteristics"))
     render(
         v,
@@ -143,33 +140,27 @@ def report_inputs(results: Path, study: Any) -> dict[str, Any]:
     """The report rule's inputs inside ``results``, in the rule's order (rules/report.smk)."""
     from tailgate.plans.reads import scales_for
 
+    layout = Layout(results)
     names = study.protocol_conditions()  # none without the protocol
     fits = [
-        Layout(results).fits(s["name"], scale, c)
+        layout.fits(s["name"], scale, c)
         for s in study.scorers()
         for scale in scales_for(study, s["name"])
         for c in names
     ]
-    analyses = [Layout(results).analysis(name) for name in study.analyses()]
     return {
-        "verdict": results / "verdict.json",
+        "verdict": layout.file("verdict"),
         "fits": fits,
-        "power": results / "power.json" if study.has_protocol else None,
-        "analyses": analyses,
+        "power": layout.file("power") if study.has_protocol else None,
+        "analyses": [layout.analysis(name) for name in study.analyses()],
     }
 
 
 def rerendered(study: Any) -> dict[str, str]:
     """What the report rule writes: the report and, with the protocol, the standalone figures
     and their sidecars, by role (paths relative to the results folder)."""
-    names = {"html": "report.html", "md": "report.md"}
-    if study.has_protocol:
-        names.update(
-            {
-                "power": "figures/power.png",
-                "stability": "figures/stability.png",
-                "power content": "figures/power.json",
-                "stability content": "figures/stability.json",
-            }
-        )
+    names = {"html": LAYOUT["report"], "md": LAYOUT["report_md"]}
+    for figure in FIGURES if study.has_protocol else ():
+        names[figure] = LAYOUT["figure"].format(figure=figure)
+        names[f"{figure} content"] = LAYOUT["figure_content"].format(figure=figure)
     return names

@@ -44,6 +44,7 @@ from tailgate.code import code_digest
 from tailgate.errors import DamagedFileError
 from tailgate.files.atomic import write_text
 from tailgate.files.safe_read import load_json, loads_json, read_text
+from tailgate.plans.layout import Layout
 from tailgate.prereg.committed import run_mode
 from tailgate.prereg.guard import verify_study
 from tailgate.prereg.lock import parse_time
@@ -314,7 +315,7 @@ def _git_state(path: Path) -> dict[str, Any] | None:
 
 def _verdict(results: Path) -> dict[str, Any] | None:
     try:
-        return load_json(results / "verdict.json")
+        return load_json(Layout(results).file("verdict"))
     except FileNotFoundError:
         return None
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tailgate.files.safe_read import load_json
+from tailgate.plans.layout import Layout
 from tailgate.prereg.committed import EXPLORATORY, run_mode
 
 __all__ = [
@@ -202,13 +203,14 @@ def print_summary(
             file=out,
         )
     if outcome in ("success", "up to date"):  # up to date: nothing ran, the answer stands
-        vpath = results / "verdict.json"
+        layout = Layout(results)
+        vpath = layout.file("verdict")
         if vpath.is_file():
             for line in verdict_lines(load_json(vpath)):
                 print(line, file=out)
-        report = results / "report.html"
+        report = layout.file("report")
         if report.is_file():
-            print(f"report: {report}  (and {results / 'report.md'})", file=out)
+            print(f"report: {report}  (and {layout.file('report_md')})", file=out)
         print(f"next: tailgate audit {results}  ·  history: tailgate status {study.name}", file=out)
     else:
         for f in failed or [{"rule": "?", "log": ""}]:
