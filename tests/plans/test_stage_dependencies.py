@@ -137,6 +137,29 @@ def test_a_tolerance_changes_the_operating_characteristics_and_gates(small_demo)
         assert stage_fingerprint(other, stage) == stage_fingerprint(small_demo, stage)
 
 
+#: the protocol's decision rules: what the gates apply to the stored statistics
+DECISION_RULES = (
+    "tolerances.mean", "tolerances.tvar", "delta_floor", "min_exceedances", "band_rule",
+    "headline_scale", "thresholds.headline", "stability.tolerance", "gof.alpha",
+    "sensitivity.tolerance_multipliers", "p1_method", "adjusted_gates", "stability.edge",
+    "stability.se_multiplier",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("path", DECISION_RULES)
+def test_a_decision_rule_re_runs_the_grading_not_the_statistics(small_demo, path):
+    """The protocol is split as an analysis kind is: its statistics jobs (the fits and the bulk
+    replicates) read no decision rule, so an amendment of one re-runs the gates, the
+    sensitivity and the verdict alone (with the design's simulations that read it)."""
+    value = dict(_changes(small_demo))[path]
+    other = _with(small_demo, path, value)
+    statistics = [("fit", {"condition": "base"}), ("bulk", {"condition": "base"})]
+    for stage, wc in statistics:
+        assert stage_fingerprint(other, stage, **wc) == stage_fingerprint(small_demo, stage, **wc)
+    for stage in ("gates", "sensitivity", "verdict"):
+        assert stage_fingerprint(other, stage) != stage_fingerprint(small_demo, stage), stage
+
+
 def test_an_embed_job_reads_its_own_model_entry_only():
     from types import SimpleNamespace
 
