@@ -135,7 +135,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     # the default folder is written whole elsewhere and put in place when the audit ends, so
     # that audits run side by side never write into (or remove) one another's report
     stage = None if args.report is not None else Path(_staged(made))
-    before = _stamp(Layout(made).file("report")) if stage is None else None
+    report_file = Layout(made).file("report")
+    before = _stamp(report_file) if stage is None else None
     options = {
         "report_to": stage or made,
         "prereg": args.prereg,
@@ -164,7 +165,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     written = _stamp(Layout(stage or made).file("report")) not in (None, before)  # this audit's
     if stage is not None:
         _publish(stage, made if written else None)
-    read = f"read the report this audit made: {Layout(made).file('report')}"
+    read = f"read the report this audit made: {report_file}"
     quote = {"bundle_sha256": bundle.sha256} if bundle is not None else {}
     if args.json:
         print(
@@ -172,7 +173,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 {
                     **report.to_json(),
                     **quote,
-                    "report": str(Layout(made).file("report")) if written else None,
+                    "report": str(report_file) if written else None,
                 },
                 indent=2,
                 ensure_ascii=False,

@@ -488,8 +488,7 @@ def _log_run(
             more, more_tags = _verdict_metrics(load_json(verdict_path))
             metrics.update(more)
             tags.update(more_tags)
-        artifacts = [(verdict_path, None), (layout.file("report"), None)]
-        artifacts.append((ctx.results / LEDGER, None))
+        artifacts = [(f, None) for f in (verdict_path, layout.file("report"), ctx.results / LEDGER)]
         artifacts += [
             (f, "figures") for f in sorted(layout.folder("figure").glob("*")) if f.is_file()
         ]

@@ -2,14 +2,13 @@
 
 Every provenance record (:mod:`tailgate.runtime.provenance`) carries ``versions``: the Python
 version, the platform, the CPU (:func:`cpu`) and the version of every installed package that can
-change a number or a byte
-of a result — the numerical stack (numpy, scipy, numba), the table and figure writers (pandas,
-pyarrow, matplotlib, Pillow), the workflow engine (snakemake), tailgate itself and, when the
-process used it, the model stack (torch, transformers, …). ``tailgate audit`` prints how the
-auditor's environment differs from the recorded one before any check (:func:`environment_notes`);
-a difference alone is not a failure. ``tailgate env RESULTS`` turns the record back into a pinned
-requirements file (:func:`requirements`), so that a reviewer can recreate the run's environment
-and make ``tailgate audit --reproduce`` byte-exact.
+change a number or a byte of a result — the numerical stack (numpy, scipy, numba), the table and
+figure writers (pandas, pyarrow, matplotlib, Pillow), the workflow engine (snakemake), tailgate
+itself and, when the process used it, the model stack (torch, transformers, …). ``tailgate
+audit`` prints how the auditor's environment differs from the recorded one before any check
+(:func:`environment_notes`); a difference alone is not a failure. ``tailgate env RESULTS`` turns
+the record back into a pinned requirements file (:func:`requirements`), so that a reviewer can
+recreate the run's environment and make ``tailgate audit --reproduce`` byte-exact.
 
 **Caches hold code.** numba's cache index files are pickles, unpickled when a kernel loads (a
 planted one runs its payload), and matplotlib's settings and the model libraries' module

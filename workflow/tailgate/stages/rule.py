@@ -66,11 +66,10 @@ def run(log: str, stage: Callable[..., Any], **kwargs: Any) -> None:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 stage(**kwargs)
             except Exception as exc:
-                signal.signal(signal.SIGINT, _stopped)
                 code, message = _reported(exc, stage.__name__, log)
             finally:
                 signal.signal(signal.SIGINT, _stopped)
-    except KeyboardInterrupt:  # Ctrl-C stopped the stage: the run says so, once
+    except KeyboardInterrupt:  # Ctrl-C stopped the stage (or its report): the run says so, once
         code, message = 130, ""
     if code:
         if message:
