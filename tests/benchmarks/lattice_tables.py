@@ -14,8 +14,8 @@ step is quoted in units of the latent scale σ_t at the threshold. Tables (Markd
             P(|Δξ̂| > 0.1) and the size of the likelihood-ratio test of ξ_A = ξ_B at 0.05 (χ²₁);
 ``p1``      the same null: how often P1's 95 % percentile CIs (B = 200) do not overlap.
 
-Every stream derives from :data:`SEED` keyed by the table and its cell. Run
-``python -m tailgate.stats.make_lattice_tables [fit levels g4 p2 p1] [--reps R]``.
+Every stream derives from :data:`SEED` keyed by the table and its cell. Run by path: ``python
+tests/benchmarks/lattice_tables.py [fit levels g4 p2 p1] [--reps R]`` (not collected by pytest).
 """
 
 from __future__ import annotations
@@ -25,13 +25,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-
 from tailgate.seeds import seed_sequence
 from tailgate.stats import gof, gpd, inference, lattice, lattice_likelihood, likelihood_ratio
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.risk import exceedances as risk_exceedances
-
-__all__ = ["SEED", "latent", "main"]
 
 SEED = 20260134
 Q = 0.9
