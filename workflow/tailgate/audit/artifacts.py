@@ -91,7 +91,6 @@ def check_artifacts(
     lock_path: Path,
     first: tuple[datetime, str] | None,
 ) -> list[Check]:
-    checks: list[Check] = []
     by_path: dict[str, Any] = {}
     fails: list[str] = []
     for rec in records:
@@ -138,19 +137,18 @@ def check_artifacts(
     for rel, rec in by_path.items():
         if rel not in hashes and not (rd / rel).is_file():
             fails.append(f"{rd / rel}: recorded in {_named(Path(rec.record_file), rd)} but missing")
-    checks.append(
+    detail = f"first artifact {first[1]}" if first else "no artifacts recorded"
+    return [
         Check(
             "artifacts",
             f"{len(files)} file(s) hashed against {len(records)} record(s) (the rules' "
             "*.log files under logs/ are not audited)",
             fails,
-        )
-    )
-    checks.append(check_inputs(rd, by_path, hashes, lock))
-    checks.append(check_heads(rd, by_path, lock, lock_path))
-    detail = f"first artifact {first[1]}" if first else "no artifacts recorded"
-    checks.append(Check("first artifact", detail))
-    return checks
+        ),
+        check_inputs(rd, by_path, hashes, lock),
+        check_heads(rd, by_path, lock, lock_path),
+        Check("first artifact", detail),
+    ]
 
 
 def size_problem(path: Path, recorded: Any) -> str | None:

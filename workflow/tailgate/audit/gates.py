@@ -117,8 +117,6 @@ def verdict_check(results_dir: Path, study: Study) -> list[str]:
     fails: list[str] = []
     gate_files = Layout(rd).every("gates")
     verdict_path = Layout(rd).file("verdict")
-    if not gate_files and not verdict_path.is_file():
-        return []
     derived = {}
     for path in gate_files:
         res = _check_gates(rd, study, path, fails)

@@ -49,6 +49,8 @@ from tailgate.stages.sensitivity import sensitivity_document
 from tailgate.stages.verdict import verdict_bytes, verdict_document
 from tailgate.user_cache import figure_cache
 
+from .realised import generation_shards
+
 __all__ = ["Remade", "outcome_exists", "remake_outcome", "rule_of", "run_summary_failures"]
 
 #: the files that say the outcome was made (beside a ledger run that recorded an answer)
@@ -165,12 +167,7 @@ def remake_outcome(rd: Path, study: Study, out: Path, *, mode: str) -> Remade:
             analyses.append(doc)
     # the report is rendered from the re-made documents, as the verdict is
     inputs["analyses"] = [out / relative.analysis(d["analysis"]) for d in analyses]
-    shards = [
-        layout.file("generations", condition=c["name"], shard=k)
-        for c in study.conditions()
-        for k in range(study.shards)
-    ]
-    present = [s for s in shards if s.is_file()]
+    present = generation_shards(rd, study)
     generated = (
         _guard(fails, layout.folder("generations"), generated_rows, present) if present else None
     )

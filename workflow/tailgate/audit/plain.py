@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tailgate.forked import Forked
 from tailgate.plans.layout import Layout
@@ -48,26 +49,9 @@ def audit(
     a folder the re-made report is written to (:mod:`tailgate.audit.report`)."""
     rd = Path(results_dir)
     # 1. the results folder itself
-    if rd.is_symlink():
-        return AuditReport(
-            rd,
-            [
-                Check(
-                    "results folder",
-                    str(rd),
-                    [
-                        f"{rd}: the results folder is a link to {os.readlink(rd)}; audit the "
-                        "real folder inside the project that registered it"
-                    ],
-                )
-            ],
-        )
-    if not rd.is_dir():
-        return AuditReport(rd, [Check("results folder", str(rd), [f"{rd}: no such folder"])])
-    if prereg is None and not NAME_RE.match(rd.name):
-        return AuditReport(
-            rd, [Check("results folder", str(rd), [f"{rd}: not a results/<study> folder"])]
-        )
+    refused = _not_a_results_folder(rd, prereg)
+    if refused is not None:
+        return AuditReport(rd, [Check("results folder", str(rd), [refused])])
     prereg_path = Path(prereg) if prereg is not None else prereg_for(rd)
     fails = [f"{link}: links are not allowed in a results folder" for link in links_in(rd)]
     if os.path.realpath(results_dir_for(prereg_path)) != os.path.realpath(rd):
@@ -100,51 +84,18 @@ def audit(
     to = Path(report_to) if report_to is not None else None
     with Forked(outcome_checks, rd, study, exact, to) as outcome:
         if expected_hash is not None:
-            checks.append(
-                guarded(
-                    checks,
-                    "published hash",
-                    lock_path,
-                    check_published,
-                    expected_hash,
-                    lock,
-                    lock_path,
-                )
+            _add(
+                checks, "published hash", lock_path, check_published, expected_hash, lock, lock_path
             )
-
         if expected_runs:
-            checks.append(
-                guarded(
-                    checks,
-                    "published runs",
-                    rd / LEDGER,
-                    check_expected_runs,
-                    rd,
-                    expected_runs,
-                )
-            )
+            _add(checks, "published runs", rd / LEDGER, check_expected_runs, rd, expected_runs)
         checks.extend(early)
         first = guarded(checks, "artifacts", rd / PROVENANCE_DIR, first_artifact, records)
 
         # 4. git
-        checks.append(
-            guarded(
-                checks, "git", lock_path, check_git, prereg_path, lock_path, lock, first, no_git
-            )
-        )
-
+        _add(checks, "git", lock_path, check_git, prereg_path, lock_path, lock, first, no_git)
         if lock is not None and (tsa_cert is not None or lock.timestamps):
-            checks.append(
-                guarded(
-                    checks,
-                    "trusted timestamps",
-                    lock_path,
-                    check_timestamps,
-                    lock,
-                    tsa_cert,
-                    first,
-                )
-            )
+            _add(checks, "trusted timestamps", lock_path, check_timestamps, lock, tsa_cert, first)
 
         # 5-8. files, inputs, production head, code
         if records is not None:
@@ -154,22 +105,38 @@ def audit(
                 )
                 or []
             )
-            checks.append(guarded(checks, "code", rd / PROVENANCE_DIR, check_code, records))
-            checks.append(guarded(checks, "runtime", rd / PROVENANCE_DIR, check_runtime, records))
-            checks.append(guarded(checks, "run ledger", rd / LEDGER, check_ledger, rd, lock))
-            checks.append(
-                guarded(checks, "run results", rd / LEDGER, check_results, rd, records, lock)
-            )
-            checks.append(guarded(checks, "confirmatory", rd, check_confirmatory, rd, records))
+            _add(checks, "code", rd / PROVENANCE_DIR, check_code, records)
+            _add(checks, "runtime", rd / PROVENANCE_DIR, check_runtime, records)
+            _add(checks, "run ledger", rd / LEDGER, check_ledger, rd, lock)
+            _add(checks, "run results", rd / LEDGER, check_results, rd, records, lock)
+            _add(checks, "confirmatory", rd, check_confirmatory, rd, records)
 
         # 9-11. realised design, verdicts, report
         if study is not None:
             verdict = Layout(rd).file("verdict")
-            checks.append(
-                guarded(checks, "realised design", verdict, check_realised, rd, study, lock)
-            )
+            _add(checks, "realised design", verdict, check_realised, rd, study, lock)
         checks.extend(guarded(checks, "verdicts", rd, check_verdicts, rd, study, prereg_path) or [])
         remade, tolerant = outcome.result()
         checks.extend(remade)
         environment = environment_check(envs, tolerant)
         return AuditReport(rd, [c for c in (environment, *checks) if c is not None])
+
+
+def _not_a_results_folder(rd: Path, prereg: str | Path | None) -> str | None:
+    """Why ``rd`` cannot be audited as a results folder (None: it can be)."""
+    if rd.is_symlink():
+        return (
+            f"{rd}: the results folder is a link to {os.readlink(rd)}; audit the real folder "
+            "inside the project that registered it"
+        )
+    if not rd.is_dir():
+        return f"{rd}: no such folder"
+    if prereg is None and not NAME_RE.match(rd.name):
+        return f"{rd}: not a results/<study> folder"
+    return None
+
+
+def _add(checks: list[Check], name: str, where: Path, fn: Any, *args: Any) -> None:
+    """Append the check ``fn(*args)`` returns to ``checks`` (:func:`guarded`: a damaged input
+    is a failed check naming ``where`` instead, and None is appended, dropped at the end)."""
+    checks.append(guarded(checks, name, where, fn, *args))

@@ -25,6 +25,16 @@ from .findings import Check
 from .runs import mode_of
 
 
+def generation_shards(rd: Path, study: Study) -> list[Path]:
+    """The generation shards of the registered conditions that ``rd`` holds, in order."""
+    shards = [
+        Layout(rd).file("generations", condition=c["name"], shard=k)
+        for c in study.conditions()
+        for k in range(study.shards)
+    ]
+    return [s for s in shards if s.is_file()]
+
+
 def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
     verdict_path = Layout(rd).file("verdict")
     if not verdict_path.is_file():
@@ -56,12 +66,7 @@ def check_realised(rd: Path, study: Study, lock: Lock | None) -> Check:
             fails.append(f"{f}: damaged fit document ({type(exc).__name__}: {exc})")
     if fails:
         return Check("realised design", "the fits", fails)
-    shards = [
-        rd / "generations" / c["name"] / f"shard-{k}.parquet"
-        for c in study.conditions()
-        for k in range(study.shards)
-    ]
-    present = [s for s in shards if s.is_file()]
+    present = generation_shards(rd, study)
     try:
         generated = generated_rows(present) if present else None
     except (OSError, ValueError) as exc:

@@ -53,9 +53,7 @@ def outcome_checks(
         return [], False
     checks: list[Check] = []
     found = guarded(checks, "outcome", rd, _outcome_checks, rd, study, exact, report_to)
-    if found is None:
-        return checks, False
-    return [*checks, *found[0]], found[1]
+    return found if found is not None else (checks, False)
 
 
 def _outcome_checks(

@@ -332,14 +332,11 @@ def _take_recorded(study: Any, rd: Path, dst: Path, root: Path, *, generate: boo
 def _by_model(study: Any, prefix: str) -> bool:
     """Whether ``scores/<scorer>`` or ``embeddings/<key>`` (in either tree) holds what a model
     computed."""
-    return any(n.source or n.path or n.detoxify_head for n in _needs(study, prefix))
-
-
-def _needs(study: Any, prefix: str) -> list[Any]:
     tree, inner = _branch(prefix)
     plan = dict(_trees(study)).get(tree, study)
     kind, name = inner.split("/")
-    return (scorer_needs if kind == "scores" else model_needs)(plan, name)
+    needs = (scorer_needs if kind == "scores" else model_needs)(plan, name)
+    return any(n.source or n.path or n.detoxify_head for n in needs)
 
 
 def _check_computed(study: Any, rd: Path, out: Path, taken: Taken) -> tuple[list[str], list[str]]:
@@ -398,14 +395,6 @@ def _snakemake(root: Path, cores: int, log: Path, *extra: str) -> tuple[int, str
 REPORT_RULE = "report"
 
 
-def _write_config(prereg: Path, dest: Path, name: str) -> None:
-    """Default operational settings with ``study`` set to this study: the re-run never reads
-    the project's ``config/config.yaml``, so no operational setting there can shape the
-    results it is compared with (every result is independent of them)."""
-    del prereg  # the project's own settings are deliberately not read
-    dest.write_text(yaml.safe_dump({"study": name}, sort_keys=False), encoding="utf-8")
-
-
 def reproduce(
     results_dir: Path,
     *,
@@ -455,8 +444,7 @@ def _stale_own_code() -> list[str]:
     """A failure for each compiled file of the auditor's package and rule scripts that Python
     would run in place of its source but that is not compiled from it."""
     package = Path(tailgate.__file__).resolve().parent
-    found = [(package, s) for s in stale_bytecode(package)]
-    found += [(package.parent / "scripts", s) for s in stale_bytecode(package.parent / "scripts")]
+    found = [(f, s) for f in (package, package.parent / "scripts") for s in stale_bytecode(f)]
     return [
         f"{folder}/{what}: the auditor's own code would not run as its source says; delete the "
         "__pycache__ folders of that checkout (the reproduction was not run)"
@@ -498,7 +486,11 @@ def _run(
     shutil.rmtree(root / CACHES, ignore_errors=True)  # a kept scratch folder's too
     registration = [f"preregistrations/{p.name}" for p in (prereg, lock_path_for(prereg))]
     commit, loose = _take_committed(home, [*registration, *pinned], root)
-    _write_config(prereg, root / "config" / "config.yaml", name)
+    # default operational settings with ``study`` set to this study: the re-run never reads
+    # the project's config/config.yaml, so no operational setting there can shape the results
+    # it is compared with (every result is independent of them)
+    config = yaml.safe_dump({"study": name}, sort_keys=False)
+    (root / "config" / "config.yaml").write_text(config, encoding="utf-8")
     try:
         commit_registration(root, ["preregistrations"])  # a confirmatory re-run
     except OSError as exc:

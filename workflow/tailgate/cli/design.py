@@ -97,22 +97,18 @@ def _cmd_design(args: argparse.Namespace) -> int:
             else "protocol: not registered (protocol.enabled: false): no Eq. 2 bound, simulated "
             "power or operating characteristics; no GPD fits or gates run"
         )
-        for problem in refusals:
-            print(f"freeze would refuse: {problem}", file=sys.stderr)
-        return EXIT_INVALID if refusals else EXIT_OK
-    for line in describe(design):
-        print(line)
-    print(sim_line)
-    for line in oc.describe():
-        print(line)
-    print(f"  ({seconds:.1f} s)")
-    if refusal:
-        print(f"max_false_pass check: FAILS — {refusal} (freeze will refuse)")
-    if refusals:
-        for problem in refusals:
-            print(f"freeze would refuse: {problem}", file=sys.stderr)
-        return EXIT_INVALID
-    return EXIT_OK
+    else:
+        for line in describe(design):
+            print(line)
+        print(sim_line)
+        for line in oc.describe():
+            print(line)
+        print(f"  ({seconds:.1f} s)")
+        if refusal:
+            print(f"max_false_pass check: FAILS — {refusal} (freeze will refuse)")
+    for problem in refusals:
+        print(f"freeze would refuse: {problem}", file=sys.stderr)
+    return EXIT_INVALID if refusals else EXIT_OK
 
 
 def _answer_line(study: Any) -> str:

@@ -197,14 +197,14 @@ def _verdict_metrics(verdict: dict[str, Any]) -> tuple[dict[str, float], dict[st
 
 
 def _run_payload(
-    run: dict[str, Any], line_hash: str, lock: Any, study: str
+    run: dict[str, Any], line_hash: str, entry: dict[str, Any] | None, lock: Any, study: str
 ) -> tuple[dict[str, str], dict[str, float], dict[str, str]]:
-    """Params, metrics and tags of one ledger run (without ``verdict.json``)."""
+    """Params, metrics and tags of one ledger run (without ``verdict.json``); ``entry``: the
+    lock entry it ran under (None where the lock no longer holds it)."""
     from tailgate.generate.harness_groups import finite
     from tailgate.prereg.deviations import amendment_log
 
     head = run.get("lock_head") or {}
-    entry = lock.entry_by_hash(str(head.get("entry_hash"))) if lock is not None else None
     params = _params(entry) if entry is not None else {}
     git = run.get("git") or {}
     answer = run.get("answer") or {}
@@ -474,10 +474,10 @@ def _log_run(
     """Log one ledger run (unfinished; the caller ends it at the run's own end time)."""
     from tailgate.runs.ledger import LEDGER
 
-    params, metrics, tags = _run_payload(run, line_hash, ctx.lock, ctx.study)
-    tags.update(ctx.audit_tags)
     head = run.get("lock_head") or {}
     entry = ctx.lock.entry_by_hash(str(head.get("entry_hash"))) if ctx.lock is not None else None
+    params, metrics, tags = _run_payload(run, line_hash, entry, ctx.lock, ctx.study)
+    tags.update(ctx.audit_tags)
     tags["mlflow.note.content"] = _description(run, entry, ctx)
     artifacts: list[tuple[Path, str | None]] = []
     if is_latest:

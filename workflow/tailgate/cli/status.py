@@ -71,26 +71,24 @@ def _lock_events(lock: Any) -> list[dict[str, Any]]:
 
 
 def _run_events(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    events = []
-    for r in runs:
-        events.append(
-            {
-                "event": "run",
-                "time": r["time"],
-                "run": r["run"],
-                "outcome": r["outcome"],
-                "mode": r.get("mode", "confirmatory"),
-                "lock_seq": (r.get("lock_head") or {}).get("seq"),
-                "git": r.get("git"),
-                "code_digest": r.get("code_digest"),
-                "jobs_total": r.get("jobs_total"),
-                "jobs": r.get("jobs"),
-                "failed": r.get("failed"),
-                "answer": r.get("answer"),
-                "verdicts": r.get("verdicts"),
-            }
-        )
-    return events
+    return [
+        {
+            "event": "run",
+            "time": r["time"],
+            "run": r["run"],
+            "outcome": r["outcome"],
+            "mode": r.get("mode", "confirmatory"),
+            "lock_seq": (r.get("lock_head") or {}).get("seq"),
+            "git": r.get("git"),
+            "code_digest": r.get("code_digest"),
+            "jobs_total": r.get("jobs_total"),
+            "jobs": r.get("jobs"),
+            "failed": r.get("failed"),
+            "answer": r.get("answer"),
+            "verdicts": r.get("verdicts"),
+        }
+        for r in runs
+    ]
 
 
 def study_status(prereg: str | Path, *, run_audit: bool = False) -> dict[str, Any]:

@@ -48,10 +48,6 @@ summary{cursor:pointer;font-weight:600;padding:.2em 0}
 """
 
 
-def _anchor(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 #: figures a report holds undrawn at most: they are drawn as a batch, split between processes
 #: (:func:`figures.png_all`), and then let go
 FIGURE_BATCH = 32
@@ -73,7 +69,7 @@ class Document:
     def heading(self, text: str, level: int = 2) -> None:
         text = cite(text)
         if level == 2:
-            anchor = _anchor(text)
+            anchor = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
             self.sections.append((anchor, text))
             self.html.append(f"<h2 id='{anchor}'>{html.escape(text)}</h2>")
         else:
@@ -146,9 +142,3 @@ class Document:
 
     def close_details(self) -> None:
         self.html.append("</details>")
-
-    def open_grid(self) -> None:
-        self.html.append("<div class='grid'>")
-
-    def close_grid(self) -> None:
-        self.html.append("</div>")

@@ -61,10 +61,9 @@ def check_report_inputs(verdict: Any, fits: Any, power: Any) -> None:
         _check(sens, SensitivityFile, f"verdict.json: sensitivity[{i}]")
         for j, row in enumerate(sens["rows"]):
             _check(row, SensitivityRow, f"sensitivity[{i}].rows[{j}]")
-    for i, amendment in enumerate(verdict["amendments"]):
-        _check(amendment, Amendment, f"verdict.json: amendments[{i}]")
-    for i, deviation in enumerate(verdict["deviations"]):
-        _check(deviation, Deviation, f"verdict.json: deviations[{i}]")
+    for key, spec in (("amendments", Amendment), ("deviations", Deviation)):
+        for i, item in enumerate(verdict[key]):
+            _check(item, spec, f"verdict.json: {key}[{i}]")
     if not isinstance(fits, dict):
         raise ReportInputError("fits must map scorer → scale → condition → ConditionFits.")
     for scorer, scales in fits.items():

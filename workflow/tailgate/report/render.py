@@ -33,7 +33,6 @@ from typing import Any
 from tailgate.files.atomic import write_text
 from tailgate.protocol.documents import (
     GATE_ORDER,
-    ConditionFits,
     FitsIndex,
     GatesFile,
     PowerGrid,
@@ -62,13 +61,6 @@ class RenderedReport:
     n_tables: int
 
 
-def _fit_xi(record: ConditionFits | None, q: float) -> float | None:
-    if record is None:
-        return None
-    fit = fit_at(record, q)
-    return None if fit is None else fit["xi"]
-
-
 def fishing_points(gates: GatesFile, fits: FitsIndex) -> list[figures.FishingPoint]:
     """Thresholds where a pair passed every gate except G5 (Section 6.3 of Zhou (2026))."""
     records = fits.get(gates["scorer"], {}).get(gates["scale"], {})
@@ -83,10 +75,11 @@ def fishing_points(gates: GatesFile, fits: FitsIndex) -> list[figures.FishingPoi
             if all(o is not None and o["passed"] for o in others):
                 label = f"{pair['a']} vs {pair['b']}"
                 for condition in (pair["a"], pair["b"]):
-                    xi = _fit_xi(records.get(condition), at["q"])
-                    if xi is not None:
+                    record = records.get(condition)
+                    fit = None if record is None else fit_at(record, at["q"])
+                    if fit is not None and fit["xi"] is not None:
                         points.append(
-                            {"condition": condition, "q": at["q"], "xi": xi, "pair": label}
+                            {"condition": condition, "q": at["q"], "xi": fit["xi"], "pair": label}
                         )
     return points
 
@@ -113,10 +106,6 @@ def forest_rows(gates: GatesFile, q: float) -> list[figures.ForestRow]:
     return rows
 
 
-def _css_of(verdict: str | None) -> str:
-    return html.escape(str(verdict))
-
-
 def _ordered_gates(verdict: Verdict) -> list[GatesFile]:
     """The gates documents, the headline scorer and scale first, then in registration order."""
     head = verdict["headline"]
@@ -130,12 +119,6 @@ def _decision_amendments(verdict: Verdict) -> list[Any]:
     return [a for a in verdict["amendments"] if "decision_rule" in a["classes"]]
 
 
-def _registered_headline(
-    registered: Sequence[RegisteredPlanVerdict],
-) -> RegisteredPlanVerdict | None:
-    return next((r for r in registered if r.get("headline")), None)
-
-
 def _h1_names_the_answer(verdict: Verdict) -> bool:
     answer = verdict.get("answer")  # type: ignore[union-attr]
     return verdict["h1"] is not None and (not answer or "H1" in answer["items"])
@@ -144,8 +127,9 @@ def _h1_names_the_answer(verdict: Verdict) -> bool:
 def _outcome_line(doc: Document, label: str, outcome: str, why: str) -> None:
     """``label: OUTCOME — why.`` in the answer's type."""
     doc.raw(
-        f"<p class='answer'>{html.escape(label)}: <span class='verdict-{_css_of(outcome)}'>"
-        f"{html.escape(outcome)}</span> — {html.escape(why)}.</p>",
+        f"<p class='answer'>{html.escape(label)}: "
+        f"<span class='verdict-{html.escape(str(outcome))}'>{html.escape(outcome)}</span> — "
+        f"{html.escape(why)}.</p>",
         f"{label}: **{outcome}** — {why}.\n",
     )
 
@@ -221,7 +205,7 @@ def _answer_section(
             first["summary"],
         )
     decision = _decision_amendments(verdict)
-    reg_head = _registered_headline(registered)
+    reg_head = next((r for r in registered if r.get("headline")), None)
     if decision:
         seqs = ", ".join(str(a["seq"]) for a in decision)
         then = (
@@ -373,7 +357,7 @@ def _qq_figures(
         return
     doc.open_details(f"QQ plots of {len(made)} conditions, {scorer}: probability vs logit scale")
     doc.para(figures.CAPTIONS["qq"], "note")
-    doc.open_grid()
+    doc.raw("<div class='grid'>")
     for condition, prob_rec, logit_rec, key in made:
         fp = fit_at(prob_rec, float(key))
         fl = fit_at(logit_rec, float(key))
@@ -395,7 +379,7 @@ def _qq_figures(
             f"and logit scale (right){ad}.",
             f"QQ {scorer} {condition} q={key}",
         )
-    doc.close_grid()
+    doc.raw("</div>")
     doc.close_details()
 
 
@@ -409,8 +393,7 @@ def _bounded_section(doc: Document, verdict: Verdict, fits: FitsIndex) -> None:
         return
     doc.heading("Bounded support: probability vs logit scale")
     for scorer, prob, logit in pairs:
-        headline, band = _band(verdict, scorer, "logit")
-        for q in dict.fromkeys([headline, max(band)]):
+        for q in _reported_qs(verdict, scorer, "logit"):
             doc.table(tables.probability_vs_logit_table(scorer, prob, logit, q))
         _qq_figures(doc, scorer, prob, logit)
 
@@ -460,15 +443,13 @@ def _glossary_section(doc: Document, protocol: bool = True) -> None:
         "The papers this report cites: tailgate implements the protocol of Zhou 2026 and, as "
         "registered analyses, methods of the other papers."
     )
-    items = "".join(
-        f"<dt>{html.escape(p.short)}</dt><dd>{html.escape(p.reference)}. Used for "
-        f"{html.escape(p.takes)}.</dd>"
-        for p in PAPERS.values()
-    )
-    md = "".join(f"- **{p.short}**: {p.reference}. Used for {p.takes}.\n" for p in PAPERS.values())
-    doc.raw(f"<dl>{items}</dl>", md)
+    _definitions(doc, [(p.short, f"{p.reference}. Used for {p.takes}.") for p in PAPERS.values()])
     doc.para("Terms, in the order the report uses them:")
-    terms = [(t, text) for t, text in TERMS if protocol or t in _GENERAL_TERMS]
+    _definitions(doc, [(t, text) for t, text in TERMS if protocol or t in _GENERAL_TERMS])
+
+
+def _definitions(doc: Document, terms: Sequence[tuple[str, str]]) -> None:
+    """A definition list: each term in bold with its text."""
     items = "".join(
         f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>" for term, text in terms
     )
@@ -476,19 +457,19 @@ def _glossary_section(doc: Document, protocol: bool = True) -> None:
     doc.raw(f"<dl>{items}</dl>", md)
 
 
-def _band(verdict: Verdict, scorer: str, scale: str) -> tuple[float, list[float]]:
+def _reported_qs(verdict: Verdict, scorer: str, scale: str) -> list[float]:
+    """The thresholds the fits tables show: the headline one and the band's highest."""
     for g in verdict["gates"]:
         if g["scorer"] == scorer and g["scale"] == scale:
-            return g["headline_q"], list(g["band"])
-    return verdict["headline"]["q"], [verdict["headline"]["q"]]
+            return list(dict.fromkeys([g["headline_q"], max(g["band"])]))
+    return [verdict["headline"]["q"]]
 
 
 def _fits_section(doc: Document, verdict: Verdict, fits: FitsIndex) -> None:
     doc.heading("Per-condition fits")
     for scorer, scales in fits.items():
         for scale, records in scales.items():
-            headline, band = _band(verdict, scorer, scale)
-            for q in dict.fromkeys([headline, max(band)]):
+            for q in _reported_qs(verdict, scorer, scale):
                 doc.table(tables.fits_table(scorer, scale, records, q))
 
 
@@ -534,11 +515,11 @@ def _cards_section(
         if section is not None:
             columns.update(section.card_columns(a["analysis"], a["spec"], a["statistics"]))
     head = verdict["headline"]
+    if head is None and not columns:
+        return
+    doc.heading("Per-condition cards")
     if head is None:  # no protocol: the analyses' columns alone
-        if not columns:
-            return
         names = list(dict.fromkeys(c for col in columns.values() for c in col))
-        doc.heading("Per-condition cards")
         doc.table(
             tables.Table(
                 "Per-condition cards",
@@ -548,7 +529,6 @@ def _cards_section(
         )
         return
     records = fits.get(head["scorer"], {}).get(head["scale"], {})
-    doc.heading("Per-condition cards")
     doc.table(tables.cards_table(head["scorer"], head["scale"], head["q"], records, columns))
 
 

@@ -53,28 +53,16 @@ def render_report(
     )
     v = read_json(verdict, "verdict")
     plan = v.get("registered_plan") or {}
-    registered, criteria = plan.get("h1", []), plan.get("criteria", [])
     index: dict[str, dict[str, dict[str, Any]]] = {}
     for f in fits:
         doc = read_json(f, "fits")
         index.setdefault(doc["scorer"], {}).setdefault(doc["scale"], {})[doc["condition"]] = doc
     docs = read_analyses(analyses)
-    if power is None:  # the study registers no protocol: the answer and the analyses only
-        render(
-            v,
-            index,
-            None,
-            out_html,
-            out_md,
-            analyses=docs,
-            registered_criteria=criteria,
-            registration=registration,
-        )
-        inputs = [verdict, *analyses]
-        return [(out_html, inputs), (out_md, inputs)]
-    p = read_json(power, "power")
-    operating = Layout(Path(power).parent).file("operating")  # in power.json's folder
-    p.update(read_json(operating, "operating characteristics"))
+    p = None  # the study registers no protocol: the answer and the analyses only
+    if power is not None:
+        p = read_json(power, "power")
+        operating = Layout(Path(power).parent).file("operating")  # in power.json's folder
+        p.update(read_json(operating, "operating characteristics"))
     render(
         v,
         index,
@@ -82,10 +70,13 @@ def render_report(
         out_html,
         out_md,
         analyses=docs,
-        registered_plan=registered,
-        registered_criteria=criteria,
+        registered_plan=plan.get("h1", []) if power is not None else (),
+        registered_criteria=plan.get("criteria", []),
         registration=registration,
     )
+    if power is None:
+        inputs = [verdict, *analyses]
+        return [(out_html, inputs), (out_md, inputs)]
     inputs = [verdict, *fits, power, operating, *analyses]
     figures.write_power(figure_paths["power"], p)
     head = v["headline"]

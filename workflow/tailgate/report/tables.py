@@ -144,17 +144,13 @@ class Table:
 def criteria_table(rows: Sequence[dict]) -> Table:
     """The study's pre-registered criteria with their outcomes (verdict.json ``criteria``;
     ERRORQUAKE (2026), Table 1): H1 of Zhou (2026) first, then every analysis criterion."""
-
-    def value(v: object) -> str:
-        return fmt(v, 4) if isinstance(v, float) else fmt(v)
-
     body = tuple(
         (
             str(r["analysis"]),
             str(r["name"]),
-            f"{r['statistic']} {r['comparison']} {value(r['threshold'])}"
+            f"{r['statistic']} {r['comparison']} {fmt(r['threshold'], 4)}"
             + (f" (borderline ±{r['borderline']:g})" if r.get("borderline") else ""),
-            value(r["value"]),
+            fmt(r["value"], 4),
             str(r["outcome"]),
             str(r.get("note") or ""),
         )
@@ -337,10 +333,6 @@ def probability_vs_logit_table(
     )
 
 
-def _pair_label(pair: dict) -> str:
-    return f"{pair['a']} vs {pair['b']}"
-
-
 def _cell_class(at: dict | None) -> str:
     if at is None:
         return ""
@@ -361,7 +353,7 @@ def pairwise_table(gates: GatesFile, title: str = "") -> Table:
             else:
                 cells.append("PASS" if at["passed"] else (at["first_failing"] or "KILL"))
             css.append(_cell_class(at))
-        rows.append((_pair_label(pair), *cells, pair["verdict"]))
+        rows.append((f"{pair['a']} vs {pair['b']}", *cells, pair["verdict"]))
         classes.append(("", *css, "pass" if pair["verdict"] == "PASS" else "fail"))
     head = gates["headline_q"]
     return Table(
@@ -430,7 +422,7 @@ def gate_values_table(gates: GatesFile, q: float) -> Table:
         cells = [_gate_cell(at["gates"].get(gate), from_data) for gate in GATE_ORDER]
         result = "PASS" if at["passed"] else f"KILL at {at['first_failing'] or '—'}"
         dxi = fmt(at["delta_xi"]) + (f"\n{_ci(at['delta_xi_ci'])}" if at["delta_xi_ci"] else "")
-        rows.append((_pair_label(pair), result, dxi, *(c for c, _ in cells)))
+        rows.append((f"{pair['a']} vs {pair['b']}", result, dxi, *(c for c, _ in cells)))
         classes.append(("", _cell_class(at), "", *(k for _, k in cells)))
     criteria = gate_criteria(gates, q)
     return Table(

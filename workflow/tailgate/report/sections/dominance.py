@@ -122,7 +122,7 @@ class DominanceSection(KindSection):
                     )
                 )
             mr = t["mean_risk"]
-            blocks.append(
+            blocks += [
                 Table(
                     f"{name}, {label}: mean–risk models at p = {st['risk_level']:g} (Table 2 "
                     "of Nitsure et al. (2024); σ is not SSD-consistent and is left out of the "
@@ -137,16 +137,14 @@ class DominanceSection(KindSection):
                         )
                         for i, c in enumerate(conds)
                     ),
-                )
-            )
-            blocks.append(
+                ),
                 FigureBlock(
                     _mean_risk_figure(conds, mr["scores"]),
                     f"{name}, {label}: mean − risk for each risk on one common scale (the "
                     "radar of Fig. 3 of Nitsure et al. (2024) as a dot plot; right is better).",
                     f"mean-risk {name} {target}",
-                )
-            )
+                ),
+            ]
         return blocks
 
     def card_columns(

@@ -29,7 +29,7 @@ class PercentilesSection(KindSection):
         st = stats["settings"]
         names = list(PC.summary_names(st["percentiles"]))
         summ = stats["summaries"]
-        blocks: list[Block] = [
+        return [
             Paragraph(
                 f"Guo et al. (2025) on the per-token losses of scorer {st['scorer']}: mean and "
                 f"percentiles (numpy linear) of {len(st['conditions'])} conditions in registered "
@@ -92,7 +92,6 @@ class PercentilesSection(KindSection):
                 f"reshaping {name}",
             ),
         ]
-        return blocks
 
     def card_columns(
         self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]

@@ -35,7 +35,7 @@ class SeveritySection(KindSection):
             if st["mc"] == "reselect"
             else f"fixed at {st['mc']:g}"
         )
-        blocks: list[Block] = [
+        return [
             Paragraph(
                 f"ERRORQUAKE (2026) on scorer {st['scorer']} ({st['scale']} scale), grid 0, "
                 f"{st['grid']['step']:g}, …, {st['grid']['top']:g}. b is the finite-grid MLE "
@@ -143,7 +143,6 @@ class SeveritySection(KindSection):
                 f"per million {name}",
             ),
         ]
-        return blocks
 
     def card_columns(
         self, name: str, spec: Mapping[str, Any], stats: Mapping[str, Any]
@@ -221,14 +220,10 @@ def _test_text(test: Mapping[str, Any] | None) -> str:
     return f"{test['m_c']:g}, {ci_text(*test['ci'])}, p = {fmt(test['pvalue'])}"
 
 
-def _figure(width: float = 7.0, height: float = 4.0) -> Any:
-    return new_figure(width, height)
-
-
 @plots("severity mfd")
 def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
     grid = S.make_grid(st["grid"]["top"], st["grid"]["step"])
-    fig = _figure()
+    fig = new_figure(7.0, 4.0)
     ax = fig.add_subplot()
     for c, v in conds.items():
         counts = np.asarray(v["counts"], dtype=float)
@@ -250,7 +245,7 @@ def _mfd_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
 
 @plots("severity forest")
 def _forest_figure(conds: Mapping[str, Any]) -> Any:
-    fig = _figure(6.0, 0.4 * len(conds) + 1.4)
+    fig = new_figure(6.0, 0.4 * len(conds) + 1.4)
     ax = fig.add_subplot()
     for y, v in enumerate(conds.values()):
         if v["b"] is None:
@@ -278,7 +273,7 @@ def _bic_figure(conds: Mapping[str, Any]) -> Any:
             for v in conds.values()
         ]
     )
-    fig = _figure(7.0, 0.4 * len(conds) + 2.0)
+    fig = new_figure(7.0, 0.4 * len(conds) + 2.0)
     ax = fig.add_subplot()
     im = ax.imshow(np.log10(1.0 + mat), aspect="auto", cmap="viridis")
     ax.set_xticks(
@@ -296,7 +291,7 @@ def _bic_figure(conds: Mapping[str, Any]) -> Any:
 
 @plots("severity per million")
 def _per_million_figure(st: Mapping[str, Any], conds: Mapping[str, Any]) -> Any:
-    fig = _figure()
+    fig = new_figure(7.0, 4.0)
     ax = fig.add_subplot()
     width = 0.8 / max(len(st["thresholds"]), 1)
     for j, t in enumerate(st["thresholds"]):
