@@ -312,18 +312,16 @@ def freeze(
                 f"{', '.join(changed)} differ from their pins. Restore them, or record the new "
                 f"files with 'tailgate amend {study.path} --reason \"…\"'."
             )
+        lock = _stamped(state.lock, timestamp)  # the lock as it is without a timestamp
         if timestamp is not None:
-            stamped = _stamped(state.lock, timestamp)
-            write_lock(stamped)
-            return FreezeResult(study, stamped, design, "unchanged")
-        return FreezeResult(study, state.lock, design, "unchanged")
+            write_lock(lock)
+        return FreezeResult(study, lock, design, "unchanged")
     refusal = _committed_lock_refusal(
         study, lock_path, "re-freeze" if state.lock is not None else "freeze", state.changes
     )
     if refusal is not None:
         raise refusal
-    lock_for_evidence = state.lock if state.lock is not None else None
-    evidence = data_evidence(study.path, lock_for_evidence)
+    evidence = data_evidence(study.path, state.lock)
     if evidence.exists:
         if state.lock is not None:
             raise RefusalError(

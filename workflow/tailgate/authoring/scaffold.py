@@ -182,12 +182,16 @@ def _study_header(template: str, study: str) -> str:
     return "\n".join(lines) + "\n" + sep + body
 
 
-def _line(code: str, comment: str | None = None) -> str:
+def _line(code: str, comment: str | None = None, *more: str) -> str:
+    """``code`` with ``comment`` in the template's comment column, continued by the comment
+    lines ``more`` below it."""
     if not comment:
         return code
     if len(code) >= COMMENT_COLUMN - 1:  # a long value: the comment goes on the next line
-        return f"{code}\n{' ' * COMMENT_COLUMN}# {comment}"
-    return f"{code.ljust(COMMENT_COLUMN - 1)} # {comment}"
+        code += "\n" + " " * COMMENT_COLUMN
+    else:
+        code = code.ljust(COMMENT_COLUMN - 1) + " "
+    return code + "# " + comment + "".join(f"\n{' ' * COMMENT_COLUMN}#   {m}" for m in more)
 
 
 def _set(text: str, key: str, value: str, comment: str | None = None) -> str:
@@ -220,7 +224,7 @@ def _note_before(text: str, key: str, note: str) -> str:
     """``note`` as comment lines just above the top-level ``key:`` line."""
     match = re.search(rf"^{re.escape(key)}:", text, re.MULTILINE)
     assert match is not None
-    block = "".join(f"# {line}\n" for line in _wrap(note, 94))
+    block = "".join(f"# {line}\n" for line in textwrap.wrap(note, 94))
     return text[: match.start()] + block + text[match.start() :]
 
 
@@ -241,10 +245,10 @@ class _File:
 
 
 def _read_file(path: Path, chosen: tuple[str | None, str | None], init: str) -> _File:
-    """Read ``path``; ``chosen``: the harness task and filter (``--task``, ``--filter``);
-    ``init``: the command being run, which a refusal completes."""
+    """The import file ``path`` as init reads it (:class:`_File`); ``chosen``: the harness task
+    and filter (``--task``, ``--filter``); ``init``: the command being run, which a refusal
+    completes."""
     task, filt = chosen
-    """The import file as init reads it (:class:`_File`)."""
     from tailgate.generate.importer import ImportSpec, file_columns, format_of, read_rows
 
     fmt = format_of(path)
@@ -353,8 +357,8 @@ def _from_import(
             worse = read.worse.get(column)
             scores.append((_scorer_name(column, used), column, bounded, worse))
     read_notes = read_notes + dropped
-    if any(w is None for *_, w in scores):
-        unknown = [n for n, _, _, w in scores if w is None]
+    unknown = [n for n, _, _, w in scores if w is None]
+    if unknown:
         read_notes.append(
             f"worse: null on scorer(s) {', '.join(unknown)}: the file does not say whether higher "
             "or lower scores are the worse outcomes (the tail every analysis studies). REQUIRED: "
@@ -403,7 +407,7 @@ def _from_import(
         filter=read.filter,
     )
     draft = _fill(text, study, data)
-    design = _design_of(draft, study, root)
+    design = derived_design(load_text(draft, study, root))
     notes = _design_notes(design, counts)
     text = _fill(text, study, data, design=design)
     text, lattice_notes = propose_lattice(text, rows, scores)
@@ -415,7 +419,7 @@ def _from_import(
             "within-condition s.d.) under protocol.tolerances.scales: REVIEW them"
         )
     if not design.cap_meets_bound:
-        design = _procedure_power(text, study, root, design)
+        design = _procedure_power(text, study, root)
         notes.append(
             f"accepted_power is left null: design and freeze refuse this size until you import "
             f"more rows (at least {design.prompts_required} per condition) or accept the lower "
@@ -468,7 +472,8 @@ def _fill(text: str, study: str, d: dict[str, Any], *, design: Any = None) -> st
         )
         out = _note_before(out, "accepted_power", note)
     out = _replace_block(out, "conditions:", "data:", _conditions_block(counts, chosen))
-    out = _replace_block(out, "  backend: simulate", "  prompts:", _backend_line())
+    backend = _line("  backend: import", "simulate | transformers | import") + "\n"
+    out = _replace_block(out, "  backend: simulate", "  prompts:", backend)
     out = _replace_block(  # the prompt selection of the transformers backend: defaults apply
         out,
         "  prompts:",
@@ -476,7 +481,12 @@ def _fill(text: str, study: str, d: dict[str, Any], *, design: Any = None) -> st
         "  # prompts: (transformers backend only; the import backend reads data.import)\n",
     )
     out = _replace_block(out, "  import:", "generation:", _import_block(d, chosen, scores))
-    out = _replace_block(out, "  shards: 4", "\nscorers:", _shards_block())
+    shards = _line(
+        "  shards: 1",
+        ">= 1: generation jobs per condition; 1 for the import backend",
+        "(every job reads the whole file).",
+    )
+    out = _replace_block(out, "  shards: 4", "\nscorers:", shards + "\n")
     out = _replace_block(out, "  - {name: toxicity, kind: column", "  # kind column:", "")
     out = out.replace("\n  # kind column:", "\n" + _scorers_block(scores) + "  # kind column:", 1)
     return _headline_scale(out, scores)
@@ -494,68 +504,38 @@ def _headline_scale(text: str, scores: list[tuple[str, str, bool, str | None]]) 
     return text
 
 
-def _wrap(text: str, width: int = 70) -> list[str]:
-    return textwrap.wrap(text, width)
-
-
-def _shards_block() -> str:
-    return (
-        _line("  shards: 1", ">= 1: generation jobs per condition; 1 for the import backend")
-        + "\n"
-        + " " * COMMENT_COLUMN
-        + "#   (every job reads the whole file).\n"
-    )
-
-
-def _backend_line() -> str:
-    return _line("  backend: import", "simulate | transformers | import") + "\n"
-
-
 def _conditions_block(counts: dict[str, int], chosen: dict[str, str | None]) -> str:
     col = chosen["condition"]
     src = f"the values of the file's column {col!r}" if col else "the whole file (no column)"
-    lines = [
-        _line("conditions:", "REQUIRED, non-empty. From " + src + "."),
-    ]
+    lines = [_line("conditions:", "REQUIRED, non-empty. From " + src + ".")]
     for i, (name, n) in enumerate(counts.items()):
-        first = i == 0
+        # the first condition carries the comments; the others say only what their rows are
+        notes = _FIRST_CONDITION_NOTES if i == 0 else {"prompts": ["rows in the file"]}
         lines += [
-            _line(
-                f"  - name: {_yaml_str(name)}",
-                "REQUIRED, unique; the condition's value in the file." if first else None,
-            ),
-            _line(
-                "    model: null",
-                "Key of `models` (none needed for imported data)." if first else None,
-            ),
-            _line(
-                "    perturbation: {kind: none}", "imported data: always none" if first else None
-            ),
-            _line(
-                f"    prompts: {n}",
-                "rows in the file; <= sample_cap. Fewer rows at run"
-                if first
-                else "rows in the file",
-            ),
+            _line(f"  - name: {_yaml_str(name)}", *notes.get("name", [])),
+            _line("    model: null", *notes.get("model", [])),
+            _line("    perturbation: {kind: none}", *notes.get("perturbation", [])),
+            _line(f"    prompts: {n}", *notes["prompts"]),
+            _line("    pilot: false", *notes.get("pilot", [])),
         ]
-        if first:
-            lines += [
-                " " * COMMENT_COLUMN + "#   time are a reported deviation; with more, the rows",
-                " " * COMMENT_COLUMN + "#   with the smallest prompt ids are used.",
-            ]
-        lines.append(
-            _line(
-                "    pilot: false",
-                "true: a deliberately small pilot (Section 6.1 of Zhou (2026)), reported,"
-                if first
-                else None,
-            )
-        )
-        if first:
-            lines.append(
-                " " * COMMENT_COLUMN + "#   expected to fail G3, left out of the Eq. 2 cap check."
-            )
     return "\n".join(lines) + "\n\n"
+
+
+#: the comment lines of each field of the first condition init writes (:func:`_conditions_block`)
+_FIRST_CONDITION_NOTES = {
+    "name": ["REQUIRED, unique; the condition's value in the file."],
+    "model": ["Key of `models` (none needed for imported data)."],
+    "perturbation": ["imported data: always none"],
+    "prompts": [
+        "rows in the file; <= sample_cap. Fewer rows at run",
+        "time are a reported deviation; with more, the rows",
+        "with the smallest prompt ids are used.",
+    ],
+    "pilot": [
+        "true: a deliberately small pilot (Section 6.1 of Zhou (2026)), reported,",
+        "expected to fail G3, left out of the Eq. 2 cap check.",
+    ],
+}
 
 
 def _import_block(
@@ -588,15 +568,21 @@ def _import_block(
             else []
         ),
         _line("    columns:", "Column names in the imported file."),
-        _line(f"      prompt_id: {col('prompt_id')}", "prompt keys: integers are the prompt ids;"),
-        " " * COMMENT_COLUMN + "#   text keys get their rank among the sorted keys",
+        _line(
+            f"      prompt_id: {col('prompt_id')}",
+            "prompt keys: integers are the prompt ids;",
+            "text keys get their rank among the sorted keys",
+        ),
         _line(
             f"      condition: {col('condition')}", "condition of each row (null: one condition)"
         ),
         _line(f"      prompt: {col('prompt')}", "prompt text (null: none)"),
         _line(f"      completion: {col('completion')}", "completion text (null: scores only)"),
-        _line(f"      score: {score}", "{<scorer name>: <file column>} (one scorer: the"),
-        " " * COMMENT_COLUMN + "#   column alone; null: no imported scores)",
+        _line(
+            f"      score: {score}",
+            "{<scorer name>: <file column>} (one scorer: the",
+            "column alone; null: no imported scores)",
+        ),
         "",
     ]
     return "\n".join(lines) + "\n"
@@ -605,10 +591,12 @@ def _import_block(
 def _scorers_block(scores: list[tuple[str, str, bool, str | None]]) -> str:
     if not scores:
         return (
-            _line("  - {name: profanity, kind: profanity}", "no score column in the file: an")
+            _line(
+                "  - {name: profanity, kind: profanity}",
+                "no score column in the file: an",
+                "offline scorer of the completions (replace as needed)",
+            )
             + "\n"
-            + " " * COMMENT_COLUMN
-            + "#   offline scorer of the completions (replace as needed)\n"
         )
     lines = []
     for i, (name, column, bounded, worse) in enumerate(scores):
@@ -627,14 +615,10 @@ def _scorers_block(scores: list[tuple[str, str, bool, str | None]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _design_of(text: str, study: str, root: Path) -> Any:
-    return derived_design(load_text(text, study, root))
-
-
-def _procedure_power(text: str, study: str, root: Path, design: Any) -> Any:
-    """``design`` with the power of the registration ``text``'s procedure (what accepted_power
-    may record; :func:`tailgate.protocol.design.with_procedure_power`): 0 where H1 cannot PASS
-    at this size, else simulated from the study seed (seconds)."""
+def _procedure_power(text: str, study: str, root: Path) -> Any:
+    """The derived design of the registration ``text`` with its procedure's power (what
+    accepted_power may record; :func:`tailgate.protocol.design.with_procedure_power`): 0 where
+    H1 cannot PASS at this size, else simulated from the study seed (seconds)."""
     registered = load_text(text, study, root)
     design = derived_design(registered)
     if cannot_pass(registered):

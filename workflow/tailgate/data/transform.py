@@ -132,24 +132,12 @@ def transform_scores(
     result = _on_scale(scores, scale, epsilon, source)
     if worse == "higher":
         return result
+    # -s, 1 - p, and logit(1 - p) = -logit(p) with the clipped ends swapped (only the logit
+    # scale clips, so the swap leaves the other scales' zero counts as they are)
+    values = 1.0 - result.values if scale == "probability" else -result.values
     s = result.summary
-    if scale == "identity":
-        values = -result.values
-        summary = s
-    else:  # 1 - p, and logit(1 - p) = -logit(p) with the clipped ends swapped
-        values = 1.0 - result.values if scale == "probability" else -result.values
-        summary = TransformSummary(s.scale, s.epsilon, s.n, s.n_clipped_high, s.n_clipped_low)
-    return TransformResult(
-        values,
-        TransformSummary(
-            summary.scale,
-            summary.epsilon,
-            summary.n,
-            summary.n_clipped_low,
-            summary.n_clipped_high,
-            "lower",
-        ),
-    )
+    summary = TransformSummary(s.scale, s.epsilon, s.n, s.n_clipped_high, s.n_clipped_low, "lower")
+    return TransformResult(values, summary)
 
 
 def _on_scale(scores: np.ndarray, scale: str, epsilon: float, source: str) -> TransformResult:

@@ -234,14 +234,6 @@ def read_harness(
     )
 
 
-def _choices(groups: list[Group], what: str) -> dict[str, list[Group]]:
-    """The tasks (or filters) of ``groups``, each with its groups, in first-seen order."""
-    out: dict[str, list[Group]] = {}
-    for g in groups:
-        out.setdefault(g.task if what == "task" else g.filter, []).append(g)
-    return out
-
-
 def _listing(choices: dict[str, list[Group]]) -> str:
     return "; ".join(
         f"{name} (metrics {', '.join(metrics_of(gs)) or 'none'})" for name, gs in choices.items()
@@ -253,7 +245,9 @@ def _one_of(
 ) -> list[Group]:
     """The groups of the registered task or filter (``what``); output of several without one
     registered, or without the one registered, is refused (module docstring)."""
-    choices = _choices(groups, what)
+    choices: dict[str, list[Group]] = {}  # each task (or filter) with its groups, first seen first
+    for g in groups:
+        choices.setdefault(g.task if what == "task" else g.filter, []).append(g)
     field_ = f"data.import.{what}"
     if chosen is not None:
         if chosen in choices:
@@ -275,14 +269,10 @@ def _one_of(
         if what == "task"
         else "A study compares models, not the readings of one model's answers"
     )
-    return _refuse(
+    raise InputError(
         f"{path} holds the samples of {len(choices)} {what}s: {_listing(choices)}. {why}. Fix: "
         f"choose one ({how}, one study per {what})."
     )
-
-
-def _refuse(message: str) -> list[Group]:
-    raise InputError(message)
 
 
 def _directions(

@@ -463,7 +463,7 @@ def check_rows(
     unknown: dict[Any, list[int]] = {}
     for record in rows:
         where = f"{unit} {record['__row__']}"
-        bad = False
+        before = len(problems)  # the row is clean when it adds none and its condition is known
 
         def complain(column: str, what: str, fix: str, where: str = where) -> None:
             problems.append(f"{where}, column {column!r}: {what}; {fix}")
@@ -475,7 +475,6 @@ def check_rows(
                 f"prompt key {record.get(spec.prompt_id)!r} is missing or not a key",
                 "give every row an integer or text id (whole numbers only)",
             )
-            bad = True
         if spec.condition is None:
             cond = conditions[0]
         else:
@@ -484,7 +483,6 @@ def check_rows(
                 unknown.setdefault(cond if isinstance(cond, str) else repr(cond), []).append(
                     record["__row__"]
                 )
-                bad = True
         out: dict[str, Any] = {"condition": cond}
         for name, column in (("prompt", spec.prompt), ("completion", spec.completion)):
             if column is None:
@@ -493,7 +491,6 @@ def check_rows(
             value = record.get(column)
             if not isinstance(value, str):
                 complain(column, f"{name} is {value!r}, not text", "write the text (may be empty)")
-                bad = True
             out[name] = value
         for s in spec.scores:
             score = _as_float(record.get(s.source))
@@ -503,7 +500,6 @@ def check_rows(
                     f"score {record.get(s.source)!r} is not a finite number",
                     "write a number (drop the row if it was never scored)",
                 )
-                bad = True
             elif s.bounded and not 0.0 <= score <= 1.0:
                 complain(
                     s.source,
@@ -511,9 +507,8 @@ def check_rows(
                     f"`bounded: true`",
                     "import probabilities, or register the scorer with `bounded: false`",
                 )
-                bad = True
             out[s.column] = score
-        if not bad:
+        if len(problems) == before and cond in conditions:
             assert key is not None
             out["__row__"] = record["__row__"]
             parsed.append((out, key))

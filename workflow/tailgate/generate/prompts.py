@@ -153,13 +153,10 @@ def select_prompts(study: Any, out_path: str | os.PathLike[str], *, options: dic
     dataset = load_prompt_dataset(str(source), split, revision=spec.get("revision"))
     table = dataset.flatten().with_format("arrow")[:]
     texts = _column(table, "prompt.text", str(source))
-    toxicity_raw = (
-        table.column("prompt.toxicity") if "prompt.toxicity" in table.column_names else None
-    )
     toxicity = (
-        np.full(len(texts), np.nan)
-        if toxicity_raw is None
-        else toxicity_raw.cast(pa.float64()).fill_null(np.nan).to_numpy()
+        table.column("prompt.toxicity").cast(pa.float64()).fill_null(np.nan).to_numpy()
+        if "prompt.toxicity" in table.column_names
+        else np.full(len(texts), np.nan)
     )
     challenging = (
         table.column("challenging").cast(pa.bool_()).fill_null(False).to_numpy(zero_copy_only=False)

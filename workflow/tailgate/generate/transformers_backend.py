@@ -169,16 +169,13 @@ def _sample(
     input_ids: torch.Tensor,
     mask: torch.Tensor,
     seeds: list[int],
-    **kwargs: Any,
 ) -> torch.Tensor:
     """``generate`` with the registered sampling done by :class:`RowSampler` (greedy decoding
     when the registered temperature is 0)."""
     from transformers import LogitsProcessorList
 
     if not config.do_sample:
-        return lm.model.generate(
-            input_ids=input_ids, attention_mask=mask, generation_config=config, **kwargs
-        )
+        return lm.model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config)
     greedy = copy.deepcopy(config)
     greedy.do_sample, greedy.temperature, greedy.top_p = False, 1.0, 1.0
     sampler = RowSampler(seeds, config.temperature, config.top_p)
@@ -187,7 +184,6 @@ def _sample(
         attention_mask=mask,
         generation_config=greedy,
         logits_processor=LogitsProcessorList([sampler]),
-        **kwargs,
     )
 
 
@@ -208,8 +204,6 @@ def generate_shard(
     if cond.get("query") is not None:
         _generate_query_shard(study, cond, shard, out_path, options=options)
         return
-    generation = study.generation()
-    shards = study.shards
     noise = perturbation_spec(condition, cond.get("perturbation"))
     spec = model_spec(study, str(cond.get("model")), condition=condition)
     seed = study.seed
@@ -230,7 +224,7 @@ def generate_shard(
         table,
         condition=condition,
         shard=shard,
-        shards=shards,
+        shards=study.shards,
         count=count,
         path=prompts_path,
         study=str(getattr(study, "name", "?")),
@@ -251,23 +245,16 @@ def generate_shard(
             "the 'chat' format or a tokenizer that adds a beginning-of-sequence token."
         )
     batches = length_sorted_batches([len(x) for x in encoded], batch_size)
-    config = sampling_config(generation, lm)
-    # unset fields of a passed config fall back to the model's own generation_config (hub
-    # defaults such as suppress_tokens or sequence_bias): leave only the token ids there
-    _pin_generation_config(lm, config)
-    key = fingerprint(
-        {
-            "backend": "transformers",
-            "condition": cond,
-            "model": spec.__dict__,
-            "sampling": config.to_dict(),
-            "seed": seed,
-            "shard": shard,
-            "shards": shards,
-            "batches": [[int(prompt_ids[i]) for i in b] for b in batches],
-            "prompts": [texts[i] for b in batches for i in b],
-            "device": device.type,
-        }
+    config = _pinned_sampling(study, lm)
+    key = _shard_key(
+        study,
+        cond,
+        spec,
+        config,
+        shard,
+        device,
+        batches=[[int(prompt_ids[i]) for i in b] for b in batches],
+        prompts=[texts[i] for b in batches for i in b],
     )
 
     def batch(b: int) -> _Batch:
@@ -288,13 +275,42 @@ def generate_shard(
     _write_batches(lm, config, noise, out_path, key, batches, batch, options, desc, "prompt")
 
 
-def _pin_generation_config(lm: LoadedModel, config: Any) -> None:
-    """Unset fields of a passed config fall back to the model's own generation_config (hub
-    defaults such as suppress_tokens or sequence_bias): leave only the token ids there."""
+def _pinned_sampling(study: Any, lm: LoadedModel) -> Any:
+    """:func:`sampling_config` of the registered generation, with ``lm``'s own
+    generation_config reduced to the token ids: unset fields of a passed config fall back to it
+    (hub defaults such as suppress_tokens or sequence_bias)."""
+    config = sampling_config(study.generation(), lm)
     lm.model.generation_config = type(config)(
         eos_token_id=config.eos_token_id,
         pad_token_id=config.pad_token_id,
         bos_token_id=config.bos_token_id,
+    )
+    return config
+
+
+def _shard_key(
+    study: Any,
+    cond: dict,
+    spec: Any,
+    config: Any,
+    shard: int,
+    device: torch.device,
+    **layout: Any,
+) -> str:
+    """The checkpoint key of a shard: the :func:`~tailgate.generate.shards.fingerprint` of what
+    its rows depend on, ``layout`` (how its rows are batched) included."""
+    return fingerprint(
+        {
+            "backend": "transformers",
+            "condition": cond,
+            "model": spec.__dict__,
+            "sampling": config.to_dict(),
+            "seed": study.seed,
+            "shard": shard,
+            "shards": study.shards,
+            "device": device.type,
+            **layout,
+        }
     )
 
 
@@ -329,13 +345,11 @@ def _generate_query_shard(
             f"Condition {condition!r} registers no positive integer 'prompts' ({responses!r}): "
             "for a query condition it is the number of responses n. Register it."
         )
-    generation = study.generation()
-    shards = study.shards
     noise = perturbation_spec(condition, cond.get("perturbation"))
     spec = model_spec(study, str(cond.get("model")), condition=condition)
     seed = study.seed
     block_size = int(options.get("batch_size", 16))
-    blocks = query_blocks(responses, block_size, shard=shard, shards=shards)
+    blocks = query_blocks(responses, block_size, shard=shard, shards=study.shards)
     device = resolve_device(options.get("device"))
     lm = load_causal_lm(spec, device=device, condition=condition)
     (encoded,) = encode_prompts(lm, [query])
@@ -345,22 +359,8 @@ def _generate_query_shard(
             f"{spec.key!r}'s tokenizer with prompt_format {spec.prompt_format!r}. Use the 'chat' "
             "format or a tokenizer that adds a beginning-of-sequence token."
         )
-    config = sampling_config(generation, lm)
-    _pin_generation_config(lm, config)
-    key = fingerprint(
-        {
-            "backend": "transformers",
-            "mode": "query",
-            "condition": cond,
-            "model": spec.__dict__,
-            "sampling": config.to_dict(),
-            "seed": seed,
-            "shard": shard,
-            "shards": shards,
-            "block_size": block_size,
-            "device": device.type,
-        }
-    )
+    config = _pinned_sampling(study, lm)
+    key = _shard_key(study, cond, spec, config, shard, device, mode="query", block_size=block_size)
     ids = torch.tensor([encoded], dtype=torch.long, device=device)
     mask = torch.ones_like(ids)
 

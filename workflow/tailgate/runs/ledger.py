@@ -408,10 +408,7 @@ def _environments(results: Path, since: str | None) -> list[dict[str, str]]:
 
 def _time_of(line: str) -> str | None:
     """The time a ledger line records (None where it is damaged)."""
-    try:
-        run = loads_json(line, LEDGER)
-    except DamagedFileError:
-        return None
+    run = _parse(line, Path(LEDGER), 0)
     return str(run["time"]) if isinstance(run, dict) and "time" in run else None
 
 

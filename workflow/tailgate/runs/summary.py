@@ -34,10 +34,6 @@ RULE = "─" * 72
 STOPPED = "stopped; run the same command to resume; finished jobs are kept"
 
 
-def _pair_name(p: dict[str, Any]) -> str:
-    return f"{p['a']} vs {p['b']}"
-
-
 def _at_headline(pair: dict[str, Any], q: float) -> dict[str, Any] | None:
     return next((t for t in pair.get("thresholds", []) if abs(float(t["q"]) - q) < 1e-12), None)
 
@@ -90,7 +86,7 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
         for p in g.get("pairs", []):
             t = _at_headline(p, float(g["headline_q"]))
             first = (t or {}).get("first_failing") or "—"
-            fails.append(f"{_pair_name(p)}: {first}")
+            fails.append(f"{p['a']} vs {p['b']}: {first}")
         if fails:
             lines.append("  first failing gate at the headline q: " + "; ".join(fails))
     named = (verdict.get("answer") or {}).get("criteria", [])

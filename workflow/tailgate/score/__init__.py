@@ -62,7 +62,6 @@ def score_shard(
     ``batch_size``, ``device`` (``auto``/``cpu``/``cuda[:n]``), ``progress`` (bool).
     """
     spec = scorer_spec(study, scorer, condition=condition)
-    progress = bool(options.get("progress", True))
     if spec.kind == "column":
         column = spec.fields.get("column")
         if not column:
@@ -108,7 +107,7 @@ def score_shard(
             scorer=scorer,
             device=str(resolve_device(options.get("device"))),
             batch_size=int(options.get("batch_size", 64)),
-            progress=progress,
+            progress=bool(options.get("progress", True)),
         )
     else:
         scores = _token_nll(study, spec, condition, rows.table, rows.texts, out_path, options)
@@ -120,7 +119,6 @@ def _judge(
     study: Any, spec: ScorerSpec, condition: str, rows: Any, out_path: Any, options: dict
 ) -> None:
     """Grade every scorable row with the judge model (:mod:`tailgate.score.judge`)."""
-    from tailgate.models import load_causal_lm, model_spec, resolve_device
     from tailgate.score.judge import (
         check_unparseable,
         judge_replies,
@@ -128,13 +126,8 @@ def _judge(
         write_unparseable_rows,
     )
 
-    lm = load_causal_lm(
-        model_spec(study, str(spec.fields["judge"]), condition=condition),
-        device=resolve_device(options.get("device")),
-        condition=condition,
-    )
     replies = judge_replies(
-        lm,
+        _judge_model(study, spec.fields["judge"], condition, options),
         str(spec.fields["rubric"]),
         [str(p) for p in rows.table.column("prompt").to_pylist()],
         rows.texts,
@@ -159,7 +152,6 @@ def _token_nll(
     out_path: str | os.PathLike[str],
     options: dict,
 ) -> np.ndarray:
-    from tailgate.models import load_causal_lm, model_spec, resolve_device
     from tailgate.score.token_nll import token_nll
 
     judge = spec.fields.get("judge")
@@ -168,13 +160,8 @@ def _token_nll(
             f"Scorer {spec.name!r} of kind 'token_nll' registers no 'judge'. Name the key of "
             "the judge model under 'models'."
         )
-    lm = load_causal_lm(
-        model_spec(study, str(judge), condition=condition),
-        device=resolve_device(options.get("device")),
-        condition=condition,
-    )
     result = token_nll(
-        lm,
+        _judge_model(study, judge, condition, options),
         [str(p) for p in table.column("prompt").to_pylist()],
         texts,
         table.column("prompt_id").to_numpy(),
@@ -192,6 +179,18 @@ def _token_nll(
         )
     _write_token_losses(out_path, result.token_prompt_id, result.token_position, result.token_loss)
     return result.mean_nll
+
+
+def _judge_model(study: Any, judge: Any, condition: str, options: dict) -> Any:
+    """The registered model ``judge`` (a key of ``models``) loaded as a causal LM on the
+    device of ``options``."""
+    from tailgate.models import load_causal_lm, model_spec, resolve_device
+
+    return load_causal_lm(
+        model_spec(study, str(judge), condition=condition),
+        device=resolve_device(options.get("device")),
+        condition=condition,
+    )
 
 
 def _write_token_losses(

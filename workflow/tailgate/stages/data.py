@@ -96,12 +96,11 @@ def score_stage(
 
     ctx = open_stage(prereg, results, plan)
     score_shard(ctx.study, scorer, condition, generations, out, options=options)
-    ctx.record(out, inputs=[generations], kind="data", extra={"scorer": scorer})
-    # the files a scorer may write beside its scores: per-token losses, the rows left unscored
-    # (on_empty: drop) and a judge's unparseable replies (on_unparseable: drop)
-    for side in (token_losses_path(out), dropped_rows_path(out), unparseable_rows_path(out)):
-        if side.exists():
-            ctx.record(side, inputs=[generations], kind="data", extra={"scorer": scorer})
+    # the scores, and the files a scorer may write beside them: per-token losses, the rows left
+    # unscored (on_empty: drop) and a judge's unparseable replies (on_unparseable: drop)
+    sides = (token_losses_path(out), dropped_rows_path(out), unparseable_rows_path(out))
+    for path in (out, *(side for side in sides if side.exists())):
+        ctx.record(path, inputs=[generations], kind="data", extra={"scorer": scorer})
 
 
 def embed_stage(

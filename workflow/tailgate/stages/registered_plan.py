@@ -109,12 +109,32 @@ def _computed(registered: Study, doc: Mapping[str, Any], changed: Sequence[str])
         _is_headline(registered, scorer, scale),
         h1["verdict"],
         list(h1["passing_pairs"]),
-        "computed under entry 0 from its own statistics (the amendment changed "
-        + ", ".join(changed)
-        + f"; registered/gates/{scorer}/{scale}.json): "
-        + str(h1["reason"]),
+        _computed_reason(changed, f"gates/{scorer}/{scale}.json") + ": " + str(h1["reason"]),
         doc["report"],
     )
+
+
+def _computed_reason(changed: Sequence[str], document: str) -> str:
+    """Why an outcome was read from the registered-plan branch's ``registered/<document>``."""
+    return (
+        "computed under entry 0 from its own statistics (the amendment changed "
+        + ", ".join(changed)
+        + f"; registered/{document})"
+    )
+
+
+def _not_computed_reason(branch: Any, changed: Sequence[str], document: str) -> str:
+    """Why an outcome under entry 0 is missing: the branch could not compute it, or its
+    ``registered/<document>`` was not given."""
+    why = "; ".join(branch.unavailable) or (
+        f"the registered-plan branch's registered/{document} was not given"
+    )
+    return f"not computed under entry 0 (the amendment changed {', '.join(changed)}): {why}"
+
+
+def _outcomes(spec: Mapping[str, Any], statistics: Mapping[str, Any]) -> dict[str, str]:
+    """Criterion name -> outcome of analysis ``spec`` evaluated by its kind on ``statistics``."""
+    return {o.name: o.outcome for o in kind_of(spec).criteria(spec, statistics)}
 
 
 def registered_plan_verdicts(
@@ -144,11 +164,8 @@ def registered_plan_verdicts(
         elif (scorer, scale) in ours:
             rows.append(_computed(registered, ours[(scorer, scale)], changed))
         else:
-            why = "; ".join(branch.unavailable) or (
-                f"the registered-plan branch's registered/gates/{scorer}/{scale}.json was not given"
-            )
-            reason = f"not computed under entry 0 (the amendment changed {', '.join(changed)}): "
-            rows.append(_row(scorer, scale, headline, None, [], reason + why, None))
+            reason = _not_computed_reason(branch, changed, f"gates/{scorer}/{scale}.json")
+            rows.append(_row(scorer, scale, headline, None, [], reason, None))
     mine = set(branch.analyses())
     for key in stored:
         if key not in mine:
@@ -193,11 +210,7 @@ def registered_plan_criteria(
     rows: list[dict[str, Any]] = []
     for name in sorted(set(first) | set(now)):
         old, new = first.get(name), now.get(name)
-        amended = (
-            {o.name: o.outcome for o in kind_of(new).criteria(new, stats.get(name, {}))}
-            if new is not None
-            else {}
-        )
+        amended = _outcomes(new, stats.get(name, {})) if new is not None else {}
         if old is None:
             names = [c["name"] for c in new.get("criteria", [])]
             rows += [
@@ -210,32 +223,19 @@ def registered_plan_criteria(
         changed = branch.analysis_reasons(name)
         registered: dict[str, str] = {}
         reason = ""
+        document = f"analyses/{name}/statistics.json"
         if not changed:
-            registered = {
-                o.name: o.outcome for o in kind_of(old).criteria(old, stats.get(name, {}))
-            }
+            registered = _outcomes(old, stats.get(name, {}))
         elif name in ours:
-            registered = {o.name: o.outcome for o in kind_of(old).criteria(old, ours[name])}
-            reason = (
-                "computed under entry 0 from its own statistics (the amendment changed "
-                + ", ".join(changed)
-                + f"; registered/analyses/{name}/statistics.json)"
-            )
+            registered = _outcomes(old, ours[name])
+            reason = _computed_reason(changed, document)
         else:
-            why = "; ".join(branch.unavailable) or (
-                f"the registered-plan branch's registered/analyses/{name}/statistics.json was "
-                "not given"
-            )
-            reason = (
-                f"not computed under entry 0 (the amendment changed {', '.join(changed)}): {why}"
-            )
+            reason = _not_computed_reason(branch, changed, document)
         old_specs = {c["name"]: c for c in old.get("criteria", [])}
         new_specs = {c["name"]: c for c in (new or {}).get("criteria", [])}
         for c in [*old_specs, *(n for n in new_specs if n not in old_specs)]:
             what = ""
-            if new is None:
-                what = "removed by an amendment"
-            elif c not in old_specs:
+            if c not in old_specs:
                 what = "added by an amendment"
             elif c not in new_specs:
                 what = "removed by an amendment"

@@ -28,8 +28,14 @@ from .data import scored_rows
 __all__ = ["condition_summary", "transform_stage", "transform_summary_stage"]
 
 
-def _source(scorer: str, condition: str) -> str:
-    return f"scores/{scorer}/{condition}/shard-*.parquet"
+def _transform_options(study: Any, scorer: str, condition: str) -> dict[str, Any]:
+    """The registered ε, the scores' name in messages and the scorer's bad tail: what the
+    transform of ``condition``'s ``scorer`` scores is given, written or only summarised."""
+    return {
+        "epsilon": study.epsilon,
+        "source": f"scores/{scorer}/{condition}/shard-*.parquet",
+        "worse": worse_of(study.scorer(scorer)) or "higher",
+    }
 
 
 def transform_stage(
@@ -49,12 +55,7 @@ def transform_stage(
     shards = list(scores)
     table = scored_rows(ctx.study, scorer, condition, shards)
     s = write_severities(
-        table,
-        out,
-        scale=scale,
-        epsilon=ctx.study.epsilon,
-        source=_source(scorer, condition),
-        worse=worse_of(ctx.study.scorer(scorer)) or "higher",
+        table, out, scale=scale, **_transform_options(ctx.study, scorer, condition)
     )
     ctx.record(out, inputs=shards, extra={"scale": scale, **s.to_dict()})
     return s.to_dict()
@@ -68,9 +69,7 @@ def condition_summary(
     the severities not kept."""
     table = scored_rows(study, scorer, condition, shards)
     values = table.column("score").to_numpy(zero_copy_only=False).astype(np.float64)
-    worse = worse_of(study.scorer(scorer)) or "higher"
-    source = _source(scorer, condition)
-    return transform_scores(values, scale, study.epsilon, source=source, worse=worse).summary
+    return transform_scores(values, scale, **_transform_options(study, scorer, condition)).summary
 
 
 def transform_summary_stage(
