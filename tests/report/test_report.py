@@ -14,7 +14,7 @@ from tailgate.data.diagnostics import qq_data
 from tailgate.protocol.documents import GATE_ORDER, qkey
 from tailgate.report import ReportInputError, render
 from tailgate.report.figures import CAPTIONS, write_forest, write_power, write_qq, write_stability
-from tailgate.report.render import fishing_points, forest_rows
+from tailgate.report.sections.protocol import fishing_points, forest_rows
 
 BAND = [0.95, 0.96, 0.97, 0.98, 0.99]
 CONDITIONS = ["clean", "noisy", "nemo"]

@@ -19,7 +19,8 @@ from typing import Any
 from tailgate.plans.layout import FIGURES, LAYOUT, Layout
 from tailgate.report import figures
 from tailgate.report.raster import available_processes
-from tailgate.report.render import fishing_points, render
+from tailgate.report.render import render
+from tailgate.report.sections.protocol import fishing_points
 from tailgate.stages.analyses import read_analyses
 from tailgate.stages.common import open_stage, read_json
 
