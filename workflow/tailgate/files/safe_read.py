@@ -95,6 +95,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _not_regular(path: str | Path, mode: int) -> DamagedFileError:
+    return DamagedFileError(
+        f"{path}: {_kind(mode)}, not a regular file, where tailgate wrote a file; {_FIX}. "
+        "The file was not read."
+    )
+
+
 def is_regular(path: str | Path) -> bool:
     """Whether ``path`` is a regular file (following links), without opening it."""
     try:
@@ -113,10 +120,7 @@ def require_regular(path: str | Path) -> None:
     except OSError as exc:
         raise DamagedFileError(f"{path}: cannot be read ({exc.strerror}); {_FIX}") from None
     if not stat.S_ISREG(mode):
-        raise DamagedFileError(
-            f"{path}: {_kind(mode)}, not a regular file, where tailgate wrote a file; {_FIX}. "
-            "The file was not read."
-        )
+        raise _not_regular(path, mode)
 
 
 @contextmanager
@@ -138,10 +142,7 @@ def open_regular(path: str | Path, *, limit: int | None = None) -> Iterator[IO[b
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise DamagedFileError(
-                f"{path}: {_kind(st.st_mode)}, not a regular file, where tailgate wrote a file; "
-                f"{_FIX}. The file was not read."
-            )
+            raise _not_regular(path, st.st_mode)
         if limit is not None and st.st_size > limit:
             raise DamagedFileError(
                 f"{path}: {st.st_size} bytes, more than the {limit} a file of this kind may "

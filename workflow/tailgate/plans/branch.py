@@ -504,7 +504,7 @@ class PlanWildcard:
         """Every plan's own embedding files (the model a wildcard); where no analysis reads
         one, the template of one shard, which nothing requests."""
         files = [
-            f"{p.root}/{LAYOUT['embeddings']}".replace("{condition}", c).replace("{shard}", k)
+            p.pattern("embeddings").replace("{condition}", c).replace("{shard}", k)
             for p, c, k in self.embedded()
         ]
         return files or [self.own(LAYOUT["embeddings"])]

@@ -165,7 +165,7 @@ def _criteria(old: Any, new: Any, field: str, out: list[Change]) -> None:
     for name in names_old:
         sub = f"{field}[{name}]"
         if name not in after:
-            body = {k: v for k, v in before[name].items() if k != "name"}
+            body = _body(before[name])
             twin = next((n for n in names_new if n not in before and _body(after[n]) == body), None)
             if twin is not None:
                 out.append(Change(f"{sub}.name", name, twin, "renamed", UNCLASSIFIED, True))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from jsonschema.exceptions import best_match
 
 from tailgate.errors import PreregError
 from tailgate.prereg.strict_yaml import Located, field_name
@@ -60,19 +61,13 @@ def validate(doc: Located, file: str) -> None:
             field="schema_version",
             fix=f"write 'schema_version: {SCHEMA_VERSION}' as in preregistrations/template.yaml",
         )
-    errors = list(_validator().iter_errors(doc.data))
+    # for oneOf/anyOf failures, the most specific sub-error (jsonschema's best match)
+    found = _validator().iter_errors(doc.data)
+    errors = [best_match(e.context) if e.context else e for e in found]
     if not errors:
         return
-    errors = [_leaf(e) for e in errors]
     errors.sort(key=lambda e: (doc.line_of(tuple(e.absolute_path)) or 0, -len(e.absolute_path)))
     raise _to_prereg_error(errors[0], doc, file)
-
-
-def _leaf(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For ``oneOf``/``anyOf`` failures, the most specific sub-error (jsonschema's best match)."""
-    if error.context:
-        return jsonschema.exceptions.best_match(error.context)
-    return error
 
 
 def _describe(value: Any) -> str:

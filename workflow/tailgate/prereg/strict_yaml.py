@@ -263,7 +263,6 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, cto
         )
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
-        key_lines: dict[str, int] = {}
         for key_node, value_node in node.value:
             key_line = key_node.start_mark.line + 1
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -294,16 +293,14 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, cto
                 )
             if key in out:
                 raise PreregError(
-                    f"duplicate key '{key}' (first defined at line {key_lines[key]})",
+                    f"duplicate key '{key}' (first defined at line {lines[(*path, key)]})",
                     file=file,
                     line=key_line,
                     field=field_name((*path, key)),
                     fix="keep exactly one entry for this key",
                 )
-            key_lines[key] = key_line
             lines[(*path, key)] = key_line
             out[key] = _build(value_node, (*path, key), lines, file, ctor)
-            lines[(*path, key)] = key_line
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(item, (*path, i), lines, file, ctor) for i, item in enumerate(node.value)]

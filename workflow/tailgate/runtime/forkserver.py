@@ -282,6 +282,17 @@ class _StashedModules:
         """The module ran in the server."""
 
 
+def _preload(names: tuple[str, ...]) -> None:
+    """Import each of the modules ``names`` that can be imported here."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 def _ready_numba() -> None:
     """Build numba's typing and target contexts, which a job builds at its first compiled
     kernel, loaded from numba's cache or compiled (they load about 400 of numba's modules, and
@@ -498,13 +509,7 @@ def serve(address: str, models: bool = False) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)  # jobs that arrive during the imports wait here
-    import importlib
-
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+    _preload(PRELOAD)
     _ready_numba()
     own = _identity()  # the environment a job must have (before the model preload sets any)
     stash: _StashedModules | None = None
@@ -512,11 +517,7 @@ def serve(address: str, models: bool = False) -> None:
     environ = dict(os.environ)
     if models:
         before = set(sys.modules)
-        for name in MODEL_PRELOAD:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                pass
+        _preload(MODEL_PRELOAD)
         _ready_transformers()
         added = set(sys.modules) - before
     _survey()  # the model preload's files too, before they are stashed

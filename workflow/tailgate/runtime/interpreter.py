@@ -368,10 +368,9 @@ def check_startup(records: list[Any]) -> tuple[list[str], list[str]]:
                 "project's code nor a file of an installed distribution"
             )
         for item in found:
-            key = f"{item}"
-            if key in seen:
+            if item in seen:
                 continue
-            seen.add(key)
+            seen.add(item)
             fails.append(
                 f"{where}: made by an interpreter that ran code from outside the project and its "
                 f"installed packages: {item}. Fix: run the workflow without it (unset the "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,12 +68,7 @@ class RowsDigest:
     blocks: list[str]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "columns": self.columns,
-            "block": self.block,
-            "blocks": self.blocks,
-        }
+        return asdict(self)
 
     def changed_rows(self, other: RowsDigest) -> str:
         """Where ``other`` (the file now) differs from this recorded digest, in words."""
