@@ -204,30 +204,25 @@ class FolderKind(AnalysisKind):
         self._parts = dict(parts)
 
     def check_spec(self, spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
-        found: list[Problem] = self._parts["spec"].check_spec(spec, data)
-        return found
+        return self._parts["spec"].check_spec(spec, data)
 
     def check_statistic(
         self, spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
     ) -> str | None:
-        why: str | None = self._parts["spec"].check_statistic(spec, data, ref)
-        return why
+        return self._parts["spec"].check_statistic(spec, data, ref)
 
     def inputs(
         self, spec: Mapping[str, Any], study: Study, layout: Mapping[str, str]
     ) -> dict[str, list[str]]:
-        paths: dict[str, list[str]] = self._parts["inputs"].inputs(spec, study, layout)
-        return paths
+        return self._parts["inputs"].inputs(spec, study, layout)
 
     def analyse(self, run: AnalysisRun) -> AnalysisResult:
-        result: AnalysisResult = self._parts["compute"].analyse(run)
-        return result
+        return self._parts["compute"].analyse(run)
 
     def statistic(
         self, spec: Mapping[str, Any], stats: Mapping[str, Any], ref: StatisticRef
     ) -> tuple[float | None, str]:
-        found: tuple[float | None, str] = self._parts["criteria"].statistic(spec, stats, ref)
-        return found
+        return self._parts["criteria"].statistic(spec, stats, ref)
 
 
 # --- pieces the kinds share ------------------------------------------------------------

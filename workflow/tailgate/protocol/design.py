@@ -593,15 +593,13 @@ def with_procedure_power(design: Design, oc: Any) -> Design:
     )
 
 
-def power_line(design: Design, trials: int | None = None) -> str:
+def power_line(design: Design) -> str:
     """What ``accepted_power`` may record, in words (said by init, design and freeze).
 
     Parameters
     ----------
     design : Design
         The design, with the power of the registered procedure (:func:`with_procedure_power`).
-    trials : int or None, default None
-        Trials of that simulation, said in the line when given.
 
     Returns
     -------
@@ -612,11 +610,10 @@ def power_line(design: Design, trials: int | None = None) -> str:
     d = design
     if d.procedure_power is None or d.supported_power is None:
         return "power of the registered procedure: not simulated"
-    runs = f", {trials} trials" if trials else ""
     return (
         f"power of the registered procedure at Δξ = {ACCEPTED_AT:g} × Δfloor = "
         f"{ACCEPTED_AT * d.delta_floor:g} (every gate, {d.min_prompts} prompts per condition): "
-        f"{d.procedure_power:.3f} ± {d.procedure_power_mc_se:.3f} (Monte Carlo s.e.{runs}); "
+        f"{d.procedure_power:.3f} ± {d.procedure_power_mc_se:.3f} (Monte Carlo s.e.); "
         f"accepted_power may record at most {d.supported_power:g} (the rate less two s.e.)"
     )
 

@@ -23,6 +23,7 @@ from typing import Any
 from tailgate.prereg.protocol_blocks import Gof, Rules, Stability, Tolerances
 from tailgate.prereg.schema import apply_defaults
 from tailgate.stats.equivalence import BulkEquivalence
+from tailgate.stats.gpd import finite_or_none, none_to_nan
 from tailgate.stats.inference import ProfileGrid
 from tailgate.stats.likelihood_ratio import (
     LR_CALIBRATIONS,
@@ -65,14 +66,6 @@ def shown(value: float, summary: ConditionSummary | None = None) -> str:
     if summary is not None and summary.fit_status != "ok":
         return f"none (fit {summary.fit_status})"
     return "none (not computed)"
-
-
-def _nan(v: Any) -> float:
-    return math.nan if v is None else float(v)
-
-
-def _null(v: float | None) -> float | None:
-    return None if v is None or not math.isfinite(v) else float(v)
 
 
 #: gates whose level a multiplicity correction may adjust (``protocol.adjusted_gates``)
@@ -321,9 +314,9 @@ class ConditionSummary:
             elif not math.isfinite(d[k]):
                 d[k] = "inf" if d[k] > 0 else "nan"
         for k in ("u", "xi", "sigma", "xi_ci_low", "xi_ci_high", "ad_pvalue"):
-            d[k] = _null(d[k])
+            d[k] = finite_or_none(d[k])
         for k in ("profile_ci_low", "profile_ci_high"):
-            d[k] = _null(d[k])
+            d[k] = finite_or_none(d[k])
         for k in ("xi_minus", "xi_plus"):
             v = d[k]
             d[k] = None if v is None else ("nan" if not math.isfinite(v) else float(v))
@@ -342,22 +335,22 @@ class ConditionSummary:
         return cls(
             condition=str(d["condition"]),
             q=float(d["q"]),
-            u=_nan(d["u"]),
+            u=none_to_nan(d["u"]),
             n_exc=int(d["n_exc"]),
-            xi=_nan(d["xi"]),
-            sigma=_nan(d["sigma"]),
+            xi=none_to_nan(d["xi"]),
+            sigma=none_to_nan(d["sigma"]),
             fit_status=str(d["fit_status"]),
-            xi_ci_low=_nan(d["xi_ci_low"]),
-            xi_ci_high=_nan(d["xi_ci_high"]),
+            xi_ci_low=none_to_nan(d["xi_ci_low"]),
+            xi_ci_high=none_to_nan(d["xi_ci_high"]),
             ci_level=float(d["ci_level"]),
-            ad_pvalue=_nan(d["ad_pvalue"]),
+            ad_pvalue=none_to_nan(d["ad_pvalue"]),
             xi_minus=side(d["xi_minus"]),
             xi_plus=side(d["xi_plus"]),
             n_boundary=int(d.get("n_boundary", 0)),
             n_minus=count(d.get("n_minus")),
             n_plus=count(d.get("n_plus")),
-            profile_ci_low=_nan(d.get("profile_ci_low")),
-            profile_ci_high=_nan(d.get("profile_ci_high")),
+            profile_ci_low=none_to_nan(d.get("profile_ci_low")),
+            profile_ci_high=none_to_nan(d.get("profile_ci_high")),
             profile=None if prof is None else ProfileGrid.from_dict(prof),
             lattice=bool(d.get("lattice", False)),
             se_minus=side(d.get("se_minus")),
@@ -376,7 +369,7 @@ class GateResult:
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "value": _null(self.value)}
+        return {**asdict(self), "value": finite_or_none(self.value)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GateResult:

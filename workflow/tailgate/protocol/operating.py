@@ -426,13 +426,7 @@ class _Condition:
             if rows.size == 0:
                 continue
             rngs = [
-                np.random.Generator(
-                    np.random.PCG64(
-                        np.random.SeedSequence(
-                            self.ss.entropy, spawn_key=(*self.ss.spawn_key, j, int(t))
-                        )
-                    )
-                )
+                np.random.Generator(np.random.PCG64(gpd.child_sequence(self.ss, j, int(t))))
                 for t in rows
             ]
             # the exceedances again, as the fits had them (not kept: they are most of the memory)
@@ -455,8 +449,7 @@ class _Condition:
                 xs, n_side = self.sides[j][name]
                 if xs is None or not math.isfinite(xs[t]) or f.status[t] != STATUS_OK:
                     continue
-                key = (*self.ss.spawn_key, j, t, 2, k)
-                seed = np.random.SeedSequence(self.ss.entropy, spawn_key=key)
+                seed = gpd.child_sequence(self.ss, j, t, 2, k)
                 self.side_se[(t, j, name)] = bootstrap_difference_se(
                     float(f.xi[t]), float(f.sigma[t]), self.n_exc[j], n_side, seed
                 )
@@ -555,9 +548,6 @@ def simulate_procedure(
         raise ValueError(f"band_rule must be one of {BAND_RULES}, got {band_rule!r}")
     ss = gpd.seed_sequence_of(seed)
 
-    def child(*keys: int) -> np.random.SeedSequence:
-        return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
-
     band = [float(q) for q in band]
     shape = (int(trials), int(n_prompts))
     lowest = min(min(band) - settings.stability_delta, settings.tvar_level)
@@ -603,14 +593,14 @@ def simulate_procedure(
             xs, band, settings, resamples, min_side_exceedances, ss, lattice_step
         )
 
-    xa = draw(np.random.Generator(np.random.PCG64(child(0))), 0.0)
-    cond_a = condition(xa, child(0, 1))
+    xa = draw(np.random.Generator(np.random.PCG64(gpd.child_sequence(ss, 0))), 0.0)
+    cond_a = condition(xa, gpd.child_sequence(ss, 0, 1))
     levels = (settings.level_of("G1"), settings.level_of("G2"))
     scenarios = []
     for s, dxi in enumerate(delta_xis):
-        gen = np.random.Generator(np.random.PCG64(child(1 + s)))
+        gen = np.random.Generator(np.random.PCG64(gpd.child_sequence(ss, 1 + s)))
         xb = draw(gen, float(dxi))
-        cond_b = condition(xb, child(1 + s, 1))
+        cond_b = condition(xb, gpd.child_sequence(ss, 1 + s, 1))
         dm, m_lo, m_hi, dt, t_lo, t_hi = _bulk_cis(xa, xb, *levels, settings.tvar_level)
         bulks = [
             BulkEquivalence(

@@ -231,9 +231,6 @@ class LatticeCondition:
                 out[i] = f
         return [f for f in out if f is not None]
 
-    def _child(self, *keys: int) -> np.random.SeedSequence:
-        return np.random.SeedSequence(self.ss.entropy, spawn_key=(*self.ss.spawn_key, *keys))
-
     @property
     def lazy(self) -> tuple[str, ...]:
         """The gates computed only where every other passes: under G5's ``se`` rule G5's
@@ -264,7 +261,7 @@ class LatticeCondition:
                 f.sigma,
                 int(self.n_exc[t, j]),
                 n_side,
-                self._child(j, t, 2, k),
+                gpd.child_sequence(self.ss, j, t, 2, k),
                 step=self.step,
                 t_q=float(self.u[t, j]),
                 side=self.side_th[(t, j, name)],
@@ -276,7 +273,7 @@ class LatticeCondition:
             self.step,
             self.fits[j][t],
             n_boot=GOF_RESAMPLES,
-            seed=self._child(j, t, 1),
+            seed=gpd.child_sequence(self.ss, j, t, 1),
             passes_above=self.settings.alpha_of("G4"),
         )
         self.ad_p[t, j] = ad.pvalue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -19,9 +19,6 @@ from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.power import required_exceedances
-
-if TYPE_CHECKING:
-    from tailgate.protocol.gates import GateSettings
 
 __all__ = ["PassRate", "RecoveryGrid", "recovery_grid", "simulate_pass_rate"]
 
@@ -58,10 +55,6 @@ class PassRate:
         d = {**asdict(self), "rate": self.rate, "mc_se": self.mc_se}
         del d["passed"]
         return d
-
-
-def _child(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
 
 
 def simulate_pass_rate(
@@ -124,7 +117,7 @@ def simulate_pass_rate(
             f"got n_exc={n_exc}, trials={trials}, resamples={resamples}"
         )
     ss = gpd.seed_sequence_of(seed)
-    rngs = [np.random.Generator(np.random.PCG64(_child(ss, m))) for m in range(trials)]
+    rngs = [np.random.Generator(np.random.PCG64(gpd.child_sequence(ss, m))) for m in range(trials)]
     ya = np.stack([sample_gpd(g, xi_a, 1.0, n_exc) for g in rngs])
     yb = np.stack([sample_gpd(g, xi_a + delta_xi, 1.0, n_exc) for g in rngs])
     w = max(1, int(workers or 1))
@@ -257,7 +250,7 @@ def recovery_grid(
             s,
             trials=trials,
             resamples=resamples,
-            seed=_child(ss, i, j),
+            seed=gpd.child_sequence(ss, i, j),
             xi_a=xi_bar,
             workers=workers,
         )

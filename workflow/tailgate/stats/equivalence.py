@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats.gpd import SeedLike, seed_sequence_of
+from tailgate.stats.gpd import SeedLike, child_sequence, seed_sequence_of
 from tailgate.stats.risk import BulkBootstrap, bulk_bootstrap
 
 __all__ = ["BulkEquivalence", "EquivalenceResult", "bulk_equivalence", "ci_inside_band"]
@@ -195,9 +195,7 @@ def bulk_equivalence(
         sa = sb = ss
     else:
         # fixed children (not SeedSequence.spawn, which depends on earlier spawns)
-        sa, sb = (
-            np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, 2**31 + k)) for k in (0, 1)
-        )
+        sa, sb = (child_sequence(ss, 2**31 + k) for k in (0, 1))
     ba: BulkBootstrap = bulk_bootstrap(x_a, n_boot, sa, tvar_level=tvar_level, paired=paired)
     bb: BulkBootstrap = bulk_bootstrap(x_b, n_boot, sb, tvar_level=tvar_level, paired=paired)
     mean = ci_inside_band(

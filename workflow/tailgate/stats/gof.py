@@ -89,14 +89,11 @@ class ADResult:
     pvalue_bound: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        def num(v: float) -> float | None:
-            return float(v) if math.isfinite(v) else None
-
         return {
             "statistic": None if math.isnan(self.statistic) else _inf_safe(self.statistic),
-            "pvalue": num(self.pvalue),
-            "xi": num(self.xi),
-            "sigma": num(self.sigma),
+            "pvalue": gpd.finite_or_none(self.pvalue),
+            "xi": gpd.finite_or_none(self.xi),
+            "sigma": gpd.finite_or_none(self.sigma),
             "n": self.n,
             "status": self.status,
             "method": self.method,

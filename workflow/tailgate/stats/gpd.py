@@ -67,10 +67,13 @@ __all__ = [
     "Interval",
     "SeedLike",
     "bootstrap",
+    "child_sequence",
+    "finite_or_none",
     "fit",
     "fit_lattice_samples",
     "fit_rows",
     "log_survival",
+    "none_to_nan",
     "percentile_interval",
     "seed_sequence_of",
     "status_name",
@@ -149,32 +152,56 @@ class GPDFit:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping (NaN is written as null)."""
         return {
-            "xi": _num(self.xi),
-            "sigma": _num(self.sigma),
+            "xi": finite_or_none(self.xi),
+            "sigma": finite_or_none(self.sigma),
             "n": self.n,
             "status": self.status,
             "converged": self.converged,
-            "loglik": _num(self.loglik),
+            "loglik": finite_or_none(self.loglik),
             "iterations": self.iterations,
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> GPDFit:
         return cls(
-            xi=_unnum(d["xi"]),
-            sigma=_unnum(d["sigma"]),
+            xi=none_to_nan(d["xi"]),
+            sigma=none_to_nan(d["sigma"]),
             n=int(d["n"]),
             status=str(d["status"]),
-            loglik=_unnum(d["loglik"]),
+            loglik=none_to_nan(d["loglik"]),
             iterations=int(d.get("iterations", 0)),
         )
 
 
-def _num(v: float) -> float | None:
+def finite_or_none(v: float | None) -> float | None:
+    """A statistic as JSON stores it: a float, or None for a missing, NaN or infinite one.
+
+    Parameters
+    ----------
+    v : float or None
+        The value.
+
+    Returns
+    -------
+    float or None
+        ``float(v)``; None where ``v`` is None or not finite.
+    """
     return None if v is None or not math.isfinite(v) else float(v)
 
 
-def _unnum(v: float | None) -> float:
+def none_to_nan(v: float | None) -> float:
+    """A stored statistic read back: NaN for None (:func:`finite_or_none`'s missing value).
+
+    Parameters
+    ----------
+    v : float or None
+        The stored value.
+
+    Returns
+    -------
+    float
+        ``float(v)``; NaN where ``v`` is None.
+    """
     return math.nan if v is None else float(v)
 
 
@@ -413,7 +440,7 @@ class RowFits:
     loglik: np.ndarray
 
 
-def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
+def fit_rows(x: np.ndarray) -> RowFits:
     """Fit the GPD to every row of ``x`` (shape (r, n)), vectorised; for simulation and tables.
 
     Rows where the vectorised Newton does not settle are refitted one by one with :func:`fit`, so
@@ -422,9 +449,7 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
     Parameters
     ----------
     x : numpy.ndarray
-        Exceedances, shape (r, n): one sample per row.
-    t0 : numpy.ndarray or None, default None
-        Starting θ = ξ/σ per row; None: a method-of-moments start.
+        Exceedances, shape (r, n): one sample per row; each row starts at a method-of-moments θ.
 
     Returns
     -------
@@ -438,13 +463,11 @@ def fit_rows(x: np.ndarray, t0: np.ndarray | None = None) -> RowFits:
     """
     x = np.ascontiguousarray(x, dtype=np.float64)
     ymax = x.max(axis=1)
-    if t0 is None:
-        m = x.mean(axis=1)
-        v = x.var(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):  # v = 0: a start at the clip bound
-            xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.4)
-            t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
-    t0 = np.asarray(t0, dtype=np.float64)
+    m = x.mean(axis=1)
+    v = x.var(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # v = 0: a start at the clip bound
+        xi0 = np.clip(0.5 * (1.0 - m * m / v), -0.4, 0.4)
+        t0 = xi0 / (0.5 * m * (1.0 + m * m / v))
     # rows in parts (each row is fitted on its own: the same numbers, bounded memory)
     parts = [
         _finish_rows(x[a:b], ymax[a:b], newton_rows(x[a:b], t0[a:b], ymax=ymax[a:b]))
@@ -504,9 +527,27 @@ def seed_sequence_of(seed: SeedLike) -> np.random.SeedSequence:
     raise TypeError(f"seed must be a non-negative int, SeedSequence or Generator, got {seed!r}")
 
 
+def child_sequence(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """The fixed child ``keys`` of ``ss`` (not :meth:`numpy.random.SeedSequence.spawn`, whose
+    children depend on the spawns before).
+
+    Parameters
+    ----------
+    ss : numpy.random.SeedSequence
+        The parent sequence.
+    *keys : int
+        The child's path below ``ss``, appended to its spawn key.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        The sequence of ``ss``'s entropy with spawn key ``(*ss.spawn_key, *keys)``.
+    """
+    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
+
+
 def _block_rng(ss: np.random.SeedSequence, block: int) -> np.random.Generator:
-    child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, block))
-    return np.random.Generator(np.random.PCG64(child))
+    return np.random.Generator(np.random.PCG64(child_sequence(ss, block)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -95,29 +95,6 @@ def _hessian(y: np.ndarray, xi: float, sigma: float) -> np.ndarray:
     return np.array([[l_xx, l_sx], [l_sx, l_ss]])
 
 
-def _lattice_information(y: np.ndarray, fit: gpd.GPDFit, step: float) -> ObservedInformation:
-    """Standard errors from the expected information of the grouped (discretised) model."""
-    g = gpd.lattice_groups(y, step)
-    nan = ObservedInformation(fit.xi, fit.sigma, math.nan, math.nan, math.nan)
-    if g is None:
-        return nan
-    _, info = lattice_likelihood.score_info(
-        g, np.array([fit.xi]), np.array([math.log(fit.sigma)]), np.array([0])
-    )
-    info = info[0]
-    if not np.all(np.isfinite(info)) or np.linalg.det(info) <= 0 or info[0, 0] <= 0:
-        return nan
-    cov = np.linalg.inv(info)  # in (ξ, log σ)
-    s = fit.sigma
-    return ObservedInformation(
-        fit.xi,
-        s,
-        float(np.sqrt(cov[0, 0])),
-        float(s * np.sqrt(cov[1, 1])),
-        float(s * cov[0, 1]),
-    )
-
-
 def observed_information(
     y: np.ndarray, fit: gpd.GPDFit | None = None, *, step: float | None = None
 ) -> ObservedInformation:
@@ -143,23 +120,34 @@ def observed_information(
     """
     y = np.asarray(y, dtype=np.float64)
     fit = fit if fit is not None else gpd.fit(y, step)
-    if not fit.converged:
-        return ObservedInformation(fit.xi, fit.sigma, math.nan, math.nan, math.nan)
-    if step is not None:
-        return _lattice_information(y, fit, step)
     xi, sigma = fit.xi, fit.sigma
-    h = 1e-3
-    if abs(xi) < h:
+    nan = ObservedInformation(xi, sigma, math.nan, math.nan, math.nan)
+    if not fit.converged:
+        return nan
+    # the information's second parameter: σ, or log σ on a lattice (dσ = σ d log σ)
+    h, scale = 1e-3, 1.0
+    if step is not None:  # the expected information of the grouped (discretised) model
+        g = gpd.lattice_groups(y, step)
+        if g is None:
+            return nan
+        _, info = lattice_likelihood.score_info(
+            g, np.array([xi]), np.array([math.log(sigma)]), np.array([0])
+        )
+        info, scale = info[0], sigma
+    elif abs(xi) < h:
         w = (xi + h) / (2 * h)
-        hess = (1 - w) * _hessian(y, -h, sigma) + w * _hessian(y, h, sigma)
+        info = -((1 - w) * _hessian(y, -h, sigma) + w * _hessian(y, h, sigma))
     else:
-        hess = _hessian(y, xi, sigma)
-    info = -hess
+        info = -_hessian(y, xi, sigma)
     if not np.all(np.isfinite(info)) or np.linalg.det(info) <= 0 or info[0, 0] <= 0:
-        return ObservedInformation(xi, sigma, math.nan, math.nan, math.nan)
+        return nan
     cov = np.linalg.inv(info)
     return ObservedInformation(
-        xi, sigma, float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1])), float(cov[0, 1])
+        xi,
+        sigma,
+        float(np.sqrt(cov[0, 0])),
+        float(scale * np.sqrt(cov[1, 1])),
+        float(scale * cov[0, 1]),
     )
 
 

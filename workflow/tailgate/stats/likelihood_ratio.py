@@ -65,13 +65,10 @@ class LRTest:
     xi_common: float
 
     def to_dict(self) -> dict[str, Any]:
-        def num(v: float) -> float | None:
-            return float(v) if math.isfinite(v) else None
-
         return {
-            "statistic": num(self.statistic),
-            "pvalue": num(self.pvalue),
-            "xi": num(self.xi_common),
+            "statistic": gpd.finite_or_none(self.statistic),
+            "pvalue": gpd.finite_or_none(self.pvalue),
+            "xi": gpd.finite_or_none(self.xi_common),
         }
 
 
@@ -144,39 +141,27 @@ def _lr(loglik: float, joint: float, xi_common: float) -> LRTest:
     return LRTest(stat, chi2_1_sf(stat), xi_common)
 
 
-def lr_test(
-    y_a: np.ndarray,
-    y_b: np.ndarray,
-    *,
-    step: float | None = None,
-    step_b: float | None = None,
-) -> LRTest:
+def lr_test(y_a: np.ndarray, y_b: np.ndarray) -> LRTest:
     """Λ from the samples: the joint maximum over ξ of ℓ_p,A + ℓ_p,B by bounded Brent search.
 
     Parameters
     ----------
     y_a, y_b : numpy.ndarray
         Exceedances of samples A and B.
-    step : float or None, default None
-        Lattice step of A (and of B by default): the discretised likelihoods.
-    step_b : float or None, default None
-        Lattice step of B when its lattice differs (default ``step``).
 
     Returns
     -------
     LRTest
         Λ, its χ²₁ p-value and the common ξ̂; NaN when either fit is not an interior maximum.
     """
-    sb = step if step_b is None else step_b
-    fa, fb = gpd.fit(np.asarray(y_a, float), step), gpd.fit(np.asarray(y_b, float), sb)
+    fa, fb = gpd.fit(np.asarray(y_a, float)), gpd.fit(np.asarray(y_b, float))
     if not (fa.converged and fb.converged):
         return LRTest(math.nan, math.nan, math.nan)
     lo, hi = sorted((fa.xi, fb.xi))
     pad = 0.05 + 0.1 * (hi - lo)
-    floor = XI_MIN if step is None and sb is None else XI_MIN_LATTICE
     res = optimize.minimize_scalar(
-        lambda v: -float(profile_loglik(y_a, v, step=step)[0] + profile_loglik(y_b, v, step=sb)[0]),
-        bounds=(max(lo - pad, floor), hi + pad),
+        lambda v: -float(profile_loglik(y_a, v)[0] + profile_loglik(y_b, v)[0]),
+        bounds=(max(lo - pad, XI_MIN), hi + pad),
         method="bounded",
         options={"xatol": 1e-9},
     )

@@ -203,7 +203,7 @@ def stability_scan(
             se = inference.observed_information(ex.y, f, step=ex.step).se_xi
             lo, hi = f.xi - z * se, f.xi + z * se
         elif n_boot > 0 and f.status in ("ok", "boundary"):
-            child = np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, k))
+            child = gpd.child_sequence(ss, k)
             boot = gpd.bootstrap(ex.y, n_boot, child, full_fit=f, workers=workers, step=ex.step)
             lo, hi = boot.ci(level)
         pts.append(ScanPoint(float(q), ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi))

@@ -114,19 +114,13 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
     if len(st["scorers"]) > 1:
         port = portfolio(samples, st["weights"])
         targets["portfolio"] = _target_stats(port, st, run.seed("portfolio"), run.threads)
-        agg: dict[str, Any] = {}
-        for o in ("fsd", "ssd"):
-            if o in targets[st["scorers"][0]]:
-                agg[f"rank_{o}"] = aggregate_ranks(
-                    [targets[s][o]["rank"] for s in st["scorers"]], st["aggregation"]
-                ).tolist()
-        agg["rank_mean_risk"] = aggregate_ranks(
-            [targets[s]["mean_risk"]["rank"] for s in st["scorers"]], st["aggregation"]
-        ).tolist()
-        agg["rank_mwr"] = aggregate_ranks(
-            [targets[s]["mwr"]["rank"] for s in st["scorers"]], st["aggregation"]
-        ).tolist()
-        targets["aggregate"] = agg
+        ranked = [o for o in ("fsd", "ssd") if o in targets[st["scorers"][0]]]
+        targets["aggregate"] = {
+            f"rank_{o}": aggregate_ranks(
+                [targets[s][o]["rank"] for s in st["scorers"]], st["aggregation"]
+            ).tolist()
+            for o in (*ranked, "mean_risk", "mwr")
+        }
     return AnalysisResult(
         {
             "settings": st,

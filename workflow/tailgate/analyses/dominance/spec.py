@@ -130,17 +130,13 @@ def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem
     return out
 
 
-def _targets(spec: Mapping[str, Any]) -> list[str]:
-    scorers = list(spec["scorers"])
-    return scorers + (["portfolio", "aggregate"] if len(scorers) > 1 else [])
-
-
 def check_statistic(
     spec: Mapping[str, Any], data: Mapping[str, Any], ref: StatisticRef
 ) -> str | None:
     """Why a criterion's ``ref`` names no statistic this analysis stores (None if it does)."""
-    targets = _targets(spec)
-    target = ref.target or (spec["scorers"][0] if len(spec["scorers"]) == 1 else None)
+    scorers = list(spec["scorers"])
+    targets = scorers + (["portfolio", "aggregate"] if len(scorers) > 1 else [])
+    target = ref.target or (scorers[0] if len(scorers) == 1 else None)
     if target is None:
         return "needs a target: one of " + ", ".join(targets)
     if target not in targets:

@@ -113,17 +113,14 @@ class Summaries:
     status: str
 
 
-def _percentile_values(x: np.ndarray, percentiles: Sequence[float]) -> np.ndarray:
-    return np.percentile(x, list(percentiles))  # numpy's default "linear" (type 7)
-
-
 def summarise(data: TokenLosses, percentiles: Sequence[float] = DEFAULT_PERCENTILES) -> Summaries:
     """Summaries of the pooled per-token CE of one condition."""
     x = np.asarray(data.losses, dtype=np.float64)
     values = {"mean": float(x.mean())}
     names = summary_names(percentiles)[1:]
-    values.update(zip(names, (float(v) for v in _percentile_values(x, percentiles)), strict=True))
-    q25, q50, q75 = (float(v) for v in _percentile_values(x, (25, 50, 75)))
+    # numpy's default "linear" percentiles (type 7)
+    values.update(zip(names, (float(v) for v in np.percentile(x, list(percentiles))), strict=True))
+    q25, q50, q75 = (float(v) for v in np.percentile(x, [25, 50, 75]))
     iqr = q75 - q25
     if iqr > 0:
         standardized = {n: (values[n] - q50) / iqr for n in names}

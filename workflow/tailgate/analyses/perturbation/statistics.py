@@ -144,18 +144,13 @@ def _window_mass(p: float, n: int, J: int) -> np.ndarray:
     return np.clip(c[np.minimum(k + J, n) + 1] - c[np.maximum(k - J, 0)], 0.0, 1.0)
 
 
-def _reject_given_count(a: float, b: float, m: int, n: int, J: int) -> np.ndarray:
-    """(1 − q_k)^m: P(reject | k_t = k) for k = 0..n."""
-    return (1.0 - _acceptance_mass(null_mixture_pmf(a, b, n), J)) ** int(m)
-
-
 def rejection_probability(p_t, a: float, b: float, m: int, n: int, J: int) -> np.ndarray:
     """P(reject | p_t) = Σ_k Bin(k; n, p_t) (1 − q_k)^m, vectorised over ``p_t`` (methods note
     A5)."""
     p = np.atleast_1d(np.asarray(p_t, dtype=np.float64))
     k = np.arange(int(n) + 1)
     weights = stats.binom.pmf(k[None, :], int(n), p[:, None])
-    out = weights @ _reject_given_count(a, b, m, n, J)
+    out = weights @ _Evaluator(a, b, m, n).reject(J)
     return out if np.ndim(p_t) else out[0]
 
 

@@ -73,10 +73,7 @@ def level_index(grid: np.ndarray, value: float) -> int:
 def _geometric_moments(t: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
     """E[k] and Var[k] for P(k) ∝ e^{t k}, k = 0..K, vectorised over t (stable for any t)."""
     k = np.arange(K + 1, dtype=np.float64)
-    z = t[..., None] * k
-    z -= z.max(axis=-1, keepdims=True)
-    w = np.exp(z)
-    w /= w.sum(axis=-1, keepdims=True)
+    w = _pmf_of_t(t, K)
     mean = w @ k
     return mean, w @ (k * k) - mean * mean
 

@@ -68,9 +68,9 @@ def grid_of(st: Mapping[str, Any]) -> np.ndarray:
     return S.make_grid(st["grid"]["top"], st["grid"]["step"])
 
 
-def _on_grid(value: float, grid: np.ndarray, positive: bool = True) -> bool:
+def _on_grid(value: float, grid: np.ndarray) -> bool:
     i = round(value / (grid[1] - grid[0]))
-    return (1 if positive else 0) <= i < grid.size and abs(grid[i] - value) < 1e-9
+    return 1 <= i < grid.size and abs(grid[i] - value) < 1e-9
 
 
 def check_spec(spec: Mapping[str, Any], data: Mapping[str, Any]) -> list[Problem]:
