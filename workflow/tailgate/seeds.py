@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["derive_seed", "rng", "seed_sequence"]
+__all__ = ["child_sequence", "derive_seed", "rng", "seed_sequence"]
 
 
 def _key_words(keys: tuple[object, ...]) -> tuple[int, ...]:
@@ -28,6 +28,12 @@ def seed_sequence(study_seed: int, *keys: object) -> np.random.SeedSequence:
     if int(study_seed) < 0:
         raise ValueError(f"study seed must be a non-negative integer, got {study_seed!r}")
     return np.random.SeedSequence(int(study_seed), spawn_key=_key_words(keys))
+
+
+def child_sequence(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """The fixed child ``keys`` of ``ss``: its entropy with spawn key ``(*ss.spawn_key, *keys)``
+    (not :meth:`numpy.random.SeedSequence.spawn`, whose children depend on the spawns before)."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
 
 
 def rng(study_seed: int, *keys: object) -> np.random.Generator:

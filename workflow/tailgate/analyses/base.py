@@ -5,7 +5,6 @@ paths of the severities artifacts, JSON-safe numbers and the rows of a condition
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +25,6 @@ __all__ = [
     "FolderKind",
     "Problem",
     "condition_problems",
-    "num",
     "scorer_problems",
     "scorer_scales",
     "severity_paths",
@@ -226,14 +224,6 @@ class FolderKind(AnalysisKind):
 
 
 # --- pieces the kinds share ------------------------------------------------------------
-def num(value: Any) -> float | None:
-    """A float for statistics JSON; None for NaN and infinities (JSON has neither)."""
-    if value is None:
-        return None
-    v = float(value)
-    return v if math.isfinite(v) else None
-
-
 def condition_problems(
     names: Sequence[str], data: Mapping[str, Any], key: str = "conditions"
 ) -> list[Problem]:

@@ -23,7 +23,6 @@ from typing import Any
 from tailgate.prereg.protocol_blocks import Gof, Rules, Stability, Tolerances
 from tailgate.prereg.schema import apply_defaults
 from tailgate.stats.equivalence import BulkEquivalence
-from tailgate.stats.gpd import finite_or_none, none_to_nan
 from tailgate.stats.inference import ProfileGrid
 from tailgate.stats.likelihood_ratio import (
     LR_CALIBRATIONS,
@@ -37,6 +36,7 @@ from tailgate.stats.stability import (
     StabilityCheck,
     stability_check,
 )
+from tailgate.stats.stored import finite_or_none, none_to_nan
 
 __all__ = [
     "ADJUSTABLE_GATES",

@@ -56,6 +56,7 @@ from tailgate.protocol.gates import ConditionSummary, GateSettings, PairVerdict,
 from tailgate.protocol.operating_lattice import GOF_RESAMPLES, LatticeCondition, round_to
 from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
 from tailgate.protocol.verdict import BAND_RULES, h1_verdict
+from tailgate.seeds import child_sequence
 from tailgate.stats import gof, gpd, inference
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.equivalence import BulkEquivalence, EquivalenceResult
@@ -426,7 +427,7 @@ class _Condition:
             if rows.size == 0:
                 continue
             rngs = [
-                np.random.Generator(np.random.PCG64(gpd.child_sequence(self.ss, j, int(t))))
+                np.random.Generator(np.random.PCG64(child_sequence(self.ss, j, int(t))))
                 for t in rows
             ]
             # the exceedances again, as the fits had them (not kept: they are most of the memory)
@@ -449,7 +450,7 @@ class _Condition:
                 xs, n_side = self.sides[j][name]
                 if xs is None or not math.isfinite(xs[t]) or f.status[t] != STATUS_OK:
                     continue
-                seed = gpd.child_sequence(self.ss, j, t, 2, k)
+                seed = child_sequence(self.ss, j, t, 2, k)
                 self.side_se[(t, j, name)] = bootstrap_difference_se(
                     float(f.xi[t]), float(f.sigma[t]), self.n_exc[j], n_side, seed
                 )
@@ -593,14 +594,14 @@ def simulate_procedure(
             xs, band, settings, resamples, min_side_exceedances, ss, lattice_step
         )
 
-    xa = draw(np.random.Generator(np.random.PCG64(gpd.child_sequence(ss, 0))), 0.0)
-    cond_a = condition(xa, gpd.child_sequence(ss, 0, 1))
+    xa = draw(np.random.Generator(np.random.PCG64(child_sequence(ss, 0))), 0.0)
+    cond_a = condition(xa, child_sequence(ss, 0, 1))
     levels = (settings.level_of("G1"), settings.level_of("G2"))
     scenarios = []
     for s, dxi in enumerate(delta_xis):
-        gen = np.random.Generator(np.random.PCG64(gpd.child_sequence(ss, 1 + s)))
+        gen = np.random.Generator(np.random.PCG64(child_sequence(ss, 1 + s)))
         xb = draw(gen, float(dxi))
-        cond_b = condition(xb, gpd.child_sequence(ss, 1 + s, 1))
+        cond_b = condition(xb, child_sequence(ss, 1 + s, 1))
         dm, m_lo, m_hi, dt, t_lo, t_hi = _bulk_cis(xa, xb, *levels, settings.tvar_level)
         bulks = [
             BulkEquivalence(

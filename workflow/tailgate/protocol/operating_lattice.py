@@ -43,6 +43,7 @@ from typing import Protocol
 import numpy as np
 
 from tailgate.protocol.gates import ConditionSummary, GateSettings, condition_stability, p1_reads
+from tailgate.seeds import child_sequence
 from tailgate.stats import gof, gpd, inference, lattice, lattice_likelihood
 from tailgate.stats.stability import bootstrap_difference_se, lattice_side_threshold
 
@@ -261,7 +262,7 @@ class LatticeCondition:
                 f.sigma,
                 int(self.n_exc[t, j]),
                 n_side,
-                gpd.child_sequence(self.ss, j, t, 2, k),
+                child_sequence(self.ss, j, t, 2, k),
                 step=self.step,
                 t_q=float(self.u[t, j]),
                 side=self.side_th[(t, j, name)],
@@ -273,7 +274,7 @@ class LatticeCondition:
             self.step,
             self.fits[j][t],
             n_boot=GOF_RESAMPLES,
-            seed=gpd.child_sequence(self.ss, j, t, 1),
+            seed=child_sequence(self.ss, j, t, 1),
             passes_above=self.settings.alpha_of("G4"),
         )
         self.ad_p[t, j] = ad.pvalue

@@ -16,6 +16,7 @@ import numpy as np
 
 from tailgate.protocol.gates import ConditionSummary, GateSettings, p1_gate, p2_gate
 from tailgate.protocol.simulated_p1 import p1_interval, p1_rows
+from tailgate.seeds import child_sequence
 from tailgate.stats import gpd
 from tailgate.stats.gof import sample_gpd
 from tailgate.stats.power import required_exceedances
@@ -117,7 +118,7 @@ def simulate_pass_rate(
             f"got n_exc={n_exc}, trials={trials}, resamples={resamples}"
         )
     ss = gpd.seed_sequence_of(seed)
-    rngs = [np.random.Generator(np.random.PCG64(gpd.child_sequence(ss, m))) for m in range(trials)]
+    rngs = [np.random.Generator(np.random.PCG64(child_sequence(ss, m))) for m in range(trials)]
     ya = np.stack([sample_gpd(g, xi_a, 1.0, n_exc) for g in rngs])
     yb = np.stack([sample_gpd(g, xi_a + delta_xi, 1.0, n_exc) for g in rngs])
     w = max(1, int(workers or 1))
@@ -250,7 +251,7 @@ def recovery_grid(
             s,
             trials=trials,
             resamples=resamples,
-            seed=gpd.child_sequence(ss, i, j),
+            seed=child_sequence(ss, i, j),
             xi_a=xi_bar,
             workers=workers,
         )

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from tailgate.stats.gpd import SeedLike, child_sequence, seed_sequence_of
+from tailgate.seeds import child_sequence
+from tailgate.stats.gpd import SeedLike, seed_sequence_of
 from tailgate.stats.risk import BulkBootstrap, bulk_bootstrap
 
 __all__ = ["BulkEquivalence", "EquivalenceResult", "bulk_equivalence", "ci_inside_band"]

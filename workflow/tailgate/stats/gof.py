@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from tailgate.stats import gpd, lattice, lattice_likelihood
+from tailgate.stats.stored import finite_or_none
 
 __all__ = [
     "LATTICE_RESAMPLES",
@@ -91,9 +92,9 @@ class ADResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "statistic": None if math.isnan(self.statistic) else _inf_safe(self.statistic),
-            "pvalue": gpd.finite_or_none(self.pvalue),
-            "xi": gpd.finite_or_none(self.xi),
-            "sigma": gpd.finite_or_none(self.sigma),
+            "pvalue": finite_or_none(self.pvalue),
+            "xi": finite_or_none(self.xi),
+            "sigma": finite_or_none(self.sigma),
             "n": self.n,
             "status": self.status,
             "method": self.method,

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tailgate.lazy import lazy_module
+from tailgate.seeds import child_sequence
 from tailgate.stats import lattice, lattice_likelihood
 from tailgate.stats.parts import parts_within
 from tailgate.stats.profile import (
@@ -58,6 +59,7 @@ from tailgate.stats.profile import (
     newton_rows,
     profile_rows,
 )
+from tailgate.stats.stored import finite_or_none, none_to_nan
 
 __all__ = [
     "BLOCK",
@@ -67,13 +69,10 @@ __all__ = [
     "Interval",
     "SeedLike",
     "bootstrap",
-    "child_sequence",
-    "finite_or_none",
     "fit",
     "fit_lattice_samples",
     "fit_rows",
     "log_survival",
-    "none_to_nan",
     "percentile_interval",
     "seed_sequence_of",
     "status_name",
@@ -171,38 +170,6 @@ class GPDFit:
             loglik=none_to_nan(d["loglik"]),
             iterations=int(d.get("iterations", 0)),
         )
-
-
-def finite_or_none(v: float | None) -> float | None:
-    """A statistic as JSON stores it: a float, or None for a missing, NaN or infinite one.
-
-    Parameters
-    ----------
-    v : float or None
-        The value.
-
-    Returns
-    -------
-    float or None
-        ``float(v)``; None where ``v`` is None or not finite.
-    """
-    return None if v is None or not math.isfinite(v) else float(v)
-
-
-def none_to_nan(v: float | None) -> float:
-    """A stored statistic read back: NaN for None (:func:`finite_or_none`'s missing value).
-
-    Parameters
-    ----------
-    v : float or None
-        The stored value.
-
-    Returns
-    -------
-    float
-        ``float(v)``; NaN where ``v`` is None.
-    """
-    return math.nan if v is None else float(v)
 
 
 def _degenerate(y: np.ndarray, cells: bool = False) -> str | None:
@@ -525,25 +492,6 @@ def seed_sequence_of(seed: SeedLike) -> np.random.SeedSequence:
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
         return np.random.SeedSequence(int(seed))
     raise TypeError(f"seed must be a non-negative int, SeedSequence or Generator, got {seed!r}")
-
-
-def child_sequence(ss: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    """The fixed child ``keys`` of ``ss`` (not :meth:`numpy.random.SeedSequence.spawn`, whose
-    children depend on the spawns before).
-
-    Parameters
-    ----------
-    ss : numpy.random.SeedSequence
-        The parent sequence.
-    *keys : int
-        The child's path below ``ss``, appended to its spawn key.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-        The sequence of ``ss``'s entropy with spawn key ``(*ss.spawn_key, *keys)``.
-    """
-    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, *keys))
 
 
 def _block_rng(ss: np.random.SeedSequence, block: int) -> np.random.Generator:

@@ -38,6 +38,7 @@ from tailgate.stats.inference import (
     profile_loglik,
     sigma_rows,
 )
+from tailgate.stats.stored import finite_or_none
 
 optimize = lazy_module("scipy.optimize")
 
@@ -66,9 +67,9 @@ class LRTest:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "statistic": gpd.finite_or_none(self.statistic),
-            "pvalue": gpd.finite_or_none(self.pvalue),
-            "xi": gpd.finite_or_none(self.xi_common),
+            "statistic": finite_or_none(self.statistic),
+            "pvalue": finite_or_none(self.pvalue),
+            "xi": finite_or_none(self.xi_common),
         }
 
 

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from tailgate.seeds import child_sequence
 from tailgate.stats import gpd, inference, lattice, lattice_likelihood
 from tailgate.stats.distributions import norm_ppf
 from tailgate.stats.risk import exceedances, lattice_step_of
@@ -203,7 +204,7 @@ def stability_scan(
             se = inference.observed_information(ex.y, f, step=ex.step).se_xi
             lo, hi = f.xi - z * se, f.xi + z * se
         elif n_boot > 0 and f.status in ("ok", "boundary"):
-            child = gpd.child_sequence(ss, k)
+            child = child_sequence(ss, k)
             boot = gpd.bootstrap(ex.y, n_boot, child, full_fit=f, workers=workers, step=ex.step)
             lo, hi = boot.ci(level)
         pts.append(ScanPoint(float(q), ex.u, ex.n_exc, f.xi, f.sigma, f.status, lo, hi))

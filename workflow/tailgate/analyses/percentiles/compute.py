@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import InputError
+from tailgate.stats.stored import finite_or_none
 
-from ..base import AnalysisResult, AnalysisRun, num
+from ..base import AnalysisResult, AnalysisRun
 from . import statistics as PC
 from .inputs import read_tokens, tokens_from_rows
 from .spec import settings, summary_names_of
@@ -64,7 +65,7 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
                 k: {
                     "summaries": list(v.summaries),
                     "statistic": v.statistic,
-                    "ci": [num(x) for x in v.confidence_interval],
+                    "ci": [finite_or_none(x) for x in v.confidence_interval],
                     "concordant": v.concordant,
                     "pairs": v.pairs,
                     "disagreeing": [list(p) for p in v.disagreeing],
@@ -75,9 +76,9 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
                 "selected": sel.selected,
                 "correlations": {
                     r.summary: {
-                        "spearman": num(r.spearman),
+                        "spearman": finite_or_none(r.spearman),
                         "spearman_ci": _interval(r.spearman_ci),
-                        "kendall": num(r.kendall),
+                        "kendall": finite_or_none(r.kendall),
                         "kendall_ci": _interval(r.kendall_ci),
                     }
                     for r in sel.correlations
@@ -89,7 +90,7 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
 
 
 def _interval(ci: Any) -> list[float | None] | None:
-    return None if ci is None else [num(x) for x in ci]
+    return None if ci is None else [finite_or_none(x) for x in ci]
 
 
 #: bins of the reshaping histograms (log-spaced per-token CE)

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import InputError
+from tailgate.stats.stored import finite_or_none
 
-from ..base import AnalysisResult, AnalysisRun, num
+from ..base import AnalysisResult, AnalysisRun
 from . import statistics as P
 from .inputs import read_answers, read_vectors
 from .spec import energy_conditions, settings
@@ -107,10 +108,10 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
                 "average_power": d.average_power,
                 "ideal_size": d.ideal_size,
                 "ideal_average_power": P.ideal_average_power(d.m, d.tau, d.a, d.b),
-                "hoeffding_size_bound": num(d.hoeffding_size_bound),
+                "hoeffding_size_bound": finite_or_none(d.hoeffding_size_bound),
                 "null_model": d.null_model,
                 "min_null_queries": d.min_m,
-                "size_attained": None if d.size_attained is None else num(d.size_attained),
+                "size_attained": finite_or_none(d.size_attained),
                 "met": met,
                 "derived_from": _derivation(st, n0, pilot_counts),
             },

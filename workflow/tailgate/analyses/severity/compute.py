@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from tailgate.errors import InputError
+from tailgate.stats.stored import finite_or_none
 
-from ..base import AnalysisResult, AnalysisRun, num
+from ..base import AnalysisResult, AnalysisRun
 from . import statistics as S
 from .inputs import read_grades
 from .spec import AGGREGATIONS, grid_of, settings
@@ -65,16 +66,16 @@ def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]
         "error_ci": list(fit.error_rate.confidence_interval),
         "m_c": None if e is None else e.m_c,
         "n_tail": None if e is None else e.n_tail,
-        "b": None if e is None else num(e.b),
-        "b_ci": [num(v) for v in fit.ci],
-        "b_aki_utsu": None if e is None else num(e.b_aki_utsu),
-        "b_unbounded": None if e is None else num(e.b_unbounded),
-        "se_aki": None if e is None else num(e.se_aki),
-        "se_shi_bolt": None if e is None else num(e.se_shi_bolt),
+        "b": None if e is None else finite_or_none(e.b),
+        "b_ci": [finite_or_none(v) for v in fit.ci],
+        "b_aki_utsu": None if e is None else finite_or_none(e.b_aki_utsu),
+        "b_unbounded": None if e is None else finite_or_none(e.b_unbounded),
+        "se_aki": None if e is None else finite_or_none(e.se_aki),
+        "se_shi_bolt": None if e is None else finite_or_none(e.se_shi_bolt),
         "ks": {
             "candidates": list(sel.candidates),
             "n_tail": list(sel.n_tail),
-            "distances": [num(d) for d in sel.distances],
+            "distances": [finite_or_none(d) for d in sel.distances],
         },
         "bootstrap_failed": None if boot is None else boot.failed,
         "bootstrap_m_c": mc_share,
@@ -86,21 +87,22 @@ def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]
             "decisive_rule": fam.rule,
             "deciding_test": {
                 "kind": "LR (nested)" if fam.deciding_test.nested else "Vuong",
-                "pvalue": num(fam.deciding_test.pvalue),
-                "statistic": num(fam.deciding_test.statistic),
+                "pvalue": finite_or_none(fam.deciding_test.pvalue),
+                "statistic": finite_or_none(fam.deciding_test.statistic),
             },
-            "delta_bic": {f: num(v) for f, v in fam.delta_bic.items()},
-            "loglik": {f: num(v.loglik) for f, v in fam.fits.items()},
+            "delta_bic": {f: finite_or_none(v) for f, v in fam.delta_bic.items()},
+            "loglik": {f: finite_or_none(v.loglik) for f, v in fam.fits.items()},
             "parameters": {
-                f: {k: num(p) for k, p in v.parameters.items()} for f, v in fam.fits.items()
+                f: {k: finite_or_none(p) for k, p in v.parameters.items()}
+                for f, v in fam.fits.items()
             },
             "converged": {f: v.converged for f, v in fam.fits.items()},
             "tests": [
                 {
                     "first": t.first,
                     "second": t.second,
-                    "statistic": num(t.statistic),
-                    "pvalue": num(t.pvalue),
+                    "statistic": finite_or_none(t.statistic),
+                    "pvalue": finite_or_none(t.pvalue),
                     "nested": t.nested,
                 }
                 for t in fam.tests
@@ -115,7 +117,7 @@ def _condition_stats(fit: S.SeverityFit, grid: np.ndarray, st: Mapping[str, Any]
             }
             for r in rows
         ],
-        "tail_ratio": num(ratio),
+        "tail_ratio": finite_or_none(ratio),
     }
 
 
@@ -140,7 +142,10 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
         runs[rule] = _analyse(run, st, grid, grades, rule)
     fits, pairs, count = runs[st["aggregation"]]
     robustness = {
-        rule: {"disjoint_pairs": c.statistic, "ci": [num(v) for v in c.confidence_interval]}
+        rule: {
+            "disjoint_pairs": c.statistic,
+            "ci": [finite_or_none(v) for v in c.confidence_interval],
+        }
         for rule, (_, _, c) in runs.items()
     }
     return AnalysisResult(
@@ -153,7 +158,7 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
                     "second": p.second,
                     "delta_error_rate": p.delta_error_rate,
                     "matched": p.matched,
-                    "delta_b": num(p.delta_b),
+                    "delta_b": finite_or_none(p.delta_b),
                     "disjoint": p.disjoint,
                     "above_floor": p.above_floor,
                     "discriminating": p.discriminating,
@@ -161,9 +166,9 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
                     if p.test is None
                     else {
                         "m_c": p.test.m_c,
-                        "statistic": num(p.test.statistic),
-                        "ci": [num(v) for v in p.test.confidence_interval],
-                        "pvalue": num(p.test.pvalue),
+                        "statistic": finite_or_none(p.test.statistic),
+                        "ci": [finite_or_none(v) for v in p.test.confidence_interval],
+                        "pvalue": finite_or_none(p.test.pvalue),
                     },
                 }
                 for p in pairs
@@ -171,7 +176,7 @@ def analyse(run: AnalysisRun) -> AnalysisResult:
             "robustness": robustness,
             "headline": {
                 "disjoint_pairs": count.statistic,
-                "ci": [num(v) for v in count.confidence_interval],
+                "ci": [finite_or_none(v) for v in count.confidence_interval],
                 "matched_pairs": sum(p.matched for p in pairs),
             },
         }
