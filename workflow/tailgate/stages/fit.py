@@ -65,6 +65,7 @@ from tailgate.stats.stability import (
     lattice_side_se,
     stability_scan,
 )
+from tailgate.stats.stored import finite_or_none
 
 from .common import open_stage, read_json, read_severities
 from .common import scan_quantiles as _scan_quantiles
@@ -80,10 +81,6 @@ __all__ = [
 ]
 
 QQ_POINTS = 200
-
-
-def _num(v: float) -> float | None:
-    return float(v) if v is not None and math.isfinite(v) else None
 
 
 def side_xi(
@@ -157,7 +154,9 @@ def lattice_step(
 
 
 def _pair(lo: float, hi: float) -> list[float | None] | None:
-    return [_num(lo), _num(hi)] if math.isfinite(lo) or math.isfinite(hi) else None
+    return (
+        [finite_or_none(lo), finite_or_none(hi)] if math.isfinite(lo) or math.isfinite(hi) else None
+    )
 
 
 def _side_json(v: float | None) -> float | str | None:
@@ -265,14 +264,16 @@ def fit_threshold(
         "u": float(ex.u),
         "n": int(ex.n),
         "n_exc": int(ex.n_exc),
-        "xi": _num(f.xi),
-        "sigma": _num(f.sigma),
-        "xi_ci": [_num(ci[0]), _num(ci[1])] if math.isfinite(ci[0]) else None,
-        "xi_ci_gate": [_num(ci_gate[0]), _num(ci_gate[1])] if math.isfinite(ci_gate[0]) else None,
+        "xi": finite_or_none(f.xi),
+        "sigma": finite_or_none(f.sigma),
+        "xi_ci": [finite_or_none(ci[0]), finite_or_none(ci[1])] if math.isfinite(ci[0]) else None,
+        "xi_ci_gate": [finite_or_none(ci_gate[0]), finite_or_none(ci_gate[1])]
+        if math.isfinite(ci_gate[0])
+        else None,
         "ci_level": level,
         "gate_ci_level": gate_level,
-        "ad_stat": _num(ad.statistic) if not math.isinf(ad.statistic) else None,
-        "ad_p": _num(ad.pvalue),
+        "ad_stat": finite_or_none(ad.statistic) if not math.isinf(ad.statistic) else None,
+        "ad_p": finite_or_none(ad.pvalue),
         "ad_method": ad.method,
         "status": f.status,
         "boundary_share": share,
@@ -280,16 +281,16 @@ def fit_threshold(
         "xi_plus": _side_json(xi_plus),
         "n_minus": n_minus,
         "n_plus": n_plus,
-        "xi_se": _num(oi.se_xi),
-        "sigma_se": _num(oi.se_sigma),
+        "xi_se": finite_or_none(oi.se_xi),
+        "sigma_se": finite_or_none(oi.se_sigma),
         "xi_profile_ci": _pair(prof.low, prof.high),
         "xi_profile_ci_gate": _pair(prof_gate.low, prof_gate.high),
         "profile": None if grid is None else grid.to_dict(),
         "ties": tie_diagnostic(x, q, ties, step if ties == "lattice" else None).to_dict(),
         "n_boundary": int(n_boundary),
         "n_failed": int(n_failed),
-        "mean_excess": _num(mean_excess),
-        "tvar_q": _num(ex.u + mean_excess),
+        "mean_excess": finite_or_none(mean_excess),
+        "tvar_q": finite_or_none(ex.u + mean_excess),
     }
     if h is not None:
         fit["side_reason"] = side_reason
@@ -314,11 +315,11 @@ def threshold_diagnostics(
     u, me, me_se, mod = [], [], [], []
     for pt in scan.points:
         ex = exceedances(x, pt.q, ties, step)
-        u.append(_num(ex.u))
-        me.append(_num(float(ex.y.mean())))
-        me_se.append(_num(float(ex.y.std(ddof=1) / math.sqrt(ex.n_exc))))
+        u.append(finite_or_none(ex.u))
+        me.append(finite_or_none(float(ex.y.mean())))
+        me_se.append(finite_or_none(float(ex.y.std(ddof=1) / math.sqrt(ex.n_exc))))
         ok = pt.status == "ok"
-        mod.append(_num(pt.sigma - pt.xi * ex.u) if ok else None)
+        mod.append(finite_or_none(pt.sigma - pt.xi * ex.u) if ok else None)
     return {"u": u, "mean_excess": me, "mean_excess_se": me_se, "modified_scale": mod}
 
 
@@ -398,13 +399,13 @@ def fit_condition(
         "thresholds": thresholds,
         "stability": {
             "q": [pt.q for pt in scan.points],
-            "xi": [_num(pt.xi) if pt.status == "ok" else None for pt in scan.points],
-            "ci_low": [_num(pt.ci_low) for pt in scan.points],
-            "ci_high": [_num(pt.ci_high) for pt in scan.points],
+            "xi": [finite_or_none(pt.xi) if pt.status == "ok" else None for pt in scan.points],
+            "ci_low": [finite_or_none(pt.ci_low) for pt in scan.points],
+            "ci_high": [finite_or_none(pt.ci_high) for pt in scan.points],
             "n_exc": [int(pt.n_exc) for pt in scan.points],
             "intervals": st.intervals,
-            "median": _num(scan.median),
-            "std": _num(scan.std),
+            "median": finite_or_none(scan.median),
+            "std": finite_or_none(scan.std),
             **threshold_diagnostics(x, scan, study.thresholds.ties, step),
         },
         "qq": qq,

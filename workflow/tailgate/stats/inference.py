@@ -38,6 +38,7 @@ import numpy as np
 from tailgate.lazy import lazy_module
 from tailgate.stats import gpd, lattice_likelihood
 from tailgate.stats.distributions import chi2_1_ppf
+from tailgate.stats.stored import none_to_nan
 
 optimize = lazy_module("scipy.optimize")
 
@@ -368,7 +369,7 @@ class ProfileGrid:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ProfileGrid:
-        values = tuple(math.nan if v is None else float(v) for v in d["values"])
+        values = tuple(none_to_nan(v) for v in d["values"])
         return cls(int(d["start"]), float(d["step"]), values, float(d["loglik"]))
 
 

@@ -39,6 +39,8 @@ from itertools import chain
 import numba
 import numpy as np
 
+from tailgate.seeds import child_sequence
+
 from .quantiles import _pair
 
 __all__ = [
@@ -233,7 +235,7 @@ def guard_permutations(alpha_pair: float) -> int:
 
 def _pair_seed(seed: int | np.random.SeedSequence, i: int, j: int) -> np.random.SeedSequence:
     base = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, 0x6775617264, i, j))
+    return child_sequence(base, 0x6775617264, i, j)
 
 
 def distinctness(
